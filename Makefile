@@ -1,0 +1,36 @@
+# pic_ros: `make demo` and `make test` are the two commands of the README.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+ROBOT ?= baxter
+STAMP := $(VENV)/.pic_ros-installed
+
+.PHONY: setup test demo evaluate bench lint clean
+
+$(STAMP): requirements.txt setup.py package.xml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	touch $(VENV)/AMENT_IGNORE
+	touch $@
+
+setup: $(STAMP)
+
+test: setup
+	$(PY) -m pytest -q
+
+demo: setup
+	$(PY) -m pic_ros evaluate --recording demo --robot $(ROBOT)
+
+evaluate: setup
+	$(PY) -m pic_ros evaluate
+
+bench: setup
+	$(PY) -m pic_ros bench
+
+lint: setup
+	$(PY) -m mypy pic_ros --exclude 'pic_ros/ros/'
+
+clean:
+	rm -rf $(VENV) build install log demo_out *.egg-info

@@ -1,0 +1,208 @@
+"""
+Command line of the standalone package: ``python -m pic_ros <command>``.
+
+Commands: ``evaluate`` (metrics on recorded demonstrations) and ``bench`` (solver timing against
+ikpy, pipeline throughput). Errors the user can fix (unknown robot, missing recording, invalid
+value) print one line and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import sys
+from typing import Any, Sequence
+
+from pic_ros.evaluation import evaluate_one, EvaluationSettings, SOLVER_SETTINGS
+from pic_ros.exceptions import PicRosError
+from pic_ros.human.processing import ProcessingConfig
+from pic_ros.mapping import MappingConfig
+from pic_ros.recordings import default_recordings, load_demonstration
+from pic_ros.report import metrics_table, pose_accuracy_table, setting_label
+from pic_ros.resources import shipped_robots
+from pic_ros.robot.robot import load_robot
+from pic_ros.solvers import IterationConfig, SolverConfig
+
+_LOG = logging.getLogger('pic_ros')
+
+
+def _json_ready(value: Any) -> Any:
+    """Replace NaN and infinity (not valid JSON) by ``None``, recursively."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _json_ready(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(item) for item in value]
+    return value
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--robot', action='append', help='robot name (repeatable); default: all')
+    parser.add_argument(
+        '--solver', action='append', choices=('fabrik', 'pic', 'pics'),
+        help='solver (repeatable); default: FABRIK, PIC and PICs η=1,2,3',
+    )
+    parser.add_argument(
+        '--eta', action='append', type=int, choices=(1, 2, 3),
+        help='PICs softening η (repeatable); default: 1, 2 and 3',
+    )
+    parser.add_argument(
+        '--recording', action='append',
+        help='demo, a PIC paper recording (assembly1..3, incision_straight3) or a *_skel.txt '
+        'path (repeatable); default: the paper recordings when ../shared is present, else demo',
+    )
+    parser.add_argument('--json', action='store_true', help='print one JSON object')
+    parser.add_argument(
+        '--filter', default='exponential', choices=('exponential', 'kalman', 'none'),
+        help="skeleton smoothing (kalman = the paper's filter, about 1 s of lag)",
+    )
+    parser.add_argument(
+        '--time-constant', type=float, default=ProcessingConfig().time_constant,
+        help='time constant of the exponential filter [s]',
+    )
+    parser.add_argument('--mapping', choices=('same_side', 'mirror'), help='override the mapping')
+    parser.add_argument('--scale', help="'auto' or a number: override the mapping scale")
+    parser.add_argument(
+        '--max-iterations', type=int, default=IterationConfig().max_iterations,
+        help='cap on backward-forward passes',
+    )
+    parser.add_argument(
+        '--tolerance', type=float, default=IterationConfig().tolerance,
+        help='wrist tolerance of the point solver [m]',
+    )
+
+
+def _settings(args: argparse.Namespace) -> list[SolverConfig]:
+    iteration = IterationConfig(max_iterations=args.max_iterations, tolerance=args.tolerance)
+    chosen = []
+    for name, eta in SOLVER_SETTINGS:
+        if args.solver and name not in args.solver:
+            continue
+        if name == 'pics' and args.eta and eta not in args.eta:
+            continue
+        chosen.append(SolverConfig(name=name, eta=max(eta, 1), iteration=iteration))
+    if not chosen:
+        raise PicRosError('the --solver / --eta filters select no setting')
+    return chosen
+
+
+def _evaluation_settings(args: argparse.Namespace) -> EvaluationSettings:
+    processing = ProcessingConfig(smoothing=args.filter, time_constant=args.time_constant)
+    mapping = None
+    if args.mapping or args.scale:
+        data: dict[str, Any] = {}
+        if args.mapping:
+            data['mode'] = args.mapping
+        if args.scale:
+            data['scale'] = args.scale if args.scale == 'auto' else float(args.scale)
+        mapping = MappingConfig.from_dict(data, where='--mapping/--scale')
+    return EvaluationSettings(processing=processing, mapping=mapping)
+
+
+def _robots(args: argparse.Namespace) -> list[Any]:
+    names = args.robot or list(shipped_robots())
+    return [load_robot(name) for name in names]
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    """
+    Run ``evaluate`` and print its tables or JSON.
+
+    :param args: Parsed arguments.
+    :return: Process exit status.
+    """
+    robots = _robots(args)
+    settings = _settings(args)
+    evaluation = _evaluation_settings(args)
+    names = args.recording or list(default_recordings())
+    demonstrations = [load_demonstration(name) for name in names]
+    records = []
+    for demonstration in demonstrations:
+        for robot in robots:
+            for config in settings:
+                if not args.json and sys.stderr.isatty():
+                    print(
+                        f'  {demonstration.name:>20}  {robot.name:<7} '
+                        f'{setting_label(config.name, config.eta):<10}',
+                        end='\r', file=sys.stderr, flush=True,
+                    )
+                records.append(evaluate_one(robot, demonstration, config, evaluation))
+    if args.json:
+        print(json.dumps(_json_ready({'results': records})))
+        return 0
+    if sys.stderr.isatty():
+        print(' ' * 60, end='\r', file=sys.stderr)
+    print(pose_accuracy_table(records))
+    print()
+    print(metrics_table(records))
+    return 0
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    """
+    Run ``bench`` and print its tables or JSON.
+
+    :param args: Parsed arguments.
+    :return: Process exit status.
+    """
+    from pic_ros.bench import bench_solvers
+    from pic_ros.report import bench_tables
+
+    robots = _robots(args)
+    settings = _settings(args)
+    names = args.recording or list(default_recordings())
+    demonstrations = [load_demonstration(name) for name in names]
+    result = bench_solvers(
+        robots, demonstrations, settings, args.ikpy_frames, _evaluation_settings(args)
+    )
+    result['recordings'] = [d.name for d in demonstrations]
+    if args.json:
+        print(json.dumps(_json_ready(result)))
+    else:
+        print(bench_tables(result))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """
+    Build the argument parser of ``python -m pic_ros``.
+
+    :return: The parser.
+    """
+    parser = argparse.ArgumentParser(
+        prog='python -m pic_ros',
+        description='Robot arm teleoperation by human pose imitation (PIC / PICs / FABRIK).',
+    )
+    commands = parser.add_subparsers(dest='command', required=True)
+    evaluate = commands.add_parser(
+        'evaluate', help='metrics of the solvers on recorded demonstrations (product §6)'
+    )
+    _add_common(evaluate)
+    evaluate.set_defaults(run=run_evaluate)
+    bench = commands.add_parser('bench', help='solver timing against ikpy; pipeline throughput')
+    _add_common(bench)
+    bench.add_argument(
+        '--ikpy-frames', type=int, default=200, help='frames per arm given to ikpy (0: skip)'
+    )
+    bench.set_defaults(run=run_bench)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """
+    Run the command line.
+
+    :param argv: Arguments without the program name; default ``sys.argv[1:]``.
+    :return: Process exit status (0 success, 2 usage or input error).
+    """
+    logging.basicConfig(level=logging.WARNING, format='%(levelname)s %(name)s: %(message)s')
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args))
+    except (PicRosError, ValueError) as err:
+        print(f'pic_ros {args.command}: {err}', file=sys.stderr)
+        return 2

@@ -1,0 +1,446 @@
+"""
+Offline evaluation (``python -m pic_ros evaluate``): the pipeline on recordings, scored.
+
+The pipeline runs on recorded demonstrations and is scored with the metrics of product §6.
+
+The whole recording is processed causally, frame by frame, as a live system would (filter,
+body frame, mapping, solver with warm start); the metrics are then taken over the frames of each
+demonstration segment. Per-segment values are averaged with equal weight per segment and the
+population standard deviation is reported, like the PIC paper's tables.
+
+The PIC paper's published Pose Accuracy (Table I; η = 1, 2 from Fig. 7, recomputed from the
+authors' result files, ``docs/pic_method.md`` §8) is kept here to print beside ours. Those numbers
+come from 4-link ball-joint polylines with no joint limits and from the research code's octant
+bugs; ours come from the real URDF kinematics with joint limits and correct octant geometry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import math
+from types import MappingProxyType
+from typing import Any, Final, Iterable, Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+from pic_ros.exceptions import SkeletonError
+from pic_ros.human.kinect_v2 import PaperDemonstration, Segment
+from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor
+from pic_ros.human.skeleton import Side, SkeletonFrame
+from pic_ros.imitation import RobotImitator
+from pic_ros.mapping import MappingConfig
+from pic_ros.metrics import (
+    angle_between,
+    elbow_angle,
+    jump_frames,
+    limit_violation_frames,
+    PACC_THRESHOLD,
+    percentile_ms,
+    pose_hits,
+)
+from pic_ros.robot.robot import Robot
+from pic_ros.solvers import SolverConfig
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+PAPER_TASKS: Final = MappingProxyType(
+    {
+        'incision_straight3': 'I-S',
+        'incision_curvy1': 'I-C',
+        'assembly1': 'A-1',
+        'assembly2': 'A-2',
+        'assembly3': 'A-3',
+    }
+)
+"""PIC paper recordings and their task labels."""
+
+PAPER_PACC: Final = MappingProxyType(
+    {
+        ('yumi', 'I-S'): (0.17, 0.84, 0.67, 0.67, 0.67),
+        ('yumi', 'I-C'): (0.00, 0.70, 0.78, 0.50, 0.50),
+        ('baxter', 'I-S'): (0.29, 0.70, 0.24, 0.65, 0.65),
+        ('baxter', 'I-C'): (0.25, 0.74, 0.50, 0.71, 0.82),
+        ('yumi', 'A-1'): (0.53, 0.53, 0.69, 0.68, 0.68),
+        ('yumi', 'A-2'): (0.34, 0.13, 0.31, 0.58, 0.58),
+        ('yumi', 'A-3'): (0.52, 0.57, 0.78, 0.81, 0.81),
+        ('baxter', 'A-1'): (0.00, 0.09, 0.46, 0.43, 0.43),
+        ('baxter', 'A-2'): (0.03, 0.66, 0.41, 0.24, 0.40),
+        ('baxter', 'A-3'): (0.31, 0.32, 0.12, 0.25, 0.21),
+    }
+)
+"""Published Pacc per (robot, task): FABRIK, PIC, PICs η=1, η=2, η=3."""
+
+PAPER_PACC_MEANS: Final = (0.247, 0.527, 0.493, 0.552, 0.577)
+"""Published Pacc pooled over the paper's 99 segments: FABRIK, PIC, PICs η=1, η=2, η=3."""
+
+SOLVER_SETTINGS: Final = (
+    ('fabrik', 0),
+    ('pic', 0),
+    ('pics', 1),
+    ('pics', 2),
+    ('pics', 3),
+)
+"""The five settings of the paper, as (solver, η)."""
+
+
+def paper_column(solver: str, eta: int) -> int:
+    """
+    Return the column of a solver setting in :data:`PAPER_PACC` / :data:`PAPER_PACC_MEANS`.
+
+    :param solver: ``fabrik``, ``pic`` or ``pics``.
+    :param eta: η for ``pics`` (1..3).
+    :return: Column index 0..4.
+    """
+    if solver == 'fabrik':
+        return 0
+    if solver == 'pic':
+        return 1
+    return 1 + eta
+
+
+@dataclass(frozen=True)
+class Demonstration:
+    """
+    A recording to evaluate: tracker-frame skeletons, segments and task arms.
+
+    :param name: Recording name.
+    :param frames: Every skeleton of the recording, in time order, ``tracker`` frame.
+    :param segments: Demonstration segments (frame index ranges); one covering everything when the
+        recording has no segment file.
+    :param task_arms: The person's task arm(s) per segment.
+    """
+
+    name: str
+    frames: tuple[SkeletonFrame, ...]
+    segments: tuple[Segment, ...]
+    task_arms: tuple[frozenset[Side], ...]
+
+    @classmethod
+    def from_paper(cls, paper: PaperDemonstration) -> Demonstration:
+        """
+        Wrap a PIC paper recording.
+
+        :param paper: Recording with segments and task arms.
+        :return: The demonstration.
+        """
+        return cls(
+            name=paper.name,
+            frames=tuple(paper.recording.frames()),
+            segments=paper.segments,
+            task_arms=paper.task_arms,
+        )
+
+    @classmethod
+    def whole(cls, name: str, frames: Sequence[SkeletonFrame]) -> Demonstration:
+        """
+        Make one segment of a whole recording, with both arms as task arms.
+
+        :param name: Recording name.
+        :param frames: Tracker-frame skeletons.
+        :return: The demonstration.
+        """
+        count = len(frames)
+        segment = Segment(index=0, start=0, stop=count, first_line=1, last_line=max(count, 1))
+        return cls(name, tuple(frames), (segment,), (frozenset({Side.LEFT, Side.RIGHT}),))
+
+
+@dataclass(frozen=True)
+class ArmTrace:
+    """
+    One robot arm over a whole recording (row = frame).
+
+    :param human_side: The person's arm that drives it.
+    :param solved: Frames where the arm was solved (its human arm valid), shape (T,).
+    :param q: Joint values held after each frame, shape (T, dof), [rad] or [m].
+    :param human: Driving human shoulder, elbow, wrist, body frame, shape (T, 3, 3), [m]; NaN
+        where not solved.
+    :param targets: The human arm as the solver used it (pinned to the robot's shoulder
+        landmark), robot base frame, shape (T, 3, 3), [m].
+    :param landmarks: Robot root, shoulder, elbow, wrist, tool after the solve, shape (T, 5, 3),
+        [m].
+    :param solve_time: Solve time, joint recovery included, shape (T,), [s]; NaN if not solved.
+    :param iterations: Point-solver passes, shape (T,); -1 if not solved.
+    """
+
+    human_side: Side
+    solved: BoolArray
+    q: FloatArray
+    human: FloatArray
+    targets: FloatArray
+    landmarks: FloatArray
+    solve_time: FloatArray
+    iterations: npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Trace:
+    """
+    The pipeline's output over a recording.
+
+    :param stamps: Frame stamps, shape (T,), [s].
+    :param arms: Per robot arm name.
+    :param dropped: Frames the skeleton processing rejected (e.g. no shoulders).
+    """
+
+    stamps: FloatArray
+    arms: Mapping[str, ArmTrace]
+    dropped: int = 0
+
+
+@dataclass(frozen=True)
+class EvaluationSettings:
+    """
+    Everything ``evaluate`` varies besides the robot and the recording.
+
+    :param processing: Human-side smoothing.
+    :param mapping: Human -> robot mapping; ``None`` uses each robot file's ``mapping``.
+    """
+
+    processing: ProcessingConfig = field(default_factory=ProcessingConfig)
+    mapping: MappingConfig | None = None
+
+
+def run_imitation(
+    robot: Robot,
+    demonstration: Demonstration,
+    solver: SolverConfig,
+    settings: EvaluationSettings | None = None,
+) -> Trace:
+    """
+    Run the whole pipeline over a recording.
+
+    :param robot: The robot.
+    :param demonstration: The recording.
+    :param solver: Solver settings.
+    :param settings: Processing and mapping settings.
+    :return: The trace of every arm.
+    """
+    settings = settings if settings is not None else EvaluationSettings()
+    processor = SkeletonProcessor(settings.processing)
+    imitator = RobotImitator(robot, solver, settings.mapping)
+    count = len(demonstration.frames)
+    names = list(robot.arms)
+    solved = {name: np.zeros(count, dtype=bool) for name in names}
+    q = {name: np.empty((count, robot.arms[name].dof)) for name in names}
+    human = {name: np.full((count, 3, 3), np.nan) for name in names}
+    targets = {name: np.full((count, 3, 3), np.nan) for name in names}
+    landmarks = {name: np.full((count, 5, 3), np.nan) for name in names}
+    times = {name: np.full(count, np.nan) for name in names}
+    iterations = {name: np.full(count, -1, dtype=np.int64) for name in names}
+    sides = {name: imitator.mappers[name].human_side for name in names}
+    stamps = np.empty(count)
+    dropped = 0
+    for index, frame in enumerate(demonstration.frames):
+        stamps[index] = frame.stamp
+        try:
+            body = processor.process(frame)
+        except SkeletonError:
+            body = None
+            dropped += 1
+        step = imitator.step(body) if body is not None else None
+        for name in names:
+            q[name][index] = imitator.q(name)
+            arm_step = None if step is None else step.arms.get(name)
+            if arm_step is None or body is None:
+                continue
+            solved[name][index] = True
+            human[name][index] = body.arm(sides[name])
+            used = arm_step.result.targets
+            targets[name][index] = (used.shoulder, used.elbow, used.wrist)
+            landmarks[name][index] = robot.arms[name].landmarks(arm_step.result.q)
+            times[name][index] = arm_step.solve_time
+            iterations[name][index] = arm_step.result.iterations
+    arms = {
+        name: ArmTrace(
+            human_side=sides[name],
+            solved=solved[name],
+            q=q[name],
+            human=human[name],
+            targets=targets[name],
+            landmarks=landmarks[name],
+            solve_time=times[name],
+            iterations=iterations[name],
+        )
+        for name in names
+    }
+    return Trace(stamps=stamps, arms=MappingProxyType(arms), dropped=dropped)
+
+
+def _mean(values: Iterable[float]) -> float:
+    finite = [v for v in values if math.isfinite(v)]
+    return float(np.mean(finite)) if finite else float('nan')
+
+
+def _std(values: Iterable[float]) -> float:
+    finite = [v for v in values if math.isfinite(v)]
+    return float(np.std(finite)) if finite else float('nan')
+
+
+@dataclass(frozen=True)
+class SegmentScore:
+    """
+    Metrics of one segment.
+
+    :param frames: Frames in the segment.
+    :param pacc_paper: Pose Accuracy over every solved (frame x arm) sample.
+    :param pacc_task: Pose Accuracy over the task arms' samples.
+    :param elbow_mae: Mean absolute elbow-angle error [rad].
+    :param dir_err: Mean upper-arm and forearm direction errors [deg].
+    :param ee_err: Mean wrist-landmark distance to the wrist target [m].
+    """
+
+    frames: int
+    pacc_paper: float
+    pacc_task: float
+    elbow_mae: float
+    dir_err: tuple[float, float]
+    ee_err: float
+
+
+def score_segment(trace: Trace, segment: Segment, task_arms: frozenset[Side]) -> SegmentScore:
+    """
+    Compute the metrics of one segment from a trace.
+
+    :param trace: Pipeline output over the recording.
+    :param segment: The segment's frame range.
+    :param task_arms: The person's task arm(s) in this segment.
+    :return: The segment's metrics (NaN where there are no samples).
+    """
+    rows = segment.frame_slice
+    all_hits: list[BoolArray] = []
+    task_hits: list[BoolArray] = []
+    errors: list[FloatArray] = []
+    upper: list[FloatArray] = []
+    fore: list[FloatArray] = []
+    wrist: list[FloatArray] = []
+    for arm in trace.arms.values():
+        mask = arm.solved[rows]
+        if not np.any(mask):
+            continue
+        human = arm.human[rows][mask]
+        robot = arm.landmarks[rows][mask]
+        target = arm.targets[rows][mask]
+        theta_h = elbow_angle(human[:, 0], human[:, 1], human[:, 2])
+        theta_r = elbow_angle(robot[:, 1], robot[:, 2], robot[:, 3])
+        hits = pose_hits(theta_h, theta_r, PACC_THRESHOLD)
+        all_hits.append(hits)
+        if arm.human_side in task_arms:
+            task_hits.append(hits)
+        errors.append(np.abs(theta_h - theta_r))
+        human_upper = target[:, 1] - target[:, 0]
+        human_fore = target[:, 2] - target[:, 1]
+        upper.append(np.degrees(angle_between(human_upper, robot[:, 2] - robot[:, 1])))
+        fore.append(np.degrees(angle_between(human_fore, robot[:, 3] - robot[:, 2])))
+        wrist.append(np.linalg.norm(robot[:, 3] - target[:, 2], axis=1))
+
+    def fraction(parts: list[BoolArray]) -> float:
+        samples = np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
+        return float(np.mean(samples)) if samples.size else float('nan')
+
+    def average(parts: list[FloatArray]) -> float:
+        samples = np.concatenate(parts) if parts else np.zeros(0)
+        samples = samples[np.isfinite(samples)]
+        return float(np.mean(samples)) if samples.size else float('nan')
+
+    return SegmentScore(
+        frames=len(segment),
+        pacc_paper=fraction(all_hits),
+        pacc_task=fraction(task_hits),
+        elbow_mae=average(errors),
+        dir_err=(average(upper), average(fore)),
+        ee_err=average(wrist),
+    )
+
+
+def score(
+    trace: Trace, demonstration: Demonstration, robot: Robot, solver: SolverConfig
+) -> dict[str, Any]:
+    """
+    Build the ``evaluate`` record of one recording x robot x solver setting.
+
+    :param trace: Pipeline output over the recording.
+    :param demonstration: The recording, with its segments and task arms.
+    :param robot: The robot.
+    :param solver: The solver setting.
+    :return: The JSON record (keys of product §6 and the issue), plain Python types.
+    """
+    scores: list[SegmentScore] = []
+    for segment, task_arms in zip(demonstration.segments, demonstration.task_arms):
+        if len(segment) > 0:
+            scores.append(score_segment(trace, segment, task_arms))
+    in_segments = np.zeros(len(trace.stamps), dtype=bool)
+    for segment in demonstration.segments:
+        in_segments[segment.frame_slice] = True
+    violations = np.zeros(len(trace.stamps), dtype=bool)
+    jumps = np.zeros(len(trace.stamps), dtype=bool)
+    times: list[FloatArray] = []
+    iterations: list[npt.NDArray[np.int64]] = []
+    for name, arm in trace.arms.items():
+        model = robot.arms[name]
+        violations |= limit_violation_frames(arm.q, model.lower, model.upper)
+        jumps |= jump_frames(arm.q)
+        mask = in_segments & arm.solved
+        times.append(arm.solve_time[mask])
+        iterations.append(arm.iterations[mask])
+    solve_times = np.concatenate(times) if times else np.zeros(0)
+    all_iterations = np.concatenate(iterations) if iterations else np.zeros(0)
+    return {
+        'recording': demonstration.name,
+        'robot': robot.name,
+        'solver': solver.name,
+        'eta': solver.eta_label,
+        'segments': len(scores),
+        'frames': int(sum(s.frames for s in scores)),
+        'pacc_paper': _mean(s.pacc_paper for s in scores),
+        'pacc_paper_std': _std(s.pacc_paper for s in scores),
+        'pacc_task': _mean(s.pacc_task for s in scores),
+        'pacc_task_std': _std(s.pacc_task for s in scores),
+        'elbow_mae_rad': _mean(s.elbow_mae for s in scores),
+        'dir_err_deg': [_mean(s.dir_err[0] for s in scores), _mean(s.dir_err[1] for s in scores)],
+        'ee_err_cm': 100.0 * _mean(s.ee_err for s in scores),
+        'limit_violations': int(np.count_nonzero(violations & in_segments)),
+        'jump_frames': int(np.count_nonzero(jumps & in_segments)),
+        'solve_ms_p50': percentile_ms(solve_times, 50.0),
+        'solve_ms_p99': percentile_ms(solve_times, 99.0),
+        'iterations_mean': float(np.mean(all_iterations)) if all_iterations.size else float('nan'),
+        'dropped_frames': int(trace.dropped),
+        'segment_pacc_paper': [s.pacc_paper for s in scores],
+    }
+
+
+def evaluate_one(
+    robot: Robot,
+    demonstration: Demonstration,
+    solver: SolverConfig,
+    settings: EvaluationSettings | None = None,
+) -> dict[str, Any]:
+    """
+    Run and score one recording x robot x solver setting.
+
+    :param robot: The robot.
+    :param demonstration: The recording.
+    :param solver: Solver settings.
+    :param settings: Processing and mapping settings.
+    :return: The JSON record (see :func:`score`).
+    """
+    trace = run_imitation(robot, demonstration, solver, settings)
+    return score(trace, demonstration, robot, solver)
+
+
+__all__ = [
+    'ArmTrace',
+    'Demonstration',
+    'EvaluationSettings',
+    'PAPER_PACC',
+    'PAPER_PACC_MEANS',
+    'PAPER_TASKS',
+    'SOLVER_SETTINGS',
+    'SegmentScore',
+    'Trace',
+    'evaluate_one',
+    'paper_column',
+    'run_imitation',
+    'score',
+    'score_segment',
+]

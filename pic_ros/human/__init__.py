@@ -1,0 +1,1 @@
+"""The human side: skeleton frames, tracker formats, smoothing and the body-centred frame."""

@@ -1,0 +1,14 @@
+"""Robot kinematics from URDF: joint model, serial chains, forward kinematics and Jacobians."""
+
+from pic_ros.kinematics.chain import KinematicChain
+from pic_ros.kinematics.robot_model import Joint, JointLimits, JointType
+from pic_ros.kinematics.robot_model import load_robot_model, RobotModel
+
+__all__ = [
+    'Joint',
+    'JointLimits',
+    'JointType',
+    'KinematicChain',
+    'RobotModel',
+    'load_robot_model',
+]

@@ -1,0 +1,226 @@
+"""
+Robot description files, ``config/<robot>.yaml``: all that is robot-specific beyond the URDF.
+
+A robot file names the URDF, the base frame the person is mapped into, the joints held still while
+imitating (``locked_joints``, e.g. TIAGo's torso), and per arm: its side, joints, the shoulder /
+elbow / wrist landmark joints (product §5), the tool link, the neutral pose and the
+ros2_control controller that drives it. Adding a robot means adding a URDF and one of these files.
+
+Example (units: radians for revolute joints, metres for prismatic ones)::
+
+    name: baxter
+    urdf: baxter.urdf
+    base_frame: base
+    locked_joints: {}
+    arms:
+      left:
+        side: left
+        tool_link: left_hand
+        joints: [left_s0, left_s1, left_e0, left_e1, left_w0, left_w1, left_w2]
+        landmarks: {shoulder: left_s1, elbow: left_e1, wrist: left_w1}
+        neutral: [-0.08, -1.0, -1.19, 1.94, 0.67, 1.03, -0.5]
+        controller: left_arm_controller
+    mapping: {mode: same_side, scale: auto}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from pic_ros.exceptions import ConfigError
+from pic_ros.human.skeleton import Side
+from pic_ros.mapping import MappingConfig
+from pic_ros.validation import check_choice
+import yaml
+
+LANDMARKS = ('shoulder', 'elbow', 'wrist')
+
+
+@dataclass(frozen=True)
+class ArmSpec:
+    """
+    One arm of a robot, as written in its YAML file.
+
+    :param name: Arm name, unique in the robot (``left``, ``right``, ``arm``).
+    :param side: Side of the robot the arm is on; ``same_side`` mapping drives it with the
+        person's arm of the same side.
+    :param tool_link: Last link of the arm chain (flange or tool).
+    :param joints: Controlled joints, base to tip.
+    :param shoulder: Shoulder landmark joint.
+    :param elbow: Elbow landmark joint.
+    :param wrist: Wrist landmark joint.
+    :param neutral: Neutral pose, one value per joint [rad] or [m].
+    :param controller: Name of the joint_trajectory_controller of this arm.
+    """
+
+    name: str
+    side: Side
+    tool_link: str
+    joints: tuple[str, ...]
+    shoulder: str
+    elbow: str
+    wrist: str
+    neutral: tuple[float, ...]
+    controller: str
+
+
+@dataclass(frozen=True)
+class RobotSpec:
+    """
+    A robot description file.
+
+    :param name: Robot name.
+    :param urdf: URDF file, absolute or relative to the package's ``urdf/`` folder.
+    :param base_frame: Base link; every solver position is in this frame [m].
+    :param arms: Arms by name, in file order.
+    :param locked_joints: Joints held at a fixed value while imitating [rad] or [m].
+    :param mapping: Default human -> robot mapping.
+    :param source: File the spec was read from, for messages.
+    """
+
+    name: str
+    urdf: str
+    base_frame: str
+    arms: Mapping[str, ArmSpec]
+    locked_joints: Mapping[str, float]
+    mapping: MappingConfig
+    source: str = '<memory>'
+
+
+def _require(data: Mapping[str, Any], key: str, where: str) -> Any:
+    if key not in data:
+        raise ConfigError(f'{where}: missing key {key!r}')
+    return data[key]
+
+
+def _string_list(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f'{where} must be a non-empty list of names, got {value!r}')
+    if len(set(value)) != len(value):
+        raise ConfigError(f'{where} lists a joint twice: {value!r}')
+    return tuple(value)
+
+
+def _number_list(value: Any, where: str, length: int) -> tuple[float, ...]:
+    if (
+        not isinstance(value, list)
+        or len(value) != length
+        or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+    ):
+        raise ConfigError(f'{where} must be a list of {length} numbers, got {value!r}')
+    return tuple(float(v) for v in value)
+
+
+def _arm_spec(name: str, data: Any, where: str) -> ArmSpec:
+    if not isinstance(data, dict):
+        raise ConfigError(f'{where} must be a mapping')
+    known = {'side', 'tool_link', 'joints', 'landmarks', 'neutral', 'controller'}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ConfigError(f'{where}: unknown keys {unknown}; known: {sorted(known)}')
+    side = Side(check_choice(f'{where}.side', _require(data, 'side', where), ('left', 'right')))
+    joints = _string_list(_require(data, 'joints', where), f'{where}.joints')
+    landmarks = _require(data, 'landmarks', where)
+    if not isinstance(landmarks, dict) or set(landmarks) != set(LANDMARKS):
+        raise ConfigError(f'{where}.landmarks must map exactly {LANDMARKS} to joint names')
+    for key in LANDMARKS:
+        if landmarks[key] not in joints:
+            raise ConfigError(
+                f'{where}.landmarks.{key} = {landmarks[key]!r} is not one of the arm joints'
+            )
+    order = [joints.index(landmarks[key]) for key in LANDMARKS]
+    if not order[0] < order[1] < order[2]:
+        raise ConfigError(f'{where}.landmarks must be in chain order shoulder < elbow < wrist')
+    neutral = _number_list(_require(data, 'neutral', where), f'{where}.neutral', len(joints))
+    tool_link = _require(data, 'tool_link', where)
+    controller = _require(data, 'controller', where)
+    for key, value in (('tool_link', tool_link), ('controller', controller)):
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f'{where}.{key} must be a non-empty string')
+    return ArmSpec(
+        name=name,
+        side=side,
+        tool_link=tool_link,
+        joints=joints,
+        shoulder=landmarks['shoulder'],
+        elbow=landmarks['elbow'],
+        wrist=landmarks['wrist'],
+        neutral=neutral,
+        controller=controller,
+    )
+
+
+def robot_spec_from_dict(data: Any, source: str = '<memory>') -> RobotSpec:
+    """
+    Validate the content of a robot YAML file.
+
+    :param data: The parsed YAML document.
+    :param source: Where it came from, for messages.
+    :return: The validated spec.
+    :raises ConfigError: On any missing, unknown or invalid key (the message names it).
+    """
+    if not isinstance(data, dict):
+        raise ConfigError(f'{source}: a robot file must be a mapping')
+    known = {'name', 'urdf', 'base_frame', 'arms', 'locked_joints', 'mapping'}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ConfigError(f'{source}: unknown keys {unknown}; known: {sorted(known)}')
+    name = _require(data, 'name', source)
+    urdf = _require(data, 'urdf', source)
+    base_frame = _require(data, 'base_frame', source)
+    for key, value in (('name', name), ('urdf', urdf), ('base_frame', base_frame)):
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f'{source}: {key} must be a non-empty string')
+    arms_data = _require(data, 'arms', source)
+    if not isinstance(arms_data, dict) or not arms_data:
+        raise ConfigError(f'{source}: arms must be a non-empty mapping of arm name to arm')
+    arms = {
+        arm: _arm_spec(str(arm), value, f'{source}: arms.{arm}')
+        for arm, value in arms_data.items()
+    }
+    sides = [arm.side for arm in arms.values()]
+    if len(set(sides)) != len(sides):
+        raise ConfigError(f'{source}: two arms are on the same side')
+    locked = data.get('locked_joints') or {}
+    if not isinstance(locked, dict) or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in locked.values()
+    ):
+        raise ConfigError(f'{source}: locked_joints must map joint names to numbers')
+    all_joints = [joint for arm in arms.values() for joint in arm.joints]
+    if len(set(all_joints)) != len(all_joints):
+        raise ConfigError(f'{source}: two arms share a joint')
+    clash = sorted(set(locked) & set(all_joints))
+    if clash:
+        raise ConfigError(f'{source}: locked joints {clash} are also arm joints')
+    mapping_data = data.get('mapping') or {}
+    if not isinstance(mapping_data, dict):
+        raise ConfigError(f'{source}: mapping must be a mapping')
+    mapping = MappingConfig.from_dict(mapping_data, where=f'{source}: mapping')
+    return RobotSpec(
+        name=name,
+        urdf=urdf,
+        base_frame=base_frame,
+        arms=MappingProxyType(arms),
+        locked_joints=MappingProxyType({str(k): float(v) for k, v in locked.items()}),
+        mapping=mapping,
+        source=source,
+    )
+
+
+def load_robot_spec(path: str | Path) -> RobotSpec:
+    """
+    Read and validate a robot YAML file.
+
+    :param path: The file.
+    :return: The validated spec.
+    :raises ConfigError: If the file cannot be read or is invalid.
+    """
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding='utf-8'))
+    except (OSError, yaml.YAMLError) as err:
+        raise ConfigError(f'cannot read robot file {path}: {err}') from err
+    return robot_spec_from_dict(data, source=str(path))

@@ -1,0 +1,73 @@
+"""A robot ready for imitation: its URDF model, its description file and its arms."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Mapping
+
+from pic_ros.exceptions import ConfigError
+from pic_ros.kinematics.robot_model import load_robot_model, RobotModel
+from pic_ros.resources import config_path, urdf_path
+from pic_ros.robot.arm import ArmModel
+from pic_ros.robot.config import load_robot_spec, RobotSpec
+
+
+@dataclass(frozen=True, eq=False)
+class Robot:
+    """
+    A robot: URDF model, description file and built arms.
+
+    :param spec: The robot file.
+    :param model: The URDF joint tree.
+    :param arms: Arms by name, in file order.
+    :param urdf_file: Path of the URDF that was loaded.
+    """
+
+    spec: RobotSpec
+    model: RobotModel
+    arms: Mapping[str, ArmModel]
+    urdf_file: Path
+
+    @property
+    def name(self) -> str:
+        """Return the robot name."""
+        return self.spec.name
+
+    @property
+    def base_frame(self) -> str:
+        """Return the base link every solver position is expressed in."""
+        return self.spec.base_frame
+
+
+def load_robot(robot: str | Path) -> Robot:
+    """
+    Load a robot by name (``baxter``, ``yumi``, ``tiago``) or from a robot YAML path.
+
+    A name is looked up as ``config/<name>.yaml`` in the package share directory; the URDF named in
+    the file is looked up in ``urdf/`` unless it is an absolute path or relative to the YAML.
+
+    :param robot: Robot name or YAML path.
+    :return: The robot with its arms built.
+    :raises ConfigError: If the robot file is missing or invalid.
+    :raises ChainError: If the URDF does not match the robot file.
+    """
+    candidate = Path(robot)
+    if candidate.suffix in ('.yaml', '.yml') or candidate.exists():
+        spec_path = candidate
+    else:
+        spec_path = config_path(str(robot))
+    if not spec_path.exists():
+        raise ConfigError(f'no robot file for {str(robot)!r} (looked for {spec_path})')
+    spec = load_robot_spec(spec_path)
+    urdf_file = Path(spec.urdf)
+    if not urdf_file.is_absolute():
+        beside = spec_path.parent / urdf_file
+        urdf_file = beside if beside.exists() else urdf_path(spec.urdf)
+    model = load_robot_model(urdf_file)
+    arms = {
+        name: ArmModel.build(model, spec.base_frame, arm, spec.locked_joints)
+        for name, arm in spec.arms.items()
+    }
+    return Robot(spec=spec, model=model, arms=MappingProxyType(arms), urdf_file=urdf_file)

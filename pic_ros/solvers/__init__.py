@@ -1,0 +1,27 @@
+"""
+Solvers: FABRIK, PIC and PICs(η) on the robot point chain, with joint recovery on the URDF chain.
+
+Importing this package registers the built-in solvers; :func:`make_solver` creates one by name.
+"""
+
+from pic_ros.solvers import point_imitation  # noqa: F401 - registers fabrik, pic, pics.
+from pic_ros.solvers.base import ArmSolver, make_solver, register_solver, solver_names
+from pic_ros.solvers.base import SolverConfig
+from pic_ros.solvers.iteration import IterationConfig, OctantConstraints
+from pic_ros.solvers.recovery import RecoveryConfig
+from pic_ros.solvers.result import ArmSolveResult, PointSolveResult, RecoveryResult, Termination
+
+__all__ = [
+    'ArmSolveResult',
+    'ArmSolver',
+    'IterationConfig',
+    'OctantConstraints',
+    'PointSolveResult',
+    'RecoveryConfig',
+    'RecoveryResult',
+    'SolverConfig',
+    'Termination',
+    'make_solver',
+    'register_solver',
+    'solver_names',
+]

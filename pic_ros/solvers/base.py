@@ -1,0 +1,158 @@
+"""
+The solver interface, its configuration and the registry of solvers by name.
+
+Every solver takes, per arm and per frame, the mapped human shoulder / elbow / wrist
+(:class:`~pic_ros.mapping.ArmTargets`, robot base frame) and returns joint angles inside the URDF
+position limits with a result record (:class:`~pic_ros.solvers.result.ArmSolveResult`). A solver
+object holds its arm's warm start. Adding a correspondence means adding a module with an
+:class:`ArmSolver` subclass decorated with :func:`register_solver`.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Callable, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from pic_ros.exceptions import ConfigError, SkeletonError
+from pic_ros.mapping import ArmTargets
+from pic_ros.robot.arm import ArmModel
+from pic_ros.solvers.iteration import IterationConfig
+from pic_ros.solvers.octants import check_eta
+from pic_ros.solvers.recovery import RecoveryConfig
+from pic_ros.solvers.result import ArmSolveResult
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class SolverConfig:
+    """
+    Which solver to run and its settings.
+
+    :param name: Registered solver name (``fabrik``, ``pic``, ``pics``).
+    :param eta: PICs softening factor η, 1..3 for ``pics`` (ignored otherwise).
+    :param iteration: Stopping rules of the backward-forward loop.
+    :param recovery: Settings of the joint-angle recovery.
+    """
+
+    name: str = 'pic'
+    eta: int = 1
+    iteration: IterationConfig = field(default_factory=IterationConfig)
+    recovery: RecoveryConfig = field(default_factory=RecoveryConfig)
+
+    def __post_init__(self) -> None:
+        if self.name not in _REGISTRY:
+            raise ConfigError(
+                f'unknown solver {self.name!r}; available: {", ".join(sorted(_REGISTRY))}'
+            )
+        check_eta(self.eta)
+        if self.name == 'pics' and self.eta == 0:
+            raise ConfigError('pics needs eta in 1..3 (eta 0 is pic)')
+
+    @property
+    def eta_label(self) -> int | None:
+        """Return η as reported in results: ``None`` for FABRIK, 0 for PIC, 1..3 for PICs."""
+        if self.name == 'fabrik':
+            return None
+        return self.eta if self.name == 'pics' else 0
+
+    @property
+    def label(self) -> str:
+        """Short label for tables, e.g. ``PICs(η=2)``."""
+        if self.name == 'pics':
+            return f'PICs(η={self.eta})'
+        return {'fabrik': 'FABRIK', 'pic': 'PIC'}.get(self.name, self.name)
+
+
+class ArmSolver(abc.ABC):
+    """
+    Solve one arm frame after frame, keeping the warm start.
+
+    :param arm: The arm.
+    :param config: Solver settings.
+    """
+
+    def __init__(self, arm: ArmModel, config: SolverConfig) -> None:
+        self.arm = arm
+        self.config = config
+        self._q = arm.neutral.copy()
+
+    @property
+    def q(self) -> FloatArray:
+        """Return the current warm start (the last solution), arm joint order [rad] or [m]."""
+        return self._q.copy()
+
+    def reset(self, q: npt.ArrayLike | None = None) -> None:
+        """
+        Set the warm start.
+
+        :param q: Arm joint values; default the neutral pose. They are clamped into the limits.
+        :raises SkeletonError: If ``q`` has the wrong shape or is not finite.
+        """
+        if q is None:
+            self._q = self.arm.neutral.copy()
+            return
+        values = np.asarray(q, dtype=float)
+        if values.shape != (self.arm.dof,) or not np.all(np.isfinite(values)):
+            raise SkeletonError(f'warm start must be {self.arm.dof} finite values')
+        self._q = self.arm.clamp(values)
+
+    def solve(self, targets: ArmTargets) -> ArmSolveResult:
+        """
+        Solve one frame and keep the answer as the next warm start.
+
+        :param targets: Mapped human arm, robot base frame [m].
+        :return: Joint angles inside the limits and the result record.
+        :raises SkeletonError: If a target is not a finite 3-vector (the frame must be dropped).
+        """
+        for name in ('shoulder', 'elbow', 'wrist'):
+            value = np.asarray(getattr(targets, name), dtype=float)
+            if value.shape != (3,) or not np.all(np.isfinite(value)):
+                raise SkeletonError(f'{name} target must be a finite 3-vector, got {value!r}')
+        result = self._solve(targets, self._q)
+        self._q = result.q.copy()
+        return result
+
+    @abc.abstractmethod
+    def _solve(self, targets: ArmTargets, q_previous: FloatArray) -> ArmSolveResult:
+        """Solve one validated frame from the warm start ``q_previous``."""
+
+
+SolverType = TypeVar('SolverType', bound=type[ArmSolver])
+_REGISTRY: dict[str, Callable[[ArmModel, SolverConfig], ArmSolver]] = {}
+
+
+def register_solver(*names: str) -> Callable[[SolverType], SolverType]:
+    """
+    Register a solver class under one or more names.
+
+    :param names: Names users select it by (the ``solver`` parameter).
+    :return: A class decorator.
+    """
+
+    def decorate(cls: SolverType) -> SolverType:
+        for name in names:
+            _REGISTRY[name] = cls
+        return cls
+
+    return decorate
+
+
+def solver_names() -> tuple[str, ...]:
+    """Return the registered solver names, sorted."""
+    return tuple(sorted(_REGISTRY))
+
+
+def make_solver(arm: ArmModel, config: SolverConfig) -> ArmSolver:
+    """
+    Create the solver a config names, for one arm.
+
+    :param arm: The arm.
+    :param config: Solver settings (its name is already validated against the registry).
+    :return: A new solver with its warm start at the arm's neutral pose.
+    """
+    return _REGISTRY[config.name](arm, config)

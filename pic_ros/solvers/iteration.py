@@ -1,0 +1,205 @@
+"""
+The backward-forward loop shared by FABRIK, PIC and PICs.
+
+FABRIK (Aristidou & Lasenby 2011) alternates a *backward* pass, which puts the end effector on the
+target and walks back towards the base keeping link lengths, and a *forward* pass, which re-anchors
+the base and walks out again. PIC (Gonzalez & Wachs) adds octant constraints on link directions:
+IN constraints (seen from the link's far joint) in the backward pass and OUT constraints (seen from
+its near joint) in the forward pass, so OUT constraints win when the two disagree. A direction
+outside its admissible octant set is projected onto the closest face
+(:func:`~pic_ros.solvers.octants.project_direction`). PICs(η) widens the admissible set to the
+octants within Hamming distance η.
+
+The loop stops for a stated reason (:class:`~pic_ros.solvers.result.Termination`) and returns the
+best points it saw. Link lengths are kept exactly on every pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+
+import numpy as np
+
+from pic_ros.solvers.octants import is_admissible, project_direction
+from pic_ros.solvers.point_chain import add_scaled, distance, PointChain, sub, unit, Vector
+from pic_ros.solvers.result import PointSolveResult, Termination
+from pic_ros.validation import check_integer, check_number
+
+_DOWN: Vector = (0.0, 0.0, -1.0)
+
+
+@dataclass(frozen=True)
+class IterationConfig:
+    """
+    Stopping rules of the backward-forward loop.
+
+    :param max_iterations: Cap on backward + forward passes (the paper: 20).
+    :param tolerance: Stop when the wrist is this close to its target [m].
+    :param min_improvement: Stop (stalled) when a pass improves the residual by less [m].
+    :param min_elbow_bend: A target farther than the arm reaches with its elbow bent by this much
+        is pulled in along the shoulder->target line to that distance [rad]. Keeping the arm off
+        the fully stretched (singular) pose keeps the elbow and the roll joints from flipping
+        between straight and bent when a target hovers at the edge of the reach.
+    """
+
+    max_iterations: int = 20
+    tolerance: float = 1e-3
+    min_improvement: float = 1e-6
+    min_elbow_bend: float = 0.1
+
+    def __post_init__(self) -> None:
+        check_integer('max_iterations', self.max_iterations, 1, 1000)
+        check_number('tolerance', self.tolerance, 1e-6, 0.1)
+        check_number('min_improvement', self.min_improvement, 0.0, 0.1)
+        check_number('min_elbow_bend', self.min_elbow_bend, 0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class OctantConstraints:
+    """
+    The four PIC constraints of one arm, with the PICs softening factor.
+
+    A bone whose human direction is undefined (coincident joints) carries no constraint.
+
+    :param shoulder_out: Octant of the upper arm seen from the shoulder, 1..8.
+    :param elbow_in: Octant of the upper arm seen from the elbow (towards the shoulder), 1..8.
+    :param elbow_out: Octant of the forearm seen from the elbow, 1..8.
+    :param wrist_in: Octant of the forearm seen from the wrist (towards the elbow), 1..8.
+    :param eta: Softening factor η, 0..3 (0 is PIC).
+    :param upper_arm: Whether the upper-arm constraints apply.
+    :param forearm: Whether the forearm constraints apply.
+    """
+
+    shoulder_out: int
+    elbow_in: int
+    elbow_out: int
+    wrist_in: int
+    eta: int = 0
+    upper_arm: bool = True
+    forearm: bool = True
+
+    @property
+    def octants(self) -> tuple[int, int, int, int]:
+        """Return the octants in the paper's order: shoulder-OUT, elbow-IN, elbow-OUT, wrist-IN."""
+        return (self.shoulder_out, self.elbow_in, self.elbow_out, self.wrist_in)
+
+    def satisfied_by(self, points: tuple[Vector, ...], tolerance: float = 1e-9) -> bool:
+        """
+        Tell whether every constrained link direction of a point chain is admissible.
+
+        :param points: Root, shoulder, elbow, wrist (and tool), base frame [m].
+        :param tolerance: Slack on each unit-direction component.
+        :return: ``True`` if all four constraints hold.
+        """
+        shoulder, elbow, wrist = points[1], points[2], points[3]
+        checks = []
+        if self.upper_arm:
+            upper = unit(sub(elbow, shoulder), _DOWN)
+            back = (-upper[0], -upper[1], -upper[2])
+            checks += [(upper, self.shoulder_out), (back, self.elbow_in)]
+        if self.forearm:
+            fore = unit(sub(wrist, elbow), _DOWN)
+            back = (-fore[0], -fore[1], -fore[2])
+            checks += [(fore, self.elbow_out), (back, self.wrist_in)]
+        return all(is_admissible(d, k, self.eta, tolerance) for d, k in checks)
+
+
+def _place(
+    start: Vector, toward: Vector, length: float, octant: int, eta: int, fallback: Vector
+) -> Vector:
+    """
+    Put the next point ``length`` from ``start`` towards ``toward`` (FABRIK's step).
+
+    With ``octant`` > 0 the direction is first projected into the admissible octant set (PIC).
+    """
+    direction = sub(toward, start)
+    if octant:
+        if direction == (0.0, 0.0, 0.0):
+            direction = fallback
+        return add_scaled(start, project_direction(direction, octant, eta), length)
+    return add_scaled(start, unit(direction, fallback), length)
+
+
+def _with_tool(chain: PointChain, shoulder: Vector, elbow: Vector, wrist: Vector) -> np.ndarray:
+    forearm = unit(sub(wrist, elbow), _DOWN)
+    tool = add_scaled(wrist, forearm, chain.lengths[3])
+    return np.array([chain.points[0], shoulder, elbow, wrist, tool])
+
+
+def solve_point_chain(
+    chain: PointChain,
+    target: Vector,
+    config: IterationConfig,
+    constraints: OctantConstraints | None = None,
+) -> PointSolveResult:
+    """
+    Move the wrist of a point chain to a target, FABRIK-style, optionally under octant constraints.
+
+    Without constraints this is FABRIK, with constraints PIC / PICs. A target beyond the reach
+    (see :attr:`IterationConfig.min_elbow_bend`) is first pulled in along the line from the
+    shoulder; the loop then runs to that point and the result reports ``UNREACHABLE``.
+
+    :param chain: The arm's point chain at its current configuration (the warm start).
+    :param target: Wrist target, base frame [m].
+    :param config: Stopping rules.
+    :param constraints: PIC/PICs octant constraints, or ``None`` for FABRIK.
+    :return: The best points found and why the loop stopped.
+    """
+    _, shoulder, elbow, wrist, _ = chain.points
+    _, upper_length, fore_length, _ = chain.lengths
+    reach = math.sqrt(
+        upper_length**2
+        + fore_length**2
+        + 2.0 * upper_length * fore_length * math.cos(config.min_elbow_bend)
+    )
+    unreachable = distance(target, shoulder) > reach
+    if unreachable:
+        target = add_scaled(shoulder, unit(sub(target, shoulder), _DOWN), reach)
+    residual = distance(wrist, target)
+    best = (elbow, wrist)
+    best_residual = residual
+    if residual <= config.tolerance and (
+        constraints is None or constraints.satisfied_by(chain.points)
+    ):
+        return PointSolveResult(
+            points=_with_tool(chain, shoulder, elbow, wrist),
+            residual=residual,
+            iterations=0,
+            termination=Termination.CONVERGED,
+        )
+    termination = Termination.MAX_ITERATIONS
+    iterations = 0
+    eta = constraints.eta if constraints is not None else 0
+    upper_out = constraints.shoulder_out if constraints and constraints.upper_arm else 0
+    fore_out = constraints.elbow_out if constraints and constraints.forearm else 0
+    fore_in = constraints.wrist_in if constraints and constraints.forearm else 0
+    upper_fallback = unit(sub(elbow, shoulder), _DOWN)
+    fore_fallback = unit(sub(wrist, elbow), _DOWN)
+    fore_back = (-fore_fallback[0], -fore_fallback[1], -fore_fallback[2])
+    for iterations in range(1, config.max_iterations + 1):
+        # Backward pass: wrist on the target, the forearm's IN constraint seen from the wrist.
+        # (The upper arm's IN constraint, seen from the elbow, would only move the shoulder,
+        # which is the fixed base; the same bone is held by shoulder-OUT in the forward pass.)
+        back_elbow = _place(target, elbow, fore_length, fore_in, eta, fore_back)
+        # Forward pass: from the fixed shoulder, OUT constraints seen from the near joint.
+        elbow = _place(shoulder, back_elbow, upper_length, upper_out, eta, upper_fallback)
+        wrist = _place(elbow, target, fore_length, fore_out, eta, fore_fallback)
+        previous = residual
+        residual = distance(wrist, target)
+        if residual < best_residual:
+            best, best_residual = (elbow, wrist), residual
+        if residual <= config.tolerance:
+            termination = Termination.CONVERGED
+            break
+        if previous - residual < config.min_improvement:
+            termination = Termination.STALLED
+            break
+    if unreachable:
+        termination = Termination.UNREACHABLE
+    return PointSolveResult(
+        points=_with_tool(chain, shoulder, *best),
+        residual=best_residual,
+        iterations=iterations,
+        termination=termination,
+    )

@@ -1,0 +1,97 @@
+"""
+Result values of the solvers: why a solve stopped, and what it produced.
+
+Not converging is an outcome, not an error: a live teleoperation loop must keep going, so every
+solve returns its best-so-far answer with the reason it stopped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import enum
+
+import numpy as np
+import numpy.typing as npt
+from pic_ros.mapping import ArmTargets
+
+FloatArray = npt.NDArray[np.float64]
+
+
+class Termination(enum.Enum):
+    """Why an iterative solve stopped."""
+
+    CONVERGED = 'converged'
+    """The end effector is within the tolerance of its target."""
+
+    STALLED = 'stalled'
+    """A pass improved the residual by less than the minimum improvement (constraints bind)."""
+
+    MAX_ITERATIONS = 'max_iterations'
+    """The iteration cap was reached."""
+
+    UNREACHABLE = 'unreachable'
+    """The target is farther than the chain can reach; the chain is stretched toward it."""
+
+
+@dataclass(frozen=True)
+class PointSolveResult:
+    """
+    Result of a FABRIK / PIC / PICs solve on a point chain.
+
+    :param points: Best points found, shape (5, 3): root, shoulder, elbow, wrist, tool, [m],
+        robot base frame.
+    :param residual: Distance from the wrist point to its target [m] (to the pulled-in target
+        when the target was out of reach).
+    :param iterations: Backward + forward passes done.
+    :param termination: Why the solve stopped.
+    """
+
+    points: FloatArray
+    residual: float
+    iterations: int
+    termination: Termination
+
+
+@dataclass(frozen=True)
+class RecoveryResult:
+    """
+    Result of the joint-angle recovery on the real URDF chain.
+
+    :param q: Arm joint angles, shape (n,), [rad] (or [m] for prismatic joints), in the arm's
+        joint order, inside the position limits.
+    :param residual: Weighted landmark distance to the targets after recovery [m].
+    :param iterations: Damped least-squares iterations done.
+    :param termination: ``CONVERGED`` (within tolerance), ``STALLED`` or ``MAX_ITERATIONS``.
+    """
+
+    q: FloatArray
+    residual: float
+    iterations: int
+    termination: Termination
+
+
+@dataclass(frozen=True)
+class ArmSolveResult:
+    """
+    Result of solving one arm for one skeleton frame.
+
+    :param q: Arm joint angles, shape (n,), [rad] or [m], arm joint order, inside the limits.
+    :param points: Point-chain solution, shape (5, 3), [m], robot base frame.
+    :param targets: The human arm as the solver used it: pinned to the robot's shoulder landmark
+        at the warm start, robot base frame [m].
+    :param termination: Why the point solver stopped.
+    :param iterations: Point-solver passes.
+    :param residual: Point-chain wrist distance to the (pulled-in) wrist target [m].
+    :param recovery: The joint recovery's own result.
+    :param octants: The four human octants used (shoulder-OUT, elbow-IN, elbow-OUT, wrist-IN),
+        or ``None`` for an unconstrained solver.
+    """
+
+    q: FloatArray
+    points: FloatArray
+    targets: ArmTargets
+    termination: Termination
+    iterations: int
+    residual: float
+    recovery: RecoveryResult
+    octants: tuple[int, int, int, int] | None

@@ -1,0 +1,40 @@
+"""Shared fixtures: paths to the project and to the shared reference data, and a seeded RNG."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get('PIC_ROS_SHARED_DATA', PROJECT_ROOT.parent / 'shared' / 'data'))
+
+
+@pytest.fixture(scope='session')
+def project_root() -> Path:
+    """Root of the pic_ros source tree."""
+    return PROJECT_ROOT
+
+
+@pytest.fixture(scope='session')
+def shared_data() -> Path:
+    """
+    Root of the shared reference data (``../shared/data`` beside the project).
+
+    Tests that use it are skipped, with the reason, when it is absent.
+    """
+    if not SHARED_DATA.is_dir():
+        pytest.skip(
+            f'shared reference data not found at {SHARED_DATA}; this test needs ../shared/data '
+            '(or PIC_ROS_SHARED_DATA) with the PIC demonstrations, the Azure Kinect bag and '
+            'the reference URDFs'
+        )
+    return SHARED_DATA
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    """Seeded random generator; each test gets the same stream."""
+    return np.random.default_rng(20261122)
