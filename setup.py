@@ -51,6 +51,10 @@ setup(
     entry_points={
         'console_scripts': [
             'pic_ros = pic_ros.cli:main',
+            'skeleton_node = pic_ros.ros.skeleton_node:main',
+            'solver_node = pic_ros.ros.solver_node:main',
+            'trajectory_publisher = pic_ros.ros.trajectory_publisher_node:main',
+            'teleop = pic_ros.ros.teleop:console_main',
         ],
     },
 )

@@ -1,9 +1,10 @@
 """
 Command line of the standalone package: ``python -m pic_ros <command>``.
 
-Commands: ``evaluate`` (metrics on recorded demonstrations) and ``bench`` (solver timing against
-ikpy, pipeline throughput). Errors the user can fix (unknown robot, missing recording, invalid
-value) print one line and exit with status 2.
+Commands: ``evaluate`` (metrics on recorded demonstrations), ``bench`` (solver timing against
+ikpy, pipeline throughput) and ``teleop`` (the ROS 2 pipeline in one process; needs rclpy).
+Errors the user can fix (unknown robot, missing recording, invalid value) print one line and exit
+with status 2.
 """
 
 from __future__ import annotations
@@ -39,6 +40,16 @@ def _json_ready(value: Any) -> Any:
     return value
 
 
+def _scale_argument(text: str) -> str | float:
+    """Parse ``--scale``: ``auto`` or a positive number (argparse reports anything else)."""
+    if text == 'auto':
+        return text
+    try:
+        return float(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"expected 'auto' or a number, got {text!r}") from err
+
+
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--robot', action='append', help='robot name (repeatable); default: all')
     parser.add_argument(
@@ -64,7 +75,13 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         help='time constant of the exponential filter [s]',
     )
     parser.add_argument('--mapping', choices=('same_side', 'mirror'), help='override the mapping')
-    parser.add_argument('--scale', help="'auto' or a number: override the mapping scale")
+    parser.add_argument(
+        '--scale', type=_scale_argument, help="'auto' or a number: override the mapping scale"
+    )
+    parser.add_argument(
+        '--scale-window', type=float,
+        help='seconds of valid data the automatic scale is measured over (default 1 s)',
+    )
     parser.add_argument(
         '--max-iterations', type=int, default=IterationConfig().max_iterations,
         help='cap on backward-forward passes',
@@ -92,13 +109,15 @@ def _settings(args: argparse.Namespace) -> list[SolverConfig]:
 def _evaluation_settings(args: argparse.Namespace) -> EvaluationSettings:
     processing = ProcessingConfig(smoothing=args.filter, time_constant=args.time_constant)
     mapping = None
-    if args.mapping or args.scale:
+    if args.mapping or args.scale or args.scale_window is not None:
         data: dict[str, Any] = {}
         if args.mapping:
             data['mode'] = args.mapping
         if args.scale:
-            data['scale'] = args.scale if args.scale == 'auto' else float(args.scale)
-        mapping = MappingConfig.from_dict(data, where='--mapping/--scale')
+            data['scale'] = args.scale
+        if args.scale_window is not None:
+            data['scale_window'] = args.scale_window
+        mapping = MappingConfig.from_dict(data, where='command line')
     return EvaluationSettings(processing=processing, mapping=mapping)
 
 
@@ -166,6 +185,22 @@ def run_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_teleop(argv: Sequence[str]) -> int:
+    """
+    Run the one-process ROS pipeline (needs rclpy).
+
+    :param argv: The teleop arguments.
+    :return: Process exit status.
+    """
+    from pic_ros.ros.teleop import main as teleop_main
+
+    return teleop_main(argv)
+
+
+ROS_COMMANDS = {'teleop': run_teleop}
+"""Commands that need rclpy; they parse their own arguments."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """
     Build the argument parser of ``python -m pic_ros``.
@@ -188,6 +223,10 @@ def build_parser() -> argparse.ArgumentParser:
         '--ikpy-frames', type=int, default=200, help='frames per arm given to ikpy (0: skip)'
     )
     bench.set_defaults(run=run_bench)
+    commands.add_parser(
+        'teleop', add_help=False,
+        help='tracker -> robot trajectories in one ROS 2 process (see teleop --help)',
+    )
     return parser
 
 
@@ -199,10 +238,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     :return: Process exit status (0 success, 2 usage or input error).
     """
     logging.basicConfig(level=logging.WARNING, format='%(levelname)s %(name)s: %(message)s')
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments and arguments[0] in ROS_COMMANDS:
+        return ROS_COMMANDS[arguments[0]](arguments[1:])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(arguments)
     try:
         return int(args.run(args))
-    except (PicRosError, ValueError) as err:
+    except PicRosError as err:
         print(f'pic_ros {args.command}: {err}', file=sys.stderr)
         return 2

@@ -104,6 +104,16 @@ class RobotImitator:
             if scale:
                 self._mappers[name].reset()
 
+    def adopt_scales(self, other: RobotImitator) -> None:
+        """
+        Continue the automatic scale measurements of another imitator of the same robot.
+
+        :param other: The imitator being replaced (after a parameter change).
+        """
+        for name, mapper in self._mappers.items():
+            if name in other._mappers:
+                mapper.adopt(other._mappers[name])
+
     def step(self, frame: SkeletonFrame) -> ImitationStep:
         """
         Solve every arm whose driving human arm is valid in a body-frame skeleton.

@@ -117,7 +117,7 @@ class RobotModel:
         link = tip_link
         while link != base_link:
             joint = parent_joint.get(link)
-            if joint is None:
+            if joint is None or len(path) > len(self.joints):
                 raise ChainError(f'link {tip_link!r} does not descend from {base_link!r}')
             path.append(joint)
             link = joint.parent
@@ -155,7 +155,15 @@ def load_robot_model(path: str | Path) -> RobotModel:
     for raw in robot.joints:
         joints[raw.name] = _joint_from_urdf(raw, path)
     links = tuple(link.name for link in robot.links)
-    children = {joint.child for joint in joints.values()}
+    parents: dict[str, str] = {}
+    for joint in joints.values():
+        if joint.child in parents:
+            raise ChainError(
+                f'URDF {path}: link {joint.child!r} is the child of two joints '
+                f'({parents[joint.child]!r} and {joint.name!r}); a URDF must be a tree'
+            )
+        parents[joint.child] = joint.name
+    children = set(parents)
     roots = [link for link in links if link not in children]
     if len(roots) != 1:
         raise ChainError(f'URDF {path} must have exactly one root link, found {roots}')
@@ -182,8 +190,11 @@ def _joint_from_urdf(raw: urdf_model.Joint, path: Path) -> Joint:
     limits = None
     if joint_type.is_movable:
         limit = raw.limit
-        velocity = float(limit.velocity) if limit is not None and limit.velocity else math.inf
-        effort = float(limit.effort) if limit is not None and limit.effort else math.inf
+        # A limit of 0 is a limit (the joint must not move / push), not a missing value.
+        has_velocity = limit is not None and limit.velocity is not None
+        has_effort = limit is not None and limit.effort is not None
+        velocity = float(limit.velocity) if has_velocity else math.inf
+        effort = float(limit.effort) if has_effort else math.inf
         if joint_type is JointType.CONTINUOUS:
             lower, upper = -math.inf, math.inf
         else:

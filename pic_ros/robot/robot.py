@@ -45,8 +45,9 @@ def load_robot(robot: str | Path) -> Robot:
     """
     Load a robot by name (``baxter``, ``yumi``, ``tiago``) or from a robot YAML path.
 
-    A name is looked up as ``config/<name>.yaml`` in the package share directory; the URDF named in
-    the file is looked up in ``urdf/`` unless it is an absolute path or relative to the YAML.
+    A name is looked up as ``config/<name>.yaml`` in the package share directory; anything ending
+    in ``.yaml`` or ``.yml`` is a path. The URDF named in the file is looked up beside the YAML,
+    then in the share directory's ``urdf/``, unless it is an absolute path.
 
     :param robot: Robot name or YAML path.
     :return: The robot with its arms built.
@@ -54,7 +55,7 @@ def load_robot(robot: str | Path) -> Robot:
     :raises ChainError: If the URDF does not match the robot file.
     """
     candidate = Path(robot)
-    if candidate.suffix in ('.yaml', '.yml') or candidate.exists():
+    if candidate.suffix in ('.yaml', '.yml'):
         spec_path = candidate
     else:
         spec_path = config_path(str(robot))

@@ -24,6 +24,7 @@ from pic_ros.solvers.iteration import IterationConfig
 from pic_ros.solvers.octants import check_eta
 from pic_ros.solvers.recovery import RecoveryConfig
 from pic_ros.solvers.result import ArmSolveResult
+from pic_ros.validation import check_number
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -37,12 +38,15 @@ class SolverConfig:
     :param eta: PICs softening factor η, 1..3 for ``pics`` (ignored otherwise).
     :param iteration: Stopping rules of the backward-forward loop.
     :param recovery: Settings of the joint-angle recovery.
+    :param octant_hysteresis: PIC/PICs: a human bone must cross a coordinate plane by this much
+        (unit-direction component, 0.1 is about 6 degrees) before its octant changes; 0 disables.
     """
 
     name: str = 'pic'
     eta: int = 1
     iteration: IterationConfig = field(default_factory=IterationConfig)
     recovery: RecoveryConfig = field(default_factory=RecoveryConfig)
+    octant_hysteresis: float = 0.1
 
     def __post_init__(self) -> None:
         if self.name not in _REGISTRY:
@@ -50,6 +54,7 @@ class SolverConfig:
                 f'unknown solver {self.name!r}; available: {", ".join(sorted(_REGISTRY))}'
             )
         check_eta(self.eta)
+        check_number('octant_hysteresis', self.octant_hysteresis, 0.0, 0.5)
         if self.name == 'pics' and self.eta == 0:
             raise ConfigError('pics needs eta in 1..3 (eta 0 is pic)')
 

@@ -109,6 +109,30 @@ def octant_of(direction: Sequence[float]) -> int:
     return OCTANT_SIGNS.index(signs) + 1
 
 
+def octant_with_hysteresis(direction: Sequence[float], previous: int, band: float) -> int:
+    """
+    Return the octant of a direction, keeping the previous octant's sign near a boundary.
+
+    A tracked bone that lies close to a coordinate plane flips octant with every bit of tracker
+    noise, and each flip moves the PIC constraint to another octant. A component whose sign
+    differs from the previous octant's but whose magnitude is below ``band`` keeps the previous
+    sign, so the octant only changes once the bone has clearly crossed the plane.
+
+    :param direction: A unit vector, shape (3,), base-frame axes.
+    :param previous: The octant of the previous frame, 1..8, or 0 for none.
+    :param band: Half-width of the dead band, as a unit-vector component (0 disables it).
+    :return: Octant id 1..8.
+    """
+    if not previous or band <= 0.0:
+        return octant_of(direction)
+    kept = OCTANT_SIGNS[previous - 1]
+    signs = tuple(
+        kept[i] if abs(direction[i]) < band else (1 if direction[i] >= 0.0 else -1)
+        for i in range(3)
+    )
+    return OCTANT_SIGNS.index(signs) + 1
+
+
 def antipode(octant: int) -> int:
     """
     Return the opposite octant (every sign flipped).

@@ -22,38 +22,53 @@ intended rule, ``docs/pic_method.md`` §5.2).
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from pic_ros.human.skeleton import MIN_BONE_LENGTH
 from pic_ros.mapping import ArmTargets
 from pic_ros.robot.arm import ArmModel
 from pic_ros.solvers.base import ArmSolver, register_solver, SolverConfig
 from pic_ros.solvers.iteration import OctantConstraints, solve_point_chain
-from pic_ros.solvers.octants import antipode, octant_of
+from pic_ros.solvers.octants import antipode, octant_with_hysteresis
 from pic_ros.solvers.point_chain import as_vector, PointChain
 from pic_ros.solvers.recovery import JointRecovery
 from pic_ros.solvers.result import ArmSolveResult, FloatArray
 
 
-def human_octants(targets: ArmTargets, eta: int = 0) -> OctantConstraints:
+def human_octants(
+    targets: ArmTargets,
+    eta: int = 0,
+    previous: OctantConstraints | None = None,
+    hysteresis: float = 0.0,
+) -> OctantConstraints:
     """
     Read the PIC constraints off a mapped human arm.
 
     :param targets: Mapped human shoulder, elbow and wrist, robot base frame [m].
     :param eta: PICs softening factor η, 0..3.
+    :param previous: The previous frame's constraints, for the hysteresis.
+    :param hysteresis: Dead band on unit-direction components before an octant flips
+        (:func:`~pic_ros.solvers.octants.octant_with_hysteresis`); 0 reads the plain sign octants.
     :return: The four octants; a bone shorter than 1 mm carries no constraint.
     """
     upper = targets.elbow - targets.shoulder
     fore = targets.wrist - targets.elbow
-    shoulder_out = octant_of(upper)
-    elbow_out = octant_of(fore)
+    upper_length = float(np.linalg.norm(upper))
+    fore_length = float(np.linalg.norm(fore))
+    shoulder_out = octant_with_hysteresis(
+        upper / max(upper_length, 1e-12), previous.shoulder_out if previous else 0, hysteresis
+    )
+    elbow_out = octant_with_hysteresis(
+        fore / max(fore_length, 1e-12), previous.elbow_out if previous else 0, hysteresis
+    )
     return OctantConstraints(
         shoulder_out=shoulder_out,
         elbow_in=antipode(shoulder_out),
         elbow_out=elbow_out,
         wrist_in=antipode(elbow_out),
         eta=eta,
-        upper_arm=bool(np.linalg.norm(upper) >= MIN_BONE_LENGTH),
-        forearm=bool(np.linalg.norm(fore) >= MIN_BONE_LENGTH),
+        upper_arm=upper_length >= MIN_BONE_LENGTH,
+        forearm=fore_length >= MIN_BONE_LENGTH,
     )
 
 
@@ -111,12 +126,28 @@ class FabrikSolver(PointChainSolver):
 class PicSolver(PointChainSolver):
     """PIC (η = 0) and PICs(η) of Gonzalez & Wachs: octant-constrained FABRIK."""
 
+    def __init__(self, arm: ArmModel, config: SolverConfig) -> None:
+        super().__init__(arm, config)
+        self._previous: OctantConstraints | None = None
+
+    def reset(self, q: npt.ArrayLike | None = None) -> None:
+        """
+        Set the warm start and forget the previous octants.
+
+        :param q: Arm joint values; default the neutral pose.
+        """
+        super().reset(q)
+        self._previous = None
+
     def constraints(self, targets: ArmTargets) -> OctantConstraints:
         """
-        Return the human's octants, softened by η for PICs.
+        Return the human's octants (with hysteresis), softened by η for PICs.
 
         :param targets: Mapped human arm, robot base frame [m].
         :return: The constraints.
         """
         eta = self.config.eta if self.config.name == 'pics' else 0
-        return human_octants(targets, eta)
+        self._previous = human_octants(
+            targets, eta, self._previous, self.config.octant_hysteresis
+        )
+        return self._previous

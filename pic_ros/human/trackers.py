@@ -1,0 +1,335 @@
+"""
+Marker-based body trackers: joint tables, axes and the decoding of one marker array.
+
+The Azure Kinect ROS driver publishes one ``visualization_msgs/MarkerArray`` per body-tracking
+frame, with every joint of every tracked body as one marker whose id is
+``body_id * 100 + joint_index`` (``docs/ros_interfaces.md`` section 1.1). ``source: kinect_v2``
+uses the same encoding with the 25 Kinect v2 joint indices. The ROS layer turns one array into
+plain arrays (marker ids, shape (N,), and positions, shape (N, 3), [m], in the camera frame of
+the message) and :func:`decode_markers` turns those into one :class:`SkeletonFrame` per body in
+the ``'tracker'`` frame of :mod:`pic_ros.human.skeleton`.
+
+Camera axes of the supported formats (the origin and the unit are kept; only axes change):
+
+- ``azure_kinect``: depth camera frame, x right, y down, z forward (out of the camera);
+  ``(x, y, z)_tracker = (z, -x, -y)_camera`` (:func:`azure_camera_to_tracker`);
+- ``kinect_v2``: camera space, x to the sensor's left, y up, z out of the sensor;
+  ``(x, y, z)_tracker = (z, x, y)_camera`` (:func:`pic_ros.human.kinect_v2.camera_to_tracker`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from pic_ros.exceptions import ConfigError, SkeletonError
+from pic_ros.human.kinect_v2 import camera_to_tracker, KINECT_V2_JOINTS, KINECT_V2_TO_HUMAN
+from pic_ros.human.skeleton import JOINT_COUNT, SkeletonFrame
+from pic_ros.validation import check_choice
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
+
+MARKER_ID_STRIDE: Final = 100
+"""Marker ``id = body_id * MARKER_ID_STRIDE + joint_index`` (Azure Kinect ROS driver)."""
+
+AZURE_KINECT_JOINTS: Final[tuple[str, ...]] = (
+    'PELVIS',
+    'SPINE_NAVEL',
+    'SPINE_CHEST',
+    'NECK',
+    'CLAVICLE_LEFT',
+    'SHOULDER_LEFT',
+    'ELBOW_LEFT',
+    'WRIST_LEFT',
+    'HAND_LEFT',
+    'HANDTIP_LEFT',
+    'THUMB_LEFT',
+    'CLAVICLE_RIGHT',
+    'SHOULDER_RIGHT',
+    'ELBOW_RIGHT',
+    'WRIST_RIGHT',
+    'HAND_RIGHT',
+    'HANDTIP_RIGHT',
+    'THUMB_RIGHT',
+    'HIP_LEFT',
+    'KNEE_LEFT',
+    'ANKLE_LEFT',
+    'FOOT_LEFT',
+    'HIP_RIGHT',
+    'KNEE_RIGHT',
+    'ANKLE_RIGHT',
+    'FOOT_RIGHT',
+    'HEAD',
+    'NOSE',
+    'EYE_LEFT',
+    'EAR_LEFT',
+    'EYE_RIGHT',
+    'EAR_RIGHT',
+)
+"""The 32 K4ABT joint names (Body Tracking SDK 1.x), in index order (PELVIS = 0 ... EAR_RIGHT)."""
+
+AZURE_KINECT_TO_HUMAN: Final[tuple[int, ...]] = tuple(
+    AZURE_KINECT_JOINTS.index(name)
+    for name in (
+        'PELVIS',
+        'SPINE_CHEST',
+        'NECK',
+        'HEAD',
+        'SHOULDER_LEFT',
+        'ELBOW_LEFT',
+        'WRIST_LEFT',
+        'HAND_LEFT',
+        'SHOULDER_RIGHT',
+        'ELBOW_RIGHT',
+        'WRIST_RIGHT',
+        'HAND_RIGHT',
+    )
+)
+"""
+K4ABT joint index of each :class:`HumanJoint` row, length 12.
+
+``(0, 2, 3, 26, 5, 6, 7, 8, 12, 13, 14, 15)``: PELVIS, SPINE_CHEST, NECK, HEAD, then shoulder,
+elbow, wrist and hand of the left and of the right arm.
+"""
+
+_AZURE_SIGNS: Final = np.array([1.0, -1.0, -1.0])
+
+
+def azure_camera_to_tracker(points: npt.ArrayLike) -> FloatArray:
+    """
+    Convert points from the Azure Kinect depth camera frame to the ``'tracker'`` axes.
+
+    Depth camera frame: x right, y down, z forward (out of the camera). Tracker (REP-103 as seen
+    from the sensor): x away from the sensor, y to the sensor's left, z up. So
+    ``(x, y, z)_tracker = (z, -x, -y)_camera``, a proper rotation (determinant +1) with the same
+    origin and unit. Pure index and sign operations: NaN and inf pass through without warnings.
+    When the subject faces the camera, the sensor's left is the subject's *right*: the right
+    shoulder then has the larger tracker y.
+
+    :param points: Points, shape (..., 3), any unit, depth camera frame.
+    :return: New array, shape (..., 3), same unit, tracker frame.
+    :raises SkeletonError: If the last axis does not have length 3.
+    """
+    array = np.asarray(points, dtype=np.float64)
+    if array.ndim == 0 or array.shape[-1] != 3:
+        raise SkeletonError(f'points must have shape (..., 3), got {array.shape}')
+    converted: FloatArray = array[..., [2, 0, 1]] * _AZURE_SIGNS
+    return converted
+
+
+@dataclass(frozen=True, eq=False)
+class TrackerFormat:
+    """
+    How one marker-based tracker numbers its joints and orients its camera frame.
+
+    :param name: Source name, as in the ``source`` parameter (e.g. ``'azure_kinect'``).
+    :param joint_names: The tracker's joint names in index order (``marker.id % 100``); at most
+        :data:`MARKER_ID_STRIDE` joints.
+    :param to_human: Tracker joint index of each :class:`HumanJoint` row, length 12, distinct.
+    :param to_tracker: Converts points, shape (..., 3), from the tracker's camera frame to the
+        ``'tracker'`` axes (same origin and unit); must be a proper rotation.
+    :raises ConfigError: If the tables are inconsistent.
+    """
+
+    name: str
+    joint_names: tuple[str, ...]
+    to_human: tuple[int, ...]
+    to_tracker: Callable[[npt.ArrayLike], FloatArray]
+
+    def __post_init__(self) -> None:
+        count = len(self.joint_names)
+        if not 0 < count <= MARKER_ID_STRIDE:
+            raise ConfigError(
+                f'{self.name}: a tracker has 1 to {MARKER_ID_STRIDE} joints, got {count}'
+            )
+        if len(self.to_human) != JOINT_COUNT or len(set(self.to_human)) != JOINT_COUNT:
+            raise ConfigError(f'{self.name}: to_human needs {JOINT_COUNT} distinct joint indices')
+        if not all(0 <= index < count for index in self.to_human):
+            raise ConfigError(f'{self.name}: to_human indices must be in [0, {count})')
+
+    @property
+    def joint_count(self) -> int:
+        """Return the number of tracker joints per body (32 Azure Kinect, 25 Kinect v2)."""
+        return len(self.joint_names)
+
+    @property
+    def rotation(self) -> FloatArray:
+        """
+        Return the rotation tracker <- camera, shape (3, 3); ``p_tracker = R @ p_camera``.
+
+        :return: New array; column j is the image of camera axis j.
+        """
+        return self.to_tracker(np.eye(3)).T
+
+
+AZURE_KINECT: Final = TrackerFormat(
+    name='azure_kinect',
+    joint_names=AZURE_KINECT_JOINTS,
+    to_human=AZURE_KINECT_TO_HUMAN,
+    to_tracker=azure_camera_to_tracker,
+)
+"""Azure Kinect (and Orbbec Femto through the K4A wrapper) body tracking, 32 joints."""
+
+KINECT_V2: Final = TrackerFormat(
+    name='kinect_v2',
+    joint_names=KINECT_V2_JOINTS,
+    to_human=KINECT_V2_TO_HUMAN,
+    to_tracker=camera_to_tracker,
+)
+"""Kinect v2 bodies in the Azure Kinect marker encoding, 25 joints, Kinect v2 camera space."""
+
+TRACKER_FORMATS: Final[Mapping[str, TrackerFormat]] = MappingProxyType(
+    {AZURE_KINECT.name: AZURE_KINECT, KINECT_V2.name: KINECT_V2}
+)
+"""The marker-based formats by source name."""
+
+
+def tracker_format(name: str) -> TrackerFormat:
+    """
+    Look a marker-based tracker format up by its source name.
+
+    :param name: ``'azure_kinect'`` or ``'kinect_v2'``.
+    :return: The format.
+    :raises ConfigError: If the name is not one of :data:`TRACKER_FORMATS` (the message lists
+        them).
+    """
+    return TRACKER_FORMATS[check_choice('source', name, TRACKER_FORMATS)]
+
+
+@dataclass
+class MarkerCounts:
+    """
+    Running counts of markers that :func:`decode_joints` did not use as given.
+
+    :param ignored: Markers with a negative id or a joint index (``id % 100``) outside the
+        format; they are skipped.
+    :param duplicates: Markers whose id repeats an earlier marker of the same array; the last
+        one wins, each earlier one counts here.
+    """
+
+    ignored: int = 0
+    duplicates: int = 0
+
+
+class BodyJoints(NamedTuple):
+    """
+    Every joint of one body, in the tracker's joint order.
+
+    :param positions: Shape (J, 3), [m], ``'tracker'`` axes; NaN where no marker came. Values
+        are as received (a received NaN or inf stays NaN or inf).
+    :param present: Shape (J,), True where a marker came for that joint.
+    """
+
+    positions: FloatArray
+    present: BoolArray
+
+
+def _marker_arrays(ids: npt.ArrayLike, positions: npt.ArrayLike) -> tuple[IntArray, FloatArray]:
+    """Check and convert the marker ids (N,) and positions (N, 3); N may be 0."""
+    marker_ids = np.asarray(ids)
+    points = np.asarray(positions, dtype=np.float64)
+    if marker_ids.size == 0 and points.size == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, 3))
+    if marker_ids.ndim != 1 or marker_ids.dtype.kind not in 'iu':
+        raise SkeletonError(
+            f'marker ids must be integers of shape (N,), got {marker_ids.dtype} {marker_ids.shape}'
+        )
+    if points.shape != (marker_ids.shape[0], 3):
+        raise SkeletonError(
+            f'marker positions must have shape ({marker_ids.shape[0]}, 3), got {points.shape}'
+        )
+    return marker_ids.astype(np.int64), points
+
+
+def decode_joints(
+    tracker: TrackerFormat,
+    ids: npt.ArrayLike,
+    positions: npt.ArrayLike,
+    counts: MarkerCounts | None = None,
+) -> dict[int, BodyJoints]:
+    """
+    Group the markers of one array by body and joint, with every joint of the format.
+
+    :param tracker: The format of the markers.
+    :param ids: Marker ids, shape (N,), integers, ``body_id * 100 + joint_index``.
+    :param positions: Marker positions, shape (N, 3), [m], the format's camera frame.
+    :param counts: Optional running counts, incremented with the markers ignored (negative id,
+        joint index outside the format) and the duplicate ids (the last marker wins).
+    :return: ``{body_id: joints}``, bodies in increasing id order; empty when no marker is
+        usable (an empty array means "no body").
+    :raises SkeletonError: If the arrays have wrong shapes or the ids are not integers (a
+        caller bug, never tracker data).
+    """
+    marker_ids, points = _marker_arrays(ids, positions)
+    known = np.flatnonzero(
+        (marker_ids >= 0) & (marker_ids % MARKER_ID_STRIDE < tracker.joint_count)
+    )
+    # A stable sort keeps repeated ids in arrival order: the last of each run wins.
+    order = known[np.argsort(marker_ids[known], kind='stable')]
+    sorted_ids = marker_ids[order]
+    last_of_run = np.ones(sorted_ids.shape[0], dtype=bool)
+    last_of_run[:-1] = sorted_ids[1:] != sorted_ids[:-1]
+    if counts is not None:
+        counts.ignored += int(marker_ids.shape[0] - known.shape[0])
+        counts.duplicates += int(known.shape[0] - np.count_nonzero(last_of_run))
+    if sorted_ids.shape[0] == 0:
+        return {}
+    unique_ids = sorted_ids[last_of_run]
+    bodies = unique_ids // MARKER_ID_STRIDE
+    new_body = np.ones(bodies.shape[0], dtype=bool)
+    new_body[1:] = bodies[1:] != bodies[:-1]
+    body_ids = bodies[new_body]
+    body_index = np.cumsum(new_body) - 1
+    joint_index = unique_ids % MARKER_ID_STRIDE
+    table = np.full((body_ids.shape[0], tracker.joint_count, 3), np.nan)
+    present = np.zeros((body_ids.shape[0], tracker.joint_count), dtype=bool)
+    table[body_index, joint_index] = tracker.to_tracker(points[order[last_of_run]])
+    present[body_index, joint_index] = True
+    return {
+        int(body): BodyJoints(table[index], present[index])
+        for index, body in enumerate(body_ids.tolist())
+    }
+
+
+def decode_markers(
+    tracker: TrackerFormat,
+    ids: npt.ArrayLike,
+    positions: npt.ArrayLike,
+    stamp: float,
+    counts: MarkerCounts | None = None,
+) -> dict[int, SkeletonFrame]:
+    """
+    Decode one marker array into one tracker-frame skeleton per body.
+
+    A joint is valid when a marker came for it; its row holds the received value even if that
+    is NaN or inf, so that :class:`~pic_ros.human.validation.FrameValidator` can report the
+    frame as non-finite rather than mistake it for a missing joint. Joints without a marker are
+    invalid NaN rows. Markers of joints the skeleton does not use (feet, face...) are decoded and
+    discarded.
+
+    :param tracker: The format of the markers.
+    :param ids: Marker ids, shape (N,), integers, ``body_id * 100 + joint_index``.
+    :param positions: Marker positions, shape (N, 3), [m], the format's camera frame.
+    :param stamp: Capture time of the array [s] (the markers' ``header.stamp``).
+    :param counts: Optional running counts of ignored and duplicate markers (see
+        :func:`decode_joints`).
+    :return: ``{body_id: frame}``: 12 :class:`HumanJoint` rows, [m], ``'tracker'`` frame,
+        ``stamp``; empty when the array holds no usable marker.
+    :raises SkeletonError: If the arrays have wrong shapes or the ids are not integers (a
+        caller bug, never tracker data).
+    """
+    rows = list(tracker.to_human)
+    when = float(stamp)
+    return {
+        body: SkeletonFrame(
+            stamp=when, positions=joints.positions[rows], valid=joints.present[rows]
+        )
+        for body, joints in decode_joints(tracker, ids, positions, counts).items()
+    }

@@ -1,0 +1,407 @@
+"""
+Which tracker frames reach the solvers: body selection, frame checks and counted drop reasons.
+
+Product §7: a frame with NaN/inf, missing arm joints, zero-length or impossible bones, a stamp
+not after the last accepted one, or a body that is not the tracked one is dropped with a counted
+:class:`DropReason`; the caller holds the last valid target. An empty marker array or a lost body
+is :attr:`DropReason.NO_BODY`, never an exception or a zero pose.
+
+- :class:`BodySelector` keeps one body id across marker arrays;
+- :class:`FrameValidator` checks one tracker-frame skeleton;
+- :class:`SkeletonFrontEnd` composes decoding (:mod:`pic_ros.human.trackers`), selection,
+  validation and :class:`~pic_ros.human.processing.SkeletonProcessor` for one message, as the
+  skeleton node calls it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+import enum
+import math
+from types import MappingProxyType
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from pic_ros.exceptions import SkeletonError
+from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor
+from pic_ros.human.skeleton import (
+    HumanJoint,
+    MAX_BONE_LENGTH,
+    MIN_BONE_LENGTH,
+    Side,
+    SkeletonFrame,
+)
+from pic_ros.human.trackers import decode_markers, MarkerCounts, TrackerFormat
+from pic_ros.validation import check_number
+
+DEFAULT_SWITCH_AFTER: Final = 1.0
+"""Default absence [s] of the tracked body before another body may be tracked."""
+
+MAX_SWITCH_AFTER: Final = 3600.0
+"""Largest accepted ``switch_after`` [s]."""
+
+
+class DropReason(enum.Enum):
+    """
+    Why a tracker message gave no skeleton; the value is the key used in diagnostics.
+
+    - ``NO_BODY``: the array holds no usable marker (empty array, body lost);
+    - ``OTHER_BODY``: only bodies other than the tracked one, which is absent for less than
+      ``switch_after``;
+    - ``NON_FINITE``: a received joint of the skeleton, or the stamp, is NaN or inf;
+    - ``OLD_STAMP``: the stamp is not after the last accepted one;
+    - ``MISSING_ARM_JOINTS``: neither arm has its shoulder, elbow and wrist;
+    - ``BAD_BONE``: a bone between two present joints is shorter than its minimum or longer than
+      :data:`~pic_ros.human.skeleton.MAX_BONE_LENGTH`;
+    - ``BAD_FRAME``: the body frame cannot be built (e.g. a shoulder is missing) or is not
+      finite.
+    """
+
+    NO_BODY = 'no_body'
+    OTHER_BODY = 'other_body'
+    NON_FINITE = 'non_finite'
+    OLD_STAMP = 'old_stamp'
+    MISSING_ARM_JOINTS = 'missing_arm_joints'
+    BAD_BONE = 'bad_bone'
+    BAD_FRAME = 'bad_frame'
+
+
+CHECKED_BONES: Final[tuple[tuple[HumanJoint, HumanJoint, float], ...]] = (
+    (HumanJoint.PELVIS, HumanJoint.SPINE_CHEST, MIN_BONE_LENGTH),
+    (HumanJoint.SPINE_CHEST, HumanJoint.NECK, MIN_BONE_LENGTH),
+    (HumanJoint.NECK, HumanJoint.HEAD, MIN_BONE_LENGTH),
+    (HumanJoint.SHOULDER_LEFT, HumanJoint.SHOULDER_RIGHT, MIN_BONE_LENGTH),
+    (HumanJoint.SHOULDER_LEFT, HumanJoint.ELBOW_LEFT, MIN_BONE_LENGTH),
+    (HumanJoint.ELBOW_LEFT, HumanJoint.WRIST_LEFT, MIN_BONE_LENGTH),
+    (HumanJoint.WRIST_LEFT, HumanJoint.HAND_LEFT, 0.0),
+    (HumanJoint.SHOULDER_RIGHT, HumanJoint.ELBOW_RIGHT, MIN_BONE_LENGTH),
+    (HumanJoint.ELBOW_RIGHT, HumanJoint.WRIST_RIGHT, MIN_BONE_LENGTH),
+    (HumanJoint.WRIST_RIGHT, HumanJoint.HAND_RIGHT, 0.0),
+)
+"""
+Bones checked by :class:`FrameValidator`: ``(joint, joint, shortest [m])``.
+
+Every bone may be at most :data:`~pic_ros.human.skeleton.MAX_BONE_LENGTH` long. The hands have
+no minimum: Kinect v2 puts the hand within a few millimetres of the wrist (3 mm in the PIC
+recordings).
+"""
+
+_BONE_STARTS: Final = np.array([bone[0] for bone in CHECKED_BONES])
+_BONE_ENDS: Final = np.array([bone[1] for bone in CHECKED_BONES])
+_BONE_MINIMA: Final = np.array([bone[2] for bone in CHECKED_BONES])
+
+
+class DropCounter:
+    """Counts of accepted frames and of drops per reason."""
+
+    def __init__(self) -> None:
+        self._counts = dict.fromkeys(DropReason, 0)
+        self._accepted = 0
+
+    @property
+    def counts(self) -> Mapping[DropReason, int]:
+        """Return the drops per reason, every reason present (read-only live view)."""
+        return MappingProxyType(self._counts)
+
+    @property
+    def accepted(self) -> int:
+        """Return the number of accepted frames."""
+        return self._accepted
+
+    @property
+    def total(self) -> int:
+        """Return accepted plus dropped frames."""
+        return self._accepted + sum(self._counts.values())
+
+    def record(self, reason: DropReason | None) -> None:
+        """
+        Count one outcome.
+
+        :param reason: The drop reason, or None for an accepted frame.
+        """
+        if reason is None:
+            self._accepted += 1
+        else:
+            self._counts[reason] += 1
+
+    def reset(self) -> None:
+        """Set every count to zero (views from :attr:`counts` stay live)."""
+        for reason in self._counts:
+            self._counts[reason] = 0
+        self._accepted = 0
+
+
+def _distance(frame: SkeletonFrame) -> float:
+    """Distance [m] from the sensor to the mean of the finite valid joints; inf if none."""
+    rows = frame.valid & np.all(np.isfinite(frame.positions), axis=1)
+    if not np.any(rows):
+        return math.inf
+    with np.errstate(over='ignore', invalid='ignore'):
+        distance = float(np.linalg.norm(np.mean(frame.positions[rows], axis=0)))
+    return distance if math.isfinite(distance) else math.inf
+
+
+class BodySelector:
+    """
+    Keep tracking one body id across marker arrays.
+
+    Rules, per array (``{body_id: frame}`` from
+    :func:`~pic_ros.human.trackers.decode_markers`):
+
+    - no body: :attr:`DropReason.NO_BODY`, nothing changes (an empty array is not "another
+      body");
+    - nothing tracked yet: track the body nearest to the sensor (distance from the sensor origin
+      to the mean of the body's finite valid joints; ties go to the lower id), so a single body
+      is tracked as soon as it is seen;
+    - the tracked body is in the array: return it (other bodies are ignored);
+    - only other bodies: :attr:`DropReason.OTHER_BODY` until the tracked body has been absent
+      for ``switch_after`` seconds (frame stamp minus the stamp at which it was last seen), then
+      track the nearest of them.
+
+    "Present" means that markers came for the body, whatever their values: a tracked body with
+    broken joints stays tracked and its frames are dropped by the validator.
+
+    :param switch_after: Absence [s] of the tracked body after which another body is tracked,
+        in [0, 3600].
+    :raises ConfigError: If ``switch_after`` is out of range.
+    """
+
+    def __init__(self, switch_after: float = DEFAULT_SWITCH_AFTER) -> None:
+        self._switch_after = check_number('switch_after', switch_after, 0.0, MAX_SWITCH_AFTER)
+        self._tracked: int | None = None
+        self._last_seen = -math.inf
+
+    @property
+    def switch_after(self) -> float:
+        """Return the absence [s] after which another body is tracked."""
+        return self._switch_after
+
+    @property
+    def tracked_id(self) -> int | None:
+        """Return the tracked body id, or None before the first body."""
+        return self._tracked
+
+    @property
+    def last_seen(self) -> float | None:
+        """Return the latest finite stamp [s] of the tracked body, or None if none yet."""
+        return self._last_seen if math.isfinite(self._last_seen) else None
+
+    def reset(self) -> None:
+        """Forget the tracked body."""
+        self._tracked = None
+        self._last_seen = -math.inf
+
+    def select(self, bodies: Mapping[int, SkeletonFrame]) -> SkeletonFrame | DropReason:
+        """
+        Choose the frame of the tracked body in one decoded marker array.
+
+        :param bodies: ``{body_id: frame}`` of one array (any frame; stamps [s]).
+        :return: The tracked body's frame, or :attr:`DropReason.NO_BODY` or
+            :attr:`DropReason.OTHER_BODY`.
+        """
+        if not bodies:
+            return DropReason.NO_BODY
+        if self._tracked is not None and self._tracked not in bodies:
+            now = max(frame.stamp for frame in bodies.values())
+            if not now - self._last_seen >= self._switch_after:  # False for NaN too
+                return DropReason.OTHER_BODY
+            self._tracked = None
+        if self._tracked is None:
+            self._tracked = min(bodies, key=lambda body: (_distance(bodies[body]), body))
+            self._last_seen = -math.inf
+        frame = bodies[self._tracked]
+        if math.isfinite(frame.stamp) and frame.stamp > self._last_seen:
+            self._last_seen = frame.stamp
+        return frame
+
+
+class FrameValidator:
+    """
+    Check tracker skeletons one by one, keeping the last accepted stamp and counts.
+
+    Checks, in this order (the first failing one is the reason):
+
+    1. :attr:`DropReason.NON_FINITE`: the stamp, or a valid row, is not finite (invalid rows are
+       NaN by convention and are not checked);
+    2. :attr:`DropReason.OLD_STAMP`: the stamp is not after the last accepted one;
+    3. :attr:`DropReason.MISSING_ARM_JOINTS`: neither arm has a valid shoulder, elbow and wrist
+       (one complete arm is enough; the other is then reported by ``frame.has_arm``);
+    4. :attr:`DropReason.BAD_BONE`: a bone of :data:`CHECKED_BONES` whose two joints are valid
+       is shorter than its minimum or longer than
+       :data:`~pic_ros.human.skeleton.MAX_BONE_LENGTH`.
+
+    Lengths do not depend on the frame, so tracker and body frames are checked alike.
+    """
+
+    def __init__(self) -> None:
+        self._counter = DropCounter()
+        self._last_stamp = -math.inf
+
+    @property
+    def counts(self) -> Mapping[DropReason, int]:
+        """Return the drops per reason so far (read-only live view)."""
+        return self._counter.counts
+
+    @property
+    def accepted(self) -> int:
+        """Return the number of frames accepted so far."""
+        return self._counter.accepted
+
+    @property
+    def last_stamp(self) -> float | None:
+        """Return the stamp [s] of the last accepted frame, or None."""
+        return self._last_stamp if math.isfinite(self._last_stamp) else None
+
+    def reset(self) -> None:
+        """Forget the last accepted stamp and zero the counts."""
+        self._counter.reset()
+        self._last_stamp = -math.inf
+
+    def check(self, frame: SkeletonFrame) -> DropReason | None:
+        """
+        Check one skeleton and count the outcome.
+
+        :param frame: Skeleton, shape (12, 3), [m], stamp [s].
+        :return: None if the frame is accepted (its stamp becomes the last accepted one),
+            else the reason to drop it.
+        """
+        reason = self._reason(frame)
+        self._counter.record(reason)
+        if reason is None:
+            self._last_stamp = frame.stamp
+        return reason
+
+    def _reason(self, frame: SkeletonFrame) -> DropReason | None:
+        valid = frame.valid
+        if not math.isfinite(frame.stamp) or not np.all(np.isfinite(frame.positions[valid])):
+            return DropReason.NON_FINITE
+        if not frame.stamp > self._last_stamp:
+            return DropReason.OLD_STAMP
+        if not (frame.has_arm(Side.LEFT) or frame.has_arm(Side.RIGHT)):
+            return DropReason.MISSING_ARM_JOINTS
+        present = valid[_BONE_STARTS] & valid[_BONE_ENDS]
+        with np.errstate(over='ignore', invalid='ignore'):
+            lengths = np.linalg.norm(
+                frame.positions[_BONE_STARTS[present]] - frame.positions[_BONE_ENDS[present]],
+                axis=1,
+            )
+        minima = _BONE_MINIMA[present]
+        if np.any(~((lengths >= minima) & (lengths <= MAX_BONE_LENGTH))):
+            return DropReason.BAD_BONE
+        return None
+
+
+class SkeletonFrontEnd:
+    """
+    One marker array in, one body-frame skeleton or one drop reason out.
+
+    Composes :func:`~pic_ros.human.trackers.decode_markers`, :class:`BodySelector`,
+    :class:`FrameValidator` and :class:`~pic_ros.human.processing.SkeletonProcessor` (smoothing
+    and body frame). The smoothing restarts when the tracked body changes. Every call is counted
+    once, in :attr:`counts` or :attr:`accepted`. The parts are public attributes (``tracker``,
+    ``selector``, ``validator``, ``processor``) for diagnostics; the validator keeps its own
+    counts of the frames that reached it.
+
+    :param tracker: The marker format (:data:`~pic_ros.human.trackers.AZURE_KINECT` or
+        :data:`~pic_ros.human.trackers.KINECT_V2`), or ``None`` for a source that delivers
+        skeletons (:meth:`process_frame` only).
+    :param switch_after: See :class:`BodySelector` [s].
+    :param processing: Smoothing settings; default :class:`ProcessingConfig()`.
+    :raises ConfigError: If ``switch_after`` is out of range.
+    """
+
+    def __init__(
+        self,
+        tracker: TrackerFormat | None,
+        *,
+        switch_after: float = DEFAULT_SWITCH_AFTER,
+        processing: ProcessingConfig | None = None,
+    ) -> None:
+        self.tracker = tracker
+        self.selector = BodySelector(switch_after)
+        self.validator = FrameValidator()
+        self.processor = SkeletonProcessor(processing)
+        self._counter = DropCounter()
+        self._markers = MarkerCounts()
+
+    @property
+    def counts(self) -> Mapping[DropReason, int]:
+        """Return the dropped messages per reason (read-only live view)."""
+        return self._counter.counts
+
+    @property
+    def accepted(self) -> int:
+        """Return the number of messages that gave a body-frame skeleton."""
+        return self._counter.accepted
+
+    @property
+    def marker_counts(self) -> MarkerCounts:
+        """Return the running counts of ignored and duplicate markers (live object)."""
+        return self._markers
+
+    def reset(self) -> None:
+        """Forget the tracked body, the last stamp and the filter state; zero every count."""
+        self.selector.reset()
+        self.validator.reset()
+        self.processor.reset()
+        self._counter.reset()
+        self._markers.ignored = 0
+        self._markers.duplicates = 0
+
+    def process(
+        self, ids: npt.ArrayLike, positions: npt.ArrayLike, stamp: float
+    ) -> SkeletonFrame | DropReason:
+        """
+        Turn one marker array into the tracked person's body-frame skeleton.
+
+        :param ids: Marker ids, shape (N,), integers (N may be 0).
+        :param positions: Marker positions, shape (N, 3), [m], the tracker's camera frame.
+        :param stamp: The markers' ``header.stamp`` [s]; unused when N is 0.
+        :return: The smoothed skeleton in the ``'body'`` frame (12 rows, [m], valid rows
+            finite), or why the message was dropped.
+        :raises SkeletonError: Only if ``ids`` and ``positions`` have inconsistent shapes or the
+            ids are not integers (a caller bug); never for any values.
+        """
+        result = self._process(ids, positions, stamp)
+        self._counter.record(result if isinstance(result, DropReason) else None)
+        return result
+
+    def process_frame(self, frame: SkeletonFrame) -> SkeletonFrame | DropReason:
+        """
+        Validate and smooth a tracker-frame skeleton that needs no decoding (Xsens MVN).
+
+        :param frame: One person's skeleton in the ``'tracker'`` frame.
+        :return: The smoothed skeleton in the ``'body'`` frame, or why it was dropped.
+        """
+        result = self._checked(frame)
+        self._counter.record(result if isinstance(result, DropReason) else None)
+        return result
+
+    def _process(
+        self, ids: npt.ArrayLike, positions: npt.ArrayLike, stamp: float
+    ) -> SkeletonFrame | DropReason:
+        if self.tracker is None:
+            raise SkeletonError('this front end has no marker format; use process_frame()')
+        bodies = decode_markers(self.tracker, ids, positions, stamp, self._markers)
+        tracked = self.selector.tracked_id
+        frame = self.selector.select(bodies)
+        if isinstance(frame, DropReason):
+            return frame
+        if self.selector.tracked_id != tracked:
+            self.processor.reset()
+        return self._checked(frame)
+
+    def _checked(self, frame: SkeletonFrame) -> SkeletonFrame | DropReason:
+        reason = self.validator.check(frame)
+        if reason is not None:
+            return reason
+        try:
+            with np.errstate(over='ignore', invalid='ignore'):
+                body = self.processor.process(frame)
+        except SkeletonError:
+            return DropReason.BAD_FRAME
+        if not np.all(np.isfinite(body.positions[body.valid])):
+            return DropReason.BAD_FRAME
+        return body

@@ -1,0 +1,835 @@
+"""
+Xsens MVN real-time network stream: MXTP02 datagrams to samples and skeleton frames.
+
+MVN (Analyze / Animate) streams one UDP datagram per sample and character, or several when a
+sample does not fit (``docs/ros_interfaces.md`` section 3). Every datagram starts with a 24-byte
+big-endian header:
+
+======  ====  ===================================================================================
+offset  size  field
+======  ====  ===================================================================================
+0       6     ID string: ``MXTP`` + 2 hex digits giving the message type (``MXTP02``)
+6       4     sample counter (uint32), +1 per sampled frame (frames may be skipped)
+10      1     datagram counter: bit 7 set = last datagram of the sample, low 7 bits = index
+11      1     number of items in *this* datagram (uint8)
+12      4     time code (uint32) [ms], MVN clock since the start of the recording
+16      1     character (avatar) id
+17      1     number of body segments of the character (23)
+18      1     number of props
+19      1     number of finger-tracking segments
+20      2     reserved
+22      2     payload size (uint16) [bytes after the header]
+======  ====  ===================================================================================
+
+Only message type ``02`` (position + quaternion) is decoded: per item an int32 segment id, three
+float32 positions [m] and a float32 unit quaternion (w, x, y, z), 32 bytes, all big-endian. Its
+world frame is MVN's Z-up frame, x forward (the person's facing direction at calibration), y left,
+z up -- already REP-103, so positions are used as they come, and quaternions are taken **as is**:
+the C++ decoder vendored by the MVN ROS drivers scales them by 180/pi, a bug this parser would
+reject as a non-unit quaternion.
+
+:class:`XsensParser` is the network-facing part. It never raises on what it is fed: every datagram
+it cannot use is dropped and counted by :class:`XsensDropReason`, and the memory it keeps is
+bounded by its configuration (:class:`XsensParserConfig`). :func:`sample_to_skeleton` maps a
+completed :class:`XsensSample` to the :class:`~pic_ros.human.skeleton.SkeletonFrame` rows;
+:func:`build_mxtp02_datagrams` and :func:`t_pose_segments` make streams for tests and benchmarks.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+import enum
+import struct
+from types import MappingProxyType
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from pic_ros.exceptions import ConfigError
+from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT, make_frame, SkeletonFrame
+from pic_ros.validation import check_integer, check_number
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+HEADER_SIZE: Final = 24
+"""Size of the datagram header [bytes]."""
+
+MAGIC: Final = b'MXTP'
+"""First four bytes of every MVN datagram; two hex digits of the message type follow."""
+
+MESSAGE_TYPE_POSE_QUATERNION: Final = '02'
+"""Message type of ``MXTP02``: segment positions [m] and unit quaternions, Z-up."""
+
+METADATA_MESSAGE_TYPES: Final = frozenset({'12', '13'})
+"""Character meta data (``12``) and scaling data (``13``): sent beside ``02``, not decoded."""
+
+ITEM_SIZE: Final = 32
+"""Bytes per ``MXTP02`` item: int32 segment id, 3 float32 position, 4 float32 quaternion."""
+
+LAST_DATAGRAM_FLAG: Final = 0x80
+"""Bit of the datagram counter set on the last datagram of a sample."""
+
+DATAGRAM_INDEX_MASK: Final = 0x7F
+"""Bits of the datagram counter holding the datagram index within the sample."""
+
+MAX_UDP_PAYLOAD: Final = 65507
+"""Largest UDP payload over IPv4 [bytes]."""
+
+SEGMENT_COUNT: Final = 23
+"""Body segments of an MVN character (ids 1..23); other counts are not supported."""
+
+_HEADER: Final = struct.Struct('>4s2sIBBIBBBBHH')
+_HEX_DIGITS: Final = frozenset(b'0123456789ABCDEFabcdef')
+_HEADER_LIMITS: Final = (
+    ('sample_counter', 0xFFFFFFFF),
+    ('datagram_index', DATAGRAM_INDEX_MASK),
+    ('item_count', 0xFF),
+    ('time_code_ms', 0xFFFFFFFF),
+    ('character_id', 0xFF),
+    ('body_segment_count', 0xFF),
+    ('prop_count', 0xFF),
+    ('finger_segment_count', 0xFF),
+    ('reserved', 0xFFFF),
+    ('payload_size', 0xFFFF),
+)
+_ITEM_DTYPE: Final = np.dtype(
+    [('segment', '>i4'), ('position', '>f4', (3,)), ('quaternion', '>f4', (4,))]
+)
+
+
+class XsensSegment(enum.IntEnum):
+    """MVN body segments; the value is the segment id on the wire (1..23)."""
+
+    PELVIS = 1
+    L5 = 2
+    L3 = 3
+    T12 = 4
+    T8 = 5
+    NECK = 6
+    HEAD = 7
+    RIGHT_SHOULDER = 8
+    RIGHT_UPPER_ARM = 9
+    RIGHT_FORE_ARM = 10
+    RIGHT_HAND = 11
+    LEFT_SHOULDER = 12
+    LEFT_UPPER_ARM = 13
+    LEFT_FORE_ARM = 14
+    LEFT_HAND = 15
+    RIGHT_UPPER_LEG = 16
+    RIGHT_LOWER_LEG = 17
+    RIGHT_FOOT = 18
+    RIGHT_TOE = 19
+    LEFT_UPPER_LEG = 20
+    LEFT_LOWER_LEG = 21
+    LEFT_FOOT = 22
+    LEFT_TOE = 23
+
+
+SEGMENT_NAMES: Final[tuple[str, ...]] = (
+    'Pelvis',
+    'L5',
+    'L3',
+    'T12',
+    'T8',
+    'Neck',
+    'Head',
+    'RightShoulder',
+    'RightUpperArm',
+    'RightForeArm',
+    'RightHand',
+    'LeftShoulder',
+    'LeftUpperArm',
+    'LeftForeArm',
+    'LeftHand',
+    'RightUpperLeg',
+    'RightLowerLeg',
+    'RightFoot',
+    'RightToe',
+    'LeftUpperLeg',
+    'LeftLowerLeg',
+    'LeftFoot',
+    'LeftToe',
+)
+"""MVN segment names (as in the type-13 scaling data); entry ``i`` names segment id ``i + 1``."""
+
+XSENS_TO_HUMAN: Final[Mapping[HumanJoint, XsensSegment]] = MappingProxyType({
+    HumanJoint.PELVIS: XsensSegment.PELVIS,
+    HumanJoint.SPINE_CHEST: XsensSegment.T8,
+    HumanJoint.NECK: XsensSegment.NECK,
+    HumanJoint.HEAD: XsensSegment.HEAD,
+    HumanJoint.SHOULDER_LEFT: XsensSegment.LEFT_UPPER_ARM,
+    HumanJoint.ELBOW_LEFT: XsensSegment.LEFT_FORE_ARM,
+    HumanJoint.WRIST_LEFT: XsensSegment.LEFT_HAND,
+    HumanJoint.SHOULDER_RIGHT: XsensSegment.RIGHT_UPPER_ARM,
+    HumanJoint.ELBOW_RIGHT: XsensSegment.RIGHT_FORE_ARM,
+    HumanJoint.WRIST_RIGHT: XsensSegment.RIGHT_HAND,
+})
+"""
+Segment whose *origin* gives each :class:`HumanJoint` row.
+
+A segment's origin is its proximal joint: the upper arm's origin is the glenohumeral joint (the
+``*Shoulder`` segments are the clavicles, whose origins sit near the sternum), the forearm's the
+elbow, the hand's the wrist. ``HAND_LEFT`` and ``HAND_RIGHT`` are absent: the hand's far end is no
+segment origin, and locating it would need the hand length from the scaling data (type 13) and the
+hand orientation -- an estimate, not a measurement -- so those rows are left invalid.
+"""
+
+
+class XsensDropReason(enum.Enum):
+    """
+    Why :class:`XsensParser` dropped a datagram or a sample.
+
+    Each count is one event: a datagram, except ``EVICTED`` and the sample-level ``MALFORMED``
+    and ``STALE`` cases, which count an incomplete sample (the datagrams it had are lost with it).
+
+    - ``WRONG_MAGIC``: the ID string is not ``MXTP`` + two hex digits.
+    - ``UNKNOWN_TYPE``: a message type other than ``02`` and the meta-data types (e.g. ``01``
+      Euler, ``03`` markers, ``20`` joint angles): MVN is streaming something not decoded here.
+    - ``METADATA``: character meta data or scaling data (``12``, ``13``); normal, ignored.
+    - ``TRUNCATED``: shorter than the header, or than the header's payload size.
+    - ``OVERSIZED``: longer than ``max_datagram_size``.
+    - ``MALFORMED``: inconsistent header (trailing bytes, payload size not items x 32, no items,
+      more items than the character has, not 23 body segments), segment id out of range or
+      repeated, non-finite value, quaternion norm off 1 by more than the tolerance, a datagram
+      that disagrees with the others of its sample (time code, counts, datagram indices), or a
+      sample whose datagrams are all there but not all of its items.
+    - ``OTHER_CHARACTER``: a character other than the followed one.
+    - ``DUPLICATE``: a datagram index already received for the pending sample, or a sample
+      counter equal to the last sample returned.
+    - ``STALE``: a sample counter behind the last sample returned (by at most
+      ``reorder_window``), or a pending sample overtaken by a later completed one.
+    - ``EVICTED``: a pending sample discarded, incomplete, for lack of room
+      (``max_pending_samples``), after ``pending_timeout``, or at a stream restart.
+    """
+
+    WRONG_MAGIC = 'wrong_magic'
+    UNKNOWN_TYPE = 'unknown_type'
+    METADATA = 'metadata'
+    TRUNCATED = 'truncated'
+    OVERSIZED = 'oversized'
+    MALFORMED = 'malformed'
+    OTHER_CHARACTER = 'other_character'
+    DUPLICATE = 'duplicate'
+    STALE = 'stale'
+    EVICTED = 'evicted'
+
+
+class XsensStampSource(enum.Enum):
+    """Which clock :func:`sample_to_skeleton` stamps a skeleton with."""
+
+    RECEIVE_TIME = 'receive_time'
+    TIME_CODE = 'time_code'
+
+
+@dataclass(frozen=True)
+class XsensHeader:
+    """
+    The 24-byte header of an MVN datagram (big-endian on the wire).
+
+    :param message_type: The two hex digits after ``MXTP``, upper case, e.g. ``'02'``.
+    :param sample_counter: Sample number, uint32.
+    :param datagram_index: Index of this datagram within its sample, 0..127.
+    :param is_last_datagram: Whether bit 7 of the datagram counter is set.
+    :param item_count: Items in this datagram, 0..255.
+    :param time_code_ms: MVN time code [ms], uint32.
+    :param character_id: Character (avatar) id, 0..255.
+    :param body_segment_count: Body segments of the character, 0..255.
+    :param prop_count: Props of the character, 0..255.
+    :param finger_segment_count: Finger-tracking segments of the character, 0..255.
+    :param reserved: The reserved uint16 (zero in practice; not checked).
+    :param payload_size: Bytes after the header, uint16.
+    :raises ConfigError: If a field does not fit its wire type.
+    """
+
+    message_type: str
+    sample_counter: int
+    datagram_index: int
+    is_last_datagram: bool
+    item_count: int
+    time_code_ms: int
+    character_id: int
+    body_segment_count: int
+    prop_count: int
+    finger_segment_count: int
+    reserved: int
+    payload_size: int
+
+    def __post_init__(self) -> None:
+        code = self.message_type
+        if not (isinstance(code, str) and len(code) == 2 and code == code.upper()
+                and set(code.encode('ascii', 'replace')) <= _HEX_DIGITS):
+            raise ConfigError(f'message_type must be two upper-case hex digits, got {code!r}')
+        for name, high in _HEADER_LIMITS:
+            value = getattr(self, name)
+            # Runs per datagram: check_integer only when needed, for its error message.
+            if type(value) is not int or not 0 <= value <= high:
+                check_integer(name, value, 0, high)
+
+    @property
+    def total_item_count(self) -> int:
+        """Return the items of a whole sample: body segments + props + finger segments."""
+        return self.body_segment_count + self.prop_count + self.finger_segment_count
+
+    @property
+    def datagram_counter(self) -> int:
+        """Return the datagram counter byte: the index, with bit 7 set on the last datagram."""
+        return self.datagram_index | (LAST_DATAGRAM_FLAG if self.is_last_datagram else 0)
+
+    def to_bytes(self) -> bytes:
+        """
+        Pack the header as it is sent.
+
+        :return: 24 bytes, big-endian, the layout of the module docstring.
+        """
+        return _HEADER.pack(
+            MAGIC, self.message_type.encode('ascii'), self.sample_counter, self.datagram_counter,
+            self.item_count, self.time_code_ms, self.character_id, self.body_segment_count,
+            self.prop_count, self.finger_segment_count, self.reserved, self.payload_size,
+        )
+
+
+def parse_header(datagram: bytes | bytearray | memoryview) -> XsensHeader | XsensDropReason:
+    """
+    Decode the header of a datagram, whatever its type.
+
+    Only the header is looked at: payload consistency is :class:`XsensParser`'s business.
+
+    :param datagram: A received datagram (any length).
+    :return: The header, or ``WRONG_MAGIC`` if the bytes present contradict ``MXTP`` + two hex
+        digits, or ``TRUNCATED`` if they agree but are fewer than :data:`HEADER_SIZE`.
+    """
+    prefix = bytes(datagram[:6])
+    if prefix[:4] != MAGIC[:len(prefix)] or not set(prefix[4:]) <= _HEX_DIGITS:
+        return XsensDropReason.WRONG_MAGIC
+    if len(datagram) < HEADER_SIZE:
+        return XsensDropReason.TRUNCATED
+    (_, code, sample, counter, items, time_code, character, body, props, fingers, reserved,
+     payload) = _HEADER.unpack_from(datagram)
+    return XsensHeader(
+        message_type=code.decode('ascii').upper(),
+        sample_counter=sample,
+        datagram_index=counter & DATAGRAM_INDEX_MASK,
+        is_last_datagram=bool(counter & LAST_DATAGRAM_FLAG),
+        item_count=items,
+        time_code_ms=time_code,
+        character_id=character,
+        body_segment_count=body,
+        prop_count=props,
+        finger_segment_count=fingers,
+        reserved=reserved,
+        payload_size=payload,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class XsensSample:
+    """
+    One complete MXTP02 sample of one character (body segments only; props and fingers dropped).
+
+    Instances compare by identity (they hold arrays); the arrays are read-only.
+
+    :param sample_counter: MVN sample counter.
+    :param time_code: MVN time code [s]: capture time on MVN's clock, since the start of the
+        recording (not comparable with host or ROS time).
+    :param receive_time: Host time [s] at which the sample's first datagram was received, on
+        the clock the caller passed to :meth:`XsensParser.feed`.
+    :param character_id: Character (avatar) id.
+    :param positions: Segment origins, shape (23, 3), [m], MVN Z-up world frame (x forward,
+        y left, z up; REP-103); row ``i`` is segment id ``i + 1`` (:class:`XsensSegment`).
+    :param quaternions: Segment orientations, shape (23, 4), unit quaternions (w, x, y, z),
+        segment -> MVN world, exactly as sent.
+    :param datagram_count: Datagrams the sample arrived in.
+    """
+
+    sample_counter: int
+    time_code: float
+    receive_time: float
+    character_id: int
+    positions: FloatArray
+    quaternions: FloatArray
+    datagram_count: int = 1
+
+    def segment_position(self, segment: XsensSegment) -> FloatArray:
+        """
+        Return the origin of one segment.
+
+        :param segment: The segment.
+        :return: Position, shape (3,), [m], MVN Z-up world frame (a read-only view).
+        """
+        row: FloatArray = self.positions[int(segment) - 1]
+        return row
+
+
+@dataclass(frozen=True)
+class XsensParserConfig:
+    """
+    Limits and choices of :class:`XsensParser`.
+
+    :param character_id: Character to follow, 0..255; None (default) follows the first character
+        whose datagram passes validation and keeps it until :meth:`XsensParser.reset`. Datagrams
+        of other characters are dropped as ``OTHER_CHARACTER``.
+    :param max_datagram_size: Longest accepted datagram [bytes], 56..65507; longer ones are
+        ``OVERSIZED``. Receive with a buffer of ``max_datagram_size + 1`` bytes so that an
+        oversized datagram is seen as such rather than silently cut.
+    :param max_pending_samples: Most incomplete multi-datagram samples kept at once, 1..1024;
+        the oldest (by first arrival) is evicted to make room.
+    :param pending_timeout: Longest time [s] an incomplete sample is kept after its first
+        datagram, in (0, 60].
+    :param reorder_window: Samples [count] a sample counter may fall behind the last returned
+        sample and still count as late (``STALE``), 0..65535; further behind is taken as a
+        stream restart (a new MVN session or counter wrap) and accepted.
+    :param quaternion_tolerance: Largest accepted ``| |q| - 1 |``, in [1e-6, 0.5].
+    :raises ConfigError: If a value is out of range.
+    """
+
+    character_id: int | None = None
+    max_datagram_size: int = 8192
+    max_pending_samples: int = 8
+    pending_timeout: float = 0.1
+    reorder_window: int = 64
+    quaternion_tolerance: float = 1e-3
+
+    def __post_init__(self) -> None:
+        if self.character_id is not None:
+            check_integer('character_id', self.character_id, 0, 0xFF)
+        check_integer(
+            'max_datagram_size', self.max_datagram_size, HEADER_SIZE + ITEM_SIZE, MAX_UDP_PAYLOAD
+        )
+        check_integer('max_pending_samples', self.max_pending_samples, 1, 1024)
+        timeout = check_number('pending_timeout', self.pending_timeout, 0.0, 60.0)
+        if timeout <= 0.0:
+            raise ConfigError(f'pending_timeout must be > 0 s, got {self.pending_timeout!r}')
+        check_integer('reorder_window', self.reorder_window, 0, 0xFFFF)
+        check_number('quaternion_tolerance', self.quaternion_tolerance, 1e-6, 0.5)
+
+
+@dataclass
+class _Pending:
+    """An incomplete sample: what its first datagram declared and what has arrived."""
+
+    header: XsensHeader
+    receive_time: float
+    values: FloatArray
+    seen_items: BoolArray
+    indices: set[int] = field(default_factory=set)
+    last_index: int | None = None
+    item_total: int = 0
+
+
+class XsensParser:
+    """
+    Stateful MXTP02 stream parser: validates datagrams and assembles samples.
+
+    Feed every received datagram to :meth:`feed`; it returns a sample when one completes. It
+    never raises on the datagram: anything unusable is dropped and counted in
+    :attr:`drop_counts`. Samples are returned in increasing sample-counter order: a sample
+    behind the last returned one is dropped as ``STALE`` (or, beyond ``reorder_window``, taken
+    as a restart of the stream). Memory is bounded: datagram bytes are never kept, and at most
+    ``max_pending_samples`` incomplete samples of fixed size (their 23 segments and a flag per
+    item, at most 533 items) are held.
+
+    :param config: Limits and the character to follow; default :class:`XsensParserConfig`.
+    :raises ConfigError: If ``config`` is not an :class:`XsensParserConfig`.
+    """
+
+    def __init__(self, config: XsensParserConfig | None = None) -> None:
+        if config is None:
+            config = XsensParserConfig()
+        if not isinstance(config, XsensParserConfig):
+            raise ConfigError(f'config must be an XsensParserConfig, got {config!r}')
+        self._config = config
+        self._drops: Counter[XsensDropReason] = Counter(dict.fromkeys(XsensDropReason, 0))
+        self._pending: dict[int, _Pending] = {}
+        self._character: int | None = config.character_id
+        self._last_counter: int | None = None
+        self._received = 0
+        self._emitted = 0
+        self._restarts = 0
+
+    @property
+    def config(self) -> XsensParserConfig:
+        """Return the configuration."""
+        return self._config
+
+    @property
+    def drop_counts(self) -> Mapping[XsensDropReason, int]:
+        """Return the drops so far per reason (every reason present), a read-only live view."""
+        return MappingProxyType(self._drops)
+
+    @property
+    def received_count(self) -> int:
+        """Return the datagrams fed so far."""
+        return self._received
+
+    @property
+    def sample_count(self) -> int:
+        """Return the samples returned so far."""
+        return self._emitted
+
+    @property
+    def restart_count(self) -> int:
+        """Return how many times the sample counter jumped back beyond ``reorder_window``."""
+        return self._restarts
+
+    @property
+    def pending_count(self) -> int:
+        """Return the incomplete samples held (at most ``max_pending_samples``)."""
+        return len(self._pending)
+
+    @property
+    def character_id(self) -> int | None:
+        """Return the character followed, or None while waiting for the first one."""
+        return self._character
+
+    @property
+    def receive_buffer_size(self) -> int:
+        """Return the socket receive size to use [bytes]: ``max_datagram_size + 1``."""
+        return self._config.max_datagram_size + 1
+
+    def reset(self) -> None:
+        """
+        Forget the stream: pending samples, the last sample counter and a chosen character.
+
+        The counters are kept. Pending samples are dropped without being counted.
+        """
+        self._pending.clear()
+        self._last_counter = None
+        self._character = self._config.character_id
+
+    def feed(
+        self, datagram: bytes | bytearray | memoryview, receive_time: float
+    ) -> XsensSample | None:
+        """
+        Take one received datagram.
+
+        :param datagram: The UDP payload as received.
+        :param receive_time: Host time of reception [s], on a clock that does not jump
+            (``time.monotonic()`` or the node clock); it drives ``pending_timeout`` and becomes
+            :attr:`XsensSample.receive_time`.
+        :return: The sample this datagram completed, or None (stored as part of a pending
+            sample, or dropped and counted in :attr:`drop_counts`).
+        """
+        self._received += 1
+        self._expire(receive_time)
+        outcome = self._take(datagram, receive_time)
+        if isinstance(outcome, XsensDropReason):
+            self._drops[outcome] += 1
+            return None
+        if outcome is not None:
+            self._emitted += 1
+        return outcome
+
+    def _expire(self, now: float) -> None:
+        timeout = self._config.pending_timeout
+        for counter in [c for c, p in self._pending.items() if now - p.receive_time > timeout]:
+            del self._pending[counter]
+            self._drops[XsensDropReason.EVICTED] += 1
+
+    def _take(
+        self, datagram: bytes | bytearray | memoryview, receive_time: float
+    ) -> XsensSample | XsensDropReason | None:
+        if len(datagram) > self._config.max_datagram_size:
+            return XsensDropReason.OVERSIZED
+        header = parse_header(datagram)
+        if isinstance(header, XsensDropReason):
+            return header
+        if header.message_type != MESSAGE_TYPE_POSE_QUATERNION:
+            if header.message_type in METADATA_MESSAGE_TYPES:
+                return XsensDropReason.METADATA
+            return XsensDropReason.UNKNOWN_TYPE
+        payload = len(datagram) - HEADER_SIZE
+        if payload < header.payload_size:
+            return XsensDropReason.TRUNCATED
+        if (payload > header.payload_size or header.payload_size != header.item_count * ITEM_SIZE
+                or header.item_count == 0 or header.item_count > header.total_item_count
+                or header.body_segment_count != SEGMENT_COUNT):
+            return XsensDropReason.MALFORMED
+        decoded = _decode_items(datagram, header, self._config.quaternion_tolerance)
+        if isinstance(decoded, XsensDropReason):
+            return decoded
+        ids, values, marks = decoded
+        if self._character is None:
+            self._character = header.character_id
+        elif header.character_id != self._character:
+            return XsensDropReason.OTHER_CHARACTER
+        order = self._check_order(header.sample_counter)
+        if order is not None:
+            return order
+        pending = self._pending.get(header.sample_counter)
+        if pending is None:
+            pending = _Pending(
+                header=header,
+                receive_time=receive_time,
+                values=np.full((SEGMENT_COUNT, 7), np.nan),
+                seen_items=marks,
+            )
+        else:
+            problem = _check_fits(pending, header, marks)
+            if problem is not None:
+                return problem
+            pending.seen_items |= marks
+        pending.indices.add(header.datagram_index)
+        if header.is_last_datagram:
+            pending.last_index = header.datagram_index
+        pending.item_total += ids.size
+        body = ids <= SEGMENT_COUNT
+        pending.values[ids[body] - 1] = values[body]
+        if pending.last_index is None or len(pending.indices) != pending.last_index + 1:
+            self._hold(header.sample_counter, pending)
+            return None
+        self._pending.pop(header.sample_counter, None)
+        if pending.item_total != pending.header.total_item_count:
+            return XsensDropReason.MALFORMED
+        return self._complete(pending)
+
+    def _hold(self, counter: int, pending: _Pending) -> None:
+        """Keep an incomplete sample, evicting the oldest ones if there is no room."""
+        if counter not in self._pending:
+            while len(self._pending) >= self._config.max_pending_samples:
+                del self._pending[next(iter(self._pending))]
+                self._drops[XsensDropReason.EVICTED] += 1
+            self._pending[counter] = pending
+
+    def _check_order(self, counter: int) -> XsensDropReason | None:
+        """Classify a sample counter against the last returned one (restart resets state)."""
+        last = self._last_counter
+        if last is None or counter > last:
+            return None
+        if counter == last:
+            return XsensDropReason.DUPLICATE
+        if last - counter <= self._config.reorder_window:
+            return XsensDropReason.STALE
+        self._restarts += 1
+        self._drops[XsensDropReason.EVICTED] += len(self._pending)
+        self._pending.clear()
+        self._last_counter = None
+        return None
+
+    def _complete(self, pending: _Pending) -> XsensSample:
+        header = pending.header
+        overtaken = [counter for counter in self._pending if counter < header.sample_counter]
+        for counter in overtaken:
+            del self._pending[counter]
+        self._drops[XsensDropReason.STALE] += len(overtaken)
+        self._last_counter = header.sample_counter
+        positions = pending.values[:, :3].copy()
+        quaternions = pending.values[:, 3:].copy()
+        positions.setflags(write=False)
+        quaternions.setflags(write=False)
+        return XsensSample(
+            sample_counter=header.sample_counter,
+            time_code=header.time_code_ms / 1000.0,
+            receive_time=pending.receive_time,
+            character_id=header.character_id,
+            positions=positions,
+            quaternions=quaternions,
+            datagram_count=len(pending.indices),
+        )
+
+
+def _decode_items(
+    datagram: bytes | bytearray | memoryview, header: XsensHeader, tolerance: float
+) -> tuple[npt.NDArray[np.int64], FloatArray, BoolArray] | XsensDropReason:
+    """
+    Decode and check the items of a datagram whose header and size are consistent.
+
+    :return: ``(ids, values, marks)``: segment ids (n,); values (n, 7), position [m] then
+        quaternion (w, x, y, z); flags (total items + 1,) set at the ids -- or ``MALFORMED`` on an
+        id out of ``1..total`` or repeated, a non-finite value or a quaternion norm off 1 by
+        more than ``tolerance``.
+    """
+    count = header.item_count
+    words = count * ITEM_SIZE // 4
+    ids = np.frombuffer(datagram, dtype='>i4', count=words, offset=HEADER_SIZE)[::8]
+    ids = ids.astype(np.int64)
+    if int(ids.min()) < 1 or int(ids.max()) > header.total_item_count:
+        return XsensDropReason.MALFORMED
+    marks = np.zeros(header.total_item_count + 1, dtype=bool)
+    marks[ids] = True
+    if np.count_nonzero(marks) != count:
+        return XsensDropReason.MALFORMED
+    raw = np.frombuffer(datagram, dtype='>f4', count=words, offset=HEADER_SIZE)
+    values = raw.reshape(count, 8)[:, 1:].astype(np.float64)
+    if not np.isfinite(values).all():
+        return XsensDropReason.MALFORMED
+    rotations = values[:, 3:]
+    norms = np.sqrt(np.einsum('ij,ij->i', rotations, rotations))
+    if float(np.max(np.abs(norms - 1.0))) > tolerance:
+        return XsensDropReason.MALFORMED
+    return ids, values, marks
+
+
+def _check_fits(
+    pending: _Pending, header: XsensHeader, marks: BoolArray
+) -> XsensDropReason | None:
+    """Check a further datagram against the pending sample it claims to belong to."""
+    first = pending.header
+    if header.datagram_index in pending.indices:
+        return XsensDropReason.DUPLICATE
+    if (header.time_code_ms != first.time_code_ms
+            or header.total_item_count != first.total_item_count
+            or header.prop_count != first.prop_count):
+        return XsensDropReason.MALFORMED
+    last = pending.last_index
+    if last is not None and (header.is_last_datagram or header.datagram_index > last):
+        return XsensDropReason.MALFORMED
+    if header.is_last_datagram and max(pending.indices) > header.datagram_index:
+        return XsensDropReason.MALFORMED
+    if np.any(pending.seen_items & marks):
+        return XsensDropReason.MALFORMED
+    return None
+
+
+def sample_to_skeleton(
+    sample: XsensSample, stamp_source: XsensStampSource = XsensStampSource.RECEIVE_TIME
+) -> SkeletonFrame:
+    """
+    Map a sample to the 12 :class:`HumanJoint` rows (:data:`XSENS_TO_HUMAN`).
+
+    The ``'tracker'`` frame of an Xsens skeleton is the MVN Z-up world frame (x forward as at
+    calibration, y left, z up), positions unchanged. The hands are invalid (see
+    :data:`XSENS_TO_HUMAN`); a non-finite segment would make its row invalid too.
+
+    Stamp: ``RECEIVE_TIME`` (default) uses :attr:`XsensSample.receive_time`, the host-clock time
+    the sample arrived -- for a live node the best available capture time on the ROS clock (the
+    stream adds MVN's processing and network delay, typically milliseconds), comparable with
+    other ROS stamps and timeouts. ``TIME_CODE`` uses the MVN time code, the true capture clock
+    but relative to the recording start and on MVN's machine: right for offline analysis of one
+    stream, wrong for comparing with ROS time.
+
+    :param sample: A completed sample.
+    :param stamp_source: Which clock gives the frame's stamp.
+    :return: Frame in the ``'tracker'`` frame, [m], stamp [s]; hand rows NaN and invalid.
+    """
+    positions = np.full((JOINT_COUNT, 3), np.nan)
+    for joint, segment in XSENS_TO_HUMAN.items():
+        positions[joint] = sample.positions[int(segment) - 1]
+    valid = np.zeros(JOINT_COUNT, dtype=bool)
+    valid[[int(joint) for joint in XSENS_TO_HUMAN]] = True
+    if stamp_source is XsensStampSource.TIME_CODE:
+        stamp = sample.time_code
+    else:
+        stamp = sample.receive_time
+    return make_frame(stamp, positions, valid, frame='tracker')
+
+
+DEFAULT_MAX_PAYLOAD: Final = 1472 - HEADER_SIZE
+"""
+Default payload per datagram [bytes] of :func:`build_mxtp02_datagrams` (1448).
+
+The whole datagram then fits a 1500-byte Ethernet MTU (1472 bytes of UDP payload), and the 23
+segments (736 bytes) go in one datagram.
+"""
+
+
+def build_mxtp02_datagrams(
+    sample_counter: int,
+    time_code_ms: int,
+    positions: npt.ArrayLike,
+    quaternions: npt.ArrayLike,
+    character_id: int = 0,
+    max_payload: int = DEFAULT_MAX_PAYLOAD,
+) -> list[bytes]:
+    """
+    Encode one sample as MXTP02 datagrams, for tests and benchmarks.
+
+    Segments go in id order, ``max_payload // 32`` per datagram; datagram ``k`` has index ``k``
+    and the last one has bit 7 set (a single datagram has counter ``0x80``). The header declares
+    23 body segments, no props, no fingers. Values are written as given (float32, big-endian),
+    even NaN or non-unit quaternions, so that tests can build bad input.
+
+    :param sample_counter: Sample counter, uint32.
+    :param time_code_ms: Time code [ms], uint32.
+    :param positions: Segment origins, shape (23, 3), [m], MVN Z-up frame, rows by segment id.
+    :param quaternions: Segment orientations, shape (23, 4), (w, x, y, z).
+    :param character_id: Character id, 0..255.
+    :param max_payload: Largest payload per datagram [bytes], 32..65483.
+    :return: The datagrams in index order.
+    :raises ConfigError: On a wrong shape, an integer out of range, or more than 128 datagrams.
+    """
+    check_integer('sample_counter', sample_counter, 0, 0xFFFFFFFF)
+    check_integer('time_code_ms', time_code_ms, 0, 0xFFFFFFFF)
+    check_integer('character_id', character_id, 0, 0xFF)
+    check_integer('max_payload', max_payload, ITEM_SIZE, MAX_UDP_PAYLOAD - HEADER_SIZE)
+    points = np.asarray(positions, dtype=np.float64)
+    rotations = np.asarray(quaternions, dtype=np.float64)
+    if points.shape != (SEGMENT_COUNT, 3) or rotations.shape != (SEGMENT_COUNT, 4):
+        raise ConfigError(
+            f'positions and quaternions must have shapes ({SEGMENT_COUNT}, 3) and '
+            f'({SEGMENT_COUNT}, 4), got {points.shape} and {rotations.shape}'
+        )
+    items = np.zeros(SEGMENT_COUNT, dtype=_ITEM_DTYPE)
+    items['segment'] = np.arange(1, SEGMENT_COUNT + 1)
+    with np.errstate(over='ignore', invalid='ignore'):
+        items['position'] = points
+        items['quaternion'] = rotations
+    per_datagram = max_payload // ITEM_SIZE
+    chunks = [items[start:start + per_datagram] for start in range(0, SEGMENT_COUNT, per_datagram)]
+    if len(chunks) > DATAGRAM_INDEX_MASK + 1:
+        raise ConfigError(f'max_payload {max_payload} needs more than 128 datagrams')
+    datagrams = []
+    for index, chunk in enumerate(chunks):
+        header = XsensHeader(
+            message_type=MESSAGE_TYPE_POSE_QUATERNION,
+            sample_counter=sample_counter,
+            datagram_index=index,
+            is_last_datagram=index == len(chunks) - 1,
+            item_count=len(chunk),
+            time_code_ms=time_code_ms,
+            character_id=character_id,
+            body_segment_count=SEGMENT_COUNT,
+            prop_count=0,
+            finger_segment_count=0,
+            reserved=0,
+            payload_size=len(chunk) * ITEM_SIZE,
+        )
+        datagrams.append(header.to_bytes() + chunk.tobytes())
+    return datagrams
+
+
+_NULL_POSE: Final = np.array([
+    (0.0, 0.0, 1.052),
+    (-0.013, 0.0, 1.165),
+    (-0.013, 0.0, 1.290),
+    (-0.012, 0.0, 1.405),
+    (-0.012, 0.0, 1.520),
+    (-0.012, 0.0, 1.680),
+    (-0.013, 0.0, 1.787),
+    (-0.012, -0.035, 1.610),
+    (-0.012, -0.197, 1.610),
+    (-0.012, -0.542, 1.610),
+    (-0.012, -0.824, 1.610),
+    (-0.012, 0.035, 1.610),
+    (-0.012, 0.197, 1.610),
+    (-0.012, 0.542, 1.610),
+    (-0.012, 0.824, 1.610),
+    (0.0, -0.092, 1.052),
+    (0.0, -0.092, 0.575),
+    (0.0, -0.092, 0.109),
+    (0.201, -0.092, 0.020),
+    (0.0, 0.092, 1.052),
+    (0.0, 0.092, 0.575),
+    (0.0, 0.092, 0.109),
+    (0.201, 0.092, 0.020),
+])
+
+
+def t_pose_segments() -> tuple[FloatArray, FloatArray]:
+    """
+    Return a T-pose (MVN null pose) facing +x, for tests and benchmarks.
+
+    Positions are the null-pose segment origins decoded from a real MVN type-13 packet
+    (``docs/ros_interfaces.md`` section 3.4): arms straight out sideways at 1.61 m, left side at
+    +y, toes at +x; upper arms 0.345 m, forearms 0.282 m. Orientations are identity, segment
+    frames aligned with the world as in the null pose.
+
+    :return: ``(positions, quaternions)``: new arrays of shapes (23, 3) [m] in the MVN Z-up
+        frame and (23, 4) (w, x, y, z), rows by segment id.
+    """
+    quaternions = np.zeros((SEGMENT_COUNT, 4))
+    quaternions[:, 0] = 1.0
+    return _NULL_POSE.copy(), quaternions

@@ -1,0 +1,161 @@
+"""
+The trajectory chunk streamed to ros2_control's joint_trajectory_controller, without ROS types.
+
+At every publish tick the node sends the limiter's command as a short trajectory: stamp 0 ("start
+now"), every controller joint named, and points with positions and velocities at strictly
+increasing ``time_from_start > 0`` (a first point at 0 would make the controller jump instead of
+interpolating from its current state). MoveIt Servo sends one point at one publish period; a lead
+of :data:`DEFAULT_LEAD_PERIODS` periods keeps the controller interpolating when a message arrives
+a little late, for one period more of lag. The node copies a :class:`TrajectoryChunk` into a
+``trajectory_msgs/JointTrajectory`` (``header.stamp`` left 0; :func:`duration_parts` gives the
+``builtin_interfaces/Duration`` fields).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import math
+from typing import Final, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from pic_ros.exceptions import ConfigError
+from pic_ros.validation import check_number
+
+FloatArray = npt.NDArray[np.float64]
+
+DEFAULT_LEAD_PERIODS: Final = 2.0
+"""Suggested ``lead_time`` in publish periods (1 is MoveIt Servo's choice: less lag, no slack)."""
+
+_NANOSECONDS: Final = 1_000_000_000
+_MAX_SECONDS: Final = 2.0**31 - 1.0
+
+
+def duration_parts(seconds: float) -> tuple[int, int]:
+    """
+    Split a non-negative duration into whole seconds and nanoseconds, rounded to the nanosecond.
+
+    :param seconds: Duration [s], in [0, 2^31 - 1].
+    :return: ``(sec, nanosec)`` with ``0 <= nanosec < 10^9`` (``builtin_interfaces/Duration``).
+    :raises ConfigError: If the duration is not finite or out of range.
+    """
+    value = check_number('duration', seconds, 0.0, _MAX_SECONDS)
+    whole = math.floor(value)
+    total = whole * _NANOSECONDS + round((value - whole) * _NANOSECONDS)
+    return total // _NANOSECONDS, total % _NANOSECONDS
+
+
+def _joint_row(name: str, values: npt.ArrayLike, dof: int) -> FloatArray:
+    """
+    Convert one row of joint values to a read-only float array, or raise.
+
+    :param name: What the values are, for the message.
+    :param values: Numbers, shape (dof,).
+    :param dof: Number of joints.
+    :return: A new read-only ``float64`` array.
+    :raises ConfigError: If the values are not ``dof`` finite numbers.
+    """
+    try:
+        array = np.array(values, dtype=float)
+    except (TypeError, ValueError, OverflowError) as error:
+        raise ConfigError(f'{name} must be numbers, got {values!r}') from error
+    if array.shape != (dof,) or not np.isfinite(array).all():
+        raise ConfigError(f'{name} must be {dof} finite numbers (one per joint), got {values!r}')
+    array.setflags(write=False)
+    return array
+
+
+@dataclass(frozen=True, eq=False)
+class TrajectoryPoint:
+    """
+    One point of a streamed trajectory.
+
+    :param time_from_start: Time of the point after the (zero) stamp, finite and > 0 [s].
+    :param positions: Joint positions in the chunk's joint order, shape (n,), [rad] or [m].
+    :param velocities: Joint velocities, shape (n,), [rad/s] or [m/s].
+    """
+
+    time_from_start: float
+    positions: FloatArray
+    velocities: FloatArray
+
+
+@dataclass(frozen=True, eq=False)
+class TrajectoryChunk:
+    """
+    A validated trajectory for the joint_trajectory_controller (stamp 0, all joints named).
+
+    :param joint_names: Joint names, non-empty, unique, in the order of the point arrays.
+    :param points: Points with ``time_from_start`` strictly increasing in whole nanoseconds, the
+        first > 0, each with finite positions and velocities, shape (n,).
+    :raises ConfigError: If a name, a time or an array breaks these rules.
+    """
+
+    joint_names: tuple[str, ...]
+    points: tuple[TrajectoryPoint, ...]
+    times_ns: tuple[int, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        names = tuple(self.joint_names)
+        if not names:
+            raise ConfigError('a trajectory needs at least one joint name')
+        blank = [name for name in names if not isinstance(name, str) or not name.strip()]
+        if blank:
+            raise ConfigError(f'joint names must be non-empty strings, got {blank!r}')
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ConfigError(f'joint names must be unique, repeated: {repeated}')
+        points = tuple(self.points)
+        if not points:
+            raise ConfigError('a trajectory needs at least one point')
+        checked: list[TrajectoryPoint] = []
+        times: list[int] = []
+        for index, point in enumerate(points):
+            where = f'point {index}'
+            seconds, nanoseconds = duration_parts(point.time_from_start)
+            total = seconds * _NANOSECONDS + nanoseconds
+            if total <= (times[-1] if times else 0):
+                raise ConfigError(
+                    f'{where}: time_from_start must be > 0 and strictly increasing (to the '
+                    f'nanosecond), got {[p.time_from_start for p in points]}'
+                )
+            times.append(total)
+            checked.append(
+                TrajectoryPoint(
+                    time_from_start=float(point.time_from_start),
+                    positions=_joint_row(f'{where} positions', point.positions, len(names)),
+                    velocities=_joint_row(f'{where} velocities', point.velocities, len(names)),
+                )
+            )
+        set_field = object.__setattr__
+        set_field(self, 'joint_names', names)
+        set_field(self, 'points', tuple(checked))
+        set_field(self, 'times_ns', tuple(times))
+
+
+def stream_chunk(
+    joint_names: Sequence[str],
+    positions: npt.ArrayLike,
+    velocities: npt.ArrayLike,
+    lead_time: float,
+) -> TrajectoryChunk:
+    """
+    Build the one-point chunk that streams the current command to the controller.
+
+    :param joint_names: Every joint of the controller, in the order of the arrays.
+    :param positions: Commanded positions (the limiter's), shape (n,), [rad] or [m].
+    :param velocities: Commanded velocities, shape (n,), [rad/s] or [m/s].
+    :param lead_time: ``time_from_start`` of the point, in [1e-4, 10] [s]; typically
+        :data:`DEFAULT_LEAD_PERIODS` publish periods.
+    :return: The validated chunk (one point).
+    :raises ConfigError: If the names, arrays or lead time are invalid.
+    """
+    lead = check_number('lead_time', lead_time, 1e-4, 10.0)
+    dof = len(joint_names)
+    point = TrajectoryPoint(
+        time_from_start=lead,
+        positions=_joint_row('positions', positions, dof),
+        velocities=_joint_row('velocities', velocities, dof),
+    )
+    return TrajectoryChunk(joint_names=tuple(joint_names), points=(point,))

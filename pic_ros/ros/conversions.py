@@ -1,0 +1,256 @@
+"""
+Conversions between ROS 2 messages and core values; the boundary checks live here.
+
+Directions are named ``<core>_from_msg`` and ``<core>_to_msg``. ROS quaternions are
+``(x, y, z, w)``; the skeleton topic carries joint positions only (identity orientations).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+from builtin_interfaces.msg import Duration, Time
+from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+from geometry_msgs.msg import Point, Pose, PoseArray
+import numpy as np
+import numpy.typing as npt
+from pic_ros.exceptions import SkeletonError
+from pic_ros.human.marker_cdr import MarkerCdrError, MarkerPositions, parse_marker_array
+from pic_ros.human.skeleton import HUMAN_JOINT_NAMES, JOINT_COUNT, make_frame, SkeletonFrame
+from pic_ros.motion.streaming import TrajectoryChunk
+from rclpy.serialization import deserialize_message
+from sensor_msgs.msg import JointState
+from std_msgs.msg import ColorRGBA
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from visualization_msgs.msg import Marker, MarkerArray
+
+FloatArray = npt.NDArray[np.float64]
+
+SKELETON_BONES = (
+    (0, 1), (1, 2), (2, 3), (1, 4), (4, 5), (5, 6), (6, 7), (1, 8), (8, 9), (9, 10), (10, 11),
+)
+"""Pairs of :class:`~pic_ros.human.skeleton.HumanJoint` rows drawn as bones in RViz."""
+
+
+def time_from_msg(stamp: Time) -> float:
+    """
+    Convert a ``builtin_interfaces/Time`` to seconds.
+
+    :param stamp: The message stamp.
+    :return: Seconds [s].
+    """
+    return float(stamp.sec) + float(stamp.nanosec) * 1e-9
+
+
+def time_to_msg(seconds: float) -> Time:
+    """
+    Convert seconds to a ``builtin_interfaces/Time``.
+
+    :param seconds: Time [s], finite and non-negative.
+    :return: The stamp.
+    """
+    whole = math.floor(seconds)
+    nanoseconds = int(round((seconds - whole) * 1e9))
+    if nanoseconds >= 1_000_000_000:
+        whole, nanoseconds = whole + 1, nanoseconds - 1_000_000_000
+    return Time(sec=int(whole), nanosec=nanoseconds)
+
+
+def marker_positions_from_raw(data: bytes) -> MarkerPositions:
+    """
+    Read marker ids and positions from a serialized MarkerArray.
+
+    Uses the fast CDR walker of :mod:`pic_ros.human.marker_cdr` and falls back to rclpy's
+    deserialization when the layout is not the expected one (e.g. a Foxy-era Marker).
+
+    :param data: CDR bytes from a raw subscription.
+    :return: Stamp [s], frame id, ids (N,), positions (N, 3) [m].
+    """
+    try:
+        return parse_marker_array(data)
+    except MarkerCdrError:
+        return marker_positions_from_msg(deserialize_message(data, MarkerArray))
+
+
+def marker_positions_from_msg(message: MarkerArray) -> MarkerPositions:
+    """
+    Read marker ids and positions from a MarkerArray message object.
+
+    :param message: The message.
+    :return: Stamp of the first marker [s] (NaN if empty), frame id, ids (N,), positions (N, 3).
+    """
+    markers = message.markers
+    ids = np.array([marker.id for marker in markers], dtype=np.int64)
+    positions = np.array(
+        [(m.pose.position.x, m.pose.position.y, m.pose.position.z) for m in markers], dtype=float
+    ).reshape(-1, 3)
+    if not markers:
+        return MarkerPositions(float('nan'), '', ids, positions)
+    header = markers[0].header
+    return MarkerPositions(time_from_msg(header.stamp), header.frame_id, ids, positions)
+
+
+def skeleton_to_msg(frame: SkeletonFrame, frame_id: str) -> PoseArray:
+    """
+    Convert a body-frame skeleton to the ``skeleton`` topic's PoseArray.
+
+    One pose per :class:`~pic_ros.human.skeleton.HumanJoint`, in that order; an invalid joint
+    carries NaN positions. Orientations are identity.
+
+    :param frame: Skeleton (``body`` frame), stamp = capture time [s].
+    :param frame_id: Name of the body-centred human frame.
+    :return: The message (stamp = capture time).
+    """
+    message = PoseArray()
+    message.header.stamp = time_to_msg(frame.stamp)
+    message.header.frame_id = frame_id
+    poses = []
+    for x, y, z in frame.positions.tolist():
+        pose = Pose()
+        pose.position.x, pose.position.y, pose.position.z = x, y, z
+        pose.orientation.w = 1.0
+        poses.append(pose)
+    message.poses = poses
+    return message
+
+
+def skeleton_from_msg(message: PoseArray) -> SkeletonFrame:
+    """
+    Convert a ``skeleton`` PoseArray back to a body-frame skeleton.
+
+    :param message: PoseArray with one pose per HumanJoint, in order.
+    :return: The skeleton (``body`` frame); non-finite poses are invalid joints.
+    :raises SkeletonError: If the pose count is wrong.
+    """
+    if len(message.poses) != JOINT_COUNT:
+        raise SkeletonError(
+            f'skeleton must have {JOINT_COUNT} poses ({", ".join(HUMAN_JOINT_NAMES)}), '
+            f'got {len(message.poses)}'
+        )
+    positions = [(p.position.x, p.position.y, p.position.z) for p in message.poses]
+    return make_frame(time_from_msg(message.header.stamp), positions, frame='body')
+
+
+def _marker(frame_id: str, stamp: Time, marker_id: int, kind: int, color: ColorRGBA) -> Marker:
+    marker = Marker()
+    marker.header.stamp = stamp
+    marker.header.frame_id = frame_id
+    marker.ns = 'skeleton'
+    marker.id = marker_id
+    marker.type = kind
+    marker.action = Marker.ADD
+    marker.pose.orientation.w = 1.0
+    marker.color = color
+    return marker
+
+
+def skeleton_markers_to_msg(frame: SkeletonFrame, frame_id: str) -> MarkerArray:
+    """
+    Draw a body-frame skeleton for RViz: joints as spheres, bones as a line list.
+
+    :param frame: Skeleton (``body`` frame).
+    :param frame_id: Name of the body-centred human frame.
+    :return: Two markers in namespace ``skeleton`` (ids 0: joints, 1: bones).
+    """
+    stamp = time_to_msg(frame.stamp)
+    joints = _marker(frame_id, stamp, 0, Marker.SPHERE_LIST, ColorRGBA(r=0.1, g=0.6, b=1.0, a=1.0))
+    joints.scale.x = joints.scale.y = joints.scale.z = 0.05
+    bones = _marker(frame_id, stamp, 1, Marker.LINE_LIST, ColorRGBA(r=1.0, g=0.8, b=0.2, a=1.0))
+    bones.scale.x = 0.02
+    valid = frame.valid
+    points = [Point(x=x, y=y, z=z) for x, y, z in frame.positions.tolist()]
+    joints.points = [point for point, ok in zip(points, valid) if ok]
+    bones.points = [
+        point
+        for first, second in SKELETON_BONES
+        if valid[first] and valid[second]
+        for point in (points[first], points[second])
+    ]
+    message = MarkerArray()
+    message.markers = [joints, bones]
+    return message
+
+
+def joint_state_to_msg(
+    stamp: float, names: Sequence[str], positions: Sequence[float]
+) -> JointState:
+    """
+    Build a JointState (positions only).
+
+    :param stamp: Stamp [s] (the skeleton's capture time for ``joint_targets``).
+    :param names: Joint names.
+    :param positions: Joint positions [rad] or [m], same order.
+    :return: The message.
+    """
+    message = JointState()
+    message.header.stamp = time_to_msg(stamp)
+    message.name = list(names)
+    message.position = [float(value) for value in positions]
+    return message
+
+
+def joint_state_from_msg(message: JointState) -> tuple[float, dict[str, float]]:
+    """
+    Read the named positions of a JointState.
+
+    :param message: The message; ``position`` must match ``name`` in length.
+    :return: ``(stamp [s], {joint name: position})``; non-finite positions are left out.
+    :raises SkeletonError: If names and positions differ in length.
+    """
+    if len(message.position) != len(message.name):
+        raise SkeletonError(
+            f'JointState has {len(message.name)} names but {len(message.position)} positions'
+        )
+    values = {
+        name: float(value)
+        for name, value in zip(message.name, message.position)
+        if math.isfinite(value)
+    }
+    return time_from_msg(message.header.stamp), values
+
+
+def trajectory_to_msg(chunk: TrajectoryChunk) -> JointTrajectory:
+    """
+    Build a JointTrajectory for joint_trajectory_controller's topic interface.
+
+    ``header.stamp`` stays 0 ("start now"), as the controller expects for streaming.
+
+    :param chunk: Joint names and points with strictly increasing ``time_from_start``.
+    :return: The message.
+    """
+    message = JointTrajectory()
+    message.joint_names = list(chunk.joint_names)
+    points = []
+    for point, nanoseconds in zip(chunk.points, chunk.times_ns):
+        item = JointTrajectoryPoint()
+        item.positions = point.positions.tolist()
+        item.velocities = point.velocities.tolist()
+        item.time_from_start = Duration(
+            sec=int(nanoseconds // 1_000_000_000), nanosec=int(nanoseconds % 1_000_000_000)
+        )
+        points.append(item)
+    message.points = points
+    return message
+
+
+def status_to_msg(
+    name: str, hardware_id: str, level: bytes, summary: str, values: Mapping[str, object]
+) -> DiagnosticStatus:
+    """
+    Build a DiagnosticStatus.
+
+    :param name: Status name, e.g. ``pic_ros: skeleton_node``.
+    :param hardware_id: Source (tracker or robot).
+    :param level: ``DiagnosticStatus.OK``, ``WARN``, ``ERROR`` or ``STALE``.
+    :param summary: One-line summary.
+    :param values: Key values, converted with ``str``.
+    :return: The status.
+    """
+    status = DiagnosticStatus()
+    status.name = name
+    status.hardware_id = hardware_id
+    status.level = level
+    status.message = summary
+    status.values = [KeyValue(key=str(key), value=str(value)) for key, value in values.items()]
+    return status

@@ -1,0 +1,262 @@
+"""
+solver_node: the person's skeleton in, the robot's joint targets out (one node per robot).
+
+Subscribes ``skeleton`` (``geometry_msgs/PoseArray`` in the body-centred human frame, from
+skeleton_node) and publishes ``joint_targets`` (``sensor_msgs/JointState``: the solved arms'
+joints, positions inside the URDF limits, stamp copied from the skeleton). The robot, its arms,
+landmarks and neutral pose come from ``config/<robot>.yaml`` and ``urdf/<robot>.urdf``; the solver
+(FABRIK, PIC, PICs(η)), the mapping and the stopping rules are parameters, changeable at run time
+(a change keeps each arm's warm start).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Sequence
+
+from diagnostic_msgs.msg import DiagnosticStatus
+from geometry_msgs.msg import PoseArray
+import numpy as np
+from pic_ros.exceptions import ConfigError, PicRosError, SkeletonError
+from pic_ros.human.skeleton import SkeletonFrame
+from pic_ros.imitation import RobotImitator
+from pic_ros.mapping import MappingConfig, MappingMode
+from pic_ros.robot.robot import load_robot, Robot
+from pic_ros.ros.conversions import joint_state_to_msg, skeleton_from_msg, status_to_msg
+from pic_ros.ros.diagnostics import DiagnosticsReporter, RateMeter
+from pic_ros.ros.parameters import declare_parameters, ParameterSpec, validation_callback, Values
+from pic_ros.solvers import IterationConfig, solver_names, SolverConfig, Termination
+from pic_ros.validation import check_number
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+
+PARAMETERS = (
+    ParameterSpec(
+        'robot', 'baxter',
+        'Robot name (config/<robot>.yaml + its URDF) or a path to a robot YAML', read_only=True,
+    ),
+    ParameterSpec(
+        'solver', 'pic', 'Solver: fabrik, pic or pics', choices=tuple(solver_names())
+    ),
+    ParameterSpec('eta', 1, 'PICs softening factor η (Hamming radius, 1..3)', low=1, high=3),
+    ParameterSpec(
+        'arms', [''],
+        "Arms to solve (names from the robot file); [''] or [] solves every arm",
+        read_only=True,
+    ),
+    ParameterSpec('mapping', 'same_side', 'same_side or mirror (face to face)',
+                  choices=('same_side', 'mirror')),
+    ParameterSpec(
+        'scale', 'auto',
+        "Human -> robot length factor: 'auto' (measured, then held) or a number", dynamic=True,
+    ),
+    ParameterSpec(
+        'scale_window', 1.0, 'Seconds of valid data the automatic scale is measured over [s]',
+        low=0.0, high=60.0,
+    ),
+    ParameterSpec('max_iterations', 20, 'Cap on backward-forward passes per arm and frame',
+                  low=1, high=1000),
+    ParameterSpec('tolerance', 0.001, 'Wrist tolerance of the point solver [m]', low=1e-6,
+                  high=0.1),
+    ParameterSpec(
+        'octant_hysteresis', 0.1,
+        'PIC/PICs: unit-direction margin a human bone must cross a plane by before its octant '
+        'changes', low=0.0, high=0.5,
+    ),
+    ParameterSpec(
+        'diagnostics_period', 1.0, 'Seconds between reports on /diagnostics [s]', low=0.1,
+        high=60.0,
+    ),
+)
+
+TargetsHandler = Callable[[float, Sequence[str], Sequence[float]], None]
+
+
+def scale_from_parameter(value: Any) -> float | None:
+    """
+    Read the ``scale`` parameter.
+
+    :param value: ``'auto'``, a number, or a numeric string.
+    :return: ``None`` for auto, else the factor.
+    :raises ConfigError: If it is neither.
+    """
+    if value == 'auto':
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"scale must be 'auto' or a number, got {value!r}") from err
+    return check_number('scale', number, 0.05, 20.0)
+
+
+class SolverNode(Node):
+    """
+    Map the skeleton onto one robot and solve its arms.
+
+    :param kwargs: Passed to :class:`rclpy.node.Node` (e.g. ``parameter_overrides``).
+    """
+
+    def __init__(self, *, subscribe: bool = True, **kwargs: Any) -> None:
+        super().__init__('solver_node', **kwargs)
+        self._values: Values = declare_parameters(self, PARAMETERS)
+        self._lock = threading.Lock()
+        self._handlers: list[TargetsHandler] = []
+        self.robot: Robot = load_robot(str(self._values['robot']))
+        self._arms = self._arm_names(self._values['arms'])
+        self._imitator = self._make_imitator(self._values)
+        self._frames = RateMeter()
+        self._solved = RateMeter()
+        self._times: list[float] = []
+        self._terminations: dict[str, int] = {t.value: 0 for t in Termination}
+        self._rejected = 0
+        reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        self._publisher = self.create_publisher(JointState, 'joint_targets', reliable)
+        if subscribe:
+            self.create_subscription(
+                PoseArray, 'skeleton', self._on_skeleton, qos_profile_sensor_data
+            )
+        self.add_on_set_parameters_callback(
+            validation_callback(self, PARAMETERS, self._values, self._apply)
+        )
+        self._diagnostics = DiagnosticsReporter(
+            self, float(self._values['diagnostics_period']), self._statuses
+        )
+        self.get_logger().info(
+            f'{self.robot.name}: solving {", ".join(self._arms)} with '
+            f'{self._imitator.solver_config.label}'
+        )
+
+    def add_handler(self, handler: TargetsHandler) -> None:
+        """
+        Hand every solution to a function in this process (the one-process teleop).
+
+        :param handler: Called with (stamp [s], joint names, positions) of each solved frame.
+        """
+        self._handlers.append(handler)
+
+    def _arm_names(self, value: Any) -> list[str]:
+        names = [str(name) for name in value if str(name)]
+        unknown = sorted(set(names) - set(self.robot.arms))
+        if unknown:
+            raise ConfigError(
+                f'arms {unknown} are not arms of {self.robot.name}; arms: '
+                f'{", ".join(self.robot.arms)}'
+            )
+        return names or list(self.robot.arms)
+
+    def _make_imitator(self, values: Values) -> RobotImitator:
+        solver = SolverConfig(
+            name=str(values['solver']),
+            eta=int(values['eta']),
+            iteration=IterationConfig(
+                max_iterations=int(values['max_iterations']),
+                tolerance=float(values['tolerance']),
+            ),
+            octant_hysteresis=float(values['octant_hysteresis']),
+        )
+        mapping = MappingConfig(
+            mode=MappingMode(values['mapping']),
+            scale=scale_from_parameter(values['scale']),
+            scale_window=float(values['scale_window']),
+        )
+        return RobotImitator(self.robot, solver, mapping)
+
+    def _apply(self, values: Values) -> None:
+        imitator = self._make_imitator(values)
+        with self._lock:
+            imitator.reset({name: self._imitator.q(name) for name in self.robot.arms})
+            same_mapping = all(
+                values[key] == self._values[key] for key in ('mapping', 'scale', 'scale_window')
+            )
+            if same_mapping:
+                imitator.adopt_scales(self._imitator)
+            self._imitator = imitator
+        if values['diagnostics_period'] != self._values['diagnostics_period']:
+            self._diagnostics.set_period(float(values['diagnostics_period']))
+
+    def _on_skeleton(self, message: PoseArray) -> None:
+        try:
+            frame = skeleton_from_msg(message)
+        except SkeletonError as err:
+            self._rejected += 1
+            self.get_logger().warning(f'dropping skeleton: {err}', throttle_duration_sec=2.0)
+            return
+        self.handle_skeleton(frame)
+
+    def handle_skeleton(self, frame: SkeletonFrame) -> None:
+        """
+        Solve one body-frame skeleton and publish the joint targets.
+
+        :param frame: Skeleton in the body frame (from the topic or handed over in-process).
+        """
+        with self._lock:
+            self._frames.tick()
+            try:
+                step = self._imitator.step(frame)
+            except PicRosError as err:
+                self._rejected += 1
+                self.get_logger().warning(f'dropping skeleton: {err}', throttle_duration_sec=2.0)
+                return
+            names: list[str] = []
+            positions: list[float] = []
+            for arm_name in self._arms:
+                arm_step = step.arms.get(arm_name)
+                if arm_step is None:
+                    continue
+                names += self.robot.arms[arm_name].joint_names
+                positions += arm_step.result.q.tolist()
+                self._times.append(arm_step.solve_time)
+                self._terminations[arm_step.result.termination.value] += 1
+            if not names:
+                return
+            self._solved.tick()
+            if len(self._times) > 2000:
+                del self._times[:1000]
+        if self._publisher.get_subscription_count() > 0:
+            self._publisher.publish(joint_state_to_msg(frame.stamp, names, positions))
+        for handler in self._handlers:
+            handler(frame.stamp, names, positions)
+
+    def _statuses(self) -> list[DiagnosticStatus]:
+        now = self.get_clock().now().nanoseconds * 1e-9
+        with self._lock:
+            times = np.array(self._times[-1000:]) * 1e3
+            values: dict[str, object] = {
+                'robot': self.robot.name,
+                'solver': self._imitator.solver_config.label,
+                'skeleton_rate_hz': round(self._frames.rate(now), 2),
+                'solved_rate_hz': round(self._solved.rate(now), 2),
+                'frames_rejected': self._rejected,
+                'solve_ms_p50': round(float(np.percentile(times, 50)), 3) if times.size else 'n/a',
+                'solve_ms_p99': round(float(np.percentile(times, 99)), 3) if times.size else 'n/a',
+            }
+            values.update({f'arm_solves_{key}': n for key, n in self._terminations.items()})
+            for name, mapper in self._imitator.mappers.items():
+                scale = mapper.scale
+                values[f'scale_{name}'] = 'measuring' if scale is None else round(scale, 4)
+        level = DiagnosticStatus.OK if self._solved.total else DiagnosticStatus.WARN
+        summary = 'solving' if self._solved.total else 'no skeleton solved yet'
+        name = f'pic_ros: {self.get_fully_qualified_name()}'
+        return [status_to_msg(name, self.robot.name, level, summary, values)]
+
+
+def main(args: list[str] | None = None) -> None:
+    """
+    Run the solver node until shutdown (``ros2 run pic_ros solver_node``).
+
+    :param args: Command-line arguments for rclpy (``--ros-args ...``).
+    """
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = SolverNode()
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()

@@ -1,0 +1,198 @@
+"""
+teleop: skeleton_node, solver_node and trajectory_publisher in one process, on one executor.
+
+The lowest-latency path: the nodes hand their results to each other by direct calls (the skeleton
+goes straight to the solver, the joint targets straight to the trajectory publisher), so a tracker
+message costs one DDS hop in and one out. The intermediate topics (``skeleton``,
+``joint_targets``, ``skeleton_markers``) are still published whenever something subscribes, for
+RViz and debugging.
+
+Run it with ``ros2 run pic_ros teleop`` (parameters by ``--ros-args -p node:name:=value``) or
+``python -m pic_ros teleop --robot baxter --source azure_kinect``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Sequence
+
+from pic_ros.exceptions import PicRosError
+from pic_ros.ros.skeleton_node import SkeletonNode, SOURCES
+from pic_ros.ros.solver_node import SolverNode
+from pic_ros.ros.trajectory_publisher_node import TrajectoryPublisherNode
+import rclpy
+from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+
+
+def make_executor(kind: str = 'single_threaded') -> Executor:
+    """
+    Return the executor that spins the pipeline.
+
+    ``events`` is ``rclpy.experimental.EventsExecutor`` (Jazzy and later). It is not the default:
+    with the Kilted wheels of PyPI its timers never fired in our tests (the hold / neutral timer
+    and the diagnostics need them). The markers arrive on a raw subscription and are parsed
+    without rclpy's message conversion, which is where the single-threaded executor loses time.
+
+    :param kind: ``single_threaded`` or ``events``.
+    :return: The executor.
+    :raises PicRosError: If ``events`` is asked for and this rclpy has none.
+    """
+    if kind == 'events':
+        try:
+            from rclpy.experimental import EventsExecutor
+        except ImportError as err:
+            raise PicRosError('this rclpy has no rclpy.experimental.EventsExecutor') from err
+        return EventsExecutor()
+    return SingleThreadedExecutor()
+
+
+def _overrides(values: dict[str, Any]) -> list[Parameter]:
+    return [Parameter(name, value=value) for name, value in values.items()]
+
+
+def build_pipeline(
+    robot: str, source: str, parameters: dict[str, dict[str, Any]] | None = None
+) -> list[Node]:
+    """
+    Create the three nodes and connect them in-process.
+
+    :param robot: Robot name or robot YAML path.
+    :param source: ``azure_kinect``, ``kinect_v2`` or ``xsens_mvn``.
+    :param parameters: Extra parameter values per node name (``skeleton_node``, ``solver_node``,
+        ``trajectory_publisher``).
+    :return: The nodes, upstream first.
+    """
+    extra = parameters or {}
+    nodes: list[Node] = []
+    try:
+        skeleton = SkeletonNode(
+            parameter_overrides=_overrides({'source': source, **extra.get('skeleton_node', {})})
+        )
+        nodes.append(skeleton)
+        solver = SolverNode(
+            subscribe=False,
+            parameter_overrides=_overrides({'robot': robot, **extra.get('solver_node', {})}),
+        )
+        nodes.append(solver)
+        trajectory = TrajectoryPublisherNode(
+            subscribe=False,
+            parameter_overrides=_overrides(
+                {'robot': robot, **extra.get('trajectory_publisher', {})}
+            ),
+        )
+        nodes.append(trajectory)
+    except BaseException:
+        for node in reversed(nodes):
+            node.destroy_node()
+        raise
+    skeleton.add_handler(solver.handle_skeleton)
+    solver.add_handler(trajectory.handle_targets)
+    return nodes
+
+
+def _value(text: str) -> Any:
+    lowered = text.lower()
+    if lowered in ('true', 'false'):
+        return lowered == 'true'
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_arguments(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
+    """
+    Parse teleop's own options; everything after ``--ros-args`` goes to rclpy.
+
+    :param argv: Arguments without the program name.
+    :return: The options and the rclpy arguments.
+    """
+    parser = argparse.ArgumentParser(
+        prog='python -m pic_ros teleop',
+        description='Tracker -> skeleton -> solver -> joint trajectories, in one process.',
+    )
+    parser.add_argument('--robot', default='baxter', help='robot name or robot YAML path')
+    parser.add_argument('--source', default='azure_kinect', choices=SOURCES, help='tracker')
+    parser.add_argument('--solver', choices=('fabrik', 'pic', 'pics'), help='solver')
+    parser.add_argument('--eta', type=int, choices=(1, 2, 3), help='PICs softening factor')
+    parser.add_argument('--mapping', choices=('same_side', 'mirror'), help='arm mapping')
+    parser.add_argument(
+        '--executor', choices=('single_threaded', 'events'), default='single_threaded',
+        help='rclpy executor (events: experimental, see the docs)',
+    )
+    parser.add_argument(
+        '--param', action='append', default=[], metavar='NODE.NAME=VALUE',
+        help='set a parameter, e.g. trajectory_publisher.wait_for_joint_states=false',
+    )
+    args, ros_args = parser.parse_known_args(argv)
+    return args, ros_args
+
+
+def node_parameters(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """
+    Gather the parameter values the options ask for, per node.
+
+    :param args: Options from :func:`parse_arguments`.
+    :return: Values per node name.
+    :raises PicRosError: If a ``--param`` is not ``NODE.NAME=VALUE``.
+    """
+    values: dict[str, dict[str, Any]] = {
+        'skeleton_node': {}, 'solver_node': {}, 'trajectory_publisher': {}
+    }
+    for key in ('solver', 'eta', 'mapping'):
+        if getattr(args, key) is not None:
+            values['solver_node'][key] = getattr(args, key)
+    for item in args.param:
+        name, _, text = item.partition('=')
+        node, _, parameter = name.partition('.')
+        if not text or node not in values or not parameter:
+            raise PicRosError(
+                f'--param {item!r}: expected NODE.NAME=VALUE with NODE one of {", ".join(values)}'
+            )
+        values[node][parameter] = _value(text)
+    return values
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """
+    Run the one-process pipeline until shutdown.
+
+    :param argv: Arguments without the program name (default: the process arguments).
+    :return: Exit status (0, or 2 for invalid options or parameters).
+    """
+    import sys
+
+    args, ros_args = parse_arguments(sys.argv[1:] if argv is None else argv)
+    try:
+        parameters = node_parameters(args)
+    except PicRosError as err:
+        print(f'teleop: {err}', file=sys.stderr)
+        return 2
+    rclpy.init(args=['teleop'] + list(ros_args))
+    nodes: list[Node] = []
+    status = 0
+    try:
+        nodes = build_pipeline(args.robot, args.source, parameters)
+        executor = make_executor(args.executor)
+        for node in nodes:
+            executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except PicRosError as err:
+        print(f'teleop: {err}', file=sys.stderr)
+        status = 2
+    finally:
+        for node in reversed(nodes):
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return status
+
+
+def console_main() -> None:
+    """Entry point of the ``teleop`` executable."""
+    raise SystemExit(main())

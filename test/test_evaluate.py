@@ -1,0 +1,267 @@
+"""``evaluate``: scoring, the pipeline on the paper's real recording, and the command line."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+import re
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+from pic_ros.cli import main
+from pic_ros.evaluation import (
+    ArmTrace,
+    Demonstration,
+    evaluate_one,
+    paper_column,
+    PAPER_PACC,
+    score,
+    Trace,
+)
+from pic_ros.human.kinect_v2 import load_paper_demonstration, Segment
+from pic_ros.human.skeleton import Side
+from pic_ros.recordings import load_demonstration
+from pic_ros.robot import load_robot
+from pic_ros.solvers import SolverConfig
+import pytest
+
+RECORD_KEYS = (
+    'recording', 'robot', 'solver', 'eta', 'segments', 'frames', 'pacc_paper', 'pacc_paper_std',
+    'pacc_task', 'elbow_mae_rad', 'dir_err_deg', 'ee_err_cm', 'limit_violations', 'jump_frames',
+    'solve_ms_p50', 'solve_ms_p99',
+)
+"""Keys every ``evaluate`` record has (product §6 and the evaluate issue)."""
+
+TIMING_KEYS = ('solve_ms_p50', 'solve_ms_p99')
+SHORT_FRAMES = 240
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def short_recording(tmp_path: Path) -> Path:
+    """Write the first 8 s of the shipped demo as a recording without segments; return it."""
+    for suffix in ('_skel.txt', '_skelts.txt'):
+        lines = (PROJECT_ROOT / 'demo' / f'synthetic1{suffix}').read_text().splitlines()
+        (tmp_path / f'short1{suffix}').write_text('\n'.join(lines[:SHORT_FRAMES]) + '\n')
+    return tmp_path / 'short1_skel.txt'
+
+
+def _numbers(record: dict[str, Any]) -> dict[str, float]:
+    """Return the numeric values of a record, lists flattened (``dir_err_deg.0`` ...)."""
+    values: dict[str, float] = {}
+    for key, value in record.items():
+        if isinstance(value, list):
+            values.update({f'{key}.{i}': item for i, item in enumerate(value)})
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            values[key] = value
+    return values
+
+
+def _check_record(record: dict[str, Any]) -> None:
+    """Assert the invariants every real ``evaluate`` record must meet."""
+    missing = [key for key in RECORD_KEYS if key not in record]
+    assert not missing, f'record lacks {missing}'
+    assert len(record['dir_err_deg']) == 2
+    not_finite = {k: v for k, v in _numbers(record).items()
+                  if k != 'eta' and not math.isfinite(v)}
+    assert not not_finite, f'non-finite metrics: {not_finite}'
+    for key in ('pacc_paper', 'pacc_task'):
+        assert 0.0 <= record[key] <= 1.0
+    assert record['limit_violations'] == 0
+    assert isinstance(record['jump_frames'], int) and record['jump_frames'] >= 0
+    assert 0.0 < record['solve_ms_p50'] <= record['solve_ms_p99']
+    json.dumps(record, allow_nan=False)  # plain Python types, ready for --json
+
+
+@pytest.fixture(scope='module')
+def assembly1(shared_data: Path) -> Demonstration:
+    """Load the PIC paper's real Kinect v2 recording ``assembly1`` with its 10 segments."""
+    folder = shared_data / 'pic_demos'
+    if not (folder / 'assembly1_skel.txt').is_file():
+        pytest.skip(f'the PIC demonstrations are not in {folder}')
+    return Demonstration.from_paper(load_paper_demonstration(folder, 'assembly1'))
+
+
+@pytest.mark.parametrize('robot_name', ['baxter', 'yumi', 'tiago'])
+def test_pic_on_the_real_assembly1_recording_gives_a_complete_record(assembly1, robot_name):
+    """PIC on ``assembly1``: every metric present and finite, 10 segments, 757 frames, 0 limits."""
+    record = evaluate_one(load_robot(robot_name), assembly1, SolverConfig(name='pic'))
+    _check_record(record)
+    assert (record['recording'], record['robot'], record['solver'], record['eta']) == (
+        'assembly1', robot_name, 'pic', 0,
+    )
+    assert record['segments'] == 10
+    assert record['frames'] == 757
+
+
+def _run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    """Run ``python -m pic_ros`` in-process and return its status, stdout and stderr."""
+    status = main(list(argv))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def _refuse_nan(constant: str) -> None:
+    """Refuse NaN and infinity, which are not JSON."""
+    raise AssertionError(f'--json printed {constant}, which is not JSON')
+
+
+def test_cli_json_prints_one_object_with_one_record_per_setting(capsys):
+    """``evaluate --json`` prints exactly one JSON object, ``results``, one record per setting."""
+    status, out, err = _run_cli(
+        capsys, 'evaluate', '--recording', 'demo', '--robot', 'yumi', '--solver', 'pic', '--json'
+    )
+    assert status == 0, err
+    document, end = json.JSONDecoder(parse_constant=_refuse_nan).raw_decode(out.lstrip())
+    assert out.lstrip()[end:].strip() == '', 'more than one JSON value on stdout'
+    assert list(document) == ['results']
+    [record] = document['results']
+    _check_record(record)
+    assert (record['recording'], record['robot'], record['solver'], record['eta']) == (
+        'synthetic1', 'yumi', 'pic', 0,
+    )
+    assert None not in _numbers(record).values()
+    assert all(value is not None for value in record.values()), record
+
+
+def test_cli_json_uses_null_only_for_fabriks_eta(capsys, short_recording):
+    """FABRIK has no η: its ``eta`` is the one documented null; settings come in order."""
+    status, out, _ = _run_cli(
+        capsys, 'evaluate', '--recording', str(short_recording), '--robot', 'tiago',
+        '--solver', 'fabrik', '--solver', 'pic', '--json',
+    )
+    assert status == 0
+    results = json.loads(out, parse_constant=_refuse_nan)['results']
+    assert [(r['solver'], r['eta']) for r in results] == [('fabrik', None), ('pic', 0)]
+    assert {(r['recording'], r['segments'], r['frames']) for r in results} == {
+        ('short1', 1, SHORT_FRAMES)
+    }
+    for record in results:
+        nulls = [key for key, value in record.items() if value is None]
+        assert nulls == (['eta'] if record['solver'] == 'fabrik' else [])
+
+
+@pytest.mark.parametrize(
+    'option, value, message',
+    [
+        ('--robot', 'r2d2', "no robot file for 'r2d2'"),
+        ('--recording', 'nowhere', "unknown recording 'nowhere': use one of demo, assembly1"),
+    ],
+)
+def test_cli_unknown_robot_or_recording_exits_2_with_one_line(capsys, option, value, message):
+    """A name the user can fix gives status 2, nothing on stdout and one line on stderr."""
+    argv = {'--robot': 'yumi', '--recording': 'demo', option: value}
+    status, out, err = _run_cli(
+        capsys, 'evaluate', '--robot', argv['--robot'], '--recording', argv['--recording'],
+        '--solver', 'pic', '--json',
+    )
+    assert status == 2
+    assert out == ''
+    assert len(err.splitlines()) == 1, err
+    assert re.match(rf'pic_ros evaluate: .*{re.escape(message)}', err)
+
+
+def test_cli_table_shows_the_paper_values_in_brackets(capsys, shared_data, monkeypatch):
+    """The text output has the Pacc table with the paper's published value beside ours."""
+    folder = shared_data / 'pic_demos'
+    if not (folder / 'assembly1_skel.txt').is_file():
+        pytest.skip(f'the PIC demonstrations are not in {folder}')
+    monkeypatch.setenv('PIC_ROS_PIC_DEMOS', str(folder))
+    status, out, err = _run_cli(
+        capsys, 'evaluate', '--recording', 'assembly1', '--robot', 'yumi', '--solver', 'pic'
+    )
+    assert status == 0, err
+    paper = PAPER_PACC[('yumi', 'A-1')][paper_column('pic', 0)]
+    row = next(line for line in out.splitlines() if line.startswith('yumi '))
+    assert 'assembly1 (A-1)' in row
+    assert re.search(rf'\d\.\d\d \(\d\.\d\d\) \[{paper:.2f}\]', row), row
+    assert 'Pose accuracy' in out and 'PIC' in out
+
+
+def test_same_input_gives_the_same_metrics(short_recording):
+    """Two runs on the same recording agree on every metric but the solve times."""
+    robot = load_robot('yumi')
+    demonstration = load_demonstration(str(short_recording))
+    first = evaluate_one(robot, demonstration, SolverConfig(name='pic'))
+    second = evaluate_one(robot, demonstration, SolverConfig(name='pic'))
+    for key in TIMING_KEYS:
+        del first[key], second[key]
+    assert first == second
+
+
+ARM_DOWN = np.array([(0.0, -0.2, 0.0), (0.0, -0.2, -0.3), (0.3, -0.2, -0.3)])
+"""Human right arm in the body frame: upper arm down, forearm forward (a right angle)."""
+
+
+def _synthetic_trace(robot, frames: int, bend: float) -> tuple[Trace, np.ndarray]:
+    """
+    Build a TIAGo trace: frames 0..4 imitate exactly, later ones bend the forearm by ``bend``.
+
+    :return: The trace and the joint values it holds (to edit before scoring).
+    """
+    arm = robot.arms['arm']
+    offset = np.array([0.1, -0.15, 0.8])
+    targets = np.tile(ARM_DOWN + offset, (frames, 1, 1))
+    landmarks = np.empty((frames, 5, 3))
+    landmarks[:, 0] = targets[:, 0] + (0.0, 0.0, 0.1)
+    landmarks[:, 1:4] = targets
+    bent = targets[0, 1] + 0.3 * np.array([math.cos(bend), 0.0, -math.sin(bend)])
+    landmarks[5:, 3] = bent
+    landmarks[:, 4] = landmarks[:, 3] + (0.1, 0.0, 0.0)
+    q = np.tile(arm.neutral, (frames, 1))
+    trace = Trace(
+        stamps=np.arange(frames) / 30.0,
+        arms=MappingProxyType({
+            'arm': ArmTrace(
+                human_side=Side.RIGHT,
+                solved=np.ones(frames, dtype=bool),
+                q=q,
+                human=np.tile(ARM_DOWN, (frames, 1, 1)),
+                targets=targets,
+                landmarks=landmarks,
+                solve_time=np.full(frames, 0.002),
+                iterations=np.full(frames, 3, dtype=np.int64),
+            )
+        }),
+    )
+    return trace, q
+
+
+def test_score_of_a_known_trace():
+    """Hand-made trace: exact segment, 0.5 rad segment, empty segment, frames outside segments."""
+    robot = load_robot('tiago')
+    bend = 0.5
+    trace, q = _synthetic_trace(robot, 12, bend)
+    arm = robot.arms['arm']
+    q[7, 0] = arm.upper[0] + 0.1  # outside the limits, and a jump in and out (frames 7 and 8)
+    q[11, 1] = arm.upper[1] + 0.1  # outside the limits, but not in any segment
+    demonstration = Demonstration(
+        name='synthetic',
+        frames=(),
+        segments=(
+            Segment(index=0, start=0, stop=5, first_line=1, last_line=5),
+            Segment(index=1, start=5, stop=10, first_line=6, last_line=10),
+            Segment(index=2, start=10, stop=10, first_line=11, last_line=11),
+        ),
+        task_arms=(frozenset({Side.RIGHT}), frozenset({Side.LEFT}), frozenset({Side.RIGHT})),
+    )
+    record = score(trace, demonstration, robot, SolverConfig(name='pics', eta=2))
+    wrist_error = 2 * 0.3 * math.sin(bend / 2)
+    expected = {
+        'recording': 'synthetic', 'robot': 'tiago', 'solver': 'pics', 'eta': 2,
+        'segments': 2, 'frames': 10,
+        'pacc_paper': 0.5, 'pacc_paper_std': 0.5,
+        'pacc_task': 1.0,  # the second segment's task arm is the left: no samples, left out
+        'elbow_mae_rad': bend / 2,
+        'ee_err_cm': 100 * wrist_error / 2,
+        'limit_violations': 1, 'jump_frames': 2,
+        'solve_ms_p50': 2.0, 'solve_ms_p99': 2.0,
+        'iterations_mean': 3.0,
+        'dropped_frames': 0,
+    }
+    for key, value in expected.items():
+        assert record[key] == pytest.approx(value, abs=1e-9), key
+    assert record['dir_err_deg'] == pytest.approx([0.0, math.degrees(bend) / 2], abs=1e-6)
+    assert record['segment_pacc_paper'] == [1.0, 0.0]

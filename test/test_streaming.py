@@ -1,0 +1,138 @@
+"""Streaming chunks for the joint_trajectory_controller: names, times and arrays validated."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given
+from hypothesis import strategies as st
+import numpy as np
+from pic_ros.exceptions import ConfigError
+from pic_ros.motion import (
+    duration_parts,
+    JointLimiter,
+    MotionLimits,
+    stream_chunk,
+    TrajectoryChunk,
+    TrajectoryPoint,
+)
+import pytest
+
+NAMES = ('a1', 'a2', 'a3')
+
+
+def point(time: float, value: float = 0.0) -> TrajectoryPoint:
+    """Make a point for the three joints of NAMES."""
+    return TrajectoryPoint(time, np.full(3, value), np.zeros(3))
+
+
+def test_stream_chunk_holds_one_point_at_the_lead_time() -> None:
+    """The streamed chunk names every joint and has one point at lead_time with the command."""
+    chunk = stream_chunk(list(NAMES), [0.1, 0.2, 0.3], [0.0, -1.0, 2.0], 0.02)
+    assert chunk.joint_names == NAMES
+    assert len(chunk.points) == 1
+    only = chunk.points[0]
+    assert only.time_from_start == 0.02
+    assert chunk.times_ns == (20_000_000,)
+    np.testing.assert_array_equal(only.positions, [0.1, 0.2, 0.3])
+    np.testing.assert_array_equal(only.velocities, [0.0, -1.0, 2.0])
+    assert not only.positions.flags.writeable
+
+
+def test_stream_chunk_carries_a_limiter_command() -> None:
+    """A limiter command for shipped-size arms converts without loss."""
+    limits = MotionLimits(np.full(3, -1.0), np.full(3, 1.0), np.ones(3), np.full(3, 3.0))
+    limiter = JointLimiter(limits, np.zeros(3))
+    step = limiter.step([1.0, -1.0, 0.5], 0.01)
+    chunk = stream_chunk(NAMES, step.position, step.velocity, 0.02)
+    np.testing.assert_array_equal(chunk.points[0].positions, step.position)
+    np.testing.assert_array_equal(chunk.points[0].velocities, step.velocity)
+
+
+@pytest.mark.parametrize(
+    ('names', 'message'),
+    [
+        ((), 'at least one joint name'),
+        (('a1', '', 'a3'), 'non-empty strings'),
+        (('a1', '  ', 'a3'), 'non-empty strings'),
+        (('a1', 3, 'a3'), 'non-empty strings'),
+        (('a1', 'a1', 'a3'), "unique, repeated: ['a1']"),
+    ],
+)
+def test_chunk_rejects_bad_joint_names(names: tuple, message: str) -> None:
+    """Names must be present, non-empty strings and unique."""
+    with pytest.raises(ConfigError, match=message.replace('[', r'\[')):
+        TrajectoryChunk(names, (point(0.01),))
+
+
+@pytest.mark.parametrize(
+    ('positions', 'velocities'),
+    [
+        ([0.0, 0.0], [0.0, 0.0, 0.0]),
+        ([0.0, 0.0, 0.0], [0.0, math.nan, 0.0]),
+        ([0.0, math.inf, 0.0], [0.0, 0.0, 0.0]),
+        ([[0.0, 0.0, 0.0]], [0.0, 0.0, 0.0]),
+        (['x', 0.0, 0.0], [0.0, 0.0, 0.0]),
+    ],
+)
+def test_stream_chunk_rejects_bad_arrays(positions: list, velocities: list) -> None:
+    """Positions and velocities must be finite, one per named joint."""
+    with pytest.raises(ConfigError, match='finite|numbers'):
+        stream_chunk(NAMES, positions, velocities, 0.02)
+
+
+@pytest.mark.parametrize('lead_time', [0.0, -0.01, math.nan, math.inf, 11.0, True, '0.02'])
+def test_stream_chunk_rejects_bad_lead_times(lead_time: object) -> None:
+    """lead_time must be a number in [1e-4, 10] s (a point at 0 would make the robot jump)."""
+    with pytest.raises(ConfigError, match='lead_time'):
+        stream_chunk(NAMES, np.zeros(3), np.zeros(3), lead_time)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    'times',
+    [(0.0,), (0.02, 0.02), (0.02, 0.01), (0.02, 0.0200000001), (math.nan,), (-1.0, 0.02)],
+)
+def test_chunk_rejects_times_not_strictly_increasing(times: tuple[float, ...]) -> None:
+    """time_from_start must be > 0 and strictly increasing at nanosecond resolution."""
+    with pytest.raises(ConfigError, match='time_from_start|duration'):
+        TrajectoryChunk(NAMES, tuple(point(time) for time in times))
+
+
+def test_chunk_rejects_no_points() -> None:
+    """A trajectory without points is refused."""
+    with pytest.raises(ConfigError, match='at least one point'):
+        TrajectoryChunk(NAMES, ())
+
+
+@given(st.lists(st.floats(1e-6, 100.0), min_size=1, max_size=10, unique=True))
+def test_chunk_times_are_strictly_increasing(raw: list[float]) -> None:
+    """Any valid chunk has strictly increasing positive times, in seconds and nanoseconds."""
+    times = sorted(raw)
+    try:
+        chunk = TrajectoryChunk(NAMES, tuple(point(time) for time in times))
+    except ConfigError:
+        nanoseconds = [round(time * 1e9) for time in times]
+        assert any(b <= a for a, b in zip([0] + nanoseconds, nanoseconds))
+        return
+    assert all(0 < a < b for a, b in zip(chunk.times_ns, chunk.times_ns[1:]))
+    assert chunk.times_ns[0] > 0
+    seconds = [p.time_from_start for p in chunk.points]
+    assert all(a < b for a, b in zip(seconds, seconds[1:]))
+
+
+@given(st.floats(0.0, 2.0**31 - 1.0))
+def test_duration_parts_round_trip(seconds: float) -> None:
+    """Duration parts are whole seconds plus nanoseconds below 1e9, within half a nanosecond."""
+    sec, nanosec = duration_parts(seconds)
+    assert isinstance(sec, int) and isinstance(nanosec, int)
+    assert 0 <= nanosec < 1_000_000_000
+    whole = math.floor(seconds)
+    assert sec in (whole, whole + 1)
+    assert abs(sec - whole + nanosec * 1e-9 - (seconds - whole)) <= 0.5e-9 + 1e-15
+
+
+@pytest.mark.parametrize('seconds', [-1e-3, math.nan, math.inf, 2.0**31, '1'])
+def test_duration_parts_rejects_bad_durations(seconds: object) -> None:
+    """Negative, non-finite, too long or non-numeric durations raise ConfigError."""
+    with pytest.raises(ConfigError, match='duration'):
+        duration_parts(seconds)  # type: ignore[arg-type]

@@ -1,0 +1,386 @@
+"""Tests of body selection, frame validation with drop reasons, and the skeleton front end."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+import numpy as np
+import numpy.typing as npt
+from pic_ros.exceptions import ConfigError
+from pic_ros.human.body_frame import to_body_frame
+from pic_ros.human.processing import ProcessingConfig
+from pic_ros.human.skeleton import (
+    HumanJoint,
+    JOINT_COUNT,
+    make_frame,
+    MAX_BONE_LENGTH,
+    Side,
+    SkeletonFrame,
+)
+from pic_ros.human.trackers import AZURE_KINECT, AZURE_KINECT_TO_HUMAN
+from pic_ros.human.validation import (
+    BodySelector,
+    CHECKED_BONES,
+    DropReason,
+    FrameValidator,
+    SkeletonFrontEnd,
+)
+import pytest
+
+FloatArray = npt.NDArray[np.float64]
+IdArray = npt.NDArray[np.int64]
+
+_PERSON = {
+    HumanJoint.PELVIS: (0.0, 0.0, 0.9),
+    HumanJoint.SPINE_CHEST: (0.0, 0.0, 1.3),
+    HumanJoint.NECK: (0.0, 0.0, 1.45),
+    HumanJoint.HEAD: (0.0, 0.0, 1.6),
+    HumanJoint.SHOULDER_LEFT: (0.0, -0.18, 1.4),
+    HumanJoint.ELBOW_LEFT: (-0.1, -0.22, 1.15),
+    HumanJoint.WRIST_LEFT: (-0.35, -0.22, 1.15),
+    HumanJoint.HAND_LEFT: (-0.43, -0.22, 1.15),
+    HumanJoint.SHOULDER_RIGHT: (0.0, 0.18, 1.4),
+    HumanJoint.ELBOW_RIGHT: (-0.1, 0.22, 1.15),
+    HumanJoint.WRIST_RIGHT: (-0.35, 0.22, 1.15),
+    HumanJoint.HAND_RIGHT: (-0.43, 0.22, 1.15),
+}
+"""A person facing the sensor, tracker frame [m] relative to the point below the chest."""
+
+
+def _person(distance: float = 2.0, side: float = 0.0) -> FloatArray:
+    """Return the 12 joints, (12, 3), [m], tracker frame, ``distance`` ahead, ``side`` left."""
+    return np.array([_PERSON[joint] for joint in HumanJoint]) + [distance, side, 0.0]
+
+
+def _frame(stamp: float = 1.0, **changes: tuple[float, float, float] | None) -> SkeletonFrame:
+    """Build a tracker skeleton of :func:`_person`; ``JOINT=None`` drops a joint, else moves it."""
+    positions = _person()
+    valid = np.ones(JOINT_COUNT, dtype=bool)
+    for name, value in changes.items():
+        if value is None:
+            valid[HumanJoint[name]] = False
+        else:
+            positions[HumanJoint[name]] = value
+    positions[~valid] = np.nan
+    return SkeletonFrame(stamp=stamp, positions=positions, valid=valid)
+
+
+def _markers(tracker_joints: FloatArray, body: int) -> tuple[IdArray, FloatArray]:
+    """Azure Kinect markers (ids, depth-camera positions) of one body's 12 tracker-frame joints."""
+    ids = body * 100 + np.array(AZURE_KINECT_TO_HUMAN, dtype=np.int64)
+    return ids, tracker_joints @ AZURE_KINECT.rotation  # rows: p_camera = R^T p_tracker
+
+
+def _bodies(stamp: float, **bodies: FloatArray) -> dict[int, SkeletonFrame]:
+    """Build decoded arrays for :class:`BodySelector`: ``b3=joints`` is body 3."""
+    return {int(key[1:]): make_frame(stamp, joints) for key, joints in bodies.items()}
+
+
+# --- FrameValidator --------------------------------------------------------------------------
+
+
+def test_good_frame_is_accepted_and_counted() -> None:
+    """A complete skeleton passes; accepted counts it and its stamp becomes the last one."""
+    validator = FrameValidator()
+    assert validator.check(_frame(1.0)) is None
+    assert validator.accepted == 1 and validator.last_stamp == 1.0
+    assert set(validator.counts) == set(DropReason) and sum(validator.counts.values()) == 0
+
+
+@pytest.mark.parametrize(
+    ('frame', 'reason'),
+    [
+        (_frame(ELBOW_LEFT=(math.inf, 0.0, 1.0)), DropReason.NON_FINITE),
+        (_frame(HAND_RIGHT=(2.0, math.nan, 1.0)), DropReason.NON_FINITE),
+        (_frame(math.nan), DropReason.NON_FINITE),
+        (_frame(math.inf), DropReason.NON_FINITE),
+        (_frame(ELBOW_LEFT=None, WRIST_RIGHT=None), DropReason.MISSING_ARM_JOINTS),
+        (_frame(SHOULDER_LEFT=None, SHOULDER_RIGHT=None), DropReason.MISSING_ARM_JOINTS),
+        (_frame(WRIST_LEFT=_PERSON[HumanJoint.ELBOW_LEFT]), DropReason.BAD_BONE),
+        (_frame(ELBOW_RIGHT=(2.0, 0.2, -0.4)), DropReason.BAD_BONE),
+        (_frame(SHOULDER_RIGHT=(2.0, -0.1805, 1.4)), DropReason.BAD_BONE),
+        (_frame(HEAD=(2.0, 0.0, 1e300)), DropReason.BAD_BONE),
+        (_frame(PELVIS=(2.0, 0.0, -1e308), SPINE_CHEST=(2.0, 0.0, 1e308)), DropReason.BAD_BONE),
+    ],
+    ids=[
+        'inf-elbow', 'nan-hand', 'nan-stamp', 'inf-stamp', 'one-joint-per-arm', 'no-shoulders',
+        'zero-forearm', 'long-upper-arm', 'coincident-shoulders', 'huge-head', 'overflowing-spine',
+    ],
+)
+def test_bad_frame_is_dropped_with_its_reason(frame: SkeletonFrame, reason: DropReason) -> None:
+    """Each crafted defect gives its reason, counted once, and leaves the last stamp alone."""
+    validator = FrameValidator()
+    assert validator.check(frame) is reason
+    assert validator.counts[reason] == 1 and sum(validator.counts.values()) == 1
+    assert validator.accepted == 0 and validator.last_stamp is None
+
+
+def test_stamp_must_be_after_the_last_accepted_one() -> None:
+    """Equal or older stamps are OLD_STAMP; dropped frames do not move the last stamp."""
+    validator = FrameValidator()
+    assert validator.check(_frame(2.0)) is None
+    assert validator.check(_frame(2.0)) is DropReason.OLD_STAMP
+    assert validator.check(_frame(1.5)) is DropReason.OLD_STAMP
+    assert validator.check(_frame(3.0, ELBOW_LEFT=None, ELBOW_RIGHT=None)) is not None
+    assert validator.check(_frame(2.5)) is None
+    assert validator.counts[DropReason.OLD_STAMP] == 2 and validator.accepted == 2
+
+
+def test_invalid_nan_rows_are_missing_not_non_finite() -> None:
+    """Invalid rows are NaN by convention: one complete arm is enough, the other is reported."""
+    frame = _frame(WRIST_LEFT=None, HAND_LEFT=None, HEAD=None)
+    assert FrameValidator().check(frame) is None
+    assert frame.has_arm(Side.RIGHT) and not frame.has_arm(Side.LEFT)
+
+
+def test_bones_with_a_missing_end_are_not_checked() -> None:
+    """An absurd position is only a BAD_BONE when the joint at the other end is present."""
+    far = (2.0, 0.0, 50.0)
+    assert FrameValidator().check(_frame(HEAD=far, NECK=None)) is None
+    assert FrameValidator().check(_frame(HEAD=far)) is DropReason.BAD_BONE
+
+
+def test_hand_may_sit_on_the_wrist_but_not_far_from_it() -> None:
+    """The hand bone has no minimum (Kinect v2) but the common maximum."""
+    wrist = _PERSON[HumanJoint.WRIST_LEFT]
+    assert FrameValidator().check(_frame(HAND_LEFT=(2.0 + wrist[0],) + wrist[1:])) is None
+    far = (1.65, -0.22 - 1.01 * MAX_BONE_LENGTH, 1.15)
+    assert FrameValidator().check(_frame(HAND_LEFT=far)) is DropReason.BAD_BONE
+    assert len(CHECKED_BONES) == 10
+
+
+def test_non_finite_takes_precedence_over_old_stamp() -> None:
+    """Checks run in the documented order: a non-finite old frame is NON_FINITE."""
+    validator = FrameValidator()
+    validator.check(_frame(5.0))
+    assert validator.check(_frame(1.0, NECK=(math.nan, 0.0, 0.0))) is DropReason.NON_FINITE
+
+
+def test_validator_reset_forgets_stamp_and_counts() -> None:
+    """After reset an old stamp is accepted again and every count is zero."""
+    validator = FrameValidator()
+    validator.check(_frame(5.0))
+    validator.check(_frame(4.0))
+    validator.reset()
+    assert validator.accepted == 0 and sum(validator.counts.values()) == 0
+    assert validator.check(_frame(1.0)) is None
+
+
+# --- BodySelector ----------------------------------------------------------------------------
+
+
+def test_first_seen_body_is_tracked_while_present() -> None:
+    """A lone body is tracked at once and kept even when a nearer body joins."""
+    selector = BodySelector(switch_after=1.0)
+    assert selector.tracked_id is None
+    frame = selector.select(_bodies(0.0, b4=_person(3.0)))
+    assert isinstance(frame, SkeletonFrame) and selector.tracked_id == 4
+    frame = selector.select(_bodies(0.1, b4=_person(3.0), b2=_person(1.5)))
+    assert isinstance(frame, SkeletonFrame) and frame.positions[0, 0] == 3.0
+    assert selector.tracked_id == 4 and selector.last_seen == 0.1
+
+
+def test_nearest_body_wins_when_several_appear_at_once() -> None:
+    """With no tracked body, the body nearest the sensor is chosen; ties go to the lower id."""
+    selector = BodySelector()
+    selector.select(_bodies(0.0, b7=_person(3.0), b8=_person(1.8, side=0.5), b9=_person(2.5)))
+    assert selector.tracked_id == 8
+    tied = BodySelector()
+    tied.select(_bodies(0.0, b6=_person(2.0, side=0.4), b5=_person(2.0, side=-0.4)))
+    assert tied.tracked_id == 5
+
+
+def test_empty_array_is_no_body_and_keeps_the_tracked_body() -> None:
+    """An empty array is NO_BODY; the tracked body is still tracked when it comes back."""
+    selector = BodySelector(switch_after=0.5)
+    selector.select(_bodies(0.0, b1=_person()))
+    for _ in range(59):
+        assert selector.select({}) is DropReason.NO_BODY
+    assert isinstance(selector.select(_bodies(2.0, b1=_person())), SkeletonFrame)
+    assert selector.tracked_id == 1
+
+
+def test_other_body_is_dropped_until_the_tracked_one_is_gone_long_enough() -> None:
+    """Another body gives OTHER_BODY until the tracked one is absent for switch_after seconds."""
+    selector = BodySelector(switch_after=0.5)
+    selector.select(_bodies(10.0, b1=_person()))
+    assert selector.select(_bodies(10.2, b2=_person())) is DropReason.OTHER_BODY
+    assert selector.select(_bodies(10.49, b2=_person())) is DropReason.OTHER_BODY
+    assert selector.tracked_id == 1
+    frame = selector.select(_bodies(10.5, b2=_person(), b3=_person(1.0)))
+    assert isinstance(frame, SkeletonFrame) and selector.tracked_id == 3
+    assert selector.select(_bodies(10.6, b1=_person())) is DropReason.OTHER_BODY
+
+
+def test_zero_switch_after_switches_as_soon_as_the_body_is_absent() -> None:
+    """With switch_after 0, an array without the tracked body selects another one at once."""
+    selector = BodySelector(switch_after=0.0)
+    selector.select(_bodies(0.0, b1=_person()))
+    assert isinstance(selector.select(_bodies(0.0333, b2=_person())), SkeletonFrame)
+    assert selector.tracked_id == 2
+
+
+def test_non_finite_stamp_does_not_lock_the_selector() -> None:
+    """An inf stamp is ignored for the absence clock: another body can still take over."""
+    selector = BodySelector(switch_after=0.5)
+    selector.select(_bodies(1.0, b1=_person()))
+    selector.select(_bodies(math.inf, b1=_person()))
+    assert selector.last_seen == 1.0
+    assert isinstance(selector.select(_bodies(2.0, b2=_person())), SkeletonFrame)
+    assert selector.tracked_id == 2
+
+
+@pytest.mark.parametrize('value', [-0.1, math.nan, math.inf, '1', True, 4000.0])
+def test_switch_after_is_validated(value: object) -> None:
+    """A negative, non-finite, non-numeric or absurd switch_after raises ConfigError."""
+    with pytest.raises(ConfigError, match='switch_after'):
+        BodySelector(value)  # type: ignore[arg-type]
+
+
+# --- SkeletonFrontEnd ------------------------------------------------------------------------
+
+
+def test_front_end_turns_markers_into_a_body_frame_skeleton() -> None:
+    """Azure markers of a facing person give the body-frame skeleton of the same joints."""
+    front = SkeletonFrontEnd(AZURE_KINECT)
+    result = front.process(*_markers(_person(), body=3), stamp=7.0)
+    assert isinstance(result, SkeletonFrame) and result.frame == 'body' and result.stamp == 7.0
+    expected = to_body_frame(make_frame(7.0, _person()))
+    np.testing.assert_allclose(result.positions, expected.positions, atol=1e-12)
+    assert front.accepted == 1 and front.selector.tracked_id == 3
+
+
+@pytest.mark.parametrize(
+    ('changes', 'reason'),
+    [
+        ({'SHOULDER_RIGHT': None}, DropReason.BAD_FRAME),
+        ({'ELBOW_LEFT': None, 'ELBOW_RIGHT': None}, DropReason.MISSING_ARM_JOINTS),
+        ({'WRIST_RIGHT': (math.nan, 0.0, 1.0)}, DropReason.NON_FINITE),
+        ({'ELBOW_RIGHT': (9.0, 0.0, 1.0)}, DropReason.BAD_BONE),
+    ],
+)
+def test_front_end_reports_every_drop_reason(
+    changes: dict[str, tuple[float, float, float] | None], reason: DropReason
+) -> None:
+    """Each defect reaches the node as a reason; the tracker path never raises."""
+    frame = _frame(1.0, **changes)
+    rows = np.flatnonzero(frame.valid)
+    ids, points = _markers(frame.positions, body=1)
+    front = SkeletonFrontEnd(AZURE_KINECT)
+    assert front.process(ids[rows], points[rows], 1.0) is reason
+    assert front.counts[reason] == 1 and front.accepted == 0
+
+
+def test_front_end_counts_no_body_other_body_and_old_stamp() -> None:
+    """Empty arrays, other bodies and repeated stamps are counted by reason, once per call."""
+    front = SkeletonFrontEnd(AZURE_KINECT, switch_after=1.0)
+    assert front.process([], [], 0.0) is DropReason.NO_BODY
+    assert front.process(np.zeros(0, np.int64), np.zeros((0, 3)), math.nan) is DropReason.NO_BODY
+    assert isinstance(front.process(*_markers(_person(), body=1), stamp=1.0), SkeletonFrame)
+    assert front.process(*_markers(_person(), body=2), stamp=1.1) is DropReason.OTHER_BODY
+    assert front.process(*_markers(_person(), body=1), stamp=1.0) is DropReason.OLD_STAMP
+    expected = {DropReason.NO_BODY: 2, DropReason.OTHER_BODY: 1, DropReason.OLD_STAMP: 1}
+    assert {reason: n for reason, n in front.counts.items() if n} == expected
+    assert front.accepted == 1
+    counts = front.counts
+    front.reset()
+    assert front.accepted == 0 and front.selector.tracked_id is None
+    assert sum(counts.values()) == 0  # the view stays live
+
+
+def test_front_end_restarts_smoothing_for_a_new_body() -> None:
+    """The first frame of a newly tracked body is not blended with the previous person."""
+    front = SkeletonFrontEnd(
+        AZURE_KINECT, switch_after=0.0, processing=ProcessingConfig(time_constant=1.0)
+    )
+    first = _person(2.0)
+    first[HumanJoint.WRIST_LEFT] += [0.0, -0.1, 0.2]
+    front.process(*_markers(first, body=1), stamp=0.0)
+    result = front.process(*_markers(_person(2.5), body=2), stamp=1 / 30)
+    expected = to_body_frame(make_frame(1 / 30, _person(2.5)))
+    assert isinstance(result, SkeletonFrame)
+    np.testing.assert_allclose(result.positions, expected.positions, atol=1e-12)
+
+
+def test_front_end_counts_ignored_and_duplicate_markers() -> None:
+    """Markers outside the format and repeated ids are counted across messages."""
+    front = SkeletonFrontEnd(AZURE_KINECT)
+    ids, points = _markers(_person(), body=1)
+    front.process(np.append(ids, [150, ids[0]]), np.vstack([points, points[[0, 0]]]), 1.0)
+    front.process(np.append(ids, 199), np.vstack([points, points[:1]]), 2.0)
+    assert (front.marker_counts.ignored, front.marker_counts.duplicates) == (2, 1)
+    assert front.accepted == 2
+
+
+# --- fuzz ------------------------------------------------------------------------------------
+
+_ANY_FLOAT = st.floats(allow_nan=True, allow_infinity=True)
+_WILD_ID = st.integers(-(2**31), 2**31 - 1)
+
+
+@st.composite
+def _messages(draw: st.DrawFn) -> tuple[IdArray, FloatArray, float]:
+    """Draw a marker array of 0-3 plausible bodies with dropped, foreign, corrupted markers."""
+    ids: list[IdArray] = []
+    points: list[FloatArray] = []
+    for body in draw(st.lists(st.integers(0, 3), max_size=3)):
+        body_ids, body_points = _markers(_person(draw(st.floats(0.5, 4.0))), body)
+        keep = np.array(draw(st.lists(st.booleans(), min_size=12, max_size=12)))
+        keep |= draw(st.booleans())  # often the whole body
+        ids.append(body_ids[keep])
+        points.append(body_points[keep])
+    foreign = draw(st.lists(st.tuples(_WILD_ID, _ANY_FLOAT, _ANY_FLOAT, _ANY_FLOAT), max_size=4))
+    ids.append(np.array([row[0] for row in foreign], dtype=np.int64))
+    points.append(np.array([row[1:] for row in foreign], dtype=float).reshape(-1, 3))
+    all_ids = np.concatenate(ids)
+    all_points = np.concatenate(points)
+    for index, axis, value in draw(
+        st.lists(st.tuples(st.integers(0, 999), st.integers(0, 2), _ANY_FLOAT), max_size=3)
+    ):
+        if all_ids.size:
+            all_points[index % all_ids.size, axis] = value
+    stamp = draw(st.one_of(st.floats(0.0, 5.0), _ANY_FLOAT))
+    return all_ids, all_points, stamp
+
+
+def _check_outcome(result: SkeletonFrame | DropReason) -> None:
+    """Check that a front-end result is a reason or a finite body-frame skeleton."""
+    if isinstance(result, DropReason):
+        return
+    assert result.frame == 'body' and result.positions.shape == (JOINT_COUNT, 3)
+    assert np.isfinite(result.positions[result.valid]).all()
+    assert result.has_arm(Side.LEFT) or result.has_arm(Side.RIGHT)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_messages(), min_size=1, max_size=8), st.sampled_from([0.0, 0.1, 1.0]))
+def test_front_end_never_raises_on_corrupted_arrays(
+    messages: list[tuple[IdArray, FloatArray, float]], switch_after: float
+) -> None:
+    """Dropped, foreign, NaN/inf/huge markers and stamps give a frame or a reason, never raise."""
+    front = SkeletonFrontEnd(AZURE_KINECT, switch_after=switch_after)
+    for ids, points, stamp in messages:
+        _check_outcome(front.process(ids, points, stamp))
+    assert front.accepted + sum(front.counts.values()) == len(messages)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(0, 60).flatmap(
+        lambda n: st.tuples(
+            hnp.arrays(np.int64, n, elements=_WILD_ID),
+            hnp.arrays(np.float64, (n, 3), elements=_ANY_FLOAT),
+        )
+    ),
+    _ANY_FLOAT,
+)
+def test_front_end_never_raises_on_random_arrays(
+    arrays: tuple[IdArray, FloatArray], stamp: float
+) -> None:
+    """Arbitrary int32-range ids with arbitrary float positions give a frame or a reason."""
+    front = SkeletonFrontEnd(AZURE_KINECT)
+    _check_outcome(front.process(arrays[0], arrays[1], stamp))
+    assert front.accepted + sum(front.counts.values()) == 1
