@@ -38,6 +38,7 @@ setup(
         share('config/controllers', '*.yaml'),
         share('urdf', '*.urdf'),
         share('demo'),
+        share('demo/synthetic1_bag'),
     ],
     # The ROS 2 Python packages (rclpy, *_msgs) come from a ROS install or, for the standalone
     # venv, from the PyPI ros-* wheels pinned in requirements.txt; they are not listed here.
@@ -55,6 +56,8 @@ setup(
             'solver_node = pic_ros.ros.solver_node:main',
             'trajectory_publisher = pic_ros.ros.trajectory_publisher_node:main',
             'teleop = pic_ros.ros.teleop:console_main',
+            'sim_robot = pic_ros.ros.sim_robot_node:main',
+            'replay = pic_ros.ros.replay_node:main',
         ],
     },
 )

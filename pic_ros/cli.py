@@ -16,7 +16,7 @@ import math
 import sys
 from typing import Any, Sequence
 
-from pic_ros.evaluation import evaluate_one, EvaluationSettings, SOLVER_SETTINGS
+from pic_ros.evaluation import Demonstration, evaluate_one, EvaluationSettings, SOLVER_SETTINGS
 from pic_ros.exceptions import PicRosError
 from pic_ros.human.processing import ProcessingConfig
 from pic_ros.mapping import MappingConfig
@@ -65,6 +65,12 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         help='demo, a PIC paper recording (assembly1..3, incision_straight3) or a *_skel.txt '
         'path (repeatable); default: the paper recordings when ../shared is present, else demo',
     )
+    parser.add_argument(
+        '--bag', action='append', help='a rosbag2 of body-tracking MarkerArrays (repeatable)'
+    )
+    parser.add_argument('--bag-topic', help='MarkerArray topic of --bag (default: the first)')
+    parser.add_argument('--segments', help='segment file for --bag (paper format)')
+    parser.add_argument('--task-arms', help='paper config JSON giving the task arms of --bag')
     parser.add_argument('--json', action='store_true', help='print one JSON object')
     parser.add_argument(
         '--filter', default='exponential', choices=('exponential', 'kalman', 'none'),
@@ -126,6 +132,25 @@ def _robots(args: argparse.Namespace) -> list[Any]:
     return [load_robot(name) for name in names]
 
 
+def _demonstrations(args: argparse.Namespace) -> list[Demonstration]:
+    """Load the recordings and bags named on the command line (default: the paper's or demo)."""
+    names = list(args.recording or [])
+    bags = list(getattr(args, 'bag', None) or [])
+    if not names and not bags:
+        names = list(default_recordings())
+    demonstrations = [load_demonstration(name) for name in names]
+    if bags:
+        from pic_ros.bags import demonstration_from_bag
+
+        demonstrations += [
+            demonstration_from_bag(
+                path, args.bag_topic, segments=args.segments, task_arms=args.task_arms
+            )
+            for path in bags
+        ]
+    return demonstrations
+
+
 def run_evaluate(args: argparse.Namespace) -> int:
     """
     Run ``evaluate`` and print its tables or JSON.
@@ -136,8 +161,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     robots = _robots(args)
     settings = _settings(args)
     evaluation = _evaluation_settings(args)
-    names = args.recording or list(default_recordings())
-    demonstrations = [load_demonstration(name) for name in names]
+    demonstrations = _demonstrations(args)
     records = []
     for demonstration in demonstrations:
         for robot in robots:
@@ -170,14 +194,20 @@ def run_bench(args: argparse.Namespace) -> int:
     from pic_ros.bench import bench_solvers
     from pic_ros.report import bench_tables
 
-    robots = _robots(args)
-    settings = _settings(args)
-    names = args.recording or list(default_recordings())
-    demonstrations = [load_demonstration(name) for name in names]
-    result = bench_solvers(
-        robots, demonstrations, settings, args.ikpy_frames, _evaluation_settings(args)
-    )
-    result['recordings'] = [d.name for d in demonstrations]
+    result: dict[str, Any] = {}
+    if not args.latency_only:
+        robots = _robots(args)
+        settings = _settings(args)
+        demonstrations = _demonstrations(args)
+        result = bench_solvers(
+            robots, demonstrations, settings, args.ikpy_frames, _evaluation_settings(args)
+        )
+        result['recordings'] = [d.name for d in demonstrations]
+    if args.latency or args.latency_only:
+        from pic_ros.ros.latency_bench import run_latency_bench
+
+        robot = (args.robot or ['baxter'])[0]
+        result['latency'] = run_latency_bench(robot=robot, seconds=args.latency_seconds)
     if args.json:
         print(json.dumps(_json_ready(result)))
     else:
@@ -197,8 +227,49 @@ def run_teleop(argv: Sequence[str]) -> int:
     return teleop_main(argv)
 
 
-ROS_COMMANDS = {'teleop': run_teleop}
-"""Commands that need rclpy; they parse their own arguments."""
+def run_sim(argv: Sequence[str]) -> int:
+    """
+    Run the MuJoCo simulated robot as a ROS node (needs rclpy and mujoco).
+
+    :param argv: The sim arguments.
+    :return: Process exit status.
+    """
+    from pic_ros.ros.sim_robot_node import run_sim as sim_main
+
+    return sim_main(list(argv))
+
+
+def run_replay(argv: Sequence[str]) -> int:
+    """
+    Play a rosbag2 with its original timing (needs rclpy).
+
+    :param argv: The replay arguments.
+    :return: Process exit status.
+    """
+    from pic_ros.ros.replay_node import run_replay as replay_main
+
+    return replay_main(list(argv))
+
+
+def run_convert(argv: Sequence[str]) -> int:
+    """
+    Convert PIC Kinect v2 text recordings to a rosbag2 (no ROS needed).
+
+    :param argv: The convert arguments.
+    :return: Process exit status.
+    """
+    from pic_ros.bags import run_convert as convert_main
+
+    return convert_main(list(argv))
+
+
+ROS_COMMANDS = {
+    'teleop': run_teleop,
+    'sim': run_sim,
+    'replay': run_replay,
+    'convert': run_convert,
+}
+"""Commands that parse their own arguments (all but convert need rclpy)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -222,11 +293,24 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         '--ikpy-frames', type=int, default=200, help='frames per arm given to ikpy (0: skip)'
     )
-    bench.set_defaults(run=run_bench)
-    commands.add_parser(
-        'teleop', add_help=False,
-        help='tracker -> robot trajectories in one ROS 2 process (see teleop --help)',
+    bench.add_argument(
+        '--latency', action='store_true',
+        help='also measure end-to-end latency across processes (needs rclpy)',
     )
+    bench.add_argument(
+        '--latency-only', action='store_true', help='measure only the end-to-end latency'
+    )
+    bench.add_argument(
+        '--latency-seconds', type=float, default=20.0, help='measured seconds per latency run'
+    )
+    bench.set_defaults(run=run_bench)
+    for name, text in (
+        ('teleop', 'tracker -> robot trajectories in one ROS 2 process'),
+        ('sim', 'MuJoCo robot following joint trajectories, publishing joint_states'),
+        ('replay', 'play a rosbag2 (MCAP or sqlite3) with its original timing'),
+        ('convert', 'PIC Kinect v2 text recording -> rosbag2 of MarkerArrays'),
+    ):
+        commands.add_parser(name, add_help=False, help=f'{text} (see {name} --help)')
     return parser
 
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 import time
 from types import MappingProxyType
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
+from pic_ros.exceptions import ConfigError
 from pic_ros.human.skeleton import SkeletonFrame
 from pic_ros.mapping import ArmMapper, ArmTargets, MappingConfig
 from pic_ros.robot.robot import Robot
@@ -59,17 +60,31 @@ class RobotImitator:
     :param robot: The robot.
     :param solver: Solver settings (the same solver for every arm).
     :param mapping: Mapping settings; default the robot file's ``mapping``.
+    :param arms: Names of the arms to solve, in the robot's arm order; default every arm.
+    :raises ConfigError: If an arm name is not an arm of the robot.
     """
 
     def __init__(
-        self, robot: Robot, solver: SolverConfig, mapping: MappingConfig | None = None
+        self,
+        robot: Robot,
+        solver: SolverConfig,
+        mapping: MappingConfig | None = None,
+        arms: Sequence[str] | None = None,
     ) -> None:
         self.robot = robot
         self.solver_config = solver
         self.mapping_config = mapping if mapping is not None else robot.spec.mapping
+        if arms is not None:
+            unknown = sorted(set(arms) - set(robot.arms))
+            if unknown:
+                raise ConfigError(
+                    f'arms {unknown} are not arms of {robot.name}; arms: {", ".join(robot.arms)}'
+                )
         self._mappers: dict[str, ArmMapper] = {}
         self._solvers: dict[str, ArmSolver] = {}
         for name, arm in robot.arms.items():
+            if arms is not None and name not in arms:
+                continue
             landmarks = arm.landmarks(arm.neutral)
             length = float(
                 np.linalg.norm(landmarks[2] - landmarks[1])

@@ -6,7 +6,11 @@ Where ``evaluate`` and ``bench`` find their recordings.
 - ``assembly1``, ``assembly2``, ``assembly3``, ``incision_straight3``: the PIC paper's real
   Kinect v2 demonstrations. They are not shipped; they are read in place from the shared data
   folder beside the project (``../shared/data/pic_demos``), or from ``$PIC_ROS_PIC_DEMOS``.
-- a path to any ``<task><n>_skel.txt`` in the paper's layout (segment file and config optional).
+- a path to any ``<task><n>_skel.txt`` in the paper's layout (segment file and config optional);
+- a path to a rosbag2 of body-tracking MarkerArrays (a bag directory, or a ``.mcap`` / ``.db3``
+  file; Azure Kinect or Kinect v2 marker encoding, detected): see
+  :func:`pic_ros.bags.demonstration_from_bag` (segments stored in the bag by ``convert`` are
+  used; otherwise the whole bag is one segment).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import os
 from pathlib import Path
 from typing import Final
 
+from pic_ros.bags import demonstration_from_bag, is_bag_path
 from pic_ros.evaluation import Demonstration
 from pic_ros.exceptions import RecordingError
 from pic_ros.human.kinect_v2 import load_kinect_v2_recording, load_paper_demonstration
@@ -61,7 +66,8 @@ def load_demonstration(name: str) -> Demonstration:
     """
     Load a recording by name or path (see the module docstring).
 
-    :param name: ``demo``, a paper recording name, or a path to a ``*_skel.txt`` file.
+    :param name: ``demo``, a paper recording name, a path to a ``*_skel.txt`` file, or a path
+        to a rosbag2 (directory, ``.mcap`` or ``.db3``).
     :return: The demonstration, with its segments and task arms (one whole-recording segment
         with both arms when the recording has no segment file or config).
     :raises RecordingError: If the recording cannot be found or read.
@@ -78,10 +84,15 @@ def load_demonstration(name: str) -> Demonstration:
             )
         return Demonstration.from_paper(load_paper_demonstration(folder, name))
     path = Path(name)
+    if is_bag_path(path) or path.is_dir() or path.suffix in ('.mcap', '.db3'):
+        return demonstration_from_bag(path)
     suffix = '_skel.txt'
     if not path.name.endswith(suffix) or not path.is_file():
         known = ', '.join(('demo',) + PAPER_RECORDINGS)
-        raise RecordingError(f'unknown recording {name!r}: use one of {known} or a *{suffix} path')
+        raise RecordingError(
+            f'unknown recording {name!r}: use one of {known}, a *{suffix} path or a rosbag2 '
+            '(a bag directory or a .mcap / .db3 file)'
+        )
     stem = path.name[: -len(suffix)]
     try:
         return Demonstration.from_paper(load_paper_demonstration(path.parent, stem))

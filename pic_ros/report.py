@@ -168,7 +168,40 @@ def bench_tables(result: Mapping[str, Any]) -> str:
     :param result: The benchmark result.
     :return: Solve-time table (with ikpy beside PIC), then the throughput table.
     """
-    ikpy = {}
+    parts = []
+    if 'solvers' in result:
+        parts.append(_solver_tables(result))
+    if 'latency' in result:
+        parts.append(latency_table(result['latency']))
+    environment = result.get('environment', {})
+    parts.append(', '.join(f'{key} {value}' for key, value in environment.items()))
+    return '\n\n'.join(part for part in parts if part)
+
+
+def latency_table(rows: Sequence[Record]) -> str:
+    """
+    Format end-to-end latency results (pipeline and floor side by side).
+
+    :param rows: Records of :func:`pic_ros.ros.latency_bench.run_latency_bench`.
+    :return: The table.
+    """
+    body = [
+        [
+            r['source'], f"{r['rate_hz']:.0f}", 'pic_ros pipeline' if r['path'] == 'pic_ros'
+            else 'floor (raw echo)', str(r['sent']), str(r['drops']), _number(r['p50_ms']),
+            _number(r['p99_ms']), _number(r['max_ms']), r['matching'],
+        ]
+        for r in rows
+    ]
+    header = ['input', 'Hz', 'path', 'sent', 'drops', 'p50 ms', 'p99 ms', 'max ms', 'matching']
+    return (
+        'End-to-end latency across processes: tracker message sent -> JointTrajectory received\n'
+        + _table(header, body)
+    )
+
+
+def _solver_tables(result: Mapping[str, Any]) -> str:
+    ikpy: dict[str, list[Record]] = {}
     for row in result.get('ikpy', []):
         ikpy.setdefault(row['robot'], []).append(row)
     rows = []
@@ -205,10 +238,8 @@ def bench_tables(result: Mapping[str, Any]) -> str:
             for r in result['throughput']
         ],
     )
-    environment = result.get('environment', {})
-    where = ', '.join(f'{key} {value}' for key, value in environment.items())
     return (
         'Per-arm solve time (point solver + joint recovery) on '
         f"{', '.join(result.get('recordings', []))}\n{solve}\n\n"
-        f'Offline pipeline throughput (evaluate)\n{throughput}\n\n{where}'
+        f'Offline pipeline throughput (evaluate)\n{throughput}'
     )

@@ -8,6 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+# MuJoCo picks its GL backend when first imported: headless machines need EGL, set before that.
+os.environ.setdefault('MUJOCO_GL', 'egl')
+
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get('PIC_ROS_SHARED_DATA', PROJECT_ROOT.parent / 'shared' / 'data'))
 

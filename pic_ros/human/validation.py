@@ -178,6 +178,11 @@ class BodySelector:
         """Return the absence [s] after which another body is tracked."""
         return self._switch_after
 
+    @switch_after.setter
+    def switch_after(self, value: float) -> None:
+        """Change the absence [s] after which another body is tracked, keeping the body."""
+        self._switch_after = check_number('switch_after', value, 0.0, MAX_SWITCH_AFTER)
+
     @property
     def tracked_id(self) -> int | None:
         """Return the tracked body id, or None before the first body."""
@@ -254,9 +259,14 @@ class FrameValidator:
         """Return the stamp [s] of the last accepted frame, or None."""
         return self._last_stamp if math.isfinite(self._last_stamp) else None
 
-    def reset(self) -> None:
-        """Forget the last accepted stamp and zero the counts."""
-        self._counter.reset()
+    def reset(self, *, keep_counts: bool = False) -> None:
+        """
+        Forget the last accepted stamp and zero the counts.
+
+        :param keep_counts: Keep the counts (a new session of the same stream).
+        """
+        if not keep_counts:
+            self._counter.reset()
         self._last_stamp = -math.inf
 
     def check(self, frame: SkeletonFrame) -> DropReason | None:
@@ -341,14 +351,36 @@ class SkeletonFrontEnd:
         """Return the running counts of ignored and duplicate markers (live object)."""
         return self._markers
 
-    def reset(self) -> None:
-        """Forget the tracked body, the last stamp and the filter state; zero every count."""
+    def reset(self, *, keep_counts: bool = False) -> None:
+        """
+        Forget the tracked body, the last stamp and the filter state; zero every count.
+
+        :param keep_counts: Keep every count: a new session of the same stream (a looping
+            replay, a tracker restart) whose drops the diagnostics still report.
+        """
         self.selector.reset()
-        self.validator.reset()
+        self.validator.reset(keep_counts=keep_counts)
         self.processor.reset()
-        self._counter.reset()
-        self._markers.ignored = 0
-        self._markers.duplicates = 0
+        if not keep_counts:
+            self._counter.reset()
+            self._markers.ignored = 0
+            self._markers.duplicates = 0
+
+    def configure(self, *, switch_after: float, processing: ProcessingConfig) -> None:
+        """
+        Change the settings at run time, keeping the tracked body, the last stamp and the counts.
+
+        The smoothing restarts only when its settings change. Nothing changes if a value is
+        refused.
+
+        :param switch_after: See :class:`BodySelector` [s].
+        :param processing: Smoothing settings.
+        :raises ConfigError: If ``switch_after`` is out of range.
+        """
+        check_number('switch_after', switch_after, 0.0, MAX_SWITCH_AFTER)
+        self.selector.switch_after = switch_after
+        if processing != self.processor.config:
+            self.processor = SkeletonProcessor(processing)
 
     def process(
         self, ids: npt.ArrayLike, positions: npt.ArrayLike, stamp: float

@@ -162,6 +162,13 @@ class TrackingSupervisor:
         """Return the timing configuration."""
         return self._config
 
+    @config.setter
+    def config(self, config: TrackingConfig) -> None:
+        """Change the timing at run time, keeping the state, the last target and any blend."""
+        if not isinstance(config, TrackingConfig):
+            raise ConfigError(f'config must be a TrackingConfig, got {config!r}')
+        self._config = config
+
     @property
     def neutral(self) -> FloatArray:
         """Return the neutral pose, shape (n,) (read-only)."""

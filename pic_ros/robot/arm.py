@@ -173,21 +173,25 @@ class ArmModel:
         rows = [self.root_index, self.shoulder_index, self.elbow_index, self.wrist_index, -1]
         return positions[rows]
 
-    def landmark_tuples(self, q: Sequence[float]) -> list[Vector]:
+    def landmark_tuples(
+        self, q: Sequence[float]
+    ) -> tuple[list[Vector], tuple[list[Vector], list[Vector]]]:
         """
         Compute the landmark points in plain floats (the per-frame path of the solvers).
 
         :param q: Arm joint values, arm order, [rad] or [m].
-        :return: Root, shoulder, elbow, wrist and tool as 3-tuples, base frame [m].
+        :return: ``(landmarks, (positions, axes))``: root, shoulder, elbow, wrist and tool as
+            3-tuples, base frame [m]; and every joint origin and axis of the chain, for reuse.
         """
-        positions, _ = self.chain.prefix_positions_and_axes(self.full_q(q), self.chain.dof)
-        return [
+        positions, axes = self.chain.prefix_positions_and_axes(self.full_q(q), self.chain.dof)
+        landmarks = [
             positions[self.root_index],
             positions[self.shoulder_index],
             positions[self.elbow_index],
             positions[self.wrist_index],
             positions[-1],
         ]
+        return landmarks, (positions, axes)
 
     def clamp(self, q: npt.ArrayLike) -> FloatArray:
         """

@@ -66,11 +66,16 @@ def marker_positions_from_raw(data: bytes) -> MarkerPositions:
 
     :param data: CDR bytes from a raw subscription.
     :return: Stamp [s], frame id, ids (N,), positions (N, 3) [m].
+    :raises MarkerCdrError: If neither reads the bytes as a MarkerArray.
     """
     try:
         return parse_marker_array(data)
-    except MarkerCdrError:
-        return marker_positions_from_msg(deserialize_message(data, MarkerArray))
+    except MarkerCdrError as fast_error:
+        try:
+            message = deserialize_message(data, MarkerArray)
+        except Exception as err:  # rclpy raises its private RMWError
+            raise MarkerCdrError(f'not a MarkerArray ({fast_error}; rclpy: {err})') from err
+    return marker_positions_from_msg(message)
 
 
 def marker_positions_from_msg(message: MarkerArray) -> MarkerPositions:

@@ -18,6 +18,7 @@ nothing: downstream, the trajectory publisher holds.
 
 from __future__ import annotations
 
+import math
 import socket
 import threading
 import time
@@ -27,6 +28,7 @@ from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import PoseArray
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.filters import FILTER_KINDS
+from pic_ros.human.marker_cdr import MarkerCdrError
 from pic_ros.human.processing import ProcessingConfig
 from pic_ros.human.skeleton import SkeletonFrame
 from pic_ros.human.trackers import tracker_format
@@ -120,6 +122,8 @@ class SkeletonNode(Node):
         self._published = RateMeter()
         self._last_markers = -float('inf')
         self._restarts = 0
+        self._malformed = 0
+        self._handler_errors = 0
         self._last_drop_log = -float('inf')
         reliable = QoSProfile(depth=5, reliability=ReliabilityPolicy.RELIABLE)
         self._skeleton_pub = self.create_publisher(PoseArray, 'skeleton', reliable)
@@ -154,19 +158,25 @@ class SkeletonNode(Node):
         """
         self._handlers.append(handler)
 
-    def _make_front_end(self, values: Values) -> SkeletonFrontEnd:
-        processing = ProcessingConfig(
+    @staticmethod
+    def _processing(values: Values) -> ProcessingConfig:
+        return ProcessingConfig(
             smoothing=str(values['smoothing']), time_constant=float(values['time_constant'])
         )
+
+    def _make_front_end(self, values: Values) -> SkeletonFrontEnd:
         tracker = None if self._source == 'xsens_mvn' else tracker_format(self._source)
         return SkeletonFrontEnd(
-            tracker, switch_after=float(values['switch_after']), processing=processing
+            tracker, switch_after=float(values['switch_after']),
+            processing=self._processing(values),
         )
 
     def _apply(self, values: Values) -> None:
-        front = self._make_front_end(values)
-        with self._lock:
-            self._front = front
+        processing = self._processing(values)
+        with self._lock:  # keeps the tracked body, the last stamp and the counts
+            self._front.configure(
+                switch_after=float(values['switch_after']), processing=processing
+            )
         if values['diagnostics_period'] != self._values['diagnostics_period']:
             self._diagnostics.set_period(float(values['diagnostics_period']))
 
@@ -176,25 +186,30 @@ class SkeletonNode(Node):
     # Marker trackers -----------------------------------------------------------------------
 
     def _on_markers(self, data: bytes) -> None:
-        markers = marker_positions_from_raw(data)
         with self._lock:
             self._input.tick()
-            result = self._front.process(markers.ids, markers.positions, markers.stamp)
-            if result is DropReason.OLD_STAMP and self._restarted(markers.stamp):
-                result = self._front.process(markers.ids, markers.positions, markers.stamp)
-            self._deliver(result)
+            try:
+                markers = marker_positions_from_raw(data)
+            except MarkerCdrError as err:
+                self._malformed += 1
+                self._log_drop(f'unreadable MarkerArray: {err}')
+                return
+            self._check_restart(markers.stamp)
+            self._deliver(self._front.process(markers.ids, markers.positions, markers.stamp))
 
-    def _restarted(self, stamp: float) -> bool:
+    def _check_restart(self, stamp: float) -> None:
+        """Start a new session if the stamps went back by more than ``restart_after``."""
         last = self._front.validator.last_stamp
-        if last is None or last - stamp <= float(self._values['restart_after']):
-            return False
-        self._front.reset()
+        if last is None or not math.isfinite(stamp):
+            return  # nothing accepted yet, or an empty array (NaN stamp)
+        if last - stamp <= float(self._values['restart_after']):
+            return
+        self._front.reset(keep_counts=True)
         self._restarts += 1
         self.get_logger().warning(
             f'stamps went back by {last - stamp:.3f} s: new session (replay loop or tracker '
             'restart)'
         )
-        return True
 
     # Xsens MVN --------------------------------------------------------------------------------
 
@@ -231,21 +246,31 @@ class SkeletonNode(Node):
             received = self._now()
             with self._lock:
                 self._input.tick()
-                sample = self._parser.feed(datagram, received)
-                if sample is None:
-                    continue
-                frame = sample_to_skeleton(sample, XsensStampSource.RECEIVE_TIME)
-                self._deliver(self._front.process_frame(frame))
+                try:
+                    sample = self._parser.feed(datagram, received)
+                    if sample is None:
+                        continue
+                    frame = sample_to_skeleton(sample, XsensStampSource.RECEIVE_TIME)
+                    self._check_restart(frame.stamp)
+                    self._deliver(self._front.process_frame(frame))
+                except Exception as err:  # the receiver thread must survive anything
+                    self.get_logger().error(
+                        f'Xsens receiver: {type(err).__name__}: {err}',
+                        throttle_duration_sec=2.0,
+                    )
 
     # Output -----------------------------------------------------------------------------------
+
+    def _log_drop(self, reason: str) -> None:
+        now = time.monotonic()
+        if now - self._last_drop_log > 2.0:
+            self._last_drop_log = now
+            self.get_logger().warning(f'dropping tracker frames: {reason}')
 
     def _deliver(self, result: SkeletonFrame | DropReason) -> None:
         if isinstance(result, DropReason):
             if result is not DropReason.NO_BODY:
-                now = time.monotonic()
-                if now - self._last_drop_log > 2.0:
-                    self._last_drop_log = now
-                    self.get_logger().warning(f'dropping tracker frames: {result.value}')
+                self._log_drop(result.value)
             return
         self._published.tick()
         frame_id = str(self._values['body_frame_id'])
@@ -258,7 +283,14 @@ class SkeletonNode(Node):
                 self._last_markers = now
                 self._markers_pub.publish(skeleton_markers_to_msg(result, frame_id))
         for handler in self._handlers:
-            handler(result)
+            try:
+                handler(result)
+            except Exception as err:  # a consumer's failure must not stop the tracker input
+                self._handler_errors += 1
+                self.get_logger().error(
+                    f'skeleton consumer failed: {type(err).__name__}: {err}',
+                    throttle_duration_sec=2.0,
+                )
 
     def _statuses(self) -> list[DiagnosticStatus]:
         now = self._now()
@@ -271,7 +303,9 @@ class SkeletonNode(Node):
                 'frames_in': self._input.total,
                 'skeletons_out': self._published.total,
                 'session_restarts': self._restarts,
+                'handler_errors': self._handler_errors,
             }
+            counts['malformed_message'] = self._malformed
             values.update({f'dropped_{key}': value for key, value in counts.items()})
             if self._parser is not None:
                 for reason, count in self._parser.drop_counts.items():
@@ -290,10 +324,10 @@ class SkeletonNode(Node):
     def destroy_node(self) -> None:
         """Stop the Xsens receiver (if any) and destroy the node."""
         self._stop.set()
-        if self._socket is not None:
-            self._socket.close()
         if self._thread is not None:
-            self._thread.join(timeout=1.0)
+            self._thread.join(timeout=1.0)  # it sees the flag within the 0.2 s socket timeout
+        if self._socket is not None:
+            self._socket.close()  # after the thread: never close a socket another thread reads
         super().destroy_node()
 
 
@@ -310,6 +344,9 @@ def main(args: list[str] | None = None) -> None:
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except Exception:
+        if rclpy.ok():
+            raise  # a real failure, not a signal that shut the context down mid-callback
     finally:
         if node is not None:
             node.destroy_node()

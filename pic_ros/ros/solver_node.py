@@ -86,6 +86,8 @@ def scale_from_parameter(value: Any) -> float | None:
     if value == 'auto':
         return None
     try:
+        if isinstance(value, bool):
+            raise TypeError('a bool is not a scale')
         number = float(value)
     except (TypeError, ValueError) as err:
         raise ConfigError(f"scale must be 'auto' or a number, got {value!r}") from err
@@ -105,8 +107,9 @@ class SolverNode(Node):
         self._lock = threading.Lock()
         self._handlers: list[TargetsHandler] = []
         self.robot: Robot = load_robot(str(self._values['robot']))
-        self._arms = self._arm_names(self._values['arms'])
-        self._imitator = self._make_imitator(self._values)
+        chosen = dict.fromkeys(str(name) for name in self._values['arms'] if str(name))
+        self._arms = list(chosen) or list(self.robot.arms)
+        self._imitator = self._make_imitator(self._values)  # refuses unknown arms
         self._frames = RateMeter()
         self._solved = RateMeter()
         self._times: list[float] = []
@@ -137,16 +140,6 @@ class SolverNode(Node):
         """
         self._handlers.append(handler)
 
-    def _arm_names(self, value: Any) -> list[str]:
-        names = [str(name) for name in value if str(name)]
-        unknown = sorted(set(names) - set(self.robot.arms))
-        if unknown:
-            raise ConfigError(
-                f'arms {unknown} are not arms of {self.robot.name}; arms: '
-                f'{", ".join(self.robot.arms)}'
-            )
-        return names or list(self.robot.arms)
-
     def _make_imitator(self, values: Values) -> RobotImitator:
         solver = SolverConfig(
             name=str(values['solver']),
@@ -162,12 +155,12 @@ class SolverNode(Node):
             scale=scale_from_parameter(values['scale']),
             scale_window=float(values['scale_window']),
         )
-        return RobotImitator(self.robot, solver, mapping)
+        return RobotImitator(self.robot, solver, mapping, arms=self._arms)
 
     def _apply(self, values: Values) -> None:
         imitator = self._make_imitator(values)
         with self._lock:
-            imitator.reset({name: self._imitator.q(name) for name in self.robot.arms})
+            imitator.reset({name: self._imitator.q(name) for name in self._arms})
             same_mapping = all(
                 values[key] == self._values[key] for key in ('mapping', 'scale', 'scale_window')
             )
@@ -256,6 +249,9 @@ def main(args: list[str] | None = None) -> None:
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except Exception:
+        if rclpy.ok():
+            raise  # a real failure, not a signal that shut the context down mid-callback
     finally:
         if node is not None:
             node.destroy_node()

@@ -17,10 +17,14 @@ import argparse
 from typing import Any, Sequence
 
 from pic_ros.exceptions import PicRosError
+from pic_ros.ros import skeleton_node, solver_node, trajectory_publisher_node
+from pic_ros.ros.parameters import ParameterSpec
 from pic_ros.ros.skeleton_node import SkeletonNode, SOURCES
 from pic_ros.ros.solver_node import SolverNode
 from pic_ros.ros.trajectory_publisher_node import TrajectoryPublisherNode
 import rclpy
+from rclpy.context import Context
+from rclpy.exceptions import ParameterException
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -48,12 +52,23 @@ def make_executor(kind: str = 'single_threaded') -> Executor:
     return SingleThreadedExecutor()
 
 
-def _overrides(values: dict[str, Any]) -> list[Parameter]:
-    return [Parameter(name, value=value) for name, value in values.items()]
+def _overrides(values: dict[str, Any], specs: Sequence[ParameterSpec]) -> list[Parameter]:
+    """Make parameter overrides; an integer given for a floating-point parameter becomes one."""
+    floats = {spec.name for spec in specs if isinstance(spec.default, float) and not spec.dynamic}
+    overrides = []
+    for name, value in values.items():
+        if name in floats and type(value) is int:  # not bool
+            value = float(value)
+        overrides.append(Parameter(name, value=value))
+    return overrides
 
 
 def build_pipeline(
-    robot: str, source: str, parameters: dict[str, dict[str, Any]] | None = None
+    robot: str,
+    source: str,
+    parameters: dict[str, dict[str, Any]] | None = None,
+    *,
+    context: Context | None = None,
 ) -> list[Node]:
     """
     Create the three nodes and connect them in-process.
@@ -62,34 +77,55 @@ def build_pipeline(
     :param source: ``azure_kinect``, ``kinect_v2`` or ``xsens_mvn``.
     :param parameters: Extra parameter values per node name (``skeleton_node``, ``solver_node``,
         ``trajectory_publisher``).
-    :return: The nodes, upstream first.
+    :param context: The rclpy context of the nodes (default: the global one).
+    :return: The nodes, upstream first; destroy them in that order (:func:`destroy_pipeline`).
     """
     extra = parameters or {}
     nodes: list[Node] = []
     try:
         skeleton = SkeletonNode(
-            parameter_overrides=_overrides({'source': source, **extra.get('skeleton_node', {})})
+            context=context,
+            parameter_overrides=_overrides(
+                {'source': source, **extra.get('skeleton_node', {})}, skeleton_node.PARAMETERS
+            ),
         )
         nodes.append(skeleton)
         solver = SolverNode(
             subscribe=False,
-            parameter_overrides=_overrides({'robot': robot, **extra.get('solver_node', {})}),
+            context=context,
+            parameter_overrides=_overrides(
+                {'robot': robot, **extra.get('solver_node', {})}, solver_node.PARAMETERS
+            ),
         )
         nodes.append(solver)
         trajectory = TrajectoryPublisherNode(
             subscribe=False,
+            context=context,
             parameter_overrides=_overrides(
-                {'robot': robot, **extra.get('trajectory_publisher', {})}
+                {'robot': robot, **extra.get('trajectory_publisher', {})},
+                trajectory_publisher_node.PARAMETERS,
             ),
         )
         nodes.append(trajectory)
     except BaseException:
-        for node in reversed(nodes):
-            node.destroy_node()
+        destroy_pipeline(nodes)
         raise
     skeleton.add_handler(solver.handle_skeleton)
     solver.add_handler(trajectory.handle_targets)
     return nodes
+
+
+def destroy_pipeline(nodes: Sequence[Node]) -> None:
+    """
+    Destroy the nodes of a pipeline, upstream first.
+
+    The source stops first (the Xsens receiver thread is joined), so no skeleton is handed to a
+    node that is already destroyed.
+
+    :param nodes: The nodes of :func:`build_pipeline`.
+    """
+    for node in nodes:
+        node.destroy_node()
 
 
 def _value(text: str) -> Any:
@@ -183,12 +219,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except PicRosError as err:
+    except (PicRosError, ParameterException) as err:  # a bad robot file or parameter value
         print(f'teleop: {err}', file=sys.stderr)
         status = 2
+    except Exception:
+        if rclpy.ok():
+            raise  # a real failure, not a signal that shut the context down mid-callback
     finally:
-        for node in reversed(nodes):
-            node.destroy_node()
+        destroy_pipeline(nodes)
         rclpy.try_shutdown()
     return status
 

@@ -12,9 +12,14 @@ true`` on Jazzy and later).
 Whatever the solver sends, each command is clamped to the URDF position limits and rate-limited to
 the velocity limits and an acceleration limit (:mod:`pic_ros.motion.limiter`). Tracking loss
 follows product §7 (:mod:`pic_ros.motion.tracking_loss`): no valid target for ``hold_timeout`` ->
-hold; after ``neutral_timeout`` -> back to the neutral pose; targets again -> blend back in. While
-targets stream, one trajectory is published per target message; a timer at ``rate`` drives the
-hold and neutral motions.
+hold; after ``neutral_timeout`` -> back to the neutral pose; targets again -> blend back in.
+
+Commands go out at ``rate`` from a timer and at once on each new target (the timer skips an arm
+that a target stepped less than half a period ago), so a tracker slower than ``rate`` still gives
+a steady stream. Nothing is sent before the first valid target, and an arm that stands still
+outside tracking is sent its final command once, then nothing until it moves again. Time is the
+node's clock (``use_sim_time`` for replays); if it goes back (a looping replay), tracking starts
+over from the current command.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from typing import Any, Sequence
 from diagnostic_msgs.msg import DiagnosticStatus
 import numpy as np
 from pic_ros.exceptions import PicRosError, SkeletonError
-from pic_ros.motion.limiter import JointLimiter, MotionLimits, TargetStatus
+from pic_ros.motion.limiter import JointLimiter, MotionLimits
 from pic_ros.motion.streaming import stream_chunk
 from pic_ros.motion.tracking_loss import TrackingConfig, TrackingState, TrackingSupervisor
 from pic_ros.robot.arm import ArmModel
@@ -121,9 +126,10 @@ class TrajectoryPublisherNode(Node):
         self._values: Values = declare_parameters(self, PARAMETERS)
         self._lock = threading.Lock()
         self.robot = load_robot(str(self._values['robot']))
-        self._tracking = self._tracking_config(self._values)
+        tracking = self._tracking_config(self._values)
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self._arms: dict[str, _Arm] = {}
+        self._last_now: float | None = None
         for name, model in self.robot.arms.items():
             publisher = self.create_publisher(
                 JointTrajectory, f'{model.spec.controller}/joint_trajectory', reliable
@@ -132,11 +138,10 @@ class TrajectoryPublisherNode(Node):
                 model=model,
                 publisher=publisher,
                 limiter=None,
-                supervisor=TrackingSupervisor(model.neutral, self._tracking),
+                supervisor=TrackingSupervisor(model.neutral, tracking),
             )
             if not self._values['wait_for_joint_states']:
                 self._arms[name].limiter = self._make_limiter(model, model.neutral, self._values)
-        self._joint_states_seen = False
         self.create_subscription(
             JointState, 'joint_states', self._on_joint_states, qos_profile_sensor_data
         )
@@ -172,14 +177,20 @@ class TrajectoryPublisherNode(Node):
 
     def _apply(self, values: Values) -> None:
         tracking = self._tracking_config(values)
+        rescale = any(
+            values[key] != self._values[key] for key in ('acceleration_scale', 'velocity_scale')
+        )
         with self._lock:
-            for arm in self._arms.values():
-                arm.supervisor = _continued(arm.supervisor, arm.model.neutral, tracking)
-                if arm.limiter is not None:
-                    replacement = self._make_limiter(arm.model, arm.limiter.position, values)
-                    replacement.reset(arm.limiter.position, arm.limiter.velocity)
-                    arm.limiter = replacement
-            self._tracking = tracking
+            limiters: dict[str, JointLimiter] = {}
+            for name, arm in self._arms.items():
+                if rescale and arm.limiter is not None:
+                    limiter = self._make_limiter(arm.model, arm.limiter.position, values)
+                    limiter.reset(arm.limiter.position, arm.limiter.velocity)
+                    limiters[name] = limiter
+            # Everything is built: nothing below can refuse the change half-way.
+            for name, arm in self._arms.items():
+                arm.supervisor.config = tracking  # keeps the state, the last target, a blend
+                arm.limiter = limiters.get(name, arm.limiter)
         if values['rate'] != self._values['rate']:
             self.destroy_timer(self._timer)
             self._timer = self.create_timer(1.0 / float(values['rate']), self._on_timer)
@@ -188,6 +199,20 @@ class TrajectoryPublisherNode(Node):
 
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
+
+    def _check_clock(self, now: float) -> None:
+        """Start tracking over if the clock went back (a looping replay with use_sim_time)."""
+        if self._last_now is not None and now < self._last_now:
+            self.get_logger().warning(
+                f'clock went back by {self._last_now - now:.3f} s: tracking starts over'
+            )
+            for arm in self._arms.values():
+                arm.supervisor.reset()
+                arm.last_step = None
+                arm.idle = False
+                if arm.limiter is not None:
+                    arm.limiter.reset(arm.limiter.position)  # the controller has stopped there
+        self._last_now = now
 
     def _on_joint_states(self, message: JointState) -> None:
         try:
@@ -226,39 +251,46 @@ class TrajectoryPublisherNode(Node):
         """
         del stamp  # The supervisor needs arrival times on this node's clock.
         values = dict(zip(names, positions))
-        now = self._now()
-        with self._lock:
+        with self._lock:  # the clock is read under the lock: times in the order of the steps
+            now = self._now()
+            self._check_clock(now)
             for arm in self._arms.values():
                 joint_names = arm.model.joint_names
-                if not all(name in values for name in joint_names):
-                    continue
+                given = [name in values for name in joint_names]
+                if not any(given):
+                    continue  # targets for another arm
                 arm.targets += 1
+                if not all(given):  # on the topic, a non-finite value is left out
+                    arm.rejected += 1
+                    continue
                 status = arm.supervisor.on_target(now, [values[name] for name in joint_names])
                 if status.rejected:
                     arm.rejected += 1
                     continue
+                target = arm.supervisor.last_target
+                if np.any((target < arm.model.lower) | (target > arm.model.upper)):
+                    arm.clamped += 1  # the limiter clamps it
                 self._step(arm, now)
 
     def _on_timer(self) -> None:
-        now = self._now()
+        period = 1.0 / float(self._values['rate'])
         with self._lock:
+            now = self._now()
+            self._check_clock(now)
             for arm in self._arms.values():
-                state = arm.supervisor.state
-                if state in (TrackingState.TRACKING, TrackingState.BLENDING):
-                    age = now - (arm.supervisor.last_stamp or now)
-                    if age <= self._tracking.hold_timeout:
-                        continue
+                if arm.last_step is not None and now - arm.last_step < 0.5 * period:
+                    continue  # a target has just stepped this arm
                 self._step(arm, now)
 
     def _step(self, arm: _Arm, now: float) -> None:
         if arm.limiter is None:
             return
         guidance = arm.supervisor.step(now, arm.limiter.position)
+        if guidance.state is TrackingState.WAITING:
+            return  # no command before the first target
         dt = 0.0 if arm.last_step is None else now - arm.last_step
         arm.last_step = now
         step = arm.limiter.step(guidance.reference, dt, guidance.speed_scale)
-        if step.target_status is TargetStatus.CLAMPED:
-            arm.clamped += 1
         moving = bool(np.any(step.velocity != 0.0))
         if not moving and arm.idle and guidance.state is not TrackingState.TRACKING:
             return
@@ -294,16 +326,6 @@ class TrajectoryPublisherNode(Node):
         return statuses
 
 
-def _continued(
-    previous: TrackingSupervisor, neutral: Any, config: TrackingConfig
-) -> TrackingSupervisor:
-    """Return a supervisor with new timing that starts from the previous one's last target."""
-    supervisor = TrackingSupervisor(neutral, config)
-    if previous.last_target is not None and previous.last_stamp is not None:
-        supervisor.on_target(previous.last_stamp, previous.last_target)
-    return supervisor
-
-
 def main(args: list[str] | None = None) -> None:
     """
     Run the trajectory publisher until shutdown (``ros2 run pic_ros trajectory_publisher``).
@@ -317,6 +339,9 @@ def main(args: list[str] | None = None) -> None:
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except Exception:
+        if rclpy.ok():
+            raise  # a real failure, not a signal that shut the context down mid-callback
     finally:
         if node is not None:
             node.destroy_node()

@@ -95,7 +95,7 @@ class PointChainSolver(ArmSolver):
         return None
 
     def _solve(self, targets: ArmTargets, q_previous: FloatArray) -> ArmSolveResult:
-        landmarks = self.arm.landmark_tuples(q_previous)
+        landmarks, kinematics = self.arm.landmark_tuples(q_previous)
         chain = PointChain.from_landmarks(landmarks)
         # Pin the human shoulder to the shoulder landmark where it is now.
         anchored = targets.moved_to(np.array(chain.points[1]))
@@ -104,7 +104,9 @@ class PointChainSolver(ArmSolver):
             chain, as_vector(anchored.wrist), self.config.iteration, constraints
         )
         solved = point.points
-        recovery = self._recovery.recover(q_previous, (as_vector(solved[2]), as_vector(solved[3])))
+        recovery = self._recovery.recover(
+            q_previous, (as_vector(solved[2]), as_vector(solved[3])), kinematics
+        )
         return ArmSolveResult(
             q=recovery.q,
             points=solved,

@@ -27,6 +27,7 @@ from pic_ros.solvers.result import RecoveryResult, Termination
 from pic_ros.validation import check_integer, check_number
 
 FloatArray = npt.NDArray[np.float64]
+Vector = tuple[float, float, float]
 
 
 @dataclass(frozen=True)
@@ -82,9 +83,15 @@ class JointRecovery:
         self._damping = config.damping**2 * np.eye(len(self._moving))
 
     def _error_and_jacobian(
-        self, full: Sequence[float], targets: Sequence[tuple[float, float, float]]
+        self,
+        full: Sequence[float],
+        targets: Sequence[Vector],
+        known: tuple[Sequence[Vector], Sequence[Vector]] | None = None,
     ) -> tuple[list[float], list[list[float]]]:
-        positions, axes = self.arm.chain.prefix_positions_and_axes(full, self._count)
+        if known is None:
+            positions, axes = self.arm.chain.prefix_positions_and_axes(full, self._count)
+        else:
+            positions, axes = known
         error: list[float] = []
         rows: list[list[float]] = []
         for (landmark, weight), target in zip(self._rows, targets):
@@ -113,20 +120,26 @@ class JointRecovery:
         return error, rows
 
     def recover(
-        self, q_init: npt.ArrayLike, targets: Sequence[tuple[float, float, float]]
+        self,
+        q_init: npt.ArrayLike,
+        targets: Sequence[Vector],
+        kinematics: tuple[Sequence[Vector], Sequence[Vector]] | None = None,
     ) -> RecoveryResult:
         """
         Move the arm's landmarks towards their targets.
 
         :param q_init: Warm start, arm joint order, shape (dof,), inside the limits.
         :param targets: Elbow and wrist targets, base frame [m].
+        :param kinematics: Joint origins and axes at ``q_init`` from
+            :meth:`~pic_ros.kinematics.chain.KinematicChain.prefix_positions_and_axes` (at least
+            up to the wrist landmark), when the caller already has them.
         :return: Joint angles inside the limits, the remaining weighted error and why it stopped.
         """
         q = self.arm.clamp(q_init)
         full = self.arm.full_q(q)
         moving = self._moving
         values = np.array([full[index] for _, index in moving])
-        error, rows = self._error_and_jacobian(full, targets)
+        error, rows = self._error_and_jacobian(full, targets, kinematics)
         residual = math.sqrt(sum(e * e for e in error))
         termination = Termination.MAX_ITERATIONS
         iterations = 0

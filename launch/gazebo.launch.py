@@ -1,0 +1,224 @@
+"""
+Gazebo (gz sim) with ros2_control and the teleoperation pipeline: pose imitation in simulation.
+
+Usage::
+
+    ros2 launch pic_ros gazebo.launch.py robot:=baxter
+    ros2 launch pic_ros gazebo.launch.py robot:=tiago input_topic:=/kinect2/body_tracking_data
+    ros2 launch pic_ros gazebo.launch.py robot:=yumi replay_bag:=/data/session_mcap
+    ros2 launch pic_ros gazebo.launch.py robot:=baxter gz_args:='-r -v 2 empty.sdf'
+
+Needs (a ROS machine): ros_gz_sim, ros_gz_bridge, gz_ros2_control (Humble: ign_ros2_control),
+robot_state_publisher, controller_manager, joint_state_broadcaster and
+joint_trajectory_controller (ros2_controllers).
+
+Sequence (as gz_ros2_control_demos' launch files do it):
+
+1. ``robot_state_publisher`` publishes ``robot_description``: the robot's plain URDF plus the
+   ``<ros2_control>`` and ``<gazebo>`` tags that :func:`pic_ros.gazebo.gazebo_robot_description`
+   adds (hardware plugin chosen by ``distro``; controllers from
+   ``config/controllers/<robot>_controllers.yaml``); the base is welded to the world.
+2. ``ros_gz_sim``'s ``gz_sim.launch.py`` starts Gazebo with ``gz_args``. The default,
+   ``-r -s -v 2 empty.sdf``, runs the simulation at once (``-r``: the clock must advance for the
+   controllers to switch) and without GUI (``-s``: server only, fine on a headless machine;
+   attach a GUI with ``gz sim -g``, or pass ``gz_args:='-r -v 2 empty.sdf'``).
+3. ``ros_gz_bridge parameter_bridge`` bridges Gazebo's ``/clock`` to ROS (``use_sim_time``).
+4. ``ros_gz_sim create -topic robot_description`` spawns the robot; gz_ros2_control's plugin
+   starts the controller manager inside Gazebo.
+5. When ``create`` has exited successfully: ``controller_manager spawner`` for
+   ``joint_state_broadcaster``, then, each after the previous one exited successfully, one
+   spawner per controller of the controllers file (the arm controllers; TIAGo's torso).
+   A failed step logs why and shuts the launch down.
+6. When the last controller is active: ``teleop.launch.py`` (the three nodes, with
+   ``use_sim_time:=true``), and the ``replay`` executable with ``replay_bag`` if one is given.
+   The replay publishes the bag's tracker topic at its original pace; it does not publish
+   ``/clock`` (Gazebo owns the clock); point ``input_topic`` at the bag's topic.
+"""
+
+from pathlib import Path
+
+from launch import LaunchDescription
+from launch.actions import (
+    DeclareLaunchArgument,
+    GroupAction,
+    IncludeLaunchDescription,
+    LogInfo,
+    OpaqueFunction,
+    RegisterEventHandler,
+    Shutdown,
+)
+from launch.event_handlers import OnProcessExit
+from launch.launch_description_sources import PythonLaunchDescriptionSource
+from launch.substitutions import EnvironmentVariable, LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
+from launch_ros.substitutions import FindPackageShare
+from pic_ros.gazebo import controller_names, gazebo_names, gazebo_robot_description
+from pic_ros.robot import load_robot
+
+PACKAGE = 'pic_ros'
+CONTROLLER_MANAGER = '/controller_manager'
+
+
+def declare_arguments():
+    """Return the declared launch arguments, each with its description."""
+    return [
+        DeclareLaunchArgument(
+            'robot', default_value='baxter',
+            description='Robot: baxter, yumi or tiago (or the path of another robot YAML, with '
+                        'controllers_file)'),
+        DeclareLaunchArgument(
+            'source', default_value='azure_kinect',
+            choices=['azure_kinect', 'kinect_v2', 'xsens_mvn'],
+            description='Tracker: azure_kinect or kinect_v2 (MarkerArray on input_topic) or '
+                        'xsens_mvn (MVN network stream, UDP)'),
+        DeclareLaunchArgument(
+            'input_topic', default_value='body_tracking_data',
+            description='MarkerArray topic of the tracker or of the replayed bag (e.g. '
+                        '/kinect2/body_tracking_data for the sample bag)'),
+        DeclareLaunchArgument(
+            'solver', default_value='',
+            description='Solver: fabrik, pic or pics (empty: the value in config/teleop.yaml)'),
+        DeclareLaunchArgument(
+            'gz_args', default_value='-r -s -v 2 empty.sdf',
+            description='Arguments of gz sim: -r runs at once, -s without GUI (headless), -v '
+                        'verbosity, then the world'),
+        DeclareLaunchArgument(
+            'replay_bag', default_value='',
+            description='rosbag2 (MCAP or sqlite3) to replay into the pipeline with the replay '
+                        'executable once the controllers are up (empty: none; use a live '
+                        'tracker)'),
+        DeclareLaunchArgument(
+            'distro', default_value=EnvironmentVariable('ROS_DISTRO', default_value='jazzy'),
+            description='ROS distro, picks the plugin names: humble (ign_ros2_control, Gazebo '
+                        'Fortress) or jazzy, kilted, rolling (gz_ros2_control); default '
+                        '$ROS_DISTRO'),
+        DeclareLaunchArgument(
+            'controllers_file', default_value='',
+            description='ros2_control controllers YAML (empty: the installed '
+                        'config/controllers/<robot>_controllers.yaml)'),
+    ]
+
+
+def _text(context, name):
+    """Return the value of a launch argument, stripped."""
+    return LaunchConfiguration(name).perform(context).strip()
+
+
+def _after(process, what, actions):
+    """
+    Start ``actions`` when ``process`` exits with status 0; otherwise log and shut down.
+
+    :param process: The process action to wait for.
+    :param what: What the process does, for the message.
+    :param actions: Actions to start next.
+    :return: The event handler registration.
+    """
+    def on_exit(event, context):
+        del context  # Unused.
+        if event.returncode == 0:
+            return actions
+        reason = f'{what} failed (exit code {event.returncode}); stopping'
+        return [LogInfo(msg=reason), Shutdown(reason=reason)]
+
+    # OnProcessExit takes a callable (event, context) -> actions (launch/event_handlers).
+    return RegisterEventHandler(OnProcessExit(target_action=process, on_exit=on_exit))
+
+
+def _spawner(controller):
+    """Return the controller_manager spawner of one controller (loads, configures, activates)."""
+    # One controller per spawner: the multi-controller form is not in every distro's spawner.
+    return Node(
+        package='controller_manager', executable='spawner',
+        arguments=[controller, '--controller-manager', CONTROLLER_MANAGER,
+                   '--controller-manager-timeout', '60'],
+        output='screen',
+    )
+
+
+def launch_setup(context):
+    """Build the robot description, then start Gazebo, the spawn and the controller chain."""
+    share = Path(FindPackageShare(PACKAGE).perform(context))
+    robot_argument = _text(context, 'robot')
+    is_file = robot_argument.endswith(('.yaml', '.yml'))
+    robot = load_robot(
+        robot_argument if is_file else share / 'config' / f'{robot_argument}.yaml'
+    )
+    controllers_file = _text(context, 'controllers_file') or str(
+        share / 'config' / 'controllers' / f'{robot.name}_controllers.yaml')
+    if not Path(controllers_file).is_file():
+        raise FileNotFoundError(f'no controllers file {controllers_file} for {robot.name}')
+    distro = _text(context, 'distro')
+    names = gazebo_names(distro)
+    description = gazebo_robot_description(robot, controllers_file, distro=distro)
+    controllers = controller_names(controllers_file)
+
+    robot_state_publisher = Node(
+        package='robot_state_publisher', executable='robot_state_publisher',
+        parameters=[{
+            # value_type=str: keep the URDF a string (launch_ros would otherwise YAML-parse it).
+            'robot_description': ParameterValue(description, value_type=str),
+            'use_sim_time': True,
+        }],
+        output='screen',
+    )
+    gazebo = GroupAction([
+        IncludeLaunchDescription(
+            PythonLaunchDescriptionSource(
+                PathJoinSubstitution([FindPackageShare('ros_gz_sim'), 'launch',
+                                      'gz_sim.launch.py'])),
+            # on_exit_shutdown: closing Gazebo ends the launch (newer ros_gz_sim; ignored by
+            # older ones, as are all undeclared launch arguments of an include).
+            launch_arguments={'gz_args': LaunchConfiguration('gz_args'),
+                              'on_exit_shutdown': 'true'}.items(),
+        ),
+    ])
+    clock_bridge = Node(
+        package='ros_gz_bridge', executable='parameter_bridge',
+        arguments=[f'/clock@rosgraph_msgs/msg/Clock[{names.clock_message}'],
+        output='screen',
+    )
+    # Flags as parsed by ros_gz_sim/src/create.cpp (-topic, -name, -allow_renaming).
+    spawn = Node(
+        package='ros_gz_sim', executable='create',
+        arguments=['-topic', 'robot_description', '-name', robot.name,
+                   '-allow_renaming', 'true'],
+        output='screen',
+    )
+
+    pipeline = [
+        GroupAction([  # scoped: teleop.launch.py's SetParameter(use_sim_time) stays inside
+            IncludeLaunchDescription(
+                PythonLaunchDescriptionSource(
+                    PathJoinSubstitution([FindPackageShare(PACKAGE), 'launch',
+                                          'teleop.launch.py'])),
+                launch_arguments={
+                    'robot': robot_argument,
+                    'source': LaunchConfiguration('source'),
+                    'input_topic': LaunchConfiguration('input_topic'),
+                    'solver': LaunchConfiguration('solver'),
+                    'use_sim_time': 'true',
+                }.items(),
+            ),
+        ]),
+    ]
+    bag = _text(context, 'replay_bag')
+    if bag:
+        pipeline.append(
+            Node(package=PACKAGE, executable='replay', arguments=[bag], output='screen')
+        )
+
+    spawners = [_spawner(name) for name in controllers]
+    handlers = [_after(spawn, 'spawning the robot in Gazebo', [spawners[0]])]
+    for current, following in zip(spawners, spawners[1:]):
+        handlers.append(_after(current, 'a controller spawner', [following]))
+    handlers.append(_after(spawners[-1], 'a controller spawner', pipeline))
+    return [*handlers, robot_state_publisher, gazebo, clock_bridge, spawn]
+
+
+def generate_launch_description():
+    """Launch Gazebo, the robot with its controllers, and the teleoperation pipeline."""
+    return LaunchDescription([
+        *declare_arguments(),
+        OpaqueFunction(function=launch_setup),
+    ])

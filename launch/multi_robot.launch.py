@@ -1,0 +1,174 @@
+"""
+One person, several robots: the paper's classroom of heterogeneous robots imitating one teacher.
+
+Usage::
+
+    ros2 launch pic_ros multi_robot.launch.py
+    ros2 launch pic_ros multi_robot.launch.py robots:=baxter,tiago solver:=pics eta:=2
+    ros2 launch pic_ros multi_robot.launch.py input_topic:=/kinect2/body_tracking_data
+
+What it starts:
+
+- one ``skeleton_node`` in the root namespace: tracker input (``body_tracking_data`` remapped to
+  ``input_topic``, or the Xsens UDP stream) -> the shared ``/skeleton`` topic;
+- for each robot of ``robots`` (default ``baxter,yumi,tiago``), in the namespace ``/<robot>``: a
+  ``solver_node`` whose ``skeleton`` is remapped to ``/skeleton`` and that publishes
+  ``/<robot>/joint_targets``, and a ``trajectory_publisher`` that reads ``/<robot>/joint_states``
+  and streams ``/<robot>/<controller>/joint_trajectory`` (so each robot's controller manager runs
+  in its namespace, e.g. ``/baxter/left_arm_controller``).
+
+Parameters come from ``params_file`` (default ``config/teleop.yaml``: wildcard node keys, so one
+file serves every namespace); non-empty launch arguments override it per node, as in
+``teleop.launch.py``.
+"""
+
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, GroupAction, OpaqueFunction
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node, PushRosNamespace, SetParameter
+from launch_ros.parameter_descriptions import ParameterFile
+from launch_ros.substitutions import FindPackageShare
+
+PACKAGE = 'pic_ros'
+ROBOTS = ('baxter', 'yumi', 'tiago')
+SOURCES = ('azure_kinect', 'kinect_v2', 'xsens_mvn')
+SOLVERS = ('fabrik', 'pic', 'pics')
+MAPPINGS = ('same_side', 'mirror')
+SHARED_SKELETON = '/skeleton'
+
+
+def declare_arguments():
+    """Return the declared launch arguments, each with its description."""
+    return [
+        DeclareLaunchArgument(
+            'robots', default_value=','.join(ROBOTS),
+            description='Comma-separated robots to drive, each in its own namespace: any of '
+                        'baxter, yumi, tiago'),
+        DeclareLaunchArgument(
+            'source', default_value='azure_kinect', choices=list(SOURCES),
+            description='Tracker: azure_kinect or kinect_v2 (visualization_msgs/MarkerArray on '
+                        'input_topic) or xsens_mvn (MVN network stream, UDP)'),
+        DeclareLaunchArgument(
+            'input_topic', default_value='body_tracking_data',
+            description="MarkerArray topic of the body tracker, remapped onto skeleton_node's "
+                        'body_tracking_data (e.g. /kinect2/body_tracking_data for the sample '
+                        'bag)'),
+        DeclareLaunchArgument(
+            'solver', default_value='',
+            description='Solver of every robot: fabrik, pic or pics (empty: the value in '
+                        'params_file, pic)'),
+        DeclareLaunchArgument(
+            'eta', default_value='',
+            description='PICs softening factor eta, 1..3 (empty: the value in params_file, 1)'),
+        DeclareLaunchArgument(
+            'mapping', default_value='',
+            description='Arm mapping of every robot: same_side or mirror (empty: the value in '
+                        'params_file, same_side)'),
+        DeclareLaunchArgument(
+            'use_sim_time', default_value='false',
+            description='Use /clock (true with Gazebo or a bag played with --clock)'),
+        DeclareLaunchArgument(
+            'params_file',
+            default_value=PathJoinSubstitution([FindPackageShare(PACKAGE), 'config',
+                                                'teleop.yaml']),
+            description='Parameter file of the nodes (wildcard node keys /**/<node>)'),
+    ]
+
+
+def _text(context, name):
+    """Return the value of a launch argument, stripped."""
+    return LaunchConfiguration(name).perform(context).strip()
+
+
+def _choice(context, name, choices):
+    """Return a launch argument that must be empty or one of ``choices``."""
+    value = _text(context, name)
+    if value and value not in choices:
+        raise ValueError(f'{name}:={value!r} is not one of {", ".join(choices)}')
+    return value
+
+
+def robot_list(text):
+    """
+    Parse the ``robots`` argument.
+
+    :param text: Comma-separated robot names.
+    :return: The names, in the given order, without duplicates.
+    :raises ValueError: If the list is empty or names an unknown robot.
+    """
+    robots = []
+    for item in text.split(','):
+        name = item.strip()
+        if not name or name in robots:
+            continue
+        if name not in ROBOTS:
+            raise ValueError(f'robots: {name!r} is not one of {", ".join(ROBOTS)}')
+        robots.append(name)
+    if not robots:
+        raise ValueError(f'robots is empty; give some of {", ".join(ROBOTS)}')
+    return robots
+
+
+def solver_overrides(context):
+    """Return the solver_node values set by non-empty launch arguments (same for every robot)."""
+    values = {}
+    solver = _choice(context, 'solver', SOLVERS)
+    if solver:
+        values['solver'] = solver
+    eta = _text(context, 'eta')
+    if eta:
+        if eta not in ('1', '2', '3'):
+            raise ValueError(f'eta:={eta!r} must be 1, 2 or 3')
+        values['eta'] = int(eta)  # an int parameter refuses the string launch_ros would write
+    mapping = _choice(context, 'mapping', MAPPINGS)
+    if mapping:
+        values['mapping'] = mapping
+    return values
+
+
+def launch_setup(context):
+    """Create the shared skeleton node and one solver + trajectory publisher per robot."""
+    parameter_file = ParameterFile(LaunchConfiguration('params_file'), allow_substs=False)
+    source = _choice(context, 'source', SOURCES)
+    solver_values = solver_overrides(context)
+    # name= and namespace given (directly or by PushRosNamespace): launch_ros keys the override
+    # dictionaries by the node's full name, which rclpy applies over the wildcard file.
+    actions = [
+        Node(
+            package=PACKAGE, executable='skeleton_node', name='skeleton_node', namespace='/',
+            parameters=[parameter_file, {'source': source}],
+            remappings=[('body_tracking_data', LaunchConfiguration('input_topic')),
+                        ('skeleton', SHARED_SKELETON)],
+            output='screen',
+        ),
+    ]
+    for robot in robot_list(_text(context, 'robots')):
+        actions.append(
+            GroupAction([
+                # PushRosNamespace: the Iron+ name is PushROSNamespace; the old one stays
+                # exported (launch_ros actions/__init__.py) and is the only one on Humble.
+                PushRosNamespace(robot),
+                Node(
+                    package=PACKAGE, executable='solver_node', name='solver_node',
+                    parameters=[parameter_file, {'robot': robot, **solver_values}],
+                    remappings=[('skeleton', SHARED_SKELETON)],
+                    output='screen',
+                ),
+                Node(
+                    package=PACKAGE, executable='trajectory_publisher',
+                    name='trajectory_publisher',
+                    parameters=[parameter_file, {'robot': robot}],
+                    output='screen',
+                ),
+            ])
+        )
+    return actions
+
+
+def generate_launch_description():
+    """Launch one skeleton node and a solver + trajectory publisher for each robot."""
+    return LaunchDescription([
+        *declare_arguments(),
+        SetParameter(name='use_sim_time', value=LaunchConfiguration('use_sim_time')),
+        OpaqueFunction(function=launch_setup),
+    ])

@@ -1,0 +1,369 @@
+"""
+End-to-end latency across processes (``python -m pic_ros bench --latency``).
+
+Measured path: a tracker message is published (or sent) by the benchmark process -> the ``teleop``
+process (skeleton node, solver, trajectory publisher) -> a ``JointTrajectory`` is received back by
+the benchmark process on the first arm controller's topic. Both ends are timed with the benchmark
+process's ``time.perf_counter`` (same clock). In the same run, the floor is the same traffic
+through an echo process that does nothing (:mod:`pic_ros.ros.echo`).
+
+- 30 Hz: Azure Kinect ``visualization_msgs/MarkerArray`` (32 markers, real frames from a bag);
+- 240 Hz: Xsens MVN MXTP02 datagrams over UDP (23 segments, an arm-waving T-pose).
+
+While tracking, the trajectory publisher publishes exactly one trajectory per controller and input
+frame, so the i-th trajectory answers the i-th input; drops are inputs without an answer. When
+counts differ, latencies are taken to the latest input sent before each answer (a lower bound) and
+the result says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+import math
+import os
+from pathlib import Path
+import socket
+import tempfile
+import threading
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from pic_ros.human.xsens import build_mxtp02_datagrams, t_pose_segments, XsensSegment
+from pic_ros.metrics import percentile_ms
+from pic_ros.ros.processes import (
+    free_domain_id,
+    loopback_environment,
+    ManagedProcess,
+    python_module,
+    wait_until,
+)
+import rclpy
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from trajectory_msgs.msg import JointTrajectory
+from visualization_msgs.msg import Marker, MarkerArray
+
+RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+
+
+@dataclass(frozen=True)
+class LatencyResult:
+    """
+    One latency measurement.
+
+    :param path: ``pic_ros`` (the pipeline) or ``floor`` (the echo).
+    :param source: ``azure_kinect`` or ``xsens_mvn``.
+    :param rate_hz: Input rate [Hz].
+    :param sent: Inputs sent after the warm-up.
+    :param received: Answers received for them.
+    :param drops: ``sent - received``.
+    :param p50_ms: Median latency [ms].
+    :param p99_ms: 99th percentile [ms].
+    :param max_ms: Largest latency [ms].
+    :param matching: ``order`` (one answer per input) or ``nearest`` (counts differ).
+    """
+
+    path: str
+    source: str
+    rate_hz: float
+    sent: int
+    received: int
+    drops: int
+    p50_ms: float
+    p99_ms: float
+    max_ms: float
+    matching: str
+
+
+def _latencies(sent: Sequence[float], received: Sequence[float]) -> tuple[np.ndarray, str]:
+    if len(sent) == len(received):
+        return np.array(received) - np.array(sent), 'order'
+    sends = np.array(sent)
+    values = []
+    for when in received:
+        index = int(np.searchsorted(sends, when, side='right')) - 1
+        if index >= 0:
+            values.append(when - sends[index])
+    return np.array(values), 'nearest'
+
+
+def _result(
+    path: str, source: str, rate: float, sent: list[float], got: list[float]
+) -> LatencyResult:
+    latencies, matching = _latencies(sent, got)
+    return LatencyResult(
+        path=path,
+        source=source,
+        rate_hz=rate,
+        sent=len(sent),
+        received=len(got),
+        drops=max(len(sent) - len(got), 0),
+        p50_ms=percentile_ms(latencies, 50.0),
+        p99_ms=percentile_ms(latencies, 99.0),
+        max_ms=percentile_ms(latencies, 100.0),
+        matching=matching,
+    )
+
+
+def bag_marker_arrays(bag: Path, topic: str | None = None, limit: int = 600) -> list[MarkerArray]:
+    """
+    Read non-empty MarkerArrays from a rosbag2 as rclpy messages (fields that matter copied).
+
+    :param bag: Bag directory or file.
+    :param topic: Topic to read (default: the first MarkerArray topic).
+    :param limit: Most messages to return.
+    :return: Messages with id, type, pose, scale and colour of every marker.
+    """
+    from rosbags.highlevel import AnyReader
+
+    messages: list[MarkerArray] = []
+    with AnyReader([bag]) as reader:
+        connections = [
+            c
+            for c in reader.connections
+            if c.msgtype == 'visualization_msgs/msg/MarkerArray'
+            and (topic is None or c.topic == topic)
+        ]
+        for connection, _, raw in reader.messages(connections=connections[:1]):
+            recorded = reader.deserialize(raw, connection.msgtype)
+            if not recorded.markers:
+                continue
+            array = MarkerArray()
+            for item in recorded.markers:
+                marker = Marker()
+                marker.header.frame_id = item.header.frame_id
+                marker.id = int(item.id)
+                marker.type = int(item.type)
+                marker.action = int(item.action)
+                position, orientation = item.pose.position, item.pose.orientation
+                marker.pose.position.x = float(position.x)
+                marker.pose.position.y = float(position.y)
+                marker.pose.position.z = float(position.z)
+                marker.pose.orientation.x = float(orientation.x)
+                marker.pose.orientation.y = float(orientation.y)
+                marker.pose.orientation.z = float(orientation.z)
+                marker.pose.orientation.w = float(orientation.w)
+                marker.scale.x = marker.scale.y = marker.scale.z = float(item.scale.x)
+                marker.color.r, marker.color.g = float(item.color.r), float(item.color.g)
+                marker.color.b, marker.color.a = float(item.color.b), float(item.color.a)
+                array.markers.append(marker)
+            messages.append(array)
+            if len(messages) >= limit:
+                break
+    return messages
+
+
+def xsens_datagrams(count: int, rate: float) -> list[bytes]:
+    """
+    Build single-datagram MXTP02 samples of a person waving both forearms.
+
+    :param count: Number of samples.
+    :param rate: Sample rate [Hz] (for the time codes and the motion).
+    :return: One datagram per sample.
+    """
+    positions, quaternions = t_pose_segments()
+    forearms = (
+        (XsensSegment.LEFT_FORE_ARM, XsensSegment.LEFT_HAND, 1.0),
+        (XsensSegment.RIGHT_FORE_ARM, XsensSegment.RIGHT_HAND, -1.0),
+    )
+    datagrams = []
+    for index in range(count):
+        moved = positions.copy()
+        swing = 0.8 * math.sin(2.0 * math.pi * 0.5 * index / rate)
+        for elbow, wrist, side in forearms:
+            length = float(np.linalg.norm(positions[wrist - 1] - positions[elbow - 1]))
+            direction = np.array([math.sin(swing), side * math.cos(swing), 0.0])
+            moved[wrist - 1] = positions[elbow - 1] + length * direction
+        datagrams += build_mxtp02_datagrams(
+            index + 1, int(1000 * index / rate), moved, quaternions, max_payload=2048
+        )
+    return datagrams
+
+
+class _Probe:
+    """The benchmark's own node: publishes inputs, timestamps the answers."""
+
+    def __init__(self, context: Context, answer_topic: str, answer_type: type) -> None:
+        self.node = Node('latency_probe', context=context)
+        self.received: list[float] = []
+        self.node.create_subscription(
+            answer_type, answer_topic, self._on_answer, RELIABLE, raw=True
+        )
+        self.executor = SingleThreadedExecutor(context=context)
+        self.executor.add_node(self.node)
+        self._thread = threading.Thread(target=self.executor.spin, daemon=True)
+        self._thread.start()
+
+    def _on_answer(self, data: bytes) -> None:
+        del data  # Unused: only the arrival time matters.
+        self.received.append(time.perf_counter())
+
+    def close(self) -> None:
+        self.executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+
+
+def _paced(count: int, rate: float, send: Callable[[int], None]) -> list[float]:
+    """Call ``send(i)`` at ``rate`` and return the send times (perf_counter)."""
+    times: list[float] = []
+    start = time.perf_counter() + 0.05
+    for index in range(count):
+        deadline = start + index / rate
+        while True:
+            left = deadline - time.perf_counter()
+            if left <= 0.0:
+                break
+            time.sleep(left if left > 0.002 else 0.0)
+        times.append(time.perf_counter())
+        send(index)
+    return times
+
+
+def measure(
+    source: str,
+    path: str,
+    rate: float,
+    seconds: float,
+    robot: str,
+    markers: Sequence[MarkerArray],
+    log_dir: Path,
+    domain_id: int,
+    warmup: float = 1.0,
+) -> LatencyResult:
+    """
+    Run one latency measurement with its own processes.
+
+    :param source: ``azure_kinect`` or ``xsens_mvn``.
+    :param path: ``pic_ros`` or ``floor``.
+    :param rate: Input rate [Hz].
+    :param seconds: Measured duration after the warm-up [s].
+    :param robot: Robot of the pipeline.
+    :param markers: MarkerArrays to cycle through (azure_kinect).
+    :param log_dir: Where the child processes log.
+    :param domain_id: Private ROS domain id.
+    :param warmup: Inputs sent before measuring [s].
+    :return: The measurement.
+    """
+    environment = loopback_environment(domain_id)
+    port = 20000 + domain_id * 10 + (1 if path == 'floor' else 0)
+    if path == 'pic_ros':
+        argv = python_module(
+            'pic_ros', 'teleop', '--robot', robot, '--source', source,
+            '--param', 'trajectory_publisher.wait_for_joint_states=false',
+            '--param', f'skeleton_node.udp_port={port}',
+            '--ros-args', '-r', 'body_tracking_data:=bench_in',
+        )
+    else:
+        argv = python_module(
+            'pic_ros.ros.echo', '--mode', 'dds' if source == 'azure_kinect' else 'udp',
+            '--udp-port', str(port), '--ros-args', '-r', 'echo_in:=bench_in',
+        )
+    context = Context()
+    rclpy.init(context=context, domain_id=domain_id)
+    process = ManagedProcess(argv, environment, log_dir / f'{path}_{source}.log')
+    probe = None
+    sender: socket.socket | None = None
+    try:
+        answer_type: type = JointTrajectory
+        if path == 'pic_ros':
+            from pic_ros.robot import load_robot
+
+            first_arm = next(iter(load_robot(robot).arms.values()))
+            answer = f'/{first_arm.spec.controller}/joint_trajectory'
+        else:
+            answer = 'echo_out'
+            if source == 'azure_kinect':
+                answer_type = MarkerArray
+        probe = _Probe(context, answer, answer_type)
+        publisher = probe.node.create_publisher(MarkerArray, 'bench_in', RELIABLE)
+        ready = wait_until(
+            lambda: probe is not None and probe.node.count_publishers(answer) > 0
+            and (source != 'azure_kinect' or publisher.get_subscription_count() > 0),
+            timeout=30.0,
+        )
+        if not ready:
+            raise RuntimeError(
+                f'{path} {source}: the process did not connect; see {process.log_path}'
+            )
+        warm = int(warmup * rate)
+        total = warm + int(seconds * rate)
+        if source == 'azure_kinect':
+            clock = probe.node.get_clock()
+
+            def send(index: int) -> None:
+                message = markers[index % len(markers)]
+                stamp = clock.now().to_msg()
+                for marker in message.markers:
+                    marker.header.stamp = stamp
+                publisher.publish(message)
+        else:
+            datagrams = xsens_datagrams(total, rate)
+            sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            target = ('127.0.0.1', port)
+
+            def send(index: int) -> None:
+                sender.sendto(datagrams[index], target)
+
+        times = _paced(total, rate, send)
+        time.sleep(0.5)
+        received = list(probe.received)
+        if len(received) == total:
+            return _result(path, source, rate, times[warm:], received[warm:])
+        first = next((i for i, t in enumerate(received) if t >= times[warm]), len(received))
+        return _result(path, source, rate, times[warm:], received[first:])
+    finally:
+        if sender is not None:
+            sender.close()
+        if probe is not None:
+            probe.close()
+        process.stop()
+        rclpy.try_shutdown(context=context)
+
+
+def run_latency_bench(
+    robot: str = 'baxter',
+    seconds: float = 20.0,
+    bag: Path | None = None,
+    log_dir: Path | None = None,
+) -> list[dict[str, Any]]:
+    """
+    Measure the pipeline and the floor at 30 Hz (Azure Kinect) and 240 Hz (Xsens).
+
+    :param robot: Robot of the pipeline.
+    :param seconds: Measured duration of each run [s].
+    :param bag: Bag with Azure Kinect MarkerArrays (default: the real one beside the project, else
+        the shipped synthetic demo bag).
+    :param log_dir: Where the child processes log (default: a temporary directory).
+    :return: One record per (path, source), as dicts.
+    """
+    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    if bag is None:
+        bag = _default_bag()
+    markers = bag_marker_arrays(bag)
+    if not markers:
+        raise RuntimeError(f'no MarkerArray in {bag}')
+    results = []
+    with tempfile.TemporaryDirectory(prefix='pic_ros_latency_') as scratch:
+        logs = log_dir or Path(scratch)
+        runs = [('azure_kinect', 30.0), ('xsens_mvn', 240.0)]
+        for offset, (source, rate) in enumerate(runs):
+            for path in ('floor', 'pic_ros'):
+                domain = (free_domain_id() + 2 * offset + (path == 'pic_ros')) % 100 + 1
+                result = measure(source, path, rate, seconds, robot, markers, logs, domain)
+                results.append(asdict(result))
+    return results
+
+
+def _default_bag() -> Path:
+    from pic_ros.recordings import pic_demos_dir
+    from pic_ros.resources import share_dir
+
+    demos = pic_demos_dir()
+    if demos is not None:
+        real = demos.parent / 'azure_kinect' / 'body_tracking_ergonomics'
+        if real.exists():
+            return real
+    return share_dir() / 'demo' / 'synthetic1_bag'

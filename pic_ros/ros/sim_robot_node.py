@@ -1,0 +1,459 @@
+"""
+sim_robot: a simulated robot that takes trajectories like ros2_control and publishes joint_states.
+
+MuJoCo physics of ``urdf/<robot>.urdf`` (:class:`~pic_ros.sim.mujoco_robot.SimRobot`). For every
+arm controller named in ``config/<robot>.yaml`` the node subscribes
+``<controller>/joint_trajectory`` (``trajectory_msgs/JointTrajectory``, reliable like JTC's
+SystemDefaultsQoS) and follows the trajectories the way joint_trajectory_controller does
+(:mod:`pic_ros.sim.trajectory`: stamp 0 = now, a new trajectory replaces the old one, linear /
+cubic / quintic interpolation, joints by name, JTC's validation). It publishes ``joint_states``
+(``sensor_msgs/JointState``: every movable URDF joint, positions and velocities, stamped) at
+``rate``; with ``publish_clock`` it also publishes the simulation time on ``/clock`` and stamps
+``joint_states`` with it (for ``use_sim_time`` graphs).
+
+The simulation is advanced by a wall-clock (steady) timer, so it runs in real time whatever
+``use_sim_time`` says; when the host cannot keep up, simulated time slips (reported) rather than
+the node falling behind. A rejected trajectory is logged with its reason (throttled per controller
+and reason) and changes nothing. ``/diagnostics`` carries, per controller, the accepted, rejected
+(by reason) and clamped counts and the tracking error (commanded - measured, now and the largest
+since the previous report), and for the simulation the real-time factor of the physics, the
+joint_states rate and the frame recorder's figures.
+
+With ``render_dir`` set, PNG frames of the robot are written there at ``render_rate`` from a
+background thread (offscreen OpenGL: ``MUJOCO_GL=egl`` or ``osmesa``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from typing import Any, Sequence
+
+from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticStatus
+from pic_ros.exceptions import PicRosError
+from pic_ros.ros.conversions import status_to_msg, time_from_msg, time_to_msg
+from pic_ros.ros.diagnostics import DiagnosticsReporter, RateMeter
+from pic_ros.ros.parameters import declare_parameters, ParameterSpec, validation_callback, Values
+from pic_ros.sim.mujoco_robot import FrameRecorder, SimConfig, SimRobot
+from pic_ros.sim.trajectory import FollowerConfig, Trajectory, TrajectoryStatus, Waypoint
+import rclpy
+from rclpy.clock import Clock, ClockType
+from rclpy.exceptions import InvalidParameterValueException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock as ClockMessage
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory
+
+PARAMETERS = (
+    ParameterSpec(
+        'robot', 'baxter',
+        'Robot name (config/<robot>.yaml + its URDF) or a path to a robot YAML', read_only=True,
+    ),
+    ParameterSpec(
+        'rate', 200.0, 'Rate of joint_states and of the simulation updates [Hz]', low=100.0,
+        high=1000.0,
+    ),
+    ParameterSpec(
+        'publish_clock', False,
+        'Publish the simulation time on /clock and stamp joint_states with it', read_only=True,
+    ),
+    ParameterSpec(
+        'render_dir', '', 'Folder for PNG frames of the robot (empty: no rendering)',
+        read_only=True,
+    ),
+    ParameterSpec(
+        'render_rate', 10.0, 'Frames per second written to render_dir [Hz]', low=0.1,
+        high=60.0, read_only=True,
+    ),
+    ParameterSpec(
+        'render_width', 640, 'Frame width [px]', low=16, high=1920, read_only=True
+    ),
+    ParameterSpec(
+        'render_height', 480, 'Frame height [px]', low=16, high=1080, read_only=True
+    ),
+    ParameterSpec(
+        'timestep', 0.002, 'Physics time step [s]', low=1e-4, high=0.01, read_only=True
+    ),
+    ParameterSpec(
+        'natural_frequency', 60.0,
+        'Natural frequency of the joint servos [rad/s]; tracking lag = 2 damping_ratio / it',
+        low=1.0, high=500.0, read_only=True,
+    ),
+    ParameterSpec(
+        'damping_ratio', 1.0, 'Damping ratio of the joint servos', low=0.1, high=5.0,
+        read_only=True,
+    ),
+    ParameterSpec(
+        'allow_nonzero_velocity_at_trajectory_end', True,
+        "Accept trajectories whose last point moves (JTC's parameter; true on Humble)",
+        read_only=True,
+    ),
+    ParameterSpec(
+        'self_collisions', False, 'Let the robot links collide with each other', read_only=True
+    ),
+    ParameterSpec(
+        'diagnostics_period', 1.0, 'Seconds between reports on /diagnostics [s]', low=0.1,
+        high=60.0,
+    ),
+)
+
+MAX_CATCH_UP = 0.1
+"""Most simulated time one update may step [s]; a longer stall is dropped (time slips)."""
+
+LOG_THROTTLE = 2.0
+"""Shortest interval between two logs of the same rejection reason of a controller [s]."""
+
+
+def trajectory_from_msg(message: JointTrajectory, stamp: float) -> Trajectory:
+    """
+    Convert a JointTrajectory to the follower's trajectory (values are checked by the follower).
+
+    :param message: The message.
+    :param stamp: Start time on the simulation clock [s] (0 = start now).
+    :return: The trajectory.
+    """
+    points = [
+        Waypoint(
+            time_from_start=float(point.time_from_start.sec)
+            + float(point.time_from_start.nanosec) * 1e-9,
+            positions=list(point.positions),
+            velocities=list(point.velocities),
+            accelerations=list(point.accelerations),
+            effort=list(point.effort),
+        )
+        for point in message.points
+    ]
+    return Trajectory(joint_names=list(message.joint_names), points=points, stamp=stamp)
+
+
+def sim_config_from_values(values: Values) -> SimConfig:
+    """
+    Build the simulation settings from the node parameters.
+
+    :param values: Parameter values by name.
+    :return: The settings.
+    :raises ConfigError: If they are inconsistent (e.g. a stiffness too high for the step).
+    """
+    follower = FollowerConfig(
+        allow_nonzero_velocity_at_trajectory_end=bool(
+            values['allow_nonzero_velocity_at_trajectory_end']
+        )
+    )
+    return SimConfig(
+        timestep=float(values['timestep']),
+        natural_frequency=float(values['natural_frequency']),
+        damping_ratio=float(values['damping_ratio']),
+        self_collisions=bool(values['self_collisions']),
+        follower=follower,
+    )
+
+
+class _ControllerReport:
+    """Tracking error and log throttling of one controller."""
+
+    def __init__(self) -> None:
+        self.max_error = 0.0
+        self.last_error = 0.0
+        self.last_logged: dict[TrajectoryStatus, float] = {}
+        self.suppressed: dict[TrajectoryStatus, int] = {}
+
+
+class SimRobotNode(Node):
+    """
+    Simulate one robot, follow its controllers' trajectories, publish its joint states.
+
+    :param kwargs: Passed to :class:`rclpy.node.Node` (e.g. ``parameter_overrides``).
+    :raises ConfigError: If the robot or the settings are invalid.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__('sim_robot', **kwargs)
+        self._values: Values = declare_parameters(self, PARAMETERS)
+        self.sim = SimRobot(str(self._values['robot']), sim_config_from_values(self._values))
+        self._steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self._wall_start: float | None = None
+        self._sim_origin = self.sim.time
+        self._slipped = 0.0
+        self._publish_clock = bool(self._values['publish_clock'])
+        self._names = list(self.sim.joint_names)
+        self._reports = {controller: _ControllerReport() for controller in self.sim.controllers}
+        reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        for controller in self.sim.controllers:
+            self.create_subscription(
+                JointTrajectory, f'{controller}/joint_trajectory',
+                lambda message, name=controller: self._on_trajectory(name, message), reliable,
+            )
+        self._joint_states = self.create_publisher(JointState, 'joint_states', reliable)
+        self._clock_publisher = (
+            self.create_publisher(ClockMessage, '/clock', QoSProfile(depth=10))
+            if self._publish_clock else None
+        )
+        self._published = RateMeter()
+        self._recorder: FrameRecorder | None = None
+        self._render_timer: Any = None
+        if self._values['render_dir']:
+            self._recorder = FrameRecorder(
+                self.sim, str(self._values['render_dir']), int(self._values['render_width']),
+                int(self._values['render_height']),
+            )
+            self._render_timer = self.create_timer(
+                1.0 / float(self._values['render_rate']), self._on_render_tick,
+                clock=self._steady,
+            )
+        self._timer = self.create_timer(
+            1.0 / float(self._values['rate']), self._on_tick, clock=self._steady
+        )
+        self.add_on_set_parameters_callback(
+            validation_callback(self, PARAMETERS, self._values, self._apply)
+        )
+        self._diagnostics = DiagnosticsReporter(
+            self, float(self._values['diagnostics_period']), self._statuses
+        )
+        topics = ', '.join(f'{c}/joint_trajectory' for c in self.sim.controllers)
+        self.get_logger().info(
+            f'{self.sim.robot.name}: following {topics}; publishing joint_states at '
+            f'{self._values["rate"]:g} Hz (servo lag {self.sim.config.tracking_lag * 1e3:.0f} ms)'
+        )
+
+    def _wall_now(self) -> float:
+        return self._steady.now().nanoseconds * 1e-9
+
+    def _apply(self, values: Values) -> None:
+        if values['rate'] != self._values['rate']:
+            self.destroy_timer(self._timer)
+            self._timer = self.create_timer(
+                1.0 / float(values['rate']), self._on_tick, clock=self._steady
+            )
+        if values['diagnostics_period'] != self._values['diagnostics_period']:
+            self._diagnostics.set_period(float(values['diagnostics_period']))
+
+    def _advance(self) -> None:
+        """Step the simulation to the wall-clock time since the first update (minus slips)."""
+        now = self._wall_now()
+        if self._wall_start is None:
+            self._wall_start = now
+        target = self._sim_origin + now - self._wall_start - self._slipped
+        behind = target - self.sim.time
+        if behind > MAX_CATCH_UP:
+            self._slipped += behind - MAX_CATCH_UP
+            target = self.sim.time + MAX_CATCH_UP
+        self.sim.step_to(target)
+
+    def _stamp(self) -> Time:
+        if self._publish_clock:
+            return time_to_msg(self.sim.time)
+        return self.get_clock().now().to_msg()
+
+    def _to_sim_time(self, stamp: Time) -> float:
+        """Convert a non-zero trajectory stamp to simulation time (0 stays 0: start now)."""
+        seconds = time_from_msg(stamp)
+        if seconds == 0.0 or self._publish_clock:
+            return seconds
+        ros_now = self.get_clock().now().nanoseconds * 1e-9
+        return seconds - ros_now + self.sim.time
+
+    def _on_trajectory(self, controller: str, message: JointTrajectory) -> None:
+        self._advance()
+        trajectory = trajectory_from_msg(message, self._to_sim_time(message.header.stamp))
+        verdict = self.sim.command(controller, trajectory)
+        if verdict.accepted:
+            return
+        report = self._reports[controller]
+        now = self._wall_now()
+        last = report.last_logged.get(verdict.status)
+        if last is not None and now - last < LOG_THROTTLE:
+            report.suppressed[verdict.status] = report.suppressed.get(verdict.status, 0) + 1
+            return
+        suppressed = report.suppressed.pop(verdict.status, 0)
+        more = f' ({suppressed} more since the last log)' if suppressed else ''
+        report.last_logged[verdict.status] = now
+        self.get_logger().warning(
+            f'{controller}: rejected trajectory ({verdict.status.value}): {verdict.detail}{more}'
+        )
+
+    def _on_render_tick(self) -> None:
+        recorder = self._recorder
+        if recorder is None:
+            return
+        if recorder.error is None:
+            recorder.submit()
+            return
+        self.get_logger().error(f'no more frames: {recorder.error}')
+        if self._render_timer is not None:
+            self.destroy_timer(self._render_timer)
+            self._render_timer = None
+
+    def _on_tick(self) -> None:
+        self._advance()
+        stamp = self._stamp()
+        positions = self.sim.joint_positions()
+        velocities = self.sim.joint_velocities()
+        message = JointState()
+        message.header.stamp = stamp
+        message.name = self._names
+        message.position = [positions[name] for name in self._names]
+        message.velocity = [velocities[name] for name in self._names]
+        self._joint_states.publish(message)
+        self._published.tick()
+        if self._clock_publisher is not None:
+            self._clock_publisher.publish(ClockMessage(clock=stamp))
+        for controller, report in self._reports.items():
+            error = self.sim.tracking_error(controller)
+            report.last_error = error
+            report.max_error = max(report.max_error, error)
+
+    def _statuses(self) -> list[DiagnosticStatus]:
+        statuses = []
+        name = self.get_fully_qualified_name()
+        for controller, report in self._reports.items():
+            stats = self.sim.follower(controller).stats
+            values: dict[str, object] = {
+                'accepted': stats.accepted,
+                'rejected': stats.rejected,
+                'clamped_points': stats.clamped_points,
+                'tracking_error_now [rad]': f'{report.last_error:.4f}',
+                'tracking_error_max [rad]': f'{report.max_error:.4f}',
+            }
+            for status, count in sorted(stats.rejections.items(), key=lambda item: item[0].value):
+                values[f'rejected_{status.value}'] = count
+            if stats.last_rejection is not None:
+                values['last_rejection'] = stats.last_rejection.detail
+            report.max_error = 0.0
+            level = DiagnosticStatus.WARN if stats.rejected else DiagnosticStatus.OK
+            summary = f'{stats.accepted} accepted, {stats.rejected} rejected'
+            statuses.append(status_to_msg(
+                f'pic_ros: {name} {controller}', self.sim.robot.name, level, summary, values
+            ))
+        rate = self._published.rate(self._wall_now())
+        factor = self.sim.real_time_factor
+        values = {
+            'sim_time [s]': f'{self.sim.time:.3f}',
+            'physics_real_time_factor': f'{factor:.1f}' if math.isfinite(factor) else 'n/a',
+            'slipped [s]': f'{self._slipped:.3f}',
+            'joint_states_rate [Hz]': f'{rate:.1f}',
+            'joint_states_published': self._published.total,
+        }
+        level = DiagnosticStatus.OK
+        if self._slipped > 0.0:
+            level = DiagnosticStatus.WARN
+        if self._recorder is not None:
+            values['frames_written'] = self._recorder.frames_written
+            values['frames_skipped'] = self._recorder.frames_skipped
+            per_frame = self._recorder.seconds_per_frame
+            values['seconds_per_frame'] = f'{per_frame:.3f}' if math.isfinite(per_frame) else 'n/a'
+            if self._recorder.error is not None:
+                values['render_error'] = self._recorder.error
+                level = DiagnosticStatus.WARN
+        statuses.append(status_to_msg(
+            f'pic_ros: {name} simulation', self.sim.robot.name, level,
+            f'real-time factor {values["physics_real_time_factor"]}', values,
+        ))
+        return statuses
+
+    def destroy_node(self) -> None:
+        """Stop the frame recorder, free the renderer and destroy the node."""
+        if self._recorder is not None:
+            self._recorder.close()
+        self.sim.close()
+        super().destroy_node()
+
+
+def main(args: list[str] | None = None) -> None:
+    """
+    Run the simulated robot until shutdown (``ros2 run pic_ros sim_robot``).
+
+    :param args: Command-line arguments for rclpy (``--ros-args ...``).
+    """
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = SimRobotNode()
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+
+
+def parse_arguments(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
+    """
+    Parse the options of ``python -m pic_ros sim``; ``--ros-args`` and what follows go to rclpy.
+
+    :param argv: Arguments without the program name.
+    :return: The options and the rclpy arguments.
+    """
+    arguments = list(argv)
+    split = arguments.index('--ros-args') if '--ros-args' in arguments else len(arguments)
+    parser = argparse.ArgumentParser(
+        prog='python -m pic_ros sim',
+        description='Simulated robot (MuJoCo): <controller>/joint_trajectory in, '
+        'joint_states out.',
+    )
+    parser.add_argument('--robot', default='baxter', help='robot name or robot YAML path')
+    parser.add_argument('--render-dir', help='write PNG frames of the robot to this folder')
+    parser.add_argument('--render-rate', type=float, help='frames per second [Hz]')
+    parser.add_argument('--rate', type=float, help='joint_states rate [Hz] (>= 100)')
+    parser.add_argument(
+        '--publish-clock', action='store_true', help='publish the simulation time on /clock'
+    )
+    parser.add_argument(
+        '--duration', type=float, help='stop after this many seconds (default: until Ctrl-C)'
+    )
+    args = parser.parse_args(arguments[:split])
+    if args.duration is not None and not args.duration > 0.0:
+        parser.error(f'--duration must be > 0, got {args.duration}')
+    return args, arguments[split:]
+
+
+def run_sim(argv: Sequence[str]) -> int:
+    """
+    Run ``python -m pic_ros sim --robot R [--render-dir D] [--duration S] [--ros-args ...]``.
+
+    :param argv: Arguments without the program name and the command.
+    :return: Exit status (0, or 2 for an invalid robot or setting).
+    """
+    args, ros_args = parse_arguments(argv)
+    overrides = [Parameter('robot', value=args.robot)]
+    if args.render_dir:
+        overrides.append(Parameter('render_dir', value=args.render_dir))
+    if args.render_rate is not None:
+        overrides.append(Parameter('render_rate', value=float(args.render_rate)))
+    if args.rate is not None:
+        overrides.append(Parameter('rate', value=float(args.rate)))
+    if args.publish_clock:
+        overrides.append(Parameter('publish_clock', value=True))
+    rclpy.init(args=['sim'] + ros_args)
+    node = None
+    status = 0
+    try:
+        node = SimRobotNode(parameter_overrides=overrides)
+        if args.duration is None:
+            rclpy.spin(node)
+        else:
+            executor = SingleThreadedExecutor()
+            executor.add_node(node)
+            deadline = time.monotonic() + args.duration
+            while rclpy.ok() and time.monotonic() < deadline:
+                executor.spin_once(timeout_sec=min(0.1, max(deadline - time.monotonic(), 0.0)))
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except (PicRosError, InvalidParameterValueException) as err:
+        print(f'pic_ros sim: {err}', file=sys.stderr)
+        status = 2
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return status
+
+
+if __name__ == '__main__':
+    main()

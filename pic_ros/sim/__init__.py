@@ -1,0 +1,34 @@
+"""
+Simulation: MuJoCo physics of the project's URDFs, driven like ros2_control's JTC.
+
+:mod:`pic_ros.sim.trajectory` is pure numpy (the joint_trajectory_controller semantics);
+:mod:`pic_ros.sim.mujoco_robot` imports mujoco only when a :class:`SimRobot` is made, so importing
+this package does not need mujoco.
+"""
+
+from pic_ros.sim.mujoco_robot import FrameRecorder, RenderError, SimConfig, SimRobot
+from pic_ros.sim.trajectory import (
+    FollowerConfig,
+    Interpolation,
+    JointCommand,
+    Trajectory,
+    TrajectoryFollower,
+    TrajectoryStatus,
+    Verdict,
+    Waypoint,
+)
+
+__all__ = [
+    'FollowerConfig',
+    'FrameRecorder',
+    'Interpolation',
+    'JointCommand',
+    'RenderError',
+    'SimConfig',
+    'SimRobot',
+    'Trajectory',
+    'TrajectoryFollower',
+    'TrajectoryStatus',
+    'Verdict',
+    'Waypoint',
+]

@@ -1,0 +1,560 @@
+"""
+A joint trajectory follower with the topic semantics of ros2_control's joint_trajectory_controller.
+
+:class:`TrajectoryFollower` is the command side of one simulated JTC (one arm controller): it takes
+:class:`Trajectory` values (the fields of a ``trajectory_msgs/JointTrajectory`` without ROS types),
+checks them the way JTC's ``validate_trajectory_msg`` does and answers with a :class:`Verdict`
+(accepted, or rejected with a :class:`TrajectoryStatus` and a readable reason), and gives the
+commanded state at any time with :meth:`TrajectoryFollower.sample`. No exception is raised for a
+bad trajectory: a controller logs it and keeps doing what it did.
+
+Semantics (``docs/ros_interfaces.md`` §4.1; Humble/Jazzy JTC unless said otherwise):
+
+* Times are seconds on the follower's clock (the simulation clock). ``stamp == 0`` means "start
+  now"; a non-zero stamp is the start time, and a trajectory whose end (stamp + last
+  ``time_from_start``) is already in the past is rejected. A future stamp does *not* delay the
+  motion: as in JTC the first segment runs from the current state at arrival to the first point.
+* A new trajectory replaces the old one at once ("the current implementation just forgets the old
+  trajectory"). It starts from the **commanded** state at arrival (position, velocity and
+  acceleration of the old command: JTC's ``interpolate_from_desired_state`` / open-loop mode,
+  which keeps streamed trajectories smooth), not from the measured state.
+* Joints are matched by name: a trajectory may name them in any order, must name every joint of
+  the controller (``allow_partial_joints_goal`` false), no unknown and no repeated name.
+* Points: at least one; ``time_from_start`` >= 0 and strictly increasing; ``positions`` one per
+  joint; ``velocities`` and ``accelerations`` empty or one per joint; ``effort`` must be empty;
+  every value finite. With ``allow_nonzero_velocity_at_trajectory_end`` false (Jazzy's default)
+  the last point's velocities must be zero; the default here is true (Humble's default, and what
+  streaming with velocities needs).
+* Interpolation per segment, from what both ends carry: positions only -> linear (velocity steps
+  at the points); positions + velocities -> cubic Hermite; + accelerations -> quintic. The
+  current state always carries all three, so the first segment is linear when the first point
+  has positions only. Accelerations without velocities are ignored (linear).
+* If the first point is due at or before the arrival (``time_from_start = 0`` with stamp 0) there
+  is no interpolation from the current state: the command jumps to the trajectory.
+* After the last point the follower holds its positions with zero velocity (JTC keeps publishing
+  the last point; for a position-controlled joint that is the same hold).
+
+Position limits: JTC does not reject points outside the URDF limits. Here such points are accepted
+and **clamped** into ``[lower, upper]``, and the number of clamped points is reported in the
+verdict and in :attr:`TrajectoryFollower.stats`; every sample is clamped too (a cubic can
+overshoot between points inside the limits), with zero velocity and acceleration on a joint held
+at a limit by the clamp. So the commanded position never leaves the limits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import enum
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from pic_ros.exceptions import ConfigError
+
+FloatArray = npt.NDArray[np.float64]
+
+_TIME_EPSILON = 1e-9
+"""Times closer than this are equal [s] (one nanosecond, the resolution of a ROS duration)."""
+
+
+class TrajectoryStatus(enum.Enum):
+    """Outcome of giving a trajectory to a :class:`TrajectoryFollower`."""
+
+    ACCEPTED = 'accepted'
+    EMPTY_JOINT_NAMES = 'empty_joint_names'
+    DUPLICATE_JOINT = 'duplicate_joint'
+    UNKNOWN_JOINT = 'unknown_joint'
+    MISSING_JOINT = 'missing_joint'
+    EMPTY_POINTS = 'empty_points'
+    SIZE_MISMATCH = 'size_mismatch'
+    EFFORT_NOT_SUPPORTED = 'effort_not_supported'
+    NOT_FINITE = 'not_finite'
+    TIME_NOT_INCREASING = 'time_not_increasing'
+    IN_THE_PAST = 'in_the_past'
+    NONZERO_END_VELOCITY = 'nonzero_end_velocity'
+
+
+class Interpolation(enum.Enum):
+    """How one segment between two knots is interpolated."""
+
+    LINEAR = 'linear'
+    CUBIC = 'cubic'
+    QUINTIC = 'quintic'
+
+
+@dataclass(frozen=True)
+class Waypoint:
+    """
+    One point of a trajectory, as received (checked by the follower, not here).
+
+    :param time_from_start: Time of the point after the trajectory's start [s].
+    :param positions: Joint positions in the trajectory's joint order [rad] or [m].
+    :param velocities: Joint velocities [rad/s] or [m/s], empty or one per joint.
+    :param accelerations: Joint accelerations [rad/s^2] or [m/s^2], empty or one per joint.
+    :param effort: Joint efforts; must be empty (JTC rejects them on its topic).
+    """
+
+    time_from_start: float
+    positions: Sequence[float]
+    velocities: Sequence[float] = ()
+    accelerations: Sequence[float] = ()
+    effort: Sequence[float] = ()
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """
+    A joint trajectory as received on ``<controller>/joint_trajectory``, without ROS types.
+
+    :param joint_names: Joint names, the order of every point's arrays.
+    :param points: The points.
+    :param stamp: Start time on the follower's clock [s]; 0 means "start now".
+    """
+
+    joint_names: Sequence[str]
+    points: Sequence[Waypoint]
+    stamp: float = 0.0
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """
+    The follower's answer to a trajectory.
+
+    :param status: ``ACCEPTED`` or the rejection reason.
+    :param detail: A readable explanation (names the joint, point or value at fault).
+    :param clamped_points: Accepted points that had a position outside the limits (clamped).
+    """
+
+    status: TrajectoryStatus
+    detail: str = ''
+    clamped_points: int = 0
+
+    @property
+    def accepted(self) -> bool:
+        """Return whether the trajectory replaced the previous one."""
+        return self.status is TrajectoryStatus.ACCEPTED
+
+
+@dataclass(frozen=True)
+class JointCommand:
+    """
+    The commanded state of a controller's joints at one time, in the controller's joint order.
+
+    :param positions: Commanded positions, shape (n,), [rad] or [m], inside the limits.
+    :param velocities: Commanded velocities, shape (n,), [rad/s] or [m/s].
+    :param accelerations: Commanded accelerations, shape (n,), [rad/s^2] or [m/s^2].
+    :param moving: Whether a trajectory is being followed (False while holding).
+    """
+
+    positions: FloatArray
+    velocities: FloatArray
+    accelerations: FloatArray
+    moving: bool
+
+
+@dataclass(frozen=True)
+class FollowerConfig:
+    """
+    Options of the follower (names as in JTC's parameters).
+
+    :param allow_nonzero_velocity_at_trajectory_end: Accept a last point with non-zero
+        velocities (JTC default: true on Humble, false on Jazzy and later).
+    """
+
+    allow_nonzero_velocity_at_trajectory_end: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.allow_nonzero_velocity_at_trajectory_end, bool):
+            raise ConfigError(
+                'allow_nonzero_velocity_at_trajectory_end must be a bool, got '
+                f'{self.allow_nonzero_velocity_at_trajectory_end!r}'
+            )
+
+
+@dataclass
+class FollowerStats:
+    """
+    Counters of one follower since it was made.
+
+    :param accepted: Trajectories accepted.
+    :param rejected: Trajectories rejected, all reasons.
+    :param clamped_points: Accepted points clamped into the position limits.
+    :param rejections: Rejected trajectories per reason.
+    :param last_rejection: The most recent rejection (``None`` if none yet).
+    """
+
+    accepted: int = 0
+    rejected: int = 0
+    clamped_points: int = 0
+    rejections: dict[TrajectoryStatus, int] = field(default_factory=dict)
+    last_rejection: Verdict | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class _Plan:
+    """Knots of the active trajectory in the follower's joint order (absolute times [s])."""
+
+    times: FloatArray
+    positions: FloatArray
+    velocities: FloatArray
+    accelerations: FloatArray
+    has_velocity: tuple[bool, ...]
+    has_acceleration: tuple[bool, ...]
+
+
+class _Rejected(Exception):
+    """Internal: carries a rejection out of the checks."""
+
+    def __init__(self, status: TrajectoryStatus, detail: str) -> None:
+        super().__init__(detail)
+        self.verdict = Verdict(status, detail)
+
+
+def _row(values: Sequence[float], size: int, what: str, allow_empty: bool) -> FloatArray | None:
+    """Check the size and finiteness of one point array; return it (None if empty and allowed)."""
+    count = len(values)
+    if count == 0 and allow_empty:
+        return None
+    if count != size:
+        expected = f'0 or {size}' if allow_empty else str(size)
+        raise _Rejected(
+            TrajectoryStatus.SIZE_MISMATCH, f'{what} has {count} values, expected {expected}'
+        )
+    try:
+        array = np.array([float(value) for value in values], dtype=float)
+    except (TypeError, ValueError) as error:
+        raise _Rejected(TrajectoryStatus.NOT_FINITE, f'{what} must be numbers: {error}') from error
+    if not np.isfinite(array).all():
+        raise _Rejected(TrajectoryStatus.NOT_FINITE, f'{what} has non-finite values: {values!r}')
+    return array
+
+
+def segment_state(
+    kind: Interpolation,
+    duration: float,
+    elapsed: float,
+    start: tuple[FloatArray, FloatArray, FloatArray],
+    end: tuple[FloatArray, FloatArray, FloatArray],
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """
+    Evaluate one interpolated segment (the polynomials JTC uses).
+
+    :param kind: Linear (positions), cubic Hermite (positions, velocities) or quintic (positions,
+        velocities, accelerations).
+    :param duration: Segment duration ``T`` > 0 [s].
+    :param elapsed: Time since the segment start, in ``[0, T]`` [s].
+    :param start: Position, velocity, acceleration at the start, each shape (n,).
+    :param end: Position, velocity, acceleration at the end, each shape (n,).
+    :return: Position, velocity and acceleration at ``elapsed``, each shape (n,).
+    """
+    p0, v0, a0 = start
+    p1, v1, a1 = end
+    T = duration
+    t = elapsed
+    if kind is Interpolation.LINEAR:
+        slope = (p1 - p0) / T
+        return p0 + slope * t, slope, np.zeros_like(p0)
+    if kind is Interpolation.CUBIC:
+        s = t / T
+        h00, h10, h01, h11 = 2 * s**3 - 3 * s**2 + 1, s**3 - 2 * s**2 + s, -2 * s**3 + 3 * s**2, \
+            s**3 - s**2
+        position = h00 * p0 + h10 * T * v0 + h01 * p1 + h11 * T * v1
+        velocity = ((6 * s**2 - 6 * s) * (p0 - p1) / T + (3 * s**2 - 4 * s + 1) * v0
+                    + (3 * s**2 - 2 * s) * v1)
+        acceleration = ((12 * s - 6) * (p0 - p1) / T**2 + (6 * s - 4) * v0 / T
+                        + (6 * s - 2) * v1 / T)
+        return position, velocity, acceleration
+    c3 = (20 * (p1 - p0) - (8 * v1 + 12 * v0) * T - (3 * a0 - a1) * T**2) / (2 * T**3)
+    c4 = (30 * (p0 - p1) + (14 * v1 + 16 * v0) * T + (3 * a0 - 2 * a1) * T**2) / (2 * T**4)
+    c5 = (12 * (p1 - p0) - 6 * (v1 + v0) * T - (a0 - a1) * T**2) / (2 * T**5)
+    position = p0 + v0 * t + a0 / 2 * t**2 + c3 * t**3 + c4 * t**4 + c5 * t**5
+    velocity = v0 + a0 * t + 3 * c3 * t**2 + 4 * c4 * t**3 + 5 * c5 * t**4
+    acceleration = a0 + 6 * c3 * t + 12 * c4 * t**2 + 20 * c5 * t**3
+    return position, velocity, acceleration
+
+
+class TrajectoryFollower:
+    """
+    Follow trajectories for one controller the way joint_trajectory_controller does.
+
+    :param joint_names: The controller's joints (its ``joints`` parameter), unique.
+    :param lower: Lower position limits, shape (n,), [rad] or [m].
+    :param upper: Upper position limits, shape (n,), [rad] or [m].
+    :param initial: Commanded positions held until the first trajectory, shape (n,) (clamped
+        into the limits).
+    :param config: Options.
+    :raises ConfigError: If names, limits or the initial positions are inconsistent.
+    """
+
+    def __init__(
+        self,
+        joint_names: Sequence[str],
+        lower: npt.ArrayLike,
+        upper: npt.ArrayLike,
+        initial: npt.ArrayLike,
+        config: FollowerConfig | None = None,
+    ) -> None:
+        names = tuple(joint_names)
+        if not names or len(set(names)) != len(names):
+            raise ConfigError(f'a follower needs unique joint names, got {list(names)}')
+        arrays = []
+        for what, values in (('lower', lower), ('upper', upper), ('initial', initial)):
+            array = np.array(values, dtype=float)
+            if array.shape != (len(names),) or not np.isfinite(array).all():
+                raise ConfigError(f'{what} must be {len(names)} finite numbers, got {values!r}')
+            arrays.append(array)
+        low, high, start = arrays
+        if not (low <= high).all():
+            raise ConfigError(f'lower limits {low.tolist()} exceed upper {high.tolist()}')
+        self._names = names
+        self._index = {name: i for i, name in enumerate(names)}
+        self._lower = low
+        self._upper = high
+        self._lower.setflags(write=False)
+        self._upper.setflags(write=False)
+        self._config = config or FollowerConfig()
+        self._plan: _Plan | None = None
+        zero = np.zeros(len(names))
+        self._hold = JointCommand(np.clip(start, low, high), zero, zero, moving=False)
+        self.stats = FollowerStats()
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """Return the controller's joints, the order of every array of the follower."""
+        return self._names
+
+    @property
+    def lower(self) -> FloatArray:
+        """Return the lower position limits, shape (n,), [rad] or [m] (read-only)."""
+        return self._lower
+
+    @property
+    def upper(self) -> FloatArray:
+        """Return the upper position limits, shape (n,), [rad] or [m] (read-only)."""
+        return self._upper
+
+    @property
+    def end_time(self) -> float | None:
+        """Return the time of the active trajectory's last point [s], or None when holding."""
+        return None if self._plan is None else float(self._plan.times[-1])
+
+    def reset(self, positions: npt.ArrayLike) -> None:
+        """
+        Drop the active trajectory and hold positions (clamped into the limits).
+
+        :param positions: Positions to hold, shape (n,), [rad] or [m].
+        :raises ConfigError: If the positions are not n finite numbers.
+        """
+        array = np.array(positions, dtype=float)
+        if array.shape != (len(self._names),) or not np.isfinite(array).all():
+            raise ConfigError(f'positions must be {len(self._names)} finite numbers')
+        zero = np.zeros(len(self._names))
+        self._plan = None
+        self._hold = JointCommand(np.clip(array, self._lower, self._upper), zero, zero, False)
+
+    def set_trajectory(self, trajectory: Trajectory, now: float) -> Verdict:
+        """
+        Check a trajectory and, if valid, replace the active one with it.
+
+        :param trajectory: The received trajectory.
+        :param now: Arrival time on the follower's clock [s].
+        :return: The verdict; on rejection the previous command continues unchanged.
+        """
+        try:
+            plan, clamped = self._plan_for(trajectory, now)
+        except _Rejected as rejected:
+            verdict = rejected.verdict
+            self.stats.rejected += 1
+            counts = self.stats.rejections
+            counts[verdict.status] = counts.get(verdict.status, 0) + 1
+            self.stats.last_rejection = verdict
+            return verdict
+        self._plan = plan
+        self.stats.accepted += 1
+        self.stats.clamped_points += clamped
+        detail = f'{clamped} point(s) clamped into the position limits' if clamped else ''
+        return Verdict(TrajectoryStatus.ACCEPTED, detail, clamped)
+
+    def _order(self, names: Sequence[str]) -> list[int]:
+        """Return, per controller joint, its column in the trajectory, or reject."""
+        if len(names) == 0:
+            raise _Rejected(TrajectoryStatus.EMPTY_JOINT_NAMES, 'the trajectory names no joint')
+        seen: dict[str, int] = {}
+        for column, name in enumerate(names):
+            if name in seen:
+                raise _Rejected(TrajectoryStatus.DUPLICATE_JOINT, f'joint {name!r} named twice')
+            seen[name] = column
+        unknown = [name for name in names if name not in self._index]
+        if unknown:
+            raise _Rejected(
+                TrajectoryStatus.UNKNOWN_JOINT,
+                f'joints {unknown} are not controlled here (controller joints: '
+                f'{list(self._names)})',
+            )
+        missing = [name for name in self._names if name not in seen]
+        if missing:
+            raise _Rejected(
+                TrajectoryStatus.MISSING_JOINT,
+                f'joints {missing} are missing; every controller joint must be named',
+            )
+        return [seen[name] for name in self._names]
+
+    def _plan_for(self, trajectory: Trajectory, now: float) -> tuple[_Plan, int]:
+        order = self._order(trajectory.joint_names)
+        points = list(trajectory.points)
+        if not points:
+            raise _Rejected(TrajectoryStatus.EMPTY_POINTS, 'the trajectory has no point')
+        size = len(order)
+        times: list[float] = []
+        rows: list[tuple[FloatArray, FloatArray | None, FloatArray | None]] = []
+        for index, point in enumerate(points):
+            where = f'point {index}'
+            if len(point.effort) != 0:
+                raise _Rejected(
+                    TrajectoryStatus.EFFORT_NOT_SUPPORTED, f'{where} has effort values'
+                )
+            positions = _row(point.positions, size, f'{where} positions', allow_empty=False)
+            velocities = _row(point.velocities, size, f'{where} velocities', allow_empty=True)
+            accelerations = _row(
+                point.accelerations, size, f'{where} accelerations', allow_empty=True
+            )
+            time = float(point.time_from_start)
+            if not math.isfinite(time):
+                raise _Rejected(TrajectoryStatus.NOT_FINITE, f'{where} time_from_start is {time}')
+            if time < 0.0 or (times and time <= times[-1]):
+                raise _Rejected(
+                    TrajectoryStatus.TIME_NOT_INCREASING,
+                    'time_from_start must be >= 0 and strictly increasing, got '
+                    f'{[float(p.time_from_start) for p in points]}',
+                )
+            times.append(time)
+            assert positions is not None
+            rows.append((positions, velocities, accelerations))
+        stamp = float(trajectory.stamp)
+        if not math.isfinite(stamp):
+            raise _Rejected(TrajectoryStatus.NOT_FINITE, f'stamp is {stamp}')
+        start = now if stamp == 0.0 else stamp
+        if start + times[-1] < now - _TIME_EPSILON:
+            raise _Rejected(
+                TrajectoryStatus.IN_THE_PAST,
+                f'the trajectory ended at {start + times[-1]:.6f} s, before now ({now:.6f} s)',
+            )
+        last_velocities = rows[-1][1]
+        if (
+            not self._config.allow_nonzero_velocity_at_trajectory_end
+            and last_velocities is not None
+            and np.any(last_velocities != 0.0)
+        ):
+            raise _Rejected(
+                TrajectoryStatus.NONZERO_END_VELOCITY,
+                'the last point has non-zero velocities and '
+                'allow_nonzero_velocity_at_trajectory_end is false',
+            )
+        current = self.sample(now)
+        knot_times: list[float] = []
+        knot_p: list[FloatArray] = []
+        knot_v: list[FloatArray] = []
+        knot_a: list[FloatArray] = []
+        has_v: list[bool] = []
+        has_a: list[bool] = []
+        if start + times[0] > now + _TIME_EPSILON:
+            knot_times.append(now)
+            knot_p.append(current.positions)
+            knot_v.append(current.velocities)
+            knot_a.append(current.accelerations)
+            has_v.append(True)
+            has_a.append(True)
+        clamped = 0
+        zero = np.zeros(size)
+        for time, (positions, velocities, accelerations) in zip(times, rows):
+            mapped = positions[order]
+            inside = np.clip(mapped, self._lower, self._upper)
+            if np.any(inside != mapped):
+                clamped += 1
+            knot_times.append(start + time)
+            knot_p.append(inside)
+            knot_v.append(zero if velocities is None else velocities[order])
+            knot_a.append(zero if accelerations is None else accelerations[order])
+            has_v.append(velocities is not None)
+            has_a.append(velocities is not None and accelerations is not None)
+        plan = _Plan(
+            times=np.array(knot_times),
+            positions=np.array(knot_p),
+            velocities=np.array(knot_v),
+            accelerations=np.array(knot_a),
+            has_velocity=tuple(has_v),
+            has_acceleration=tuple(has_a),
+        )
+        return plan, clamped
+
+    def segment_kind(self, index: int) -> Interpolation:
+        """
+        Return how the active trajectory's segment ``index`` (knot index -> index + 1) runs.
+
+        :param index: Segment index, 0 for the first segment.
+        :return: The interpolation of that segment.
+        :raises ConfigError: If there is no active trajectory or no such segment.
+        """
+        plan = self._plan
+        if plan is None or not 0 <= index < len(plan.times) - 1:
+            raise ConfigError(f'no segment {index} in the active trajectory')
+        return self._kind(plan, index)
+
+    @staticmethod
+    def _kind(plan: _Plan, index: int) -> Interpolation:
+        if plan.has_acceleration[index] and plan.has_acceleration[index + 1]:
+            return Interpolation.QUINTIC
+        if plan.has_velocity[index] and plan.has_velocity[index + 1]:
+            return Interpolation.CUBIC
+        return Interpolation.LINEAR
+
+    def sample(self, t: float) -> JointCommand:
+        """
+        Return the commanded state at a time.
+
+        Before the first knot the first knot's state is returned; after the last point the
+        last positions are held with zero velocity (and the trajectory is dropped).
+
+        :param t: Time on the follower's clock [s].
+        :return: The command, positions inside the limits.
+        """
+        plan = self._plan
+        if plan is None:
+            return self._hold
+        times = plan.times
+        if t >= times[-1]:
+            zero = np.zeros(len(self._names))
+            self._hold = JointCommand(plan.positions[-1].copy(), zero, zero, moving=False)
+            self._plan = None
+            return self._hold
+        if t < times[0]:
+            position = plan.positions[0]
+            velocity = plan.velocities[0]
+            acceleration = plan.accelerations[0]
+        else:
+            index = int(np.searchsorted(times, t, side='right')) - 1
+            state = (plan.positions[index], plan.velocities[index], plan.accelerations[index])
+            after = index + 1
+            nxt = (plan.positions[after], plan.velocities[after], plan.accelerations[after])
+            position, velocity, acceleration = segment_state(
+                self._kind(plan, index), float(times[after] - times[index]),
+                float(t - times[index]), state, nxt,
+            )
+        inside = np.clip(position, self._lower, self._upper)
+        stopped = inside != position
+        velocity = np.where(stopped, 0.0, velocity)
+        acceleration = np.where(stopped, 0.0, acceleration)
+        return JointCommand(inside, velocity, acceleration, moving=True)
+
+    def positions_by_name(self, t: float) -> Mapping[str, float]:
+        """
+        Return the commanded positions at a time, by joint name.
+
+        :param t: Time on the follower's clock [s].
+        :return: ``{joint: position}`` [rad] or [m].
+        """
+        command = self.sample(t)
+        return dict(zip(self._names, command.positions.tolist()))

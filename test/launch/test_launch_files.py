@@ -1,0 +1,435 @@
+"""
+The launch files and the configuration files they load.
+
+Two layers: where ``launch`` and ``launch_ros`` are importable (a ROS machine), each launch file is
+loaded with launch's own Python loader and its declared arguments are compared with the
+documented ones. Everywhere (no ``launch`` needed), the launch files are read with :mod:`ast`:
+every argument is declared with a description, every executable exists, every file of this
+package they name exists and is installed; and ``config/teleop.yaml`` and
+``config/controllers/*.yaml`` are checked against the node parameter tables and the robot files.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+LAUNCH_DIR = ROOT / 'launch'
+CONFIG_DIR = ROOT / 'config'
+PACKAGE = 'pic_ros'
+ROBOTS = ('baxter', 'yumi', 'tiago')
+
+DOCUMENTED_ARGUMENTS = {
+    'teleop.launch.py': {
+        'robot', 'source', 'input_topic', 'solver', 'eta', 'mapping', 'namespace',
+        'use_sim_time', 'single_process', 'udp_address', 'udp_port', 'params_file', 'use_rviz',
+    },
+    'multi_robot.launch.py': {
+        'robots', 'source', 'input_topic', 'solver', 'eta', 'mapping', 'use_sim_time',
+        'params_file',
+    },
+    'gazebo.launch.py': {
+        'robot', 'source', 'input_topic', 'solver', 'gz_args', 'replay_bag', 'distro',
+        'controllers_file',
+    },
+}
+"""Launch arguments each launch file must declare (and no others)."""
+
+EXTERNAL_EXECUTABLES = {
+    ('robot_state_publisher', 'robot_state_publisher'),
+    ('ros_gz_sim', 'create'),
+    ('ros_gz_bridge', 'parameter_bridge'),
+    ('controller_manager', 'spawner'),
+    ('rviz2', 'rviz2'),
+}
+"""Executables of other ROS packages the launch files may start."""
+
+PENDING_SCRIPTS = {'replay': 'pic_ros.ros.replay_node'}
+"""pic_ros executables whose console script is still to be added to setup.py (module)."""
+
+TELEOP_NODES = {
+    '/**/skeleton_node': 'pic_ros.ros.skeleton_node',
+    '/**/solver_node': 'pic_ros.ros.solver_node',
+    '/**/trajectory_publisher': 'pic_ros.ros.trajectory_publisher_node',
+}
+"""Node keys of config/teleop.yaml and the modules holding their PARAMETERS tables."""
+
+SET_BY_LAUNCH = {'source', 'robot', 'arms'}
+"""Parameters that config/teleop.yaml leaves to the launch files (per run, per robot)."""
+
+TRAJECTORY_CONTROLLER = 'joint_trajectory_controller/JointTrajectoryController'
+BROADCASTER = 'joint_state_broadcaster/JointStateBroadcaster'
+
+
+def _launch_files() -> list[Path]:
+    """Return the launch files of the package."""
+    return sorted(LAUNCH_DIR.glob('*.launch.py'))
+
+
+def _tree(path: Path) -> ast.Module:
+    """Parse a Python file."""
+    return ast.parse(path.read_text(encoding='utf-8'), filename=str(path))
+
+
+def _calls(tree: ast.AST, name: str) -> Iterator[ast.Call]:
+    """Yield the calls of ``name`` (plain or attribute call) in a tree."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            function = node.func
+            called = function.attr if isinstance(function, ast.Attribute) else getattr(
+                function, 'id', None
+            )
+            if called == name:
+                yield node
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    """Return the value of a keyword argument of a call, if given."""
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            return keyword.value
+    return None
+
+
+def _loop_values(tree: ast.AST) -> dict[str, list[str]]:
+    """Map loop variables iterating over literal string tuples/lists to their values."""
+    values: dict[str, list[str]] = {}
+    loops = [
+        (node.target, node.iter)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.For, ast.comprehension))
+    ]
+    for target, iterable in loops:
+        if isinstance(target, ast.Name) and isinstance(iterable, (ast.Tuple, ast.List)):
+            items = [e.value for e in iterable.elts if isinstance(e, ast.Constant)]
+            if items and all(isinstance(item, str) for item in items):
+                values[target.id] = items
+    return values
+
+
+def _strings(node: ast.expr | None, tree: ast.AST) -> list[str] | None:
+    """Return the possible string values of an expression: a literal or a literal loop var."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.Name):
+        found = _loop_values(tree).get(node.id)
+        if found is not None:
+            return found
+        for assign in ast.walk(tree):
+            if (
+                isinstance(assign, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == node.id for t in assign.targets)
+                and isinstance(assign.value, ast.Constant)
+                and isinstance(assign.value.value, str)
+            ):
+                return [assign.value.value]
+    return None
+
+
+def _setup_tree() -> ast.Module:
+    """Parse setup.py."""
+    return _tree(ROOT / 'setup.py')
+
+
+def _console_scripts() -> set[str]:
+    """Return the console script names of setup.py."""
+    names = set()
+    for node in ast.walk(_setup_tree()):
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if isinstance(key, ast.Constant) and key.value == 'console_scripts':
+                    assert isinstance(value, ast.List)
+                    for item in value.elts:
+                        assert isinstance(item, ast.Constant)
+                        names.add(item.value.split('=')[0].strip())
+    assert names, 'setup.py declares no console_scripts'
+    return names
+
+
+def _installed_patterns() -> list[str]:
+    """Return the data_files patterns of setup.py's share(folder, pattern) calls."""
+    patterns = []
+    for call in _calls(_setup_tree(), 'share'):
+        parts = [a.value for a in call.args if isinstance(a, ast.Constant)]
+        if len(parts) == 2:
+            patterns.append(f'{parts[0]}/{parts[1]}')
+        elif len(parts) == 1:
+            patterns.append(f'{parts[0]}/*')
+    return patterns
+
+
+def _is_installed(relative: str) -> bool:
+    """Tell whether a share/pic_ros path is installed by setup.py's data_files."""
+    folder = relative.rsplit('/', 1)[0]
+    return any(
+        pattern.rsplit('/', 1)[0] == folder and fnmatch.fnmatch(relative, pattern)
+        for pattern in _installed_patterns()
+    )
+
+
+def _package_paths(tree: ast.AST) -> list[list[str]]:
+    """Return the literal parts of PathJoinSubstitution([FindPackageShare('pic_ros'), ...])."""
+    found = []
+    for call in _calls(tree, 'PathJoinSubstitution'):
+        if not call.args or not isinstance(call.args[0], (ast.List, ast.Tuple)):
+            continue
+        first, *rest = call.args[0].elts
+        if not (
+            isinstance(first, ast.Call)
+            and getattr(first.func, 'id', None) == 'FindPackageShare'
+            and _strings(first.args[0] if first.args else None, tree) == [PACKAGE]
+        ):
+            continue
+        parts = [_strings(part, tree) for part in rest]
+        assert all(p is not None and len(p) == 1 for p in parts), (
+            f'PathJoinSubstitution with a non-literal part: {ast.unparse(call)}'
+        )
+        found.append([p[0] for p in parts])
+    return found
+
+
+# Always: static checks of the launch files ------------------------------------------------------
+
+
+def test_documented_launch_files_are_the_shipped_ones():
+    """Every launch file has its documented argument list, and vice versa."""
+    assert {path.name for path in _launch_files()} == set(DOCUMENTED_ARGUMENTS)
+
+
+@pytest.mark.parametrize('path', _launch_files(), ids=lambda path: path.name)
+def test_every_argument_is_declared_with_a_description(path):
+    """Each DeclareLaunchArgument has a literal name and a non-empty description."""
+    tree = _tree(path)
+    declarations = list(_calls(tree, 'DeclareLaunchArgument'))
+    assert declarations
+    for call in declarations:
+        name = _strings(call.args[0] if call.args else _keyword(call, 'name'), tree)
+        assert name is not None and len(name) == 1, ast.unparse(call)
+        description = _keyword(call, 'description')
+        assert isinstance(description, ast.Constant), f'{name[0]}: no literal description'
+        assert isinstance(description.value, str) and description.value.strip(), name[0]
+
+
+@pytest.mark.parametrize('path', _launch_files(), ids=lambda path: path.name)
+def test_documented_arguments_are_declared(path):
+    """The declared arguments are exactly the documented ones."""
+    tree = _tree(path)
+    declared = set()
+    for call in _calls(tree, 'DeclareLaunchArgument'):
+        declared.update(_strings(call.args[0] if call.args else _keyword(call, 'name'), tree))
+    assert declared == DOCUMENTED_ARGUMENTS[path.name]
+
+
+def _executables() -> list[tuple[str, str, str]]:
+    """Return (launch file, package, executable) of every Node action in the launch files."""
+    found = []
+    for path in _launch_files():
+        tree = _tree(path)
+        for call in _calls(tree, 'Node'):
+            packages = _strings(_keyword(call, 'package'), tree)
+            executables = _strings(_keyword(call, 'executable'), tree)
+            assert packages is not None and executables is not None, (
+                f'{path.name}: cannot read the package/executable of {ast.unparse(call)}'
+            )
+            found += [(path.name, p, e) for p in packages for e in executables]
+    return found
+
+
+@pytest.mark.parametrize('launch_file, package, executable', _executables())
+def test_every_executable_exists(launch_file, package, executable):
+    """pic_ros executables are console scripts of setup.py; others are known ROS executables."""
+    if package != PACKAGE:
+        assert (package, executable) in EXTERNAL_EXECUTABLES
+        return
+    if executable in _console_scripts():
+        return
+    if executable in PENDING_SCRIPTS:
+        pytest.skip(
+            f'{launch_file} starts {executable!r}, which setup.py does not list yet: add '
+            f"'{executable} = {PENDING_SCRIPTS[executable]}:main' to console_scripts"
+        )
+    pytest.fail(f'{launch_file}: {executable!r} is not a console script of setup.py')
+
+
+@pytest.mark.parametrize('path', _launch_files(), ids=lambda path: path.name)
+def test_package_files_named_by_the_launch_files_exist_and_are_installed(path):
+    """Each FindPackageShare('pic_ros') path exists in the repository and is in data_files."""
+    for parts in _package_paths(_tree(path)):
+        relative = '/'.join(parts)
+        assert (ROOT / relative).is_file(), f'{path.name} names missing {relative}'
+        assert _is_installed(relative), f'{relative} is not installed by setup.py data_files'
+
+
+def test_gazebo_controllers_files_exist_and_are_installed():
+    """gazebo.launch.py takes config/controllers/<robot>_controllers.yaml for each robot."""
+    for robot in ROBOTS:
+        relative = f'config/controllers/{robot}_controllers.yaml'
+        assert (ROOT / relative).is_file()
+        assert _is_installed(relative)
+
+
+# Always: config/controllers/*.yaml against the robot files ----------------------------------
+
+
+def _robot_file(robot: str) -> dict[str, Any]:
+    """Load config/<robot>.yaml as plain data."""
+    return yaml.safe_load((CONFIG_DIR / f'{robot}.yaml').read_text(encoding='utf-8'))
+
+
+def _controllers(robot: str) -> dict[str, Any]:
+    """Load config/controllers/<robot>_controllers.yaml as plain data."""
+    path = CONFIG_DIR / 'controllers' / f'{robot}_controllers.yaml'
+    return yaml.safe_load(path.read_text(encoding='utf-8'))
+
+
+def _teleop_yaml() -> dict[str, Any]:
+    """Load config/teleop.yaml as plain data."""
+    return yaml.safe_load((CONFIG_DIR / 'teleop.yaml').read_text(encoding='utf-8'))
+
+
+def test_every_controllers_file_belongs_to_a_robot():
+    """config/controllers holds one <robot>_controllers.yaml per robot file, nothing else."""
+    names = {path.name for path in (CONFIG_DIR / 'controllers').glob('*.yaml')}
+    assert names == {f'{robot}_controllers.yaml' for robot in ROBOTS}
+
+
+@pytest.mark.parametrize('robot', ROBOTS)
+def test_controller_manager_declares_the_broadcaster_and_the_arm_controllers(robot):
+    """update_rate is a positive int; the arm controllers are trajectory controllers."""
+    manager = _controllers(robot)['controller_manager']['ros__parameters']
+    assert isinstance(manager['update_rate'], int) and manager['update_rate'] > 0
+    types = {name: entry['type'] for name, entry in manager.items() if isinstance(entry, dict)}
+    assert types.pop('joint_state_broadcaster') == BROADCASTER
+    arms = {arm['controller'] for arm in _robot_file(robot)['arms'].values()}
+    assert arms <= set(types)
+    assert set(types.values()) == {TRAJECTORY_CONTROLLER}
+
+
+@pytest.mark.parametrize('robot', ROBOTS)
+def test_arm_controllers_command_exactly_the_arm_joints(robot):
+    """Joints, interfaces and streaming settings of each arm controller."""
+    data = _controllers(robot)
+    lead_time = _teleop_yaml()['/**/trajectory_publisher']['ros__parameters']['lead_time']
+    for arm in _robot_file(robot)['arms'].values():
+        parameters = data[arm['controller']]['ros__parameters']
+        assert parameters['joints'] == arm['joints']
+        assert parameters['command_interfaces'] == ['position']
+        assert parameters['state_interfaces'] == ['position', 'velocity']
+        assert parameters['allow_nonzero_velocity_at_trajectory_end'] is True
+        constraints = parameters['constraints']
+        timeout = parameters['cmd_timeout']
+        assert isinstance(timeout, float) and timeout > lead_time
+        assert timeout > constraints['goal_time']  # else joint_trajectory_controller ignores it
+        for name in arm['joints']:
+            assert set(constraints[name]) == {'trajectory', 'goal'}
+
+
+@pytest.mark.parametrize('robot', ROBOTS)
+def test_other_trajectory_controllers_hold_locked_joints_only(robot):
+    """A controller that is no arm's commands locked joints only (TIAGo's torso)."""
+    data = _controllers(robot)
+    spec = _robot_file(robot)
+    arms = {arm['controller'] for arm in spec['arms'].values()}
+    manager = data['controller_manager']['ros__parameters']
+    for name, entry in manager.items():
+        if not isinstance(entry, dict) or entry['type'] != TRAJECTORY_CONTROLLER:
+            continue
+        assert name in data, f'{name} has no ros__parameters block'
+        if name not in arms:
+            assert set(data[name]['ros__parameters']['joints']) <= set(spec['locked_joints'])
+    blocks = set(data) - {'controller_manager'}
+    assert blocks <= set(manager), 'a parameter block for an undeclared controller'
+
+
+def _numbers(value: Any, path: str = '') -> Iterator[tuple[str, Any]]:
+    """Yield (dotted key, value) of every number in nested dictionaries."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _numbers(item, f'{path}.{key}' if path else str(key))
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        yield path, value
+
+
+@pytest.mark.parametrize('robot', ROBOTS)
+def test_controller_doubles_are_written_as_doubles(robot):
+    """Every number but update_rate is a float (ROS parameters are strictly typed)."""
+    for key, value in _numbers(_controllers(robot)):
+        if key.endswith('update_rate'):
+            assert isinstance(value, int), key
+        else:
+            assert isinstance(value, float), f'{key}: {value!r} must be written with .0'
+
+
+# With rclpy: config/teleop.yaml against the nodes' parameter tables --------------------------
+
+
+def _parameter_tables() -> dict[str, dict[str, Any]]:
+    """Import the nodes' PARAMETERS tables (needs rclpy), by teleop.yaml node key."""
+    pytest.importorskip('rclpy')
+    import importlib
+
+    tables = {}
+    for key, module in TELEOP_NODES.items():
+        specs = importlib.import_module(module).PARAMETERS
+        tables[key] = {spec.name: spec for spec in specs}
+    return tables
+
+
+def test_teleop_yaml_has_one_wildcard_block_per_node():
+    """Three /**/<node> keys, each with only ros__parameters."""
+    data = _teleop_yaml()
+    assert set(data) == set(TELEOP_NODES)
+    for block in data.values():
+        assert set(block) == {'ros__parameters'}
+
+
+@pytest.mark.parametrize('key', sorted(TELEOP_NODES))
+def test_teleop_yaml_names_exactly_the_node_parameters(key):
+    """Every parameter of the node but the launch-chosen ones, and nothing else."""
+    table = _parameter_tables()[key]
+    values = _teleop_yaml()[key]['ros__parameters']
+    assert set(values) <= set(table), f'unknown parameters: {set(values) - set(table)}'
+    assert set(values) == set(table) - SET_BY_LAUNCH
+
+
+@pytest.mark.parametrize('key', sorted(TELEOP_NODES))
+def test_teleop_yaml_values_have_the_declared_types_and_ranges(key):
+    """Types as the defaults (doubles as floats), numbers in range, strings among the choices."""
+    table = _parameter_tables()[key]
+    for name, value in _teleop_yaml()[key]['ros__parameters'].items():
+        spec = table[name]
+        if spec.dynamic:
+            assert isinstance(value, (str, int, float)) and not isinstance(value, bool), name
+            continue
+        expected = type(spec.default)
+        assert type(value) is expected, f'{name}: {value!r} is not a {expected.__name__}'
+        if spec.low is not None and spec.high is not None and expected is not bool:
+            assert spec.low <= value <= spec.high, f'{name}: {value!r} out of range'
+        if spec.choices:
+            assert value in spec.choices, f'{name}: {value!r} not in {spec.choices}'
+
+
+# With launch and launch_ros: load each launch file with launch's own loader -------------------
+
+
+@pytest.mark.parametrize('path', _launch_files(), ids=lambda path: path.name)
+def test_launch_file_loads_and_declares_the_documented_arguments(path):
+    """get_launch_description_from_python_launch_file builds a LaunchDescription."""
+    # The submodules, not 'launch': without ROS, the repository's launch/ folder would be
+    # imported as a namespace package named launch.
+    sources = pytest.importorskip('launch.launch_description_sources')
+    pytest.importorskip('launch_ros.actions')
+    from launch import LaunchDescription
+
+    description = sources.get_launch_description_from_python_launch_file(str(path))
+    assert isinstance(description, LaunchDescription)
+    arguments = description.get_launch_arguments()
+    assert {argument.name for argument in arguments} == DOCUMENTED_ARGUMENTS[path.name]
+    for argument in arguments:
+        assert argument.description != 'no description given', argument.name

@@ -1,0 +1,337 @@
+"""
+Cross-process tests of ``replay`` over DDS on loopback.
+
+Each test starts ``python -m pic_ros.ros.replay_node`` as a process of its own (own session, own
+``ROS_DOMAIN_ID``, ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``), listens in this process with raw
+subscriptions, and stops the process by its pid. Content is compared decoded (ids, positions,
+stamps, frame ids), never as CDR bytes.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Iterator
+
+import numpy as np
+from pic_ros import bags
+import pytest
+
+rclpy = pytest.importorskip('rclpy', reason='the replay tests need rclpy and the message packages')
+
+from rclpy.context import Context  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from rclpy.node import Node  # noqa: E402
+from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
+from rclpy.serialization import deserialize_message  # noqa: E402
+from rosgraph_msgs.msg import Clock  # noqa: E402
+from visualization_msgs.msg import MarkerArray  # noqa: E402
+
+pytestmark = pytest.mark.ros
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+DEMO_BAG = PROJECT_ROOT / 'demo' / 'synthetic1_bag'
+AZURE_TOPIC = '/kinect2/body_tracking_data'
+RATE = 4.0
+PLAYED_SECONDS = 14.0
+"""Bag time played from the real bag: 210 MarkerArrays (the first 18 empty), 3.5 s at rate 4."""
+
+PROCESS_SECONDS = 60.0
+"""Longest wall time a replay process may take before the test fails [s]."""
+
+# Timing tolerances [s] for arrivals against the recorded timing divided by the rate (after
+# removing the median offset) and for inter-arrival times against the recorded intervals / rate.
+# Measured on this 2-core machine (seven runs of these 210 messages at rate 4, 16.7 ms apart,
+# with a load average of 3-4 from parallel jobs): median error 0.03-0.10 ms, p90 0.2-0.6 ms,
+# p99 0.6-5 ms (23 ms once), max 1.3-9 ms (30 ms once), the same for inter-arrival times; span
+# error within 3 ms. The tail is the scheduling of the publisher's wake-up, the DDS threads and
+# this process's executor on two busy cores, not drift: deadlines are absolute, which the span
+# check verifies. The bounds leave room for a loaded CI machine, yet a wrong rate (a whole
+# interval, >= 12 ms, on most messages) or accumulating drift fails them at once.
+MEDIAN_ERROR = 0.003
+P90_ERROR = 0.010
+MAX_ERROR = 0.080
+SPAN_ERROR = 0.040
+
+
+def _domain(offset: int) -> int:
+    """Return a ROS domain id for one test (distinct per test and per test run)."""
+    return 1 + (os.getpid() * 7 + 17 * offset) % 99
+
+
+class Listener:
+    """This test's node: raw subscriptions recording (arrival time, bytes) per topic."""
+
+    def __init__(self, domain_id: int, topics: dict[str, type]) -> None:
+        os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+        self.context = Context()
+        rclpy.init(context=self.context, domain_id=domain_id)
+        self.node = Node('replay_test_listener', context=self.context)
+        self.received: dict[str, list[tuple[float, bytes]]] = {topic: [] for topic in topics}
+        qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+        for topic, message_type in topics.items():
+            self.node.create_subscription(
+                message_type, topic, self._recorder(self.received[topic]), qos, raw=True
+            )
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
+        self.thread.start()
+
+    @staticmethod
+    def _recorder(into: list[tuple[float, bytes]]):
+        def record(data: bytes) -> None:
+            into.append((time.monotonic(), bytes(data)))
+
+        return record
+
+    def close(self) -> None:
+        """Stop spinning and shut the context down."""
+        self.executor.shutdown(timeout_sec=2.0)
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+
+
+@pytest.fixture
+def listener() -> Iterator:
+    """Return ``listen(domain_id, {topic: type})``; every listener is closed after the test."""
+    made: list[Listener] = []
+
+    def listen(domain_id: int, topics: dict[str, type]) -> Listener:
+        made.append(Listener(domain_id, topics))
+        return made[-1]
+
+    yield listen
+    for one in made:
+        one.close()
+
+
+class Replay:
+    """A replay process in its own session, stopped by its pid."""
+
+    def __init__(self, domain_id: int, args: list[str], log_dir: Path) -> None:
+        environment = dict(os.environ)
+        environment['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+        environment['ROS_DOMAIN_ID'] = str(domain_id)
+        environment.pop('ROS_LOCALHOST_ONLY', None)
+        environment['PYTHONUNBUFFERED'] = '1'
+        self.stdout_path = log_dir / f'replay_{domain_id}.out'
+        self.stderr_path = log_dir / f'replay_{domain_id}.err'
+        with self.stdout_path.open('wb') as out, self.stderr_path.open('wb') as err:
+            self.process = subprocess.Popen(
+                [sys.executable, '-m', 'pic_ros.ros.replay_node', *args],
+                env=environment, cwd=PROJECT_ROOT, stdout=out, stderr=err,
+                start_new_session=True,
+            )
+
+    def wait(self, seconds: float = PROCESS_SECONDS) -> int:
+        """Wait for the process to end by itself (bounded) and return its exit status."""
+        try:
+            return self.process.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            pytest.fail(f'replay did not finish within {seconds} s:\n{self.output()}')
+
+    def interrupt(self, seconds: float = 10.0) -> int:
+        """Send SIGINT to the process and wait (bounded) for it to exit."""
+        os.kill(self.process.pid, signal.SIGINT)
+        try:
+            return self.process.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            pytest.fail(f'replay ignored SIGINT for {seconds} s:\n{self.output()}')
+
+    def stop(self) -> None:
+        """Stop the process by its pid if it still runs: SIGINT, then SIGKILL."""
+        if self.process.poll() is not None:
+            return
+        os.kill(self.process.pid, signal.SIGINT)
+        try:
+            self.process.wait(timeout=5.0)
+        except subprocess.TimeoutExpired:
+            os.kill(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=5.0)
+
+    def output(self) -> str:
+        """Return what the process wrote to stdout and stderr."""
+        return (
+            self.stdout_path.read_text(encoding='utf-8', errors='replace')
+            + self.stderr_path.read_text(encoding='utf-8', errors='replace')
+        )
+
+
+@pytest.fixture
+def replay(tmp_path: Path) -> Iterator:
+    """Return ``start(domain_id, args)``; every process still running is stopped by its pid."""
+    started: list[Replay] = []
+
+    def start(domain_id: int, args: list[str]) -> Replay:
+        started.append(Replay(domain_id, args, tmp_path))
+        return started[-1]
+
+    yield start
+    for process in started:
+        process.stop()
+
+
+def _content(data: bytes) -> tuple[tuple[int, ...], np.ndarray, int, tuple[str, ...]]:
+    """Decode MarkerArray bytes with rclpy: ids, positions, first header stamp [ns], frame ids."""
+    markers = deserialize_message(data, MarkerArray).markers
+    positions = np.array(
+        [[m.pose.position.x, m.pose.position.y, m.pose.position.z] for m in markers]
+    ).reshape(-1, 3)
+    stamp = -1
+    if markers:
+        stamp = markers[0].header.stamp.sec * 1_000_000_000 + markers[0].header.stamp.nanosec
+    return (tuple(m.id for m in markers), positions, stamp,
+            tuple(sorted({m.header.frame_id for m in markers})))
+
+
+def _expected(bag: Path, topic: str, stop_ns: int | None = None) -> list:
+    """Decode a bag's messages with rosbags: (receive ns, ids, positions, stamp ns, frame ids)."""
+    from rosbags.highlevel import AnyReader
+
+    result = []
+    with AnyReader([bag]) as reader:
+        connections = [c for c in reader.connections if c.topic == topic]
+        for connection, stamp, raw in reader.messages(connections=connections, stop=stop_ns):
+            markers = reader.deserialize(raw, connection.msgtype).markers
+            positions = np.array(
+                [[m.pose.position.x, m.pose.position.y, m.pose.position.z] for m in markers]
+            ).reshape(-1, 3)
+            header = -1
+            if markers:
+                first = markers[0].header.stamp
+                header = first.sec * 1_000_000_000 + first.nanosec
+            result.append((stamp, tuple(m.id for m in markers), positions, header,
+                           tuple(sorted({m.header.frame_id for m in markers}))))
+    return result
+
+
+def _two_topic_bag(path: Path, count: int = 30, step_ns: int = 20_000_000) -> Path:
+    """Write a bag with ``count`` demo MarkerArrays on /a and the next ``count`` on /b."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import get_typestore, Stores
+
+    typestore = get_typestore(Stores.ROS2_KILTED)
+    source = [m for m in bags.read_messages(DEMO_BAG) if len(m.data) > 8][: 2 * count]
+    with Writer(path, version=8, storage_plugin=StoragePlugin.MCAP) as writer:
+        first = writer.add_connection('/a', bags.MARKER_ARRAY, typestore=typestore)
+        second = writer.add_connection('/b', bags.MARKER_ARRAY, typestore=typestore)
+        for index in range(count):
+            stamp = 1_000_000_000 + index * step_ns
+            writer.write(first, stamp, source[index].data)
+            writer.write(second, stamp + step_ns // 2, source[count + index].data)
+    return path
+
+
+def test_real_bag_arrives_complete_in_order_at_four_times_the_recorded_pace(
+    shared_data: Path, listener, replay
+) -> None:
+    """210 MarkerArrays of the real bag arrive, in order, as recorded, at the recorded pace / 4."""
+    bag = shared_data / 'azure_kinect' / 'body_tracking_ergonomics'
+    start = bags.bag_info(bag).start_ns
+    expected = _expected(bag, AZURE_TOPIC, stop_ns=start + int(PLAYED_SECONDS * 1e9))
+    assert len(expected) == 210 and sum(1 for e in expected if not e[1]) == 18
+    domain = _domain(0)
+    heard = listener(domain, {AZURE_TOPIC: MarkerArray})
+    process = replay(domain, [
+        str(bag), '--rate', str(RATE), '--playback-duration', str(PLAYED_SECONDS),
+        '--wait-for-subscribers', '--delay', '0.3',
+    ])
+    assert process.wait() == 0, process.output()
+    deadline = time.monotonic() + 5.0
+    received = heard.received[AZURE_TOPIC]
+    while len(received) < len(expected) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(received) == len(expected), process.output()
+    for (_, data), (_, ids, positions, stamp, frames) in zip(received, expected):
+        got_ids, got_positions, got_stamp, got_frames = _content(data)
+        assert got_ids == ids and got_stamp == stamp and got_frames == frames
+        assert np.array_equal(got_positions, positions)
+    arrivals = np.array([when for when, _ in received])
+    recorded = np.array([stamp for stamp, *_ in expected]) / 1e9
+    error = (arrivals - arrivals[0]) - (recorded - recorded[0]) / RATE
+    error -= np.median(error)
+    gaps = np.abs(np.diff(arrivals) - np.diff(recorded) / RATE)
+    span = (arrivals[-1] - arrivals[0]) - (recorded[-1] - recorded[0]) / RATE
+    summary = (
+        f'arrival error [ms]: median {np.median(np.abs(error)) * 1e3:.2f}, p90 '
+        f'{np.percentile(np.abs(error), 90) * 1e3:.2f}, max {np.max(np.abs(error)) * 1e3:.2f}; '
+        f'inter-arrival error [ms]: median {np.median(gaps) * 1e3:.2f}, p90 '
+        f'{np.percentile(gaps, 90) * 1e3:.2f}, max {np.max(gaps) * 1e3:.2f}; span error '
+        f'{span * 1e3:.2f} ms'
+    )
+    for errors in (np.abs(error), gaps):
+        assert np.median(errors) <= MEDIAN_ERROR, summary
+        assert np.percentile(errors, 90) <= P90_ERROR, summary
+        assert np.max(errors) <= MAX_ERROR, summary
+    assert abs(span) <= SPAN_ERROR, summary
+    output = process.output()
+    assert 'tf2_msgs/msg/TFMessage is not installed' in output
+    assert 'replay done: 210 messages on 1 topics' in output
+
+
+def test_topics_and_remap_choose_and_rename_what_is_published(
+    tmp_path: Path, listener, replay
+) -> None:
+    """``--topics a --remap a:=/renamed`` publishes only /a, as /renamed; /clock follows."""
+    bag = _two_topic_bag(tmp_path / 'two')
+    expected = _expected(bag, '/a')
+    domain = _domain(1)
+    heard = listener(domain, {
+        '/renamed': MarkerArray, '/a': MarkerArray, '/b': MarkerArray, '/clock': Clock,
+    })
+    process = replay(domain, [
+        str(bag), '--topics', 'a', '--remap', 'a:=/renamed', '--clock', '100',
+        '--wait-for-subscribers', '--delay', '0.3',
+    ])
+    assert process.wait() == 0, process.output()
+    deadline = time.monotonic() + 5.0
+    while len(heard.received['/renamed']) < len(expected) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    renamed = [_content(data) for _, data in heard.received['/renamed']]
+    assert [content[0] for content in renamed] == [entry[1] for entry in expected]
+    assert all(np.array_equal(got[1], want[2]) for got, want in zip(renamed, expected))
+    assert heard.received['/a'] == [] and heard.received['/b'] == []
+    ticks = [deserialize_message(data, Clock).clock for _, data in heard.received['/clock']]
+    times = [tick.sec * 1_000_000_000 + tick.nanosec for tick in ticks]
+    assert len(times) >= 10, process.output()
+    assert times == sorted(times)
+    assert 1_000_000_000 <= times[0] and times[-1] <= 1_000_000_000 + 30 * 20_000_000 + 50_000_000
+    assert 'replay done: 30 messages on 1 topics' in process.output()
+
+
+def test_sigint_stops_a_looping_replay_cleanly(tmp_path: Path, listener, replay) -> None:
+    """A looping replay plays the bag again and again until SIGINT, then exits with status 0."""
+    bag = _two_topic_bag(tmp_path / 'loop', count=10)
+    domain = _domain(2)
+    heard = listener(domain, {'/a': MarkerArray})
+    process = replay(domain, [
+        str(bag), '--loop', '--rate', '2', '--topics', '/a', '--wait-for-subscribers',
+    ])
+    deadline = time.monotonic() + 20.0
+    while len(heard.received['/a']) < 25 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(heard.received['/a']) >= 25, process.output()
+    assert process.interrupt() == 0, process.output()
+    assert 'replay interrupted' in process.output()
+    ids = [_content(data)[0] for _, data in heard.received['/a']]
+    assert ids[:10] == ids[10:20]
+
+
+def test_bad_arguments_exit_with_status_2_and_a_reason(tmp_path: Path) -> None:
+    """A missing bag, an unknown topic or a bad remap rule exit 2 without starting ROS."""
+    from pic_ros.ros.replay_node import run_replay
+
+    assert run_replay([str(tmp_path / 'nowhere')]) == 2
+    assert run_replay([str(DEMO_BAG), '--topics', '/nowhere']) == 2
+    with pytest.raises(SystemExit):
+        run_replay([str(DEMO_BAG), '--remap', 'no-separator'])
+    assert run_replay([str(DEMO_BAG), '--rate', '0']) == 2
+    assert run_replay([str(DEMO_BAG), '--info']) == 0

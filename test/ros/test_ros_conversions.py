@@ -1,0 +1,182 @@
+"""The message conversions of the ROS layer: round trips, boundary checks, the fast marker path."""
+
+from __future__ import annotations
+
+import math
+
+from builtin_interfaces.msg import Time
+import numpy as np
+from pic_ros.exceptions import SkeletonError
+from pic_ros.human.marker_cdr import MarkerCdrError, parse_marker_array
+from pic_ros.human.skeleton import JOINT_COUNT, make_frame
+from pic_ros.motion.streaming import stream_chunk
+from pic_ros.ros.conversions import (
+    joint_state_from_msg,
+    joint_state_to_msg,
+    marker_positions_from_msg,
+    marker_positions_from_raw,
+    skeleton_from_msg,
+    skeleton_to_msg,
+    time_from_msg,
+    time_to_msg,
+    trajectory_to_msg,
+)
+import pytest
+from rclpy.serialization import deserialize_message, serialize_message
+from sensor_msgs.msg import JointState
+from std_msgs.msg import ColorRGBA
+from visualization_msgs.msg import Marker, MarkerArray
+
+
+def random_marker_array(rng: np.random.Generator, count: int) -> MarkerArray:
+    """Make a MarkerArray whose markers use every variable-length field of Marker."""
+    message = MarkerArray()
+    markers = []
+    for index in range(count):
+        marker = Marker()
+        marker.header.stamp = Time(sec=int(rng.integers(0, 2**31 - 1)), nanosec=int(index))
+        marker.header.frame_id = 'depth_camera_link' if index % 2 else 'x' * int(rng.integers(9))
+        marker.ns = 'n' * int(rng.integers(5))
+        marker.id = int(rng.integers(-(2**31), 2**31 - 1))
+        marker.type = Marker.SPHERE
+        marker.pose.position.x, marker.pose.position.y, marker.pose.position.z = (
+            rng.normal(size=3).tolist()
+        )
+        marker.pose.orientation.w = 1.0
+        for _ in range(int(rng.integers(3))):
+            marker.points.append(marker.pose.position)
+            marker.colors.append(ColorRGBA(r=1.0, a=0.5))
+        marker.text = 'é' * int(rng.integers(4))
+        marker.texture_resource = 'tex' * int(rng.integers(2))
+        marker.texture.format = 'png' * int(rng.integers(2))
+        marker.texture.data = bytes(rng.integers(0, 256, int(rng.integers(7))).tolist())
+        marker.mesh_resource = 'package://m' * int(rng.integers(2))
+        marker.mesh_file.filename = 'f.stl' * int(rng.integers(2))
+        marker.mesh_file.data = bytes(rng.integers(0, 256, int(rng.integers(5))).tolist())
+        marker.frame_locked = bool(rng.integers(2))
+        markers.append(marker)
+    message.markers = markers
+    return message
+
+
+def test_skeleton_round_trip_keeps_positions_and_invalid_rows(rng):
+    """A body-frame skeleton survives the PoseArray round trip; NaN rows stay invalid."""
+    valid = rng.random(JOINT_COUNT) > 0.3
+    frame = make_frame(12.25, rng.normal(size=(JOINT_COUNT, 3)), valid, frame='body')
+
+    message = skeleton_to_msg(frame, 'pic_human')
+    back = skeleton_from_msg(message)
+
+    assert message.header.frame_id == 'pic_human'
+    assert (message.header.stamp.sec, message.header.stamp.nanosec) == (12, 250_000_000)
+    assert len(message.poses) == JOINT_COUNT
+    assert all(pose.orientation.w == 1.0 for pose in message.poses)
+    assert back.frame == 'body'
+    assert back.stamp == frame.stamp
+    np.testing.assert_array_equal(back.valid, frame.valid)
+    np.testing.assert_array_equal(back.positions[valid], frame.positions[valid])
+    assert np.isnan(back.positions[~valid]).all()
+
+
+def test_skeleton_from_msg_rejects_a_wrong_pose_count():
+    """A PoseArray without one pose per human joint is refused with the joint list."""
+    message = skeleton_to_msg(make_frame(1.0, np.zeros((JOINT_COUNT, 3)), frame='body'), 'f')
+    message.poses = message.poses[:-1]
+
+    with pytest.raises(SkeletonError, match='skeleton must have 12 poses .* got 11'):
+        skeleton_from_msg(message)
+
+
+def test_joint_state_from_msg_leaves_out_non_finite_positions():
+    """Non-finite positions are dropped by name; the stamp is read."""
+    message = joint_state_to_msg(3.5, ['a', 'b', 'c', 'd'], [0.1, math.nan, math.inf, -0.2])
+
+    stamp, positions = joint_state_from_msg(message)
+
+    assert stamp == 3.5
+    assert positions == {'a': 0.1, 'd': -0.2}
+
+
+def test_joint_state_from_msg_rejects_a_length_mismatch():
+    """Names and positions of different lengths are refused, never zipped short."""
+    message = JointState(name=['a', 'b'], position=[0.0])
+
+    with pytest.raises(SkeletonError, match='JointState has 2 names but 1 positions'):
+        joint_state_from_msg(message)
+
+
+@pytest.mark.parametrize(
+    ('lead_time', 'sec', 'nanosec'), [(0.05, 0, 50_000_000), (1.5, 1, 500_000_000)]
+)
+def test_trajectory_to_msg_streams_one_point_at_the_lead_time(lead_time, sec, nanosec):
+    """The trajectory keeps stamp 0, every name, positions, velocities and time_from_start."""
+    chunk = stream_chunk(['j1', 'j2', 'j3'], [0.1, -0.2, 0.3], [1.0, 0.0, -1.0], lead_time)
+
+    message = trajectory_to_msg(chunk)
+
+    assert (message.header.stamp.sec, message.header.stamp.nanosec) == (0, 0)
+    assert list(message.joint_names) == ['j1', 'j2', 'j3']
+    assert len(message.points) == 1
+    point = message.points[0]
+    assert list(point.positions) == [0.1, -0.2, 0.3]
+    assert list(point.velocities) == [1.0, 0.0, -1.0]
+    assert (point.time_from_start.sec, point.time_from_start.nanosec) == (sec, nanosec)
+
+
+def test_marker_positions_from_raw_equals_rclpy_deserialization(rng):
+    """The fast CDR walker reads what rclpy reads, whatever the other Marker fields hold."""
+    for count in (0, 1, 2, 5, 32):
+        message = random_marker_array(rng, count)
+        data = serialize_message(message)
+
+        fast = parse_marker_array(data)  # the fast path itself must accept rclpy's bytes
+        read = marker_positions_from_raw(data)
+        expected = marker_positions_from_msg(deserialize_message(data, MarkerArray))
+
+        for result in (fast, read):
+            np.testing.assert_array_equal(result.ids, expected.ids)
+            np.testing.assert_array_equal(result.positions, expected.positions)
+            assert result.frame_id == expected.frame_id
+            assert result.stamp == expected.stamp or (count == 0 and math.isnan(result.stamp))
+
+
+def test_marker_positions_from_raw_falls_back_to_rclpy(rng):
+    """Bytes the fast walker refuses (here: padding after the array) still decode via rclpy."""
+    message = random_marker_array(rng, 3)
+    data = serialize_message(message) + bytes(16)
+    with pytest.raises(MarkerCdrError):
+        parse_marker_array(data)
+
+    read = marker_positions_from_raw(data)
+
+    np.testing.assert_array_equal(read.ids, [marker.id for marker in message.markers])
+    assert read.frame_id == message.markers[0].header.frame_id
+
+
+@pytest.mark.parametrize(
+    'data',
+    [b'', b'\x00\x01\x00\x00', b'garbage that is no CDR', b'\x00\x01\x00\x00\xff\xff\xff\x7f'],
+)
+def test_marker_positions_from_raw_refuses_garbage_with_its_own_error(data):
+    """Bytes that neither parser reads raise MarkerCdrError (the node counts it), nothing else."""
+    with pytest.raises(MarkerCdrError, match='not a MarkerArray'):
+        marker_positions_from_raw(data)
+
+
+def test_time_round_trip_is_exact_to_the_nanosecond(rng):
+    """Stamps go to seconds and back unchanged (below 2^22 s, where doubles keep nanoseconds)."""
+    for sec, nanosec in zip(rng.integers(0, 2**22, 200), rng.integers(0, 10**9, 200)):
+        stamp = Time(sec=int(sec), nanosec=int(nanosec))
+
+        assert time_to_msg(time_from_msg(stamp)) == stamp
+
+
+@pytest.mark.parametrize(
+    ('seconds', 'sec', 'nanosec'),
+    [(0.0, 0, 0), (1.5, 1, 500_000_000), (2.9999999999, 3, 0), (12.000000001, 12, 1)],
+)
+def test_time_to_msg_rounds_to_the_nanosecond(seconds, sec, nanosec):
+    """Seconds become a normalized stamp (nanosec < 10^9), rounded to the nanosecond."""
+    stamp = time_to_msg(seconds)
+
+    assert (stamp.sec, stamp.nanosec) == (sec, nanosec)

@@ -1,0 +1,372 @@
+"""skeleton_node: marker arrays and Xsens datagrams in, validated body-frame skeletons out."""
+
+from __future__ import annotations
+
+import math
+import socket
+import threading
+
+from builtin_interfaces.msg import Time
+import numpy as np
+from pic_ros.human.body_frame import to_body_frame
+from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT, make_frame
+from pic_ros.human.trackers import TRACKER_FORMATS
+from pic_ros.human.xsens import (
+    build_mxtp02_datagrams,
+    t_pose_segments,
+    XsensDropReason,
+)
+from pic_ros.ros.skeleton_node import SkeletonNode
+import pytest
+from rclpy.parameter import Parameter
+from rclpy.serialization import serialize_message
+from visualization_msgs.msg import Marker, MarkerArray
+
+MARKER_SOURCES = ('azure_kinect', 'kinect_v2')
+
+PERSON = np.array([
+    (0.0, 0.0, 1.0),  # pelvis
+    (0.0, 0.0, 1.35),  # spine chest
+    (0.0, 0.0, 1.5),  # neck
+    (0.0, 0.0, 1.65),  # head
+    (0.0, 0.18, 1.45),  # left shoulder
+    (0.05, 0.2, 1.17),  # left elbow
+    (0.3, 0.2, 1.1),  # left wrist
+    (0.38, 0.2, 1.1),  # left hand
+    (0.0, -0.18, 1.45),  # right shoulder
+    (0.05, -0.2, 1.17),  # right elbow
+    (0.3, -0.2, 1.1),  # right wrist
+    (0.38, -0.2, 1.1),  # right hand
+])
+"""A person's upper body in their own frame (x forward, y left, z up) [m]."""
+
+
+def facing_sensor(points: np.ndarray, distance: float = 2.5) -> np.ndarray:
+    """Place a person's joints in the tracker frame, facing the sensor at a distance [m]."""
+    return np.column_stack((distance - points[:, 0], -points[:, 1], points[:, 2]))
+
+
+def marker_bytes(
+    source: str,
+    stamp: float,
+    bodies: dict[int, np.ndarray] | None = None,
+    missing: tuple[HumanJoint, ...] = (),
+) -> bytes:
+    """
+    Serialize a MarkerArray in the Azure Kinect driver encoding (id = body * 100 + joint).
+
+    :param source: ``azure_kinect`` or ``kinect_v2``.
+    :param stamp: Header stamp of every marker [s].
+    :param bodies: Tracker-frame joints (12, 3) per body id; default body 1 facing the sensor.
+    :param missing: Human joints sent without a marker.
+    """
+    tracker = TRACKER_FORMATS[source]
+    if bodies is None:
+        bodies = {1: facing_sensor(PERSON)}
+    whole = math.floor(stamp)
+    header_stamp = Time(sec=int(whole), nanosec=int(round((stamp - whole) * 1e9)))
+    skipped = {tracker.to_human[joint] for joint in missing}
+    markers = []
+    for body, joints in bodies.items():
+        points = np.repeat(joints[HumanJoint.SPINE_CHEST][None, :], tracker.joint_count, axis=0)
+        points[list(tracker.to_human)] = joints
+        camera = points @ tracker.rotation  # rows: R^T p, tracker -> camera
+        for index, point in enumerate(camera.tolist()):
+            if index in skipped:
+                continue
+            marker = Marker()
+            marker.header.stamp = header_stamp
+            marker.header.frame_id = 'depth_camera_link'
+            marker.id = body * 100 + index
+            marker.type = Marker.SPHERE
+            marker.pose.position.x, marker.pose.position.y, marker.pose.position.z = point
+            marker.pose.orientation.w = 1.0
+            markers.append(marker)
+    return serialize_message(MarkerArray(markers=markers))
+
+
+def with_joint(joint: HumanJoint, position: tuple[float, float, float]) -> dict[int, np.ndarray]:
+    """Return body 1 facing the sensor with one joint moved (tracker frame) [m]."""
+    joints = facing_sensor(PERSON)
+    joints[joint] = position
+    return {1: joints}
+
+
+@pytest.fixture
+def skeleton_node(make_node, capture):
+    """Return a factory: ``(node, published, handed)`` for a source and parameter overrides."""
+
+    def make(source: str = 'azure_kinect', **parameters):
+        node = make_node(SkeletonNode, {'source': source, **parameters})
+        published = capture(node, node._skeleton_pub)
+        handed = []
+        node.add_handler(handed.append)
+        return node, published, handed
+
+    return make
+
+
+@pytest.mark.parametrize('source', MARKER_SOURCES)
+def test_valid_body_publishes_one_body_frame_skeleton(skeleton_node, diagnostics, source):
+    """One valid array gives one skeleton: 12 poses, the marker stamp, body_frame_id, handed on."""
+    node, published, handed = skeleton_node(source, body_frame_id='person', smoothing='none')
+
+    node._on_markers(marker_bytes(source, 1234.5))
+
+    assert len(published) == 1
+    message = published[0].message
+    assert len(message.poses) == JOINT_COUNT
+    assert (message.header.stamp.sec, message.header.stamp.nanosec) == (1234, 500_000_000)
+    assert message.header.frame_id == 'person'
+    assert len(handed) == 1
+    assert handed[0].frame == 'body' and handed[0].stamp == 1234.5
+    expected = to_body_frame(make_frame(1234.5, facing_sensor(PERSON)))
+    received = np.array([(p.position.x, p.position.y, p.position.z) for p in message.poses])
+    np.testing.assert_allclose(received, expected.positions, atol=1e-9)
+    np.testing.assert_allclose(handed[0].positions, expected.positions, atol=1e-9)
+    assert diagnostics(node)[0]['skeletons_out'] == '1'
+
+
+DROP_KEYS = (
+    'no_body', 'other_body', 'non_finite', 'old_stamp', 'missing_arm_joints', 'bad_bone',
+    'bad_frame', 'malformed_message',
+)
+"""Every drop reason the skeleton node reports as ``dropped_<reason>``."""
+
+BAD_FRAMES = {
+    'non_finite': {
+        'stamp': 10.1, 'bodies': with_joint(HumanJoint.ELBOW_LEFT, (2.4, -0.2, math.nan))
+    },
+    'missing_arm_joints': {
+        'stamp': 10.1, 'missing': (HumanJoint.WRIST_LEFT, HumanJoint.ELBOW_RIGHT)
+    },
+    'bad_bone': {'stamp': 10.1, 'bodies': with_joint(HumanJoint.WRIST_RIGHT, (0.5, 0.2, 1.1))},
+    'old_stamp': {'stamp': 9.9},
+    'other_body': {'stamp': 10.1, 'bodies': {2: facing_sensor(PERSON, 2.0)}},
+    'no_body': {'stamp': 10.1, 'bodies': {}},
+}
+
+
+@pytest.mark.parametrize('source', MARKER_SOURCES)
+@pytest.mark.parametrize('reason', BAD_FRAMES)
+def test_bad_frame_is_dropped_with_its_counted_reason(skeleton_node, diagnostics, source, reason):
+    """A bad array publishes nothing, reaches no handler and is counted under its reason."""
+    node, published, handed = skeleton_node(source)
+    node._on_markers(marker_bytes(source, 10.0))
+
+    node._on_markers(marker_bytes(source, **BAD_FRAMES[reason]))
+
+    assert len(published) == len(handed) == 1
+    values = diagnostics(node)[0]
+    counted = {key: value for key, value in values.items() if key.startswith('dropped_')}
+    assert counted == {f'dropped_{key}': '1' if key == reason else '0' for key in DROP_KEYS}
+    assert values['frames_in'] == '2'
+
+
+@pytest.mark.parametrize('source', MARKER_SOURCES)
+def test_one_missing_arm_still_gives_a_skeleton(skeleton_node, source):
+    """A frame with one complete arm is accepted; the broken arm's joints are invalid."""
+    node, published, handed = skeleton_node(source)
+
+    node._on_markers(marker_bytes(source, 10.0, missing=(HumanJoint.WRIST_LEFT,)))
+
+    assert len(published) == 1
+    assert not handed[0].valid[HumanJoint.WRIST_LEFT] and handed[0].valid[HumanJoint.WRIST_RIGHT]
+    assert math.isnan(published[0].message.poses[HumanJoint.WRIST_LEFT].position.x)
+
+
+def test_stamp_far_back_starts_a_new_session(skeleton_node, diagnostics):
+    """A jump back beyond restart_after restarts (counted, frame kept); a small one is dropped."""
+    node, published, handed = skeleton_node(restart_after=1.0)
+    node._on_markers(marker_bytes('azure_kinect', 100.0))
+    node._on_markers(marker_bytes('azure_kinect', 99.5))  # back 0.5 s: an old stamp
+
+    node._on_markers(marker_bytes('azure_kinect', 20.0))  # back 80 s: a replay loop
+    node._on_markers(marker_bytes('azure_kinect', 20.1))
+
+    assert [item.stamp for item in handed] == [100.0, 20.0, 20.1]
+    assert len(published) == 3
+    values = diagnostics(node)[0]
+    assert values['session_restarts'] == '1'
+    assert values['dropped_old_stamp'] == '1'
+    assert values['skeletons_out'] == '3'
+
+
+def test_unreadable_bytes_are_counted_and_never_raise(skeleton_node, diagnostics):
+    """Bytes that are no MarkerArray are a counted drop; the next good array goes through."""
+    node, published, handed = skeleton_node()
+
+    node._on_markers(b'\x00\x01\x00\x00not a marker array')
+    node._on_markers(marker_bytes('azure_kinect', 5.0))
+
+    assert len(handed) == 1
+    assert diagnostics(node)[0]['dropped_malformed_message'] == '1'
+
+
+def test_handler_error_is_reported_not_raised(skeleton_node, diagnostics):
+    """A failing in-process consumer does not take the node down; later frames still flow."""
+    node, published, handed = skeleton_node()
+    calls = []
+
+    def failing(frame):
+        calls.append(frame.stamp)
+        if len(calls) == 1:
+            raise RuntimeError('consumer bug')
+
+    node.add_handler(failing)
+
+    node._on_markers(marker_bytes('azure_kinect', 1.0))
+    node._on_markers(marker_bytes('azure_kinect', 1.1))
+
+    assert calls == [1.0, 1.1]
+    assert [item.stamp for item in handed] == [1.0, 1.1]
+    assert diagnostics(node)[0]['handler_errors'] == '1'
+
+
+@pytest.mark.parametrize(
+    ('parameter', 'reason'),
+    [
+        (Parameter('smoothing', value='median'),
+         "smoothing must be one of 'exponential', 'kalman', 'none', got 'median'"),
+        (Parameter('time_constant', value=-1.0),
+         'Parameter time_constant out of range Min: 0.0, Max: 10.0, value: -1.0'),
+        (Parameter('source', value='kinect_v2'), 'Trying to set a read-only parameter: source.'),
+        (Parameter('marker_rate', value=31.0),
+         'Parameter marker_rate out of range Min: 0.0, Max: 30.0, value: 31.0'),
+    ],
+)
+def test_invalid_parameter_value_is_refused_with_its_reason(skeleton_node, parameter, reason):
+    """An invalid set request fails with the reason and changes nothing."""
+    node, _, _ = skeleton_node()
+    before = node.get_parameter(parameter.name).value
+
+    result = node.set_parameters([parameter])[0]
+
+    assert not result.successful
+    assert result.reason == reason
+    assert node.get_parameter(parameter.name).value == before
+    assert node._front.processor.config.smoothing == 'exponential'
+
+
+def test_time_constant_change_is_applied_and_keeps_the_session(skeleton_node, diagnostics):
+    """A valid change takes effect at once; the tracked body, last stamp and counts remain."""
+    node, published, handed = skeleton_node(switch_after=1.0)
+    node._on_markers(marker_bytes('azure_kinect', 10.0))
+    node._on_markers(marker_bytes('azure_kinect', 9.9))
+
+    result = node.set_parameters([Parameter('time_constant', value=0.5)])[0]
+
+    assert result.successful
+    assert node._front.processor.config.time_constant == 0.5
+    node._on_markers(marker_bytes('azure_kinect', 9.95))  # still older than the last one
+    node._on_markers(marker_bytes('azure_kinect', 10.1, bodies={2: facing_sensor(PERSON)}))
+    assert len(handed) == 1
+    values = diagnostics(node)[0]
+    assert values['dropped_old_stamp'] == '2'
+    assert values['dropped_other_body'] == '1'
+
+
+# Xsens MVN -----------------------------------------------------------------------------------
+
+
+def free_udp_port() -> int:
+    """Return a UDP port of 127.0.0.1 that nothing is bound to right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.bind(('127.0.0.1', 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def xsens_node(make_node, capture):
+    """Return ``(node, published, handed, send)``: an Xsens node on a free loopback port."""
+    port = free_udp_port()
+    node = make_node(SkeletonNode, {'source': 'xsens_mvn', 'udp_port': port})
+    published = capture(node, node._skeleton_pub)
+    handed = []
+    lock = threading.Lock()
+
+    def handler(frame):
+        with lock:
+            handed.append(frame)
+
+    node.add_handler(handler)
+    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+
+    def send(datagrams):
+        for datagram in datagrams:
+            sender.sendto(datagram, ('127.0.0.1', port))
+
+    yield node, published, handed, send
+    sender.close()
+
+
+def t_pose_sample(counter: int, max_payload: int = 1448) -> list[bytes]:
+    """Return the datagrams of one T-pose sample."""
+    positions, quaternions = t_pose_segments()
+    return build_mxtp02_datagrams(counter, 10 * counter, positions, quaternions,
+                                  max_payload=max_payload)
+
+
+def test_xsens_samples_arrive_and_bad_datagrams_are_counted(xsens_node, wait_for):
+    """Good samples (one or several datagrams) give skeletons; bad datagrams are only counted."""
+    node, published, handed, send = xsens_node
+    good = t_pose_sample(1)[0]
+    unknown = bytearray(good)
+    unknown[4:6] = b'01'
+    bad = [
+        b'NOPE' + good[4:],  # wrong magic
+        bytes(unknown),  # an Euler stream, not decoded
+        good[:-10],  # truncated payload
+        good[:12],  # shorter than the header
+        good + bytes(9000),  # oversized
+        good + bytes(32),  # payload longer than the header says
+    ]
+    send(bad)
+    send(t_pose_sample(1))
+    send(t_pose_sample(2, max_payload=8 * 32))  # three datagrams
+    send(bad)
+    send(t_pose_sample(3))
+
+    wait_for(lambda: node._parser.received_count == 2 * len(bad) + 5, 'every datagram')
+    wait_for(lambda: len(handed) == 3, 'three skeletons')
+    assert len(published) == 3
+    assert all(item.frame == 'body' for item in handed)
+    assert [item.stamp for item in handed] == sorted(item.stamp for item in handed)
+    drops = node._parser.drop_counts
+    assert drops[XsensDropReason.WRONG_MAGIC] == 2
+    assert drops[XsensDropReason.UNKNOWN_TYPE] == 2
+    assert drops[XsensDropReason.TRUNCATED] == 4
+    assert drops[XsensDropReason.OVERSIZED] == 2
+    assert drops[XsensDropReason.MALFORMED] == 2
+    assert node._thread.is_alive()
+
+
+def test_xsens_receiver_survives_a_failing_handler(xsens_node, wait_for):
+    """An exception in an in-process consumer does not stop the receiver thread."""
+    node, published, handed, send = xsens_node
+
+    def failing(frame):
+        raise RuntimeError('consumer bug')
+
+    node.add_handler(failing)
+
+    send(t_pose_sample(1))
+    wait_for(lambda: len(handed) == 1, 'the first skeleton')
+    send(t_pose_sample(2))
+    wait_for(lambda: len(handed) == 2, 'the second skeleton')
+
+    assert node._thread.is_alive()
+
+
+def test_destroy_node_stops_the_xsens_receiver(xsens_node, wait_for):
+    """destroy_node ends the receiver thread and releases the port."""
+    node, _, handed, send = xsens_node
+    send(t_pose_sample(1))
+    wait_for(lambda: len(handed) == 1, 'a skeleton')
+    port = node._socket.getsockname()[1]
+
+    node.destroy_node()
+
+    assert not node._thread.is_alive()
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as again:
+        again.bind(('127.0.0.1', port))

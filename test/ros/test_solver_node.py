@@ -1,0 +1,188 @@
+"""solver_node: body-frame skeletons in, joint targets of the robot's arms out."""
+
+from __future__ import annotations
+
+import numpy as np
+from pic_ros.exceptions import ConfigError
+from pic_ros.human.body_frame import to_body_frame
+from pic_ros.human.kinect_v2 import camera_to_tracker, KINECT_V2_TO_HUMAN
+from pic_ros.human.skeleton import HumanJoint, make_frame, SkeletonFrame
+from pic_ros.ros.conversions import skeleton_to_msg
+from pic_ros.ros.solver_node import SolverNode
+from pic_ros.synthetic import generate_recording
+import pytest
+from rclpy.parameter import Parameter
+
+ROBOTS = ('baxter', 'yumi', 'tiago')
+
+
+@pytest.fixture(scope='module')
+def body_frames() -> list[SkeletonFrame]:
+    """Return 20 consecutive tracked frames of the synthetic take, in the body frame."""
+    recording = generate_recording()
+    frames = []
+    for index in range(200, 220):
+        assert recording.tracked[index]
+        joints = camera_to_tracker(recording.joints[index][list(KINECT_V2_TO_HUMAN)])
+        frames.append(to_body_frame(make_frame(float(recording.stamps[index]), joints)))
+    return frames
+
+
+def without(frame: SkeletonFrame, joint: HumanJoint) -> SkeletonFrame:
+    """Return a copy of a body-frame skeleton with one joint invalid."""
+    valid = frame.valid.copy()
+    valid[joint] = False
+    return make_frame(frame.stamp, frame.positions, valid, frame='body')
+
+
+@pytest.fixture
+def solver_node(make_node, capture):
+    """Return a factory: ``(node, published, handed)`` for parameter overrides."""
+
+    def make(**parameters):
+        node = make_node(SolverNode, parameters)
+        published = capture(node, node._publisher)
+        handed = []
+        node.add_handler(lambda stamp, names, positions: handed.append((stamp, names, positions)))
+        return node, published, handed
+
+    return make
+
+
+def limits_of(robot, names):
+    """Return the lower and upper position limits of some joints of a robot, in order."""
+    lower, upper = {}, {}
+    for arm in robot.arms.values():
+        lower.update(zip(arm.joint_names, arm.lower))
+        upper.update(zip(arm.joint_names, arm.upper))
+    return np.array([lower[name] for name in names]), np.array([upper[name] for name in names])
+
+
+@pytest.mark.parametrize('robot', ROBOTS)
+def test_skeleton_gives_targets_for_every_arm_within_limits(solver_node, body_frames, robot):
+    """Each skeleton gives one JointState: every arm's URDF joints, inside limits, stamp copied."""
+    node, published, handed = solver_node(robot=robot)
+    names = [name for arm in node.robot.arms.values() for name in arm.joint_names]
+
+    for frame in body_frames:
+        node.handle_skeleton(frame)
+
+    assert len(published) == len(handed) == len(body_frames)
+    lower, upper = limits_of(node.robot, names)
+    for frame, (_, message), (stamp, handed_names, positions) in zip(
+        body_frames, published, handed
+    ):
+        assert list(message.name) == names == list(handed_names)
+        assert list(message.position) == list(positions)
+        assert np.all(lower <= message.position) and np.all(message.position <= upper)
+        assert message.header.stamp.sec + message.header.stamp.nanosec * 1e-9 == pytest.approx(
+            frame.stamp, abs=1e-9
+        )
+        assert stamp == frame.stamp
+
+
+@pytest.mark.parametrize('robot', ('baxter', 'yumi'))
+def test_missing_arm_solves_only_the_other_arm(solver_node, body_frames, robot):
+    """Without the person's left wrist only the robot's right arm is solved (same_side)."""
+    node, published, _ = solver_node(robot=robot)
+
+    node.handle_skeleton(without(body_frames[0], HumanJoint.WRIST_LEFT))
+
+    assert list(published[0].message.name) == list(node.robot.arms['right'].joint_names)
+
+
+def test_missing_driving_arm_publishes_nothing(solver_node, body_frames):
+    """The one TIAGo arm follows the person's right arm: without it, no target is sent."""
+    node, published, handed = solver_node(robot='tiago')
+
+    node.handle_skeleton(without(body_frames[0], HumanJoint.ELBOW_RIGHT))
+    node.handle_skeleton(without(body_frames[1], HumanJoint.WRIST_LEFT))
+
+    assert [message.header.stamp for _, message in published] == [
+        skeleton_to_msg(body_frames[1], 'f').header.stamp
+    ]
+    assert len(handed) == 1
+
+
+def test_arms_parameter_selects_the_solved_arm(solver_node, body_frames):
+    """With arms: [left] (even repeated) only the left arm is solved and published."""
+    node, published, _ = solver_node(robot='baxter', arms=['left', 'left'])
+
+    node.handle_skeleton(body_frames[0])
+
+    assert list(published[0].message.name) == list(node.robot.arms['left'].joint_names)
+    assert list(node._imitator.mappers) == ['left']  # the other arm is not solved at all
+
+
+def test_unknown_arm_fails_at_construction(make_node):
+    """An arm the robot does not have is a ConfigError naming the robot's arms."""
+    with pytest.raises(ConfigError, match=r"arms \['middle'\] are not arms of baxter; arms: "
+                                          r'left, right'):
+        make_node(SolverNode, {'robot': 'baxter', 'arms': ['left', 'middle']})
+
+
+def test_solver_change_at_run_time_keeps_the_warm_start(solver_node, body_frames):
+    """Switching fabrik -> pics (eta 2) is accepted, applied, and keeps the current solution."""
+    node, published, _ = solver_node(robot='baxter', solver='fabrik')
+    for frame in body_frames[:10]:
+        node.handle_skeleton(frame)
+    warm = {arm: node._imitator.q(arm).copy() for arm in node.robot.arms}
+
+    results = node.set_parameters([Parameter('solver', value='pics'), Parameter('eta', value=2)])
+
+    assert all(result.successful for result in results)
+    assert node._imitator.solver_config.name == 'pics'
+    assert node._imitator.solver_config.eta == 2
+    for arm, q in warm.items():
+        np.testing.assert_array_equal(node._imitator.q(arm), q)
+    node.handle_skeleton(body_frames[10])
+    assert len(published) == 11
+
+
+@pytest.mark.parametrize(
+    ('parameter', 'reason'),
+    [
+        (Parameter('solver', value='ccd'), "solver must be one of 'fabrik', 'pic', 'pics', "
+                                           "got 'ccd'"),
+        (Parameter('eta', value=5), 'Parameter eta out of range. Min: 1, Max: 3, value: 5'),
+        (Parameter('scale', value='big'), "scale must be 'auto' or a number, got 'big'"),
+        (Parameter('scale', value=-1.0), 'scale must be in [0.05, 20.0], got -1.0'),
+        (Parameter('scale', value=True), "scale must be 'auto' or a number, got True"),
+        (Parameter('mapping', value='left'), "mapping must be one of 'same_side', 'mirror', "
+                                             "got 'left'"),
+        (Parameter('robot', value='yumi'), 'Trying to set a read-only parameter: robot.'),
+    ],
+)
+def test_invalid_parameter_value_is_refused_with_its_reason(solver_node, parameter, reason):
+    """An invalid set request fails with the reason and leaves the solver as it was."""
+    node, _, _ = solver_node(robot='baxter')
+    imitator = node._imitator
+
+    result = node.set_parameters([parameter])[0]
+
+    assert not result.successful
+    assert result.reason == reason
+    assert node._imitator is imitator
+
+
+def test_scale_number_is_accepted(solver_node, body_frames):
+    """A fixed scale replaces the automatic one."""
+    node, published, _ = solver_node(robot='baxter')
+
+    assert node.set_parameters([Parameter('scale', value=1.2)])[0].successful
+    node.handle_skeleton(body_frames[0])
+
+    assert {mapper.scale for mapper in node._imitator.mappers.values()} == {1.2}
+    assert len(published) == 1
+
+
+def test_wrong_skeleton_message_is_counted_not_raised(solver_node, body_frames, diagnostics):
+    """A PoseArray without 12 poses is rejected and counted; nothing is published."""
+    node, published, _ = solver_node(robot='baxter')
+    message = skeleton_to_msg(body_frames[0], 'pic_human')
+    message.poses = message.poses[:5]
+
+    node._on_skeleton(message)
+
+    assert published == []
+    assert diagnostics(node)[0]['frames_rejected'] == '1'

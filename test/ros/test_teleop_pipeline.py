@@ -1,0 +1,132 @@
+"""teleop: the three nodes in one process on the real Azure Kinect recording, and its options."""
+
+from __future__ import annotations
+
+import numpy as np
+from pic_ros.exceptions import PicRosError
+from pic_ros.ros.teleop import build_pipeline, destroy_pipeline, node_parameters, parse_arguments
+import pytest
+
+BAG_TOPIC = '/kinect2/body_tracking_data'
+EPSILON = 1e-9
+
+
+def bag_messages(shared_data):
+    """Return ``(log time [s], raw CDR bytes)`` of every body-tracking message of the bag."""
+    highlevel = pytest.importorskip('rosbags.highlevel')
+    bag = shared_data / 'azure_kinect' / 'body_tracking_ergonomics'
+    with highlevel.AnyReader([bag]) as reader:
+        connections = [item for item in reader.connections if item.topic == BAG_TOPIC]
+        return [
+            (timestamp * 1e-9, bytes(raw))
+            for _, timestamp, raw in reader.messages(connections=connections)
+        ]
+
+
+@pytest.fixture
+def pipeline(ros_context):
+    """Build baxter + azure_kinect in one process on sim time; destroy it after the test."""
+    sim = {'use_sim_time': True}
+    nodes = build_pipeline(
+        'baxter',
+        'azure_kinect',
+        {
+            'skeleton_node': sim,
+            'solver_node': sim,
+            'trajectory_publisher': {**sim, 'wait_for_joint_states': False},
+        },
+        context=ros_context,
+    )
+    yield nodes
+    destroy_pipeline(nodes)
+
+
+def test_real_recording_gives_commands_within_the_limits(
+    pipeline, shared_data, capture, sim_clock, diagnostics
+):
+    """The Azure Kinect bag, at its recorded timing, drives Baxter within every limit."""
+    skeleton, solver, trajectory = pipeline
+    messages = bag_messages(shared_data)
+    published = {
+        name: capture(trajectory, arm.publisher) for name, arm in trajectory._arms.items()
+    }
+    clock = sim_clock(skeleton, solver, trajectory)
+    offset = 100.0 - messages[0][0]  # recorded intervals, small numbers
+
+    states = []
+    for log_time, raw in messages:
+        clock.advance_to(log_time + offset)
+        skeleton._on_markers(raw)
+        states.append(diagnostics(trajectory)[0]['state'])
+    end = messages[-1][0] + offset
+    for now in np.arange(end + 0.02, end + 8.0, 0.02):  # the person is gone: hold, then neutral
+        clock.advance_to(float(now))
+
+    assert len(messages) == 933
+    values = diagnostics(skeleton)[0]
+    assert values['dropped_no_body'] == '60'
+    assert int(values['skeletons_out']) > 800
+    assert states[:18] == ['waiting'] * 18  # nobody in view yet: no command at all
+    assert states[-1] == 'holding'  # 41 empty arrays at the end: 2.7 s < neutral_timeout
+    assert diagnostics(trajectory)[0]['state'] == 'at_neutral'
+    for name, items in published.items():
+        arm = trajectory.robot.arms[name]
+        assert len(items) > 800
+        times = np.array([item.time for item in items])
+        positions = np.array([item.message.points[0].positions for item in items])
+        velocities = np.array([item.message.points[0].velocities for item in items])
+        assert all(list(item.message.joint_names) == list(arm.joint_names) for item in items)
+        assert np.all(positions >= arm.lower) and np.all(positions <= arm.upper)
+        assert np.all(np.abs(velocities) <= arm.velocity + EPSILON)
+        steps = np.abs(np.diff(positions, axis=0))
+        assert np.all(steps <= arm.velocity * np.diff(times)[:, None] + EPSILON)
+        np.testing.assert_allclose(positions[-1], arm.neutral, atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    'item', ['solver_node.eta', 'robot.eta=2', 'solver_node=2', '.eta=2', 'solver_node.eta=']
+)
+def test_malformed_param_option_is_refused_with_a_clear_message(item):
+    """A --param that is not NODE.NAME=VALUE names the expected form and the nodes."""
+    args, _ = parse_arguments(['--param', item])
+
+    with pytest.raises(PicRosError) as raised:
+        node_parameters(args)
+
+    assert str(raised.value) == (
+        f'--param {item!r}: expected NODE.NAME=VALUE with NODE one of skeleton_node, '
+        'solver_node, trajectory_publisher'
+    )
+
+
+def test_param_options_become_typed_node_parameters():
+    """Options and --param values reach the right node with bool, int, float or str types."""
+    args, ros_args = parse_arguments([
+        '--solver', 'pics', '--eta', '2',
+        '--param', 'trajectory_publisher.wait_for_joint_states=false',
+        '--param', 'trajectory_publisher.rate=100',
+        '--param', 'skeleton_node.time_constant=0.2',
+        '--param', 'skeleton_node.body_frame_id=me',
+        '--ros-args', '-r', '__ns:=/robot',
+    ])
+
+    assert node_parameters(args) == {
+        'skeleton_node': {'time_constant': 0.2, 'body_frame_id': 'me'},
+        'solver_node': {'solver': 'pics', 'eta': 2},
+        'trajectory_publisher': {'wait_for_joint_states': False, 'rate': 100},
+    }
+    assert ros_args == ['--ros-args', '-r', '__ns:=/robot']
+
+
+def test_integer_option_for_a_floating_point_parameter_is_accepted(ros_context):
+    """An option typed as 3 for a parameter declared as 3.0 sets it, as the user meant."""
+    nodes = build_pipeline(
+        'tiago', 'kinect_v2',
+        {'skeleton_node': {'time_constant': 1}, 'trajectory_publisher': {'rate': 100}},
+        context=ros_context,
+    )
+    try:
+        assert nodes[0].get_parameter('time_constant').value == 1.0
+        assert nodes[2].get_parameter('rate').value == 100.0
+    finally:
+        destroy_pipeline(nodes)

@@ -1,0 +1,271 @@
+"""The JTC-like trajectory follower: validation, replacement, interpolation and holding."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from pic_ros.exceptions import ConfigError
+from pic_ros.sim.trajectory import (
+    FollowerConfig,
+    Interpolation,
+    segment_state,
+    Trajectory,
+    TrajectoryFollower,
+    TrajectoryStatus,
+    Waypoint,
+)
+import pytest
+
+NAMES = ('j1', 'j2', 'j3')
+LOWER = np.array([-1.0, -2.0, -3.0])
+UPPER = np.array([1.0, 2.0, 3.0])
+
+
+def make_follower(initial=(0.0, 0.0, 0.0), **config) -> TrajectoryFollower:
+    """Return a 3-joint follower holding ``initial``."""
+    return TrajectoryFollower(NAMES, LOWER, UPPER, initial, FollowerConfig(**config))
+
+
+def one_point(time, positions, velocities=(), names=NAMES, stamp=0.0) -> Trajectory:
+    """Return a trajectory with one point."""
+    return Trajectory(names, [Waypoint(time, positions, velocities)], stamp=stamp)
+
+
+def test_holds_the_initial_positions_before_any_trajectory():
+    """With no trajectory the command is the initial pose, at rest."""
+    follower = make_follower((0.1, 0.2, 0.3))
+    command = follower.sample(5.0)
+    np.testing.assert_array_equal(command.positions, [0.1, 0.2, 0.3])
+    np.testing.assert_array_equal(command.velocities, 0.0)
+    assert not command.moving
+
+
+def test_positions_only_interpolate_linearly_from_the_current_state():
+    """A positions-only point is reached along a straight line in joint space."""
+    follower = make_follower()
+    verdict = follower.set_trajectory(one_point(2.0, [0.4, -0.8, 1.2]), now=10.0)
+    assert verdict.accepted and verdict.status is TrajectoryStatus.ACCEPTED
+    assert follower.segment_kind(0) is Interpolation.LINEAR
+    for t, fraction in ((10.0, 0.0), (10.5, 0.25), (11.0, 0.5), (11.9, 0.95)):
+        command = follower.sample(t)
+        np.testing.assert_allclose(command.positions, fraction * np.array([0.4, -0.8, 1.2]))
+        np.testing.assert_allclose(command.velocities, [0.2, -0.4, 0.6])
+
+
+def test_positions_and_velocities_interpolate_as_a_cubic_hermite():
+    """With velocities the segment is the cubic matching both end states."""
+    follower = make_follower()
+    p1, v1, duration = np.array([0.5, -0.5, 1.0]), np.array([0.2, 0.0, -0.4]), 2.0
+    follower.set_trajectory(one_point(duration, p1.tolist(), v1.tolist()), now=0.0)
+    assert follower.segment_kind(0) is Interpolation.CUBIC
+    for t in (0.3, 1.0, 1.7):
+        s = t / duration
+        expected = (-2 * s**3 + 3 * s**2) * p1 + (s**3 - s**2) * duration * v1
+        expected_velocity = (-6 * s**2 + 6 * s) * p1 / duration + (3 * s**2 - 2 * s) * v1
+        command = follower.sample(t)
+        np.testing.assert_allclose(command.positions, expected, atol=1e-12)
+        np.testing.assert_allclose(command.velocities, expected_velocity, atol=1e-12)
+
+
+def test_accelerations_make_a_quintic_that_matches_both_end_states():
+    """Positions, velocities and accelerations give a quintic: p, v and a match at both ends."""
+    start = (np.array([0.1]), np.array([0.3]), np.array([-1.0]))
+    end = (np.array([0.7]), np.array([-0.2]), np.array([0.5]))
+    duration = 1.5
+    at_start = segment_state(Interpolation.QUINTIC, duration, 0.0, start, end)
+    at_end = segment_state(Interpolation.QUINTIC, duration, duration, start, end)
+    for got, want in zip(at_start + at_end, start + end):
+        np.testing.assert_allclose(got, want, atol=1e-12)
+    follower = make_follower()
+    trajectory = Trajectory(NAMES, [Waypoint(1.0, [0.1, 0.2, 0.3], [0.0] * 3, [0.0] * 3)])
+    follower.set_trajectory(trajectory, now=0.0)
+    assert follower.segment_kind(0) is Interpolation.QUINTIC
+    # Rest to rest: the quintic is the minimum-jerk profile 10s^3 - 15s^4 + 6s^5.
+    np.testing.assert_allclose(follower.sample(0.5).positions, [0.05, 0.1, 0.15], atol=1e-12)
+
+
+def test_cubic_and_linear_segments_derivatives_are_consistent():
+    """The velocity of each interpolation is the time derivative of its position."""
+    start = (np.array([0.2, -0.1]), np.array([0.5, 0.0]), np.array([0.0, 1.0]))
+    end = (np.array([-0.3, 0.4]), np.array([0.1, -0.6]), np.array([2.0, 0.0]))
+    h = 1e-6
+    for kind in Interpolation:
+        for t in (0.2, 0.55, 0.9):
+            before = segment_state(kind, 1.1, t - h, start, end)
+            after = segment_state(kind, 1.1, t + h, start, end)
+            here = segment_state(kind, 1.1, t, start, end)
+            np.testing.assert_allclose((after[0] - before[0]) / (2 * h), here[1], atol=1e-6)
+            np.testing.assert_allclose((after[1] - before[1]) / (2 * h), here[2], atol=1e-5)
+
+
+def test_joints_are_mapped_by_name_whatever_their_order():
+    """A trajectory naming the joints in another order drives each joint by its name."""
+    follower = make_follower()
+    trajectory = one_point(1.0, [0.3, 0.1, 0.2], names=('j3', 'j1', 'j2'))
+    assert follower.set_trajectory(trajectory, now=0.0).accepted
+    np.testing.assert_allclose(follower.sample(1.0).positions, [0.1, 0.2, 0.3])
+    assert follower.positions_by_name(1.0) == pytest.approx({'j1': 0.1, 'j2': 0.2, 'j3': 0.3})
+
+
+def test_holds_the_last_point_at_rest_after_the_end():
+    """After the last point the command stays there with zero velocity."""
+    follower = make_follower()
+    follower.set_trajectory(one_point(0.5, [0.5, 0.5, 0.5], [1.0, 1.0, 1.0]), now=0.0)
+    assert follower.end_time == pytest.approx(0.5)
+    for t in (0.5, 0.8, 100.0):
+        command = follower.sample(t)
+        np.testing.assert_allclose(command.positions, 0.5)
+        np.testing.assert_array_equal(command.velocities, 0.0)
+        assert not command.moving
+    assert follower.end_time is None
+
+
+def test_a_new_trajectory_replaces_the_old_one_from_the_commanded_state():
+    """A trajectory arriving mid-motion starts from where the old command is, at that time."""
+    follower = make_follower()
+    follower.set_trajectory(one_point(2.0, [1.0, 1.0, 1.0]), now=0.0)
+    midway = follower.sample(1.0)
+    np.testing.assert_allclose(midway.positions, 0.5)
+    follower.set_trajectory(one_point(1.0, [-0.5, -0.5, -0.5]), now=1.0)
+    # Linear from 0.5 at t=1 to -0.5 at t=2: the old target (1.0) is forgotten.
+    np.testing.assert_allclose(follower.sample(1.0).positions, 0.5)
+    np.testing.assert_allclose(follower.sample(1.5).positions, 0.0, atol=1e-12)
+    np.testing.assert_allclose(follower.sample(2.5).positions, -0.5)
+
+
+def test_a_replacing_cubic_is_velocity_continuous():
+    """With velocities, the replacement starts with the old command's velocity (no jerk step)."""
+    follower = make_follower()
+    follower.set_trajectory(one_point(1.0, [0.5, 0.5, 0.5], [0.5, 0.5, 0.5]), now=0.0)
+    before = follower.sample(0.6)
+    follower.set_trajectory(one_point(0.05, [0.6, 0.6, 0.6], [0.5, 0.5, 0.5]), now=0.6)
+    after = follower.sample(0.6)
+    np.testing.assert_allclose(after.positions, before.positions)
+    np.testing.assert_allclose(after.velocities, before.velocities)
+
+
+def test_a_first_point_at_time_zero_jumps_without_interpolation():
+    """time_from_start = 0 on the first point: the command is that point at once."""
+    follower = make_follower()
+    trajectory = Trajectory(NAMES, [Waypoint(0.0, [0.3] * 3), Waypoint(1.0, [0.5] * 3)])
+    assert follower.set_trajectory(trajectory, now=4.0).accepted
+    np.testing.assert_allclose(follower.sample(4.0).positions, 0.3)
+    np.testing.assert_allclose(follower.sample(4.5).positions, 0.4)
+
+
+def test_a_non_zero_stamp_is_the_start_time():
+    """A stamped trajectory is timed from its stamp, interpolating from the arrival state."""
+    follower = make_follower()
+    trajectory = one_point(1.0, [0.6, 0.6, 0.6], stamp=3.0)
+    assert follower.set_trajectory(trajectory, now=2.0).accepted
+    # First segment: from (t=2, 0) to (t=4, 0.6), linear.
+    np.testing.assert_allclose(follower.sample(3.0).positions, 0.3)
+    np.testing.assert_allclose(follower.sample(4.0).positions, 0.6)
+
+
+def test_points_outside_the_limits_are_clamped_and_counted():
+    """Points beyond the position limits are accepted, clamped and counted."""
+    follower = make_follower()
+    trajectory = Trajectory(
+        NAMES, [Waypoint(1.0, [5.0, 0.0, 0.0]), Waypoint(2.0, [0.0, -9.0, 0.0]),
+                Waypoint(3.0, [0.0, 0.0, 0.0])],
+    )
+    verdict = follower.set_trajectory(trajectory, now=0.0)
+    assert verdict.accepted and verdict.clamped_points == 2
+    assert 'clamped' in verdict.detail
+    assert follower.stats.clamped_points == 2
+    np.testing.assert_allclose(follower.sample(1.0).positions, [1.0, 0.0, 0.0])
+    np.testing.assert_allclose(follower.sample(2.0).positions, [0.0, -2.0, 0.0])
+
+
+def test_samples_never_leave_the_limits_even_when_a_cubic_overshoots():
+    """A cubic that would overshoot a limit between points is clamped there, at rest."""
+    follower = make_follower()
+    trajectory = one_point(1.0, [1.0, 0.0, 0.0], [5.0, 0.0, 0.0])
+    follower.set_trajectory(trajectory, now=0.0)
+    samples = [follower.sample(t) for t in np.linspace(0.0, 1.0, 101)]
+    assert max(sample.positions[0] for sample in samples) <= UPPER[0]
+    clamped = [sample for sample in samples if sample.positions[0] == UPPER[0]]
+    assert clamped and all(sample.velocities[0] == 0.0 for sample in clamped)
+
+
+@pytest.mark.parametrize(
+    'trajectory, status',
+    [
+        (Trajectory((), [Waypoint(1.0, [])]), TrajectoryStatus.EMPTY_JOINT_NAMES),
+        (Trajectory(NAMES, []), TrajectoryStatus.EMPTY_POINTS),
+        (one_point(1.0, [0.0] * 3, names=('j1', 'j2', 'j2')), TrajectoryStatus.DUPLICATE_JOINT),
+        (one_point(1.0, [0.0] * 4, names=NAMES + ('elbow',)), TrajectoryStatus.UNKNOWN_JOINT),
+        (one_point(1.0, [0.0] * 2, names=('j1', 'j2')), TrajectoryStatus.MISSING_JOINT),
+        (one_point(1.0, [0.0] * 2), TrajectoryStatus.SIZE_MISMATCH),
+        (one_point(1.0, [0.0] * 3, [0.0] * 2), TrajectoryStatus.SIZE_MISMATCH),
+        (Trajectory(NAMES, [Waypoint(1.0, [0.0] * 3, [], [0.0])]),
+         TrajectoryStatus.SIZE_MISMATCH),
+        (Trajectory(NAMES, [Waypoint(1.0, [0.0] * 3, effort=[1.0] * 3)]),
+         TrajectoryStatus.EFFORT_NOT_SUPPORTED),
+        (one_point(1.0, [0.0, math.nan, 0.0]), TrajectoryStatus.NOT_FINITE),
+        (one_point(1.0, [0.0] * 3, [0.0, math.inf, 0.0]), TrajectoryStatus.NOT_FINITE),
+        (one_point(math.nan, [0.0] * 3), TrajectoryStatus.NOT_FINITE),
+        (Trajectory(NAMES, [Waypoint(1.0, [0.0] * 3), Waypoint(1.0, [0.1] * 3)]),
+         TrajectoryStatus.TIME_NOT_INCREASING),
+        (Trajectory(NAMES, [Waypoint(2.0, [0.0] * 3), Waypoint(1.0, [0.1] * 3)]),
+         TrajectoryStatus.TIME_NOT_INCREASING),
+        (one_point(-0.1, [0.0] * 3), TrajectoryStatus.TIME_NOT_INCREASING),
+        (one_point(1.0, [0.0] * 3, stamp=5.0), TrajectoryStatus.IN_THE_PAST),
+    ],
+    ids=lambda value: value.value if isinstance(value, TrajectoryStatus) else '',
+)
+def test_invalid_trajectories_are_rejected_with_their_reason(trajectory, status):
+    """Each JTC validation rule rejects with its own status, and the command goes on unchanged."""
+    follower = make_follower()
+    follower.set_trajectory(one_point(2.0, [0.8, 0.8, 0.8]), now=0.0)
+    verdict = follower.set_trajectory(trajectory, now=10.0 if status is
+                                      TrajectoryStatus.IN_THE_PAST else 1.0)
+    assert not verdict.accepted
+    assert verdict.status is status
+    assert verdict.detail
+    assert follower.stats.rejected == 1 and follower.stats.rejections == {status: 1}
+    assert follower.stats.last_rejection == verdict
+    if status is not TrajectoryStatus.IN_THE_PAST:
+        np.testing.assert_allclose(follower.sample(1.5).positions, 0.6)
+
+
+def test_nonzero_end_velocity_is_rejected_only_when_not_allowed():
+    """``allow_nonzero_velocity_at_trajectory_end`` false (Jazzy) rejects a moving last point."""
+    moving_end = one_point(1.0, [0.1] * 3, [0.2] * 3)
+    assert make_follower().set_trajectory(moving_end, now=0.0).accepted
+    strict = make_follower(allow_nonzero_velocity_at_trajectory_end=False)
+    verdict = strict.set_trajectory(moving_end, now=0.0)
+    assert verdict.status is TrajectoryStatus.NONZERO_END_VELOCITY
+    assert strict.set_trajectory(one_point(1.0, [0.1] * 3, [0.0] * 3), now=0.0).accepted
+
+
+def test_a_stamped_trajectory_still_running_is_accepted_mid_way():
+    """A stamp in the past whose end is still ahead starts mid-trajectory (no interpolation in)."""
+    follower = make_follower()
+    points = [Waypoint(1.0, [0.0] * 3), Waypoint(3.0, [1.0] * 3)]
+    stamped = Trajectory(NAMES, points, stamp=1.0)
+    assert follower.set_trajectory(stamped, now=3.0).accepted
+    np.testing.assert_allclose(follower.sample(3.0).positions, 0.5)
+
+
+def test_follower_rejects_inconsistent_construction():
+    """Names, limits and initial positions must agree."""
+    with pytest.raises(ConfigError):
+        TrajectoryFollower(('a', 'a'), [0, 0], [1, 1], [0, 0])
+    with pytest.raises(ConfigError):
+        TrajectoryFollower(('a', 'b'), [0, 0], [1], [0, 0])
+    with pytest.raises(ConfigError):
+        TrajectoryFollower(('a',), [1.0], [0.0], [0.5])
+    with pytest.raises(ConfigError):
+        FollowerConfig(allow_nonzero_velocity_at_trajectory_end='yes')
+
+
+def test_reset_drops_the_trajectory_and_holds():
+    """``reset`` holds the given positions (clamped) and forgets the active trajectory."""
+    follower = make_follower()
+    follower.set_trajectory(one_point(5.0, [1.0] * 3), now=0.0)
+    follower.reset([0.2, 9.0, -0.2])
+    np.testing.assert_allclose(follower.sample(1.0).positions, [0.2, 2.0, -0.2])
+    assert follower.end_time is None
