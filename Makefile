@@ -21,7 +21,7 @@ test: setup
 	$(PY) -m pytest -q
 
 demo: setup
-	$(PY) -m pic_ros evaluate --recording demo --robot $(ROBOT)
+	$(PY) -m pic_ros demo --robot $(ROBOT) --out demo_out
 
 evaluate: setup
 	$(PY) -m pic_ros evaluate

@@ -263,7 +263,20 @@ def run_convert(argv: Sequence[str]) -> int:
     return convert_main(list(argv))
 
 
+def run_demo(argv: Sequence[str]) -> int:
+    """
+    Run the whole pipeline as separate ROS 2 processes and draw it (needs rclpy and mujoco).
+
+    :param argv: The demo arguments.
+    :return: Process exit status.
+    """
+    from pic_ros.ros.demo import run_demo as demo_main
+
+    return demo_main(list(argv))
+
+
 ROS_COMMANDS = {
+    'demo': run_demo,
     'teleop': run_teleop,
     'sim': run_sim,
     'replay': run_replay,
@@ -305,6 +318,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.set_defaults(run=run_bench)
     for name, text in (
+        ('demo', 'replay -> skeleton -> solver -> trajectories -> MuJoCo robot, with pictures'),
         ('teleop', 'tracker -> robot trajectories in one ROS 2 process'),
         ('sim', 'MuJoCo robot following joint trajectories, publishing joint_states'),
         ('replay', 'play a rosbag2 (MCAP or sqlite3) with its original timing'),

@@ -346,3 +346,7 @@ def main(args: list[str] | None = None) -> None:
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+
+
+if __name__ == '__main__':
+    main()
