@@ -10,8 +10,9 @@ through an echo process that does nothing (:mod:`pic_ros.ros.echo`).
 - 30 Hz: Azure Kinect ``visualization_msgs/MarkerArray`` (32 markers, real frames from a bag);
 - 240 Hz: Xsens MVN MXTP02 datagrams over UDP (23 segments, an arm-waving T-pose).
 
-While tracking, the trajectory publisher publishes exactly one trajectory per controller and input
-frame, so the i-th trajectory answers the i-th input; drops are inputs without an answer. When
+While tracking, the trajectory publisher publishes one trajectory per controller and input frame
+(its keep-alive timer, which also commands between slow inputs, is set to 1 Hz for the
+measurement), so the i-th trajectory answers the i-th input; drops are inputs without an answer. When
 counts differ, latencies are taken to the latest input sent before each answer (a lower bound) and
 the result says so.
 """
@@ -254,6 +255,9 @@ def measure(
             'pic_ros', 'teleop', '--robot', robot, '--source', source,
             '--param', 'trajectory_publisher.wait_for_joint_states=false',
             '--param', f'skeleton_node.udp_port={port}',
+            # One trajectory per input: the 50 Hz hold/keep-alive timer would add commands
+            # between 30 Hz inputs, which cannot be paired with an input.
+            '--param', 'trajectory_publisher.rate=1.0',
             '--ros-args', '-r', 'body_tracking_data:=bench_in',
         )
     else:
