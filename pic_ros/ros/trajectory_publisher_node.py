@@ -81,8 +81,9 @@ PARAMETERS = (
         'lead_time', 0.05, 'time_from_start of the streamed point [s]', low=0.001, high=1.0
     ),
     ParameterSpec(
-        'rate', 50.0, 'Rate of the hold / neutral commands when no targets arrive [Hz]',
-        low=1.0, high=1000.0,
+        'rate', 50.0,
+        'Rate of the commands sent between tracker frames slower than it, and of the hold / '
+        'neutral motions [Hz]', low=1.0, high=1000.0,
     ),
     ParameterSpec(
         'wait_for_joint_states', True,
