@@ -12,9 +12,9 @@ through an echo process that does nothing (:mod:`pic_ros.ros.echo`).
 
 While tracking, the trajectory publisher publishes one trajectory per controller and input frame
 (its keep-alive timer, which also commands between slow inputs, is set to 1 Hz for the
-measurement), so the i-th trajectory answers the i-th input; drops are inputs without an answer. When
-counts differ, latencies are taken to the latest input sent before each answer (a lower bound) and
-the result says so.
+measurement), so the i-th trajectory answers the i-th input; drops are inputs without an answer.
+When counts differ, latencies are taken to the latest input sent before each answer (a lower
+bound) and the result says so.
 """
 
 from __future__ import annotations

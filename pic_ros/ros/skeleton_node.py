@@ -47,8 +47,7 @@ from pic_ros.ros.conversions import (
 )
 from pic_ros.ros.diagnostics import DiagnosticsReporter, RateMeter
 from pic_ros.ros.parameters import declare_parameters, ParameterSpec, validation_callback, Values
-import rclpy
-from rclpy.executors import ExternalShutdownException
+from pic_ros.ros.runner import run_node
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 from visualization_msgs.msg import MarkerArray
@@ -333,24 +332,11 @@ class SkeletonNode(Node):
 
 def main(args: list[str] | None = None) -> None:
     """
-    Run the skeleton node until shutdown (``ros2 run pic_ros skeleton_node``).
+    Run the node until shutdown (``ros2 run pic_ros skeleton_node``).
 
     :param args: Command-line arguments for rclpy (``--ros-args ...``).
     """
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = SkeletonNode()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except Exception:
-        if rclpy.ok():
-            raise  # a real failure, not a signal that shut the context down mid-callback
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+    run_node(SkeletonNode, args)
 
 
 if __name__ == '__main__':

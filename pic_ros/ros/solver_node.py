@@ -25,10 +25,9 @@ from pic_ros.robot.robot import load_robot, Robot
 from pic_ros.ros.conversions import joint_state_to_msg, skeleton_from_msg, status_to_msg
 from pic_ros.ros.diagnostics import DiagnosticsReporter, RateMeter
 from pic_ros.ros.parameters import declare_parameters, ParameterSpec, validation_callback, Values
+from pic_ros.ros.runner import run_node
 from pic_ros.solvers import IterationConfig, solver_names, SolverConfig, Termination
 from pic_ros.validation import check_number
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -238,24 +237,11 @@ class SolverNode(Node):
 
 def main(args: list[str] | None = None) -> None:
     """
-    Run the solver node until shutdown (``ros2 run pic_ros solver_node``).
+    Run the node until shutdown (``ros2 run pic_ros solver_node``).
 
     :param args: Command-line arguments for rclpy (``--ros-args ...``).
     """
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = SolverNode()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except Exception:
-        if rclpy.ok():
-            raise  # a real failure, not a signal that shut the context down mid-callback
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+    run_node(SolverNode, args)
 
 
 if __name__ == '__main__':

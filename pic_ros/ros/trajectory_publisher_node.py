@@ -39,8 +39,7 @@ from pic_ros.robot.robot import load_robot
 from pic_ros.ros.conversions import joint_state_from_msg, status_to_msg, trajectory_to_msg
 from pic_ros.ros.diagnostics import DiagnosticsReporter
 from pic_ros.ros.parameters import declare_parameters, ParameterSpec, validation_callback, Values
-import rclpy
-from rclpy.executors import ExternalShutdownException
+from pic_ros.ros.runner import run_node
 from rclpy.node import Node
 from rclpy.publisher import Publisher
 from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
@@ -329,24 +328,11 @@ class TrajectoryPublisherNode(Node):
 
 def main(args: list[str] | None = None) -> None:
     """
-    Run the trajectory publisher until shutdown (``ros2 run pic_ros trajectory_publisher``).
+    Run the node until shutdown (``ros2 run pic_ros trajectory_publisher``).
 
     :param args: Command-line arguments for rclpy (``--ros-args ...``).
     """
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = TrajectoryPublisherNode()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except Exception:
-        if rclpy.ok():
-            raise  # a real failure, not a signal that shut the context down mid-callback
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+    run_node(TrajectoryPublisherNode, args)
 
 
 if __name__ == '__main__':
