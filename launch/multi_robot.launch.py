@@ -34,6 +34,7 @@ ROBOTS = ('baxter', 'yumi', 'tiago')
 SOURCES = ('azure_kinect', 'kinect_v2', 'xsens_mvn')
 SOLVERS = ('fabrik', 'pic', 'pics')
 MAPPINGS = ('same_side', 'mirror')
+CORRESPONDENCES = ('direction', 'position')
 SHARED_SKELETON = '/skeleton'
 
 
@@ -64,6 +65,10 @@ def declare_arguments():
             'mapping', default_value='',
             description='Arm mapping of every robot: same_side or mirror (empty: the value in '
                         'params_file, same_side)'),
+        DeclareLaunchArgument(
+            'correspondence', default_value='',
+            description='Correspondence of every robot: direction or position (empty: the value '
+                        'in params_file, direction)'),
         DeclareLaunchArgument(
             'use_sim_time', default_value='false',
             description='Use /clock (true with Gazebo or a bag played with --clock)'),
@@ -123,6 +128,9 @@ def solver_overrides(context):
     mapping = _choice(context, 'mapping', MAPPINGS)
     if mapping:
         values['mapping'] = mapping
+    correspondence = _choice(context, 'correspondence', CORRESPONDENCES)
+    if correspondence:
+        values['correspondence'] = correspondence
     return values
 
 

@@ -5,6 +5,7 @@ Usage::
 
     ros2 launch pic_ros teleop.launch.py robot:=baxter source:=azure_kinect
     ros2 launch pic_ros teleop.launch.py robot:=tiago solver:=pics eta:=2
+    ros2 launch pic_ros teleop.launch.py correspondence:=position user_profile:=~/alice.yaml
     ros2 launch pic_ros teleop.launch.py input_topic:=/kinect2/body_tracking_data
     ros2 launch pic_ros teleop.launch.py robot:=yumi source:=xsens_mvn udp_address:=0.0.0.0
     ros2 launch pic_ros teleop.launch.py robot:=baxter single_process:=true
@@ -28,6 +29,8 @@ file; for ``single_process`` through ``teleop``'s own options (``--solver``,
 ``--param NODE.NAME=VALUE``), which become the nodes' constructor overrides.
 """
 
+import os
+
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
@@ -40,6 +43,7 @@ PACKAGE = 'pic_ros'
 SOURCES = ('azure_kinect', 'kinect_v2', 'xsens_mvn')
 SOLVERS = ('fabrik', 'pic', 'pics')
 MAPPINGS = ('same_side', 'mirror')
+CORRESPONDENCES = ('direction', 'position')
 BODY_FRAME = 'pic_human'  # skeleton_node's body_frame_id in config/teleop.yaml
 
 
@@ -70,6 +74,16 @@ def declare_arguments():
             'mapping', default_value='',
             description='Arm mapping: same_side or mirror (face to face) (empty: the value in '
                         'params_file, same_side)'),
+        DeclareLaunchArgument(
+            'correspondence', default_value='',
+            description='How the human arm becomes robot targets: direction (bone directions at '
+                        "the robot's own lengths) or position (uniform scale, hand at the scaled "
+                        'wrist) (empty: the value in params_file, direction)'),
+        DeclareLaunchArgument(
+            'user_profile', default_value='',
+            description='position correspondence: user profile YAML with the arm lengths '
+                        '(from ~/calibrate or python -m pic_ros calibrate; empty: none, the '
+                        'scale is learnt from the frames)'),
         DeclareLaunchArgument(
             'namespace', default_value='',
             description='ROS namespace of the nodes (empty: the root namespace)'),
@@ -155,6 +169,12 @@ def node_overrides(context):
     mapping = _choice(context, 'mapping', MAPPINGS)
     if mapping:
         overrides['solver_node']['mapping'] = mapping
+    correspondence = _choice(context, 'correspondence', CORRESPONDENCES)
+    if correspondence:
+        overrides['solver_node']['correspondence'] = correspondence
+    profile = _text(context, 'user_profile')
+    if profile:
+        overrides['solver_node']['user_profile'] = os.path.expanduser(profile)
     address = _text(context, 'udp_address')
     if address:
         overrides['skeleton_node']['udp_address'] = address
@@ -169,7 +189,7 @@ def _teleop_arguments(overrides):
     skeleton = dict(overrides['skeleton_node'])
     solver = dict(overrides['solver_node'])
     arguments = ['--robot', solver.pop('robot'), '--source', skeleton.pop('source')]
-    for key in ('solver', 'eta', 'mapping'):
+    for key in ('solver', 'eta', 'mapping', 'correspondence'):
         if key in solver:
             arguments += [f'--{key}', str(solver.pop(key))]
     for node, values in (('skeleton_node', skeleton), ('solver_node', solver)):

@@ -1,8 +1,10 @@
 """
 Command line of the standalone package: ``python -m pic_ros <command>``.
 
-Commands: ``evaluate`` (metrics on recorded demonstrations), ``bench`` (solver timing against
-ikpy, pipeline throughput) and ``teleop`` (the ROS 2 pipeline in one process; needs rclpy).
+Commands: ``evaluate`` (metrics on recorded demonstrations and on the synthetic robustness
+suite), ``bench`` (solver timing against ikpy, pipeline throughput), ``calibrate`` (a person's
+arm lengths from a recording of the calibration pose, for the ``position`` correspondence) and
+the ROS 2 commands (``teleop``, ``sim``, ``replay``, ``demo``; need rclpy) and ``convert``.
 Errors the user can fix (unknown robot, missing recording, invalid value) print one line and exit
 with status 2.
 """
@@ -10,21 +12,29 @@ with status 2.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import logging
 import math
+from pathlib import Path
 import sys
 from typing import Any, Sequence
 
+from pic_ros.correspondence import (
+    CalibrationConfig,
+    Calibrator,
+    correspondence_names,
+    DEFAULT_CORRESPONDENCE,
+    MappingConfig,
+)
 from pic_ros.evaluation import Demonstration, evaluate_one, EvaluationSettings, SOLVER_SETTINGS
-from pic_ros.exceptions import PicRosError
-from pic_ros.human.processing import ProcessingConfig
-from pic_ros.mapping import MappingConfig
-from pic_ros.recordings import default_recordings, load_demonstration
-from pic_ros.report import metrics_table, pose_accuracy_table, setting_label
+from pic_ros.exceptions import ConfigError, PicRosError, SkeletonError
+from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor
+from pic_ros.recordings import default_recordings, load_demonstration, synthetic_suite
+from pic_ros.report import evaluation_tables, setting_label
 from pic_ros.resources import shipped_robots
 from pic_ros.robot.robot import load_robot
-from pic_ros.solvers import IterationConfig, SolverConfig
+from pic_ros.solvers import IterationConfig, solver_names, SolverConfig
 
 _LOG = logging.getLogger('pic_ros')
 
@@ -50,20 +60,12 @@ def _scale_argument(text: str) -> str | float:
         raise argparse.ArgumentTypeError(f"expected 'auto' or a number, got {text!r}") from err
 
 
-def _add_common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument('--robot', action='append', help='robot name (repeatable); default: all')
-    parser.add_argument(
-        '--solver', action='append', choices=('fabrik', 'pic', 'pics'),
-        help='solver (repeatable); default: FABRIK, PIC and PICs η=1,2,3',
-    )
-    parser.add_argument(
-        '--eta', action='append', type=int, choices=(1, 2, 3),
-        help='PICs softening η (repeatable); default: 1, 2 and 3',
-    )
+def _add_recordings(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         '--recording', action='append',
-        help='demo, a PIC paper recording (assembly1..3, incision_straight3) or a *_skel.txt '
-        'path (repeatable); default: the paper recordings when ../shared is present, else demo',
+        help='demo, a PIC paper recording (assembly1..3, incision_straight3), a Kinect v2 text '
+        'recording path or a rosbag2 path (repeatable); default: the paper recordings when '
+        '../shared is present, else demo',
     )
     parser.add_argument(
         '--bag', action='append', help='a rosbag2 of body-tracking MarkerArrays (repeatable)'
@@ -71,7 +73,6 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--bag-topic', help='MarkerArray topic of --bag (default: the first)')
     parser.add_argument('--segments', help='segment file for --bag (paper format)')
     parser.add_argument('--task-arms', help='paper config JSON giving the task arms of --bag')
-    parser.add_argument('--json', action='store_true', help='print one JSON object')
     parser.add_argument(
         '--filter', default='exponential', choices=('exponential', 'kalman', 'none'),
         help="skeleton smoothing (kalman = the paper's filter, about 1 s of lag)",
@@ -80,13 +81,43 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         '--time-constant', type=float, default=ProcessingConfig().time_constant,
         help='time constant of the exponential filter [s]',
     )
-    parser.add_argument('--mapping', choices=('same_side', 'mirror'), help='override the mapping')
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--robot', action='append', help='robot name (repeatable); default: all')
     parser.add_argument(
-        '--scale', type=_scale_argument, help="'auto' or a number: override the mapping scale"
+        '--solver', action='append', choices=solver_names(),
+        help='solver (repeatable); default: FABRIK, PIC and PICs η=1,2,3',
     )
     parser.add_argument(
-        '--scale-window', type=float,
-        help='seconds of valid data the automatic scale is measured over (default 1 s)',
+        '--eta', action='append', type=int, choices=(1, 2, 3),
+        help='PICs softening η (repeatable); default: 1, 2 and 3',
+    )
+    parser.add_argument(
+        '--correspondence', action='append', choices=correspondence_names() + ('all',),
+        help=f'how the human arm becomes robot targets (repeatable; all: every one); default: '
+        f'{DEFAULT_CORRESPONDENCE}',
+    )
+    _add_recordings(parser)
+    parser.add_argument(
+        '--whole', action='store_true',
+        help='score each recording whole (one segment, both arms) instead of its segments',
+    )
+    parser.add_argument(
+        '--suite', choices=('synthetic',),
+        help='evaluate the synthetic robustness suite (generated people) instead of recordings',
+    )
+    parser.add_argument(
+        '--suite-size', type=int, default=50, help='number of synthetic takes of --suite'
+    )
+    parser.add_argument('--json', action='store_true', help='print one JSON object')
+    parser.add_argument('--mapping', choices=('same_side', 'mirror'), help='override the mapping')
+    parser.add_argument(
+        '--scale', type=_scale_argument,
+        help="position correspondence: 'auto' or a fixed human -> robot length factor",
+    )
+    parser.add_argument(
+        '--user-profile', help='position correspondence: a user profile YAML (from calibrate)'
     )
     parser.add_argument(
         '--max-iterations', type=int, default=IterationConfig().max_iterations,
@@ -107,24 +138,34 @@ def _settings(args: argparse.Namespace) -> list[SolverConfig]:
         if name == 'pics' and args.eta and eta not in args.eta:
             continue
         chosen.append(SolverConfig(name=name, eta=max(eta, 1), iteration=iteration))
+    for name in args.solver or ():
+        if name not in {setting for setting, _ in SOLVER_SETTINGS}:
+            chosen.append(SolverConfig(name=name, iteration=iteration))
     if not chosen:
         raise PicRosError('the --solver / --eta filters select no setting')
     return chosen
 
 
-def _evaluation_settings(args: argparse.Namespace) -> EvaluationSettings:
-    processing = ProcessingConfig(smoothing=args.filter, time_constant=args.time_constant)
-    mapping = None
-    if args.mapping or args.scale or args.scale_window is not None:
-        data: dict[str, Any] = {}
+def _mappings(args: argparse.Namespace) -> list[MappingConfig]:
+    """Return one mapping config per requested correspondence (command-line overrides)."""
+    names = list(args.correspondence or [DEFAULT_CORRESPONDENCE])
+    if 'all' in names:
+        names = list(correspondence_names())
+    mappings = []
+    for name in dict.fromkeys(names):
+        data: dict[str, Any] = {'correspondence': name}
         if args.mapping:
             data['mode'] = args.mapping
         if args.scale:
             data['scale'] = args.scale
-        if args.scale_window is not None:
-            data['scale_window'] = args.scale_window
-        mapping = MappingConfig.from_dict(data, where='command line')
-    return EvaluationSettings(processing=processing, mapping=mapping)
+        if args.user_profile:
+            data['user_profile'] = args.user_profile
+        mappings.append(MappingConfig.from_dict(data, where='command line'))
+    return mappings
+
+
+def _processing(args: argparse.Namespace) -> ProcessingConfig:
+    return ProcessingConfig(smoothing=args.filter, time_constant=args.time_constant)
 
 
 def _robots(args: argparse.Namespace) -> list[Any]:
@@ -133,21 +174,26 @@ def _robots(args: argparse.Namespace) -> list[Any]:
 
 
 def _demonstrations(args: argparse.Namespace) -> list[Demonstration]:
-    """Load the recordings and bags named on the command line (default: the paper's or demo)."""
-    names = list(args.recording or [])
-    bags = list(getattr(args, 'bag', None) or [])
-    if not names and not bags:
-        names = list(default_recordings())
-    demonstrations = [load_demonstration(name) for name in names]
-    if bags:
-        from pic_ros.bags import demonstration_from_bag
+    """Load the recordings, bags or suite named on the command line."""
+    if getattr(args, 'suite', None) == 'synthetic':
+        demonstrations = list(synthetic_suite(args.suite_size))
+    else:
+        names = list(args.recording or [])
+        bags = list(getattr(args, 'bag', None) or [])
+        if not names and not bags:
+            names = list(default_recordings())
+        demonstrations = [load_demonstration(name) for name in names]
+        if bags:
+            from pic_ros.bags import demonstration_from_bag
 
-        demonstrations += [
-            demonstration_from_bag(
-                path, args.bag_topic, segments=args.segments, task_arms=args.task_arms
-            )
-            for path in bags
-        ]
+            demonstrations += [
+                demonstration_from_bag(
+                    path, args.bag_topic, segments=args.segments, task_arms=args.task_arms
+                )
+                for path in bags
+            ]
+    if getattr(args, 'whole', False):
+        demonstrations = [Demonstration.whole(d.name, d.frames) for d in demonstrations]
     return demonstrations
 
 
@@ -160,27 +206,27 @@ def run_evaluate(args: argparse.Namespace) -> int:
     """
     robots = _robots(args)
     settings = _settings(args)
-    evaluation = _evaluation_settings(args)
+    mappings = _mappings(args)
+    processing = _processing(args)
     demonstrations = _demonstrations(args)
     records = []
-    for demonstration in demonstrations:
-        for robot in robots:
-            for config in settings:
-                if not args.json and sys.stderr.isatty():
-                    print(
-                        f'  {demonstration.name:>20}  {robot.name:<7} '
-                        f'{setting_label(config.name, config.eta):<10}',
-                        end='\r', file=sys.stderr, flush=True,
-                    )
-                records.append(evaluate_one(robot, demonstration, config, evaluation))
+    for demonstration, robot, mapping, config in itertools.product(
+        demonstrations, robots, mappings, settings
+    ):
+        if not args.json and sys.stderr.isatty():
+            print(
+                f'  {demonstration.name:>20}  {robot.name:<7} {mapping.correspondence:<10} '
+                f'{setting_label(config.name, config.eta):<10}',
+                end='\r', file=sys.stderr, flush=True,
+            )
+        evaluation = EvaluationSettings(processing=processing, mapping=mapping)
+        records.append(evaluate_one(robot, demonstration, config, evaluation))
     if args.json:
         print(json.dumps(_json_ready({'results': records})))
         return 0
     if sys.stderr.isatty():
-        print(' ' * 60, end='\r', file=sys.stderr)
-    print(pose_accuracy_table(records))
-    print()
-    print(metrics_table(records))
+        print(' ' * 70, end='\r', file=sys.stderr)
+    print(evaluation_tables(records, suite=args.suite is not None))
     return 0
 
 
@@ -199,9 +245,8 @@ def run_bench(args: argparse.Namespace) -> int:
         robots = _robots(args)
         settings = _settings(args)
         demonstrations = _demonstrations(args)
-        result = bench_solvers(
-            robots, demonstrations, settings, args.ikpy_frames, _evaluation_settings(args)
-        )
+        evaluation = EvaluationSettings(processing=_processing(args), mapping=_mappings(args)[0])
+        result = bench_solvers(robots, demonstrations, settings, args.ikpy_frames, evaluation)
         result['recordings'] = [d.name for d in demonstrations]
     if args.latency or args.latency_only:
         from pic_ros.ros.latency_bench import run_latency_bench
@@ -212,6 +257,33 @@ def run_bench(args: argparse.Namespace) -> int:
         print(json.dumps(_json_ready(result)))
     else:
         print(bench_tables(result))
+    return 0
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    """
+    Measure a person's arm lengths from a recording of the calibration pose.
+
+    :param args: Parsed arguments.
+    :return: Process exit status.
+    """
+    demonstrations = _demonstrations(args)
+    if len(demonstrations) != 1:
+        raise ConfigError('calibrate needs exactly one --recording or --bag')
+    processor = SkeletonProcessor(_processing(args))
+    frames = []
+    for frame in demonstrations[0].frames:
+        try:
+            frames.append(processor.process(frame))
+        except SkeletonError:
+            continue
+    calibrator = Calibrator(CalibrationConfig(duration=args.duration))
+    profile = calibrator.calibrate(frames, name=args.name or demonstrations[0].name)
+    if args.out:
+        written = profile.save(args.out)
+        print(f'pic_ros calibrate: wrote {written}', file=sys.stderr)
+    else:
+        print(profile.to_yaml(), end='')
     return 0
 
 
@@ -317,6 +389,18 @@ def build_parser() -> argparse.ArgumentParser:
         '--latency-seconds', type=float, default=20.0, help='measured seconds per latency run'
     )
     bench.set_defaults(run=run_bench)
+    calibrate = commands.add_parser(
+        'calibrate',
+        help="a person's arm lengths from a recording of the calibration pose (a user profile)",
+    )
+    _add_recordings(calibrate)
+    calibrate.add_argument('--name', help='name written into the profile (default: recording)')
+    calibrate.add_argument('--out', type=Path, help='profile file to write (default: stdout)')
+    calibrate.add_argument(
+        '--duration', type=float, default=CalibrationConfig().duration,
+        help='seconds the pose must be held [s]',
+    )
+    calibrate.set_defaults(run=run_calibrate, suite=None, whole=False)
     for name, text in (
         ('demo', 'replay -> skeleton -> solver -> trajectories -> MuJoCo robot, with pictures'),
         ('teleop', 'tracker -> robot trajectories in one ROS 2 process'),

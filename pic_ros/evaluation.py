@@ -4,9 +4,28 @@ Offline evaluation (``python -m pic_ros evaluate``): the pipeline on recordings,
 The pipeline runs on recorded demonstrations and is scored with the metrics of product §6.
 
 The whole recording is processed causally, frame by frame, as a live system would (filter,
-body frame, mapping, solver with warm start); the metrics are then taken over the frames of each
-demonstration segment. Per-segment values are averaged with equal weight per segment and the
+body frame, correspondence, solver with warm start); the metrics are then taken over the frames of
+each demonstration segment. Per-segment values are averaged with equal weight per segment and the
 population standard deviation is reported, like the PIC paper's tables.
+
+What the metrics compare:
+
+- elbow angles and bone directions: the person's (as the pipeline sees them, smoothed, in the body
+  frame, mapped to the robot's axes) against the robot's landmarks after the solve (forward
+  kinematics of the final joint angles);
+- the wrist error: the robot's wrist landmark against the correspondence's wrist target in the
+  robot base frame, anchored at the robot's *neutral* shoulder landmark -- the fixed mapping, so a
+  hand that drifts because the joint before the shoulder swings the shoulder counts as error;
+- *free* frames: frames where none of the arm's joints is at a limit of its working range
+  (within :data:`AT_LIMIT`): the URDF position limits, and for the elbow its straight position
+  (:attr:`~pic_ros.robot.arm.ArmModel.work_lower`; TIAGo's landmarks, for one, are never
+  straighter than 170 degrees). Where limits make the person's pose unreachable (Baxter's s1
+  cannot hang an arm straight down) the robot takes the closest shape it can; the elbow and
+  direction errors are reported over all frames and over the free frames, and the share of
+  frames each joint spends at a limit is reported per joint;
+- solve time: CPU time of the solving thread per arm solve (joint recovery included), so that
+  preemption on a busy machine does not pass for solver cost; percentiles are pooled over every
+  solve (records carry a histogram in microseconds so that tables can pool them exactly).
 
 The PIC paper's published Pose Accuracy (Table I; η = 1, 2 from Fig. 7, recomputed from the
 authors' result files, ``docs/pic_method.md`` §8) is kept here to print beside ours. Those numbers
@@ -23,12 +42,12 @@ from typing import Any, Final, Iterable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
+from pic_ros.correspondence import MappingConfig
 from pic_ros.exceptions import SkeletonError
 from pic_ros.human.kinect_v2 import PaperDemonstration, Segment
 from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor
 from pic_ros.human.skeleton import Side, SkeletonFrame
 from pic_ros.imitation import RobotImitator
-from pic_ros.mapping import MappingConfig
 from pic_ros.metrics import (
     angle_between,
     elbow_angle,
@@ -82,6 +101,9 @@ SOLVER_SETTINGS: Final = (
     ('pics', 3),
 )
 """The five settings of the paper, as (solver, η)."""
+
+AT_LIMIT: Final = 1e-4
+"""A joint this close to a position limit [rad] or [m] counts as at the limit."""
 
 
 def paper_column(solver: str, eta: int) -> int:
@@ -155,12 +177,15 @@ class ArmTrace:
     :param q: Joint values held after each frame, shape (T, dof), [rad] or [m].
     :param human: Driving human shoulder, elbow, wrist, body frame, shape (T, 3, 3), [m]; NaN
         where not solved.
-    :param targets: The human arm as the solver used it (pinned to the robot's shoulder
-        landmark), robot base frame, shape (T, 3, 3), [m].
+    :param targets: The human arm as the correspondence placed it (anchored at the robot's
+        neutral shoulder landmark: the fixed mapping), robot base frame, shape (T, 3, 3), [m].
     :param landmarks: Robot root, shoulder, elbow, wrist, tool after the solve, shape (T, 5, 3),
         [m].
-    :param solve_time: Solve time, joint recovery included, shape (T,), [s]; NaN if not solved.
+    :param solve_time: CPU time of each solve, joint recovery included, shape (T,), [s]; NaN if
+        not solved.
     :param iterations: Point-solver passes, shape (T,); -1 if not solved.
+    :param at_limit: Which joints are at a limit of their working range after each frame
+        (within :data:`AT_LIMIT`), shape (T, dof).
     """
 
     human_side: Side
@@ -171,6 +196,7 @@ class ArmTrace:
     landmarks: FloatArray
     solve_time: FloatArray
     iterations: npt.NDArray[np.int64]
+    at_limit: BoolArray
 
 
 @dataclass(frozen=True)
@@ -181,11 +207,13 @@ class Trace:
     :param stamps: Frame stamps, shape (T,), [s].
     :param arms: Per robot arm name.
     :param dropped: Frames the skeleton processing rejected (e.g. no shoulders).
+    :param correspondence: Name of the correspondence used.
     """
 
     stamps: FloatArray
     arms: Mapping[str, ArmTrace]
     dropped: int = 0
+    correspondence: str = ''
 
 
 @dataclass(frozen=True)
@@ -194,7 +222,8 @@ class EvaluationSettings:
     Everything ``evaluate`` varies besides the robot and the recording.
 
     :param processing: Human-side smoothing.
-    :param mapping: Human -> robot mapping; ``None`` uses each robot file's ``mapping``.
+    :param mapping: Mapping mode and correspondence; ``None`` uses each robot file's
+        ``mapping``.
     """
 
     processing: ProcessingConfig = field(default_factory=ProcessingConfig)
@@ -228,7 +257,7 @@ def run_imitation(
     landmarks = {name: np.full((count, 5, 3), np.nan) for name in names}
     times = {name: np.full(count, np.nan) for name in names}
     iterations = {name: np.full(count, -1, dtype=np.int64) for name in names}
-    sides = {name: imitator.mappers[name].human_side for name in names}
+    sides = {name: imitator.correspondences[name].human_side for name in names}
     stamps = np.empty(count)
     dropped = 0
     for index, frame in enumerate(demonstration.frames):
@@ -246,8 +275,8 @@ def run_imitation(
                 continue
             solved[name][index] = True
             human[name][index] = body.arm(sides[name])
-            used = arm_step.result.targets
-            targets[name][index] = (used.shoulder, used.elbow, used.wrist)
+            placed = arm_step.targets
+            targets[name][index] = (placed.shoulder, placed.elbow, placed.wrist)
             landmarks[name][index] = robot.arms[name].landmarks(arm_step.result.q)
             times[name][index] = arm_step.solve_time
             iterations[name][index] = arm_step.result.iterations
@@ -261,10 +290,17 @@ def run_imitation(
             landmarks=landmarks[name],
             solve_time=times[name],
             iterations=iterations[name],
+            at_limit=(q[name] <= robot.arms[name].work_lower + AT_LIMIT)
+            | (q[name] >= robot.arms[name].work_upper - AT_LIMIT),
         )
         for name in names
     }
-    return Trace(stamps=stamps, arms=MappingProxyType(arms), dropped=dropped)
+    return Trace(
+        stamps=stamps,
+        arms=MappingProxyType(arms),
+        dropped=dropped,
+        correspondence=imitator.mapping_config.correspondence,
+    )
 
 
 def _mean(values: Iterable[float]) -> float:
@@ -286,16 +322,35 @@ class SegmentScore:
     :param pacc_paper: Pose Accuracy over every solved (frame x arm) sample.
     :param pacc_task: Pose Accuracy over the task arms' samples.
     :param elbow_mae: Mean absolute elbow-angle error [rad].
+    :param elbow_mae_free: The same over the free samples (no joint of the arm at a limit).
     :param dir_err: Mean upper-arm and forearm direction errors [deg].
-    :param ee_err: Mean wrist-landmark distance to the wrist target [m].
+    :param dir_err_free: The same over the free samples [deg].
+    :param ee_err: Mean wrist-landmark distance to the fixed-mapping wrist target [m].
+    :param samples: Solved (frame x arm) samples.
+    :param free: Free samples.
     """
 
     frames: int
     pacc_paper: float
     pacc_task: float
     elbow_mae: float
+    elbow_mae_free: float
     dir_err: tuple[float, float]
+    dir_err_free: tuple[float, float]
     ee_err: float
+    samples: int = 0
+    free: int = 0
+
+
+def _fraction(parts: list[BoolArray]) -> float:
+    samples = np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
+    return float(np.mean(samples)) if samples.size else float('nan')
+
+
+def _average(parts: list[FloatArray]) -> float:
+    samples = np.concatenate(parts) if parts else np.zeros(0)
+    samples = samples[np.isfinite(samples)]
+    return float(np.mean(samples)) if samples.size else float('nan')
 
 
 def score_segment(trace: Trace, segment: Segment, task_arms: frozenset[Side]) -> SegmentScore:
@@ -311,9 +366,13 @@ def score_segment(trace: Trace, segment: Segment, task_arms: frozenset[Side]) ->
     all_hits: list[BoolArray] = []
     task_hits: list[BoolArray] = []
     errors: list[FloatArray] = []
+    free_errors: list[FloatArray] = []
     upper: list[FloatArray] = []
     fore: list[FloatArray] = []
+    free_upper: list[FloatArray] = []
+    free_fore: list[FloatArray] = []
     wrist: list[FloatArray] = []
+    samples = free_count = 0
     for arm in trace.arms.values():
         mask = arm.solved[rows]
         if not np.any(mask):
@@ -321,49 +380,91 @@ def score_segment(trace: Trace, segment: Segment, task_arms: frozenset[Side]) ->
         human = arm.human[rows][mask]
         robot = arm.landmarks[rows][mask]
         target = arm.targets[rows][mask]
+        free = ~np.any(arm.at_limit[rows][mask], axis=1)
         theta_h = elbow_angle(human[:, 0], human[:, 1], human[:, 2])
         theta_r = elbow_angle(robot[:, 1], robot[:, 2], robot[:, 3])
         hits = pose_hits(theta_h, theta_r, PACC_THRESHOLD)
         all_hits.append(hits)
         if arm.human_side in task_arms:
             task_hits.append(hits)
-        errors.append(np.abs(theta_h - theta_r))
-        human_upper = target[:, 1] - target[:, 0]
-        human_fore = target[:, 2] - target[:, 1]
-        upper.append(np.degrees(angle_between(human_upper, robot[:, 2] - robot[:, 1])))
-        fore.append(np.degrees(angle_between(human_fore, robot[:, 3] - robot[:, 2])))
+        error = np.abs(theta_h - theta_r)
+        errors.append(error)
+        free_errors.append(error[free])
+        up = np.degrees(angle_between(target[:, 1] - target[:, 0], robot[:, 2] - robot[:, 1]))
+        fo = np.degrees(angle_between(target[:, 2] - target[:, 1], robot[:, 3] - robot[:, 2]))
+        upper.append(up)
+        fore.append(fo)
+        free_upper.append(up[free])
+        free_fore.append(fo[free])
         wrist.append(np.linalg.norm(robot[:, 3] - target[:, 2], axis=1))
-
-    def fraction(parts: list[BoolArray]) -> float:
-        samples = np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
-        return float(np.mean(samples)) if samples.size else float('nan')
-
-    def average(parts: list[FloatArray]) -> float:
-        samples = np.concatenate(parts) if parts else np.zeros(0)
-        samples = samples[np.isfinite(samples)]
-        return float(np.mean(samples)) if samples.size else float('nan')
-
+        samples += int(mask.sum())
+        free_count += int(free.sum())
     return SegmentScore(
         frames=len(segment),
-        pacc_paper=fraction(all_hits),
-        pacc_task=fraction(task_hits),
-        elbow_mae=average(errors),
-        dir_err=(average(upper), average(fore)),
-        ee_err=average(wrist),
+        pacc_paper=_fraction(all_hits),
+        pacc_task=_fraction(task_hits),
+        elbow_mae=_average(errors),
+        elbow_mae_free=_average(free_errors),
+        dir_err=(_average(upper), _average(fore)),
+        dir_err_free=(_average(free_upper), _average(free_fore)),
+        ee_err=_average(wrist),
+        samples=samples,
+        free=free_count,
     )
+
+
+def solve_time_histogram(durations_s: npt.ArrayLike) -> list[list[int]]:
+    """
+    Count solve times per whole microsecond.
+
+    :param durations_s: Solve times [s]; NaN entries are skipped.
+    :return: Sparse histogram ``[[microseconds, count], ...]``, ascending.
+    """
+    values = np.asarray(durations_s, dtype=float)
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return []
+    counts = np.bincount(np.round(values * 1e6).astype(np.int64).clip(0))
+    return [[int(us), int(n)] for us, n in enumerate(counts.tolist()) if n]
+
+
+def histogram_percentile_ms(
+    histograms: Iterable[Sequence[Sequence[int]]], percentile: float
+) -> float:
+    """
+    Return a percentile of solve times pooled from several microsecond histograms.
+
+    :param histograms: Histograms from :func:`solve_time_histogram`.
+    :param percentile: Percentile in [0, 100].
+    :return: The percentile [ms] (to the microsecond, nearest-rank); NaN for no samples.
+    """
+    pooled: dict[int, int] = {}
+    for histogram in histograms:
+        for micro, count in histogram:
+            pooled[int(micro)] = pooled.get(int(micro), 0) + int(count)
+    total = sum(pooled.values())
+    if total == 0:
+        return float('nan')
+    rank = max(1, math.ceil(percentile / 100.0 * total))
+    seen = 0
+    for micro in sorted(pooled):
+        seen += pooled[micro]
+        if seen >= rank:
+            return micro / 1e3
+    return max(pooled) / 1e3
 
 
 def score(
     trace: Trace, demonstration: Demonstration, robot: Robot, solver: SolverConfig
 ) -> dict[str, Any]:
     """
-    Build the ``evaluate`` record of one recording x robot x solver setting.
+    Build the ``evaluate`` record of one recording x robot x setting.
 
     :param trace: Pipeline output over the recording.
     :param demonstration: The recording, with its segments and task arms.
     :param robot: The robot.
     :param solver: The solver setting.
-    :return: The JSON record (keys of product §6 and the issue), plain Python types.
+    :return: The JSON record (keys of product §6 and more), plain Python types.
     """
     scores: list[SegmentScore] = []
     for segment, task_arms in zip(demonstration.segments, demonstration.task_arms):
@@ -376,6 +477,7 @@ def score(
     jumps = np.zeros(len(trace.stamps), dtype=bool)
     times: list[FloatArray] = []
     iterations: list[npt.NDArray[np.int64]] = []
+    limit_share: dict[str, float] = {}
     for name, arm in trace.arms.items():
         model = robot.arms[name]
         violations |= limit_violation_frames(arm.q, model.lower, model.upper)
@@ -383,11 +485,19 @@ def score(
         mask = in_segments & arm.solved
         times.append(arm.solve_time[mask])
         iterations.append(arm.iterations[mask])
+        if np.any(mask):
+            shares = np.mean(arm.at_limit[mask], axis=0)
+            limit_share.update(
+                {joint: round(float(share), 4) for joint, share in zip(model.joint_names, shares)}
+            )
     solve_times = np.concatenate(times) if times else np.zeros(0)
     all_iterations = np.concatenate(iterations) if iterations else np.zeros(0)
+    samples = sum(s.samples for s in scores)
+    free = sum(s.free for s in scores)
     return {
         'recording': demonstration.name,
         'robot': robot.name,
+        'correspondence': trace.correspondence,
         'solver': solver.name,
         'eta': solver.eta_label,
         'segments': len(scores),
@@ -397,12 +507,20 @@ def score(
         'pacc_task': _mean(s.pacc_task for s in scores),
         'pacc_task_std': _std(s.pacc_task for s in scores),
         'elbow_mae_rad': _mean(s.elbow_mae for s in scores),
+        'elbow_mae_free_rad': _mean(s.elbow_mae_free for s in scores),
         'dir_err_deg': [_mean(s.dir_err[0] for s in scores), _mean(s.dir_err[1] for s in scores)],
+        'dir_err_free_deg': [
+            _mean(s.dir_err_free[0] for s in scores),
+            _mean(s.dir_err_free[1] for s in scores),
+        ],
         'ee_err_cm': 100.0 * _mean(s.ee_err for s in scores),
+        'free_share': free / samples if samples else float('nan'),
+        'limit_share': limit_share,
         'limit_violations': int(np.count_nonzero(violations & in_segments)),
         'jump_frames': int(np.count_nonzero(jumps & in_segments)),
         'solve_ms_p50': percentile_ms(solve_times, 50.0),
         'solve_ms_p99': percentile_ms(solve_times, 99.0),
+        'solve_us_histogram': solve_time_histogram(solve_times),
         'iterations_mean': float(np.mean(all_iterations)) if all_iterations.size else float('nan'),
         'dropped_frames': int(trace.dropped),
         'segment_pacc_paper': [s.pacc_paper for s in scores],
@@ -438,9 +556,12 @@ __all__ = [
     'SOLVER_SETTINGS',
     'SegmentScore',
     'Trace',
+    'AT_LIMIT',
     'evaluate_one',
+    'histogram_percentile_ms',
     'paper_column',
     'run_imitation',
     'score',
     'score_segment',
+    'solve_time_histogram',
 ]

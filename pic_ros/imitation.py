@@ -1,9 +1,9 @@
 """
-One robot imitating one person: the mapping and a solver per arm, frame after frame.
+One robot imitating one person: a correspondence and a solver per arm, frame after frame.
 
 :class:`RobotImitator` is what the solver node and ``evaluate`` share: it takes a body-frame
-skeleton, maps the driving human arm onto each robot arm (:mod:`pic_ros.mapping`) and solves it
-with the configured solver (:mod:`pic_ros.solvers`), keeping each arm's warm start.
+skeleton, places the driving human arm on each robot arm (:mod:`pic_ros.correspondence`) and
+solves it with the configured solver (:mod:`pic_ros.solvers`), keeping each arm's warm start.
 """
 
 from __future__ import annotations
@@ -16,9 +16,15 @@ from typing import Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from pic_ros.correspondence import (
+    ArmTargets,
+    Correspondence,
+    make_correspondence,
+    MappingConfig,
+    RobotArmGeometry,
+)
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.skeleton import SkeletonFrame
-from pic_ros.mapping import ArmMapper, ArmTargets, MappingConfig
 from pic_ros.robot.robot import Robot
 from pic_ros.solvers import ArmSolver, ArmSolveResult, make_solver, SolverConfig
 
@@ -30,9 +36,11 @@ class ArmStep:
     """
     What happened to one arm in one frame.
 
-    :param targets: The mapped human arm, robot base frame [m].
+    :param targets: The human arm as the correspondence placed it (anchored at the robot's
+        neutral shoulder landmark), robot base frame [m].
     :param result: The solver's result (joint angles inside the limits).
-    :param solve_time: Wall time of the solve, joint recovery included [s].
+    :param solve_time: CPU time of the solve (this thread's), joint recovery included [s]: time
+        the process was preempted does not count.
     """
 
     targets: ArmTargets
@@ -55,11 +63,11 @@ class ImitationStep:
 
 class RobotImitator:
     """
-    Map and solve every arm of a robot.
+    Place the person on every arm of a robot and solve it.
 
     :param robot: The robot.
     :param solver: Solver settings (the same solver for every arm).
-    :param mapping: Mapping settings; default the robot file's ``mapping``.
+    :param mapping: Mapping mode and correspondence; default the robot file's ``mapping``.
     :param arms: Names of the arms to solve, in the robot's arm order; default every arm.
     :raises ConfigError: If an arm name is not an arm of the robot.
     """
@@ -80,23 +88,25 @@ class RobotImitator:
                 raise ConfigError(
                     f'arms {unknown} are not arms of {robot.name}; arms: {", ".join(robot.arms)}'
                 )
-        self._mappers: dict[str, ArmMapper] = {}
+        self._correspondences: dict[str, Correspondence] = {}
         self._solvers: dict[str, ArmSolver] = {}
         for name, arm in robot.arms.items():
             if arms is not None and name not in arms:
                 continue
             landmarks = arm.landmarks(arm.neutral)
-            length = float(
-                np.linalg.norm(landmarks[2] - landmarks[1])
-                + np.linalg.norm(landmarks[3] - landmarks[2])
+            geometry = RobotArmGeometry(
+                side=arm.side,
+                shoulder=landmarks[1],
+                upper_arm=float(np.linalg.norm(landmarks[2] - landmarks[1])),
+                forearm=float(np.linalg.norm(landmarks[3] - landmarks[2])),
             )
-            self._mappers[name] = ArmMapper(self.mapping_config, arm.side, landmarks[1], length)
+            self._correspondences[name] = make_correspondence(self.mapping_config, geometry)
             self._solvers[name] = make_solver(arm, solver)
 
     @property
-    def mappers(self) -> Mapping[str, ArmMapper]:
-        """Return the mapper of each arm, read-only."""
-        return MappingProxyType(self._mappers)
+    def correspondences(self) -> Mapping[str, Correspondence]:
+        """Return the correspondence of each solved arm, read-only."""
+        return MappingProxyType(self._correspondences)
 
     def q(self, arm: str) -> FloatArray:
         """
@@ -107,27 +117,27 @@ class RobotImitator:
         """
         return self._solvers[arm].q
 
-    def reset(self, q: Mapping[str, npt.ArrayLike] | None = None, scale: bool = False) -> None:
+    def reset(self, q: Mapping[str, npt.ArrayLike] | None = None, person: bool = False) -> None:
         """
-        Reset the warm starts (and optionally the automatic scale).
+        Reset the warm starts (and optionally what was learnt about the person).
 
         :param q: Warm start per arm name; arms not given go to their neutral pose.
-        :param scale: Also forget the automatic scale measurement.
+        :param person: Also forget what the correspondences learnt (e.g. bone lengths).
         """
         for name, solver in self._solvers.items():
             solver.reset(None if q is None else q.get(name))
-            if scale:
-                self._mappers[name].reset()
+            if person:
+                self._correspondences[name].reset()
 
-    def adopt_scales(self, other: RobotImitator) -> None:
+    def adopt(self, other: RobotImitator) -> None:
         """
-        Continue the automatic scale measurements of another imitator of the same robot.
+        Continue what another imitator of the same robot learnt about the person.
 
         :param other: The imitator being replaced (after a parameter change).
         """
-        for name, mapper in self._mappers.items():
-            if name in other._mappers:
-                mapper.adopt(other._mappers[name])
+        for name, correspondence in self._correspondences.items():
+            if name in other._correspondences:
+                correspondence.adopt(other._correspondences[name])
 
     def step(self, frame: SkeletonFrame) -> ImitationStep:
         """
@@ -138,11 +148,11 @@ class RobotImitator:
         :raises pic_ros.exceptions.ConfigError: If the frame is not in the body frame.
         """
         arms: dict[str, ArmStep] = {}
-        for name, mapper in self._mappers.items():
-            targets = mapper.place(frame)
+        for name, correspondence in self._correspondences.items():
+            targets = correspondence.place(frame)
             if targets is None:
                 continue
-            start = time.perf_counter()
+            start = time.thread_time()
             result = self._solvers[name].solve(targets)
-            arms[name] = ArmStep(targets, result, time.perf_counter() - start)
+            arms[name] = ArmStep(targets, result, time.thread_time() - start)
         return ImitationStep(stamp=frame.stamp, arms=MappingProxyType(arms))

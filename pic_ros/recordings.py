@@ -6,29 +6,52 @@ Where ``evaluate`` and ``bench`` find their recordings.
 - ``assembly1``, ``assembly2``, ``assembly3``, ``incision_straight3``: the PIC paper's real
   Kinect v2 demonstrations. They are not shipped; they are read in place from the shared data
   folder beside the project (``../shared/data/pic_demos``), or from ``$PIC_ROS_PIC_DEMOS``.
-- a path to any ``<task><n>_skel.txt`` in the paper's layout (segment file and config optional);
+- a path to any Kinect v2 text recording (75 numbers per line): a ``<task><n>_skel.txt`` in the
+  paper's layout uses its time stamps, segment file and config when they are beside it; any
+  other file, or one without a segment file, is scored whole (one segment, both arms); without
+  a time-stamp file the frames get made-up 30 Hz stamps, and a one-line warning says so;
 - a path to a rosbag2 of body-tracking MarkerArrays (a bag directory, or a ``.mcap`` / ``.db3``
   file; Azure Kinect or Kinect v2 marker encoding, detected): see
   :func:`pic_ros.bags.demonstration_from_bag` (segments stored in the bag by ``convert`` are
-  used; otherwise the whole bag is one segment).
+  used; otherwise the whole bag is one segment);
+- the synthetic robustness suite (:func:`synthetic_suite`): many generated people and takes
+  (:mod:`pic_ros.synthetic_suite`), each scored over its labelled task segments.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+import sys
 from typing import Final
 
+import numpy as np
 from pic_ros.bags import demonstration_from_bag, is_bag_path
 from pic_ros.evaluation import Demonstration
 from pic_ros.exceptions import RecordingError
-from pic_ros.human.kinect_v2 import load_kinect_v2_recording, load_paper_demonstration
+from pic_ros.human.kinect_v2 import (
+    camera_to_tracker,
+    KINECT_V2_TO_HUMAN,
+    load_kinect_v2_recording,
+    load_paper_demonstration,
+    Segment,
+    SYNTHETIC_RATE,
+)
+from pic_ros.human.skeleton import make_frame, Side
 from pic_ros.resources import share_dir
+from pic_ros.synthetic import SyntheticRecording
+from pic_ros.synthetic_suite import generate_take, SUITE_COUNT, suite_specs
 
 PAPER_RECORDINGS: Final = ('assembly1', 'assembly2', 'assembly3', 'incision_straight3')
 """The paper's demonstrations whose skeletons exist (the curved incision's is missing)."""
 
 DEMO_NAME: Final = 'synthetic1'
+
+_ARMS: Final = {
+    'left': frozenset({Side.LEFT}),
+    'right': frozenset({Side.RIGHT}),
+    'both': frozenset({Side.LEFT, Side.RIGHT}),
+}
 
 
 def pic_demos_dir() -> Path | None:
@@ -86,16 +109,67 @@ def load_demonstration(name: str) -> Demonstration:
     path = Path(name)
     if is_bag_path(path) or path.is_dir() or path.suffix in ('.mcap', '.db3'):
         return demonstration_from_bag(path)
-    suffix = '_skel.txt'
-    if not path.name.endswith(suffix) or not path.is_file():
+    if not path.is_file():
         known = ', '.join(('demo',) + PAPER_RECORDINGS)
         raise RecordingError(
-            f'unknown recording {name!r}: use one of {known}, a *{suffix} path or a rosbag2 '
-            '(a bag directory or a .mcap / .db3 file)'
+            f'unknown recording {name!r}: use one of {known}, a Kinect v2 text recording '
+            '(75 numbers per line) or a rosbag2 (a bag directory or a .mcap / .db3 file)'
         )
-    stem = path.name[: -len(suffix)]
-    try:
-        return Demonstration.from_paper(load_paper_demonstration(path.parent, stem))
-    except RecordingError:
-        recording = load_kinect_v2_recording(path)
-        return Demonstration.whole(stem, tuple(recording.frames()))
+    suffix = '_skel.txt'
+    if path.name.endswith(suffix):
+        stem = path.name[: -len(suffix)]
+        try:
+            return Demonstration.from_paper(load_paper_demonstration(path.parent, stem))
+        except RecordingError:
+            pass
+    else:
+        stem = path.stem
+    recording = load_kinect_v2_recording(path)
+    if not path.with_name(stem + '_skelts.txt').is_file():
+        print(
+            f'pic_ros: {path} has no time-stamp file ({stem}_skelts.txt): using made-up '
+            f'{SYNTHETIC_RATE:.0f} Hz stamps',
+            file=sys.stderr,
+        )
+    return Demonstration.whole(stem, tuple(recording.frames()))
+
+
+def demonstration_from_synthetic(take: SyntheticRecording) -> Demonstration:
+    """
+    Turn a generated take into a recording to evaluate, as if read from its text files.
+
+    Lost frames are left out (real recordings hold only tracked frames); each labelled task is a
+    segment with its task arm(s).
+
+    :param take: A generated take (Kinect v2 camera space).
+    :return: The demonstration: tracker-frame skeletons, segments and task arms.
+    """
+    kept = np.flatnonzero(take.tracked)
+    positions = camera_to_tracker(take.joints[kept][:, list(KINECT_V2_TO_HUMAN)])
+    frames = tuple(
+        make_frame(float(take.stamps[index]), positions[row]) for row, index in enumerate(kept)
+    )
+    segments = []
+    for number, (first, last) in enumerate(take.segment_lines()):
+        segments.append(
+            Segment(index=number, start=first - 1, stop=last, first_line=first, last_line=last)
+        )
+    return Demonstration(
+        name=take.name,
+        frames=frames,
+        segments=tuple(segments),
+        task_arms=tuple(_ARMS[arm] for arm in take.task_arms),
+    )
+
+
+def synthetic_suite(count: int = SUITE_COUNT) -> tuple[Demonstration, ...]:
+    """
+    Generate the synthetic robustness suite (:func:`pic_ros.synthetic_suite.suite_specs`).
+
+    :param count: Number of takes (people), >= 1.
+    :return: One demonstration per take, in suite order.
+    :raises pic_ros.exceptions.ConfigError: If ``count`` is not a positive integer.
+    """
+    return tuple(
+        demonstration_from_synthetic(generate_take(spec)) for spec in suite_specs(count)
+    )

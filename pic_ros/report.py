@@ -11,7 +11,13 @@ import math
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
-from pic_ros.evaluation import paper_column, PAPER_PACC, PAPER_PACC_MEANS, PAPER_TASKS
+from pic_ros.evaluation import (
+    histogram_percentile_ms,
+    paper_column,
+    PAPER_PACC,
+    PAPER_PACC_MEANS,
+    PAPER_TASKS,
+)
 
 Record = Mapping[str, Any]
 
@@ -29,18 +35,31 @@ def setting_label(solver: str, eta: int | None) -> str:
     return {'fabrik': 'FABRIK', 'pic': 'PIC'}.get(solver, solver)
 
 
-def _number(value: float, digits: int = 2) -> str:
+def _number(value: float | None, digits: int = 2) -> str:
     return '–' if value is None or not math.isfinite(value) else f'{value:.{digits}f}'
 
 
-def _settings(records: Sequence[Record]) -> list[tuple[str, int | None]]:
-    seen: list[tuple[str, int | None]] = []
-    for record in records:
-        key = (record['solver'], record['eta'])
-        if key not in seen:
-            seen.append(key)
+Setting = tuple[str, str, int | None]
+
+
+def _key(record: Record) -> Setting:
+    return (str(record.get('correspondence', '')), str(record['solver']), record['eta'])
+
+
+def _settings(records: Sequence[Record]) -> list[Setting]:
+    seen = list(dict.fromkeys(_key(record) for record in records))
     order = {'fabrik': 0, 'pic': 1, 'pics': 2}
-    return sorted(seen, key=lambda k: (order.get(k[0], 9), k[1] or 0))
+    return sorted(seen, key=lambda k: (k[0], order.get(k[1], 9), k[2] or 0))
+
+
+def _label(setting: Setting, several: bool) -> str:
+    correspondence, solver, eta = setting
+    label = setting_label(solver, eta)
+    return f'{correspondence} {label}' if several and correspondence else label
+
+
+def _several(records: Sequence[Record]) -> bool:
+    return len({str(r.get('correspondence', '')) for r in records}) > 1
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
@@ -59,42 +78,42 @@ def pose_accuracy_table(records: Sequence[Record]) -> str:
     :return: The table, then the pooled means over all segments (the paper's "method mean").
     """
     settings = _settings(records)
-    by_key = {(r['robot'], r['recording'], r['solver'], r['eta']): r for r in records}
+    several = _several(records)
+    by_key = {(r['robot'], r['recording']) + _key(r): r for r in records}
     robots = list(dict.fromkeys(r['robot'] for r in records))
     recordings = list(dict.fromkeys(r['recording'] for r in records))
-    header = ['robot', 'recording'] + [setting_label(*s) for s in settings]
+    header = ['robot', 'recording'] + [_label(s, several) for s in settings]
     rows = []
     for robot in robots:
         for recording in recordings:
             cells = [robot, f'{recording} ({PAPER_TASKS[recording]})'
                      if recording in PAPER_TASKS else recording]
-            for solver, eta in settings:
-                record = by_key.get((robot, recording, solver, eta))
+            for setting in settings:
+                record = by_key.get((robot, recording) + setting)
                 if record is None:
                     cells.append('')
                     continue
                 text = f"{_number(record['pacc_paper'])} ({_number(record['pacc_paper_std'])})"
                 paper = PAPER_PACC.get((robot, PAPER_TASKS.get(recording, '')))
-                if paper is not None:
-                    text += f' [{paper[paper_column(solver, eta or 0)]:.2f}]'
+                if paper is not None and setting[1] in ('fabrik', 'pic', 'pics'):
+                    text += f' [{paper[paper_column(setting[1], setting[2] or 0)]:.2f}]'
                 cells.append(text)
             rows.append(cells)
     for label, scope in (('mean, Baxter + YuMi', ('baxter', 'yumi')), ('mean, all robots', None)):
         cells = [label, 'all segments']
         any_value = False
-        for solver, eta in settings:
+        for setting in settings:
             values = [
                 value
                 for r in records
-                if r['solver'] == solver and r['eta'] == eta
-                and (scope is None or r['robot'] in scope)
+                if _key(r) == setting and (scope is None or r['robot'] in scope)
                 for value in r['segment_pacc_paper']
-                if math.isfinite(value)
+                if value is not None and math.isfinite(value)
             ]
             text = _number(float(np.mean(values))) if values else '–'
             any_value = any_value or bool(values)
-            if scope is not None:
-                text += f' [{PAPER_PACC_MEANS[paper_column(solver, eta or 0)]:.2f}]'
+            if scope is not None and setting[1] in ('fabrik', 'pic', 'pics'):
+                text += f' [{PAPER_PACC_MEANS[paper_column(setting[1], setting[2] or 0)]:.2f}]'
             cells.append(text)
         if any_value:
             rows.append(cells)
@@ -109,11 +128,27 @@ def pose_accuracy_table(records: Sequence[Record]) -> str:
 def _pooled(group: Sequence[Record], key: str, index: int | None = None) -> float:
     """Average a per-recording value over recordings, weighted by their segment counts."""
     weights = np.array([max(r['segments'], 0) for r in group], dtype=float)
-    values = np.array([r[key] if index is None else r[key][index] for r in group], dtype=float)
+    raw = [r[key] if index is None else r[key][index] for r in group]
+    values = np.array([np.nan if v is None else v for v in raw], dtype=float)
     keep = np.isfinite(values) & (weights > 0)
     if not np.any(keep):
         return float('nan')
     return float(np.average(values[keep], weights=weights[keep]))
+
+
+def _groups(records: Sequence[Record]) -> list[tuple[str, Setting, list[Record]]]:
+    robots = list(dict.fromkeys(r['robot'] for r in records))
+    groups = []
+    for robot in robots:
+        for setting in _settings(records):
+            group = [r for r in records if r['robot'] == robot and _key(r) == setting]
+            if group:
+                groups.append((robot, setting, group))
+    return groups
+
+
+def _solve_ms(group: Sequence[Record], percentile: float) -> float:
+    return histogram_percentile_ms((r.get('solve_us_histogram') or [] for r in group), percentile)
 
 
 def metrics_table(records: Sequence[Record]) -> str:
@@ -121,44 +156,130 @@ def metrics_table(records: Sequence[Record]) -> str:
     Format the other metrics per robot x setting, pooled over recordings.
 
     Segment-based metrics are averaged over every segment; counts are summed; solve-time
-    percentiles are the worst recording's.
+    percentiles are pooled over every solve (CPU time per arm solve).
 
     :param records: ``evaluate`` records.
     :return: The table.
     """
-    settings = _settings(records)
-    robots = list(dict.fromkeys(r['robot'] for r in records))
+    several = _several(records)
     header = [
-        'robot', 'solver', 'frames', 'Pacc', 'Pacc task', 'elbow MAE rad', 'dir err deg (up/fore)',
-        'wrist err cm', 'limit viol.', 'jump frames', 'solve ms p50', 'p99',
+        'robot', 'setting', 'frames', 'Pacc', 'Pacc task', 'elbow MAE rad all / free',
+        'dir err deg all (up/fore)', 'free (up/fore)', 'wrist err cm', 'free frames',
+        'limit viol.', 'jump frames', 'solve ms p50', 'p99',
     ]
     rows = []
-    for robot in robots:
-        for solver, eta in settings:
-            group = [
-                r
-                for r in records
-                if r['robot'] == robot and (r['solver'], r['eta']) == (solver, eta)
-            ]
-            if not group:
-                continue
-            upper = _pooled(group, 'dir_err_deg', 0)
-            fore = _pooled(group, 'dir_err_deg', 1)
-            rows.append([
-                robot,
-                setting_label(solver, eta),
-                str(sum(r['frames'] for r in group)),
-                _number(_pooled(group, 'pacc_paper')),
-                _number(_pooled(group, 'pacc_task')),
-                _number(_pooled(group, 'elbow_mae_rad'), 3),
-                f'{_number(upper, 1)} / {_number(fore, 1)}',
-                _number(_pooled(group, 'ee_err_cm'), 1),
-                str(sum(r['limit_violations'] for r in group)),
-                str(sum(r['jump_frames'] for r in group)),
-                _number(max(r['solve_ms_p50'] for r in group), 3),
-                _number(max(r['solve_ms_p99'] for r in group), 3),
-            ])
-    return 'Other metrics, pooled over recordings (product §6)\n' + _table(header, rows)
+    for robot, setting, group in _groups(records):
+        free_share = _pooled(group, 'free_share')
+        rows.append([
+            robot,
+            _label(setting, several),
+            str(sum(r['frames'] for r in group)),
+            _number(_pooled(group, 'pacc_paper')),
+            _number(_pooled(group, 'pacc_task')),
+            f"{_number(_pooled(group, 'elbow_mae_rad'), 3)} / "
+            f"{_number(_pooled(group, 'elbow_mae_free_rad'), 3)}",
+            f"{_number(_pooled(group, 'dir_err_deg', 0), 1)} / "
+            f"{_number(_pooled(group, 'dir_err_deg', 1), 1)}",
+            f"{_number(_pooled(group, 'dir_err_free_deg', 0), 1)} / "
+            f"{_number(_pooled(group, 'dir_err_free_deg', 1), 1)}",
+            _number(_pooled(group, 'ee_err_cm'), 1),
+            f'{100 * free_share:.0f} %' if math.isfinite(free_share) else '–',
+            str(sum(r['limit_violations'] for r in group)),
+            str(sum(r['jump_frames'] for r in group)),
+            _number(_solve_ms(group, 50.0), 3),
+            _number(_solve_ms(group, 99.0), 3),
+        ])
+    return (
+        'Other metrics, pooled over recordings (free: samples with no joint of the arm at a '
+        'position limit; solve time: CPU time per arm solve, pooled over every solve)\n'
+        + _table(header, rows)
+    )
+
+
+def limit_table(records: Sequence[Record], threshold: float = 0.005) -> str:
+    """
+    Format the share of frames each joint spends at a position limit, per robot x setting.
+
+    :param records: ``evaluate`` records.
+    :param threshold: Joints below this share are left out.
+    :return: The table (one row per robot x setting; "none" when no joint reaches a limit).
+    """
+    several = _several(records)
+    rows = []
+    for robot, setting, group in _groups(records):
+        weights: dict[str, list[tuple[float, int]]] = {}
+        for record in group:
+            for joint, share in (record.get('limit_share') or {}).items():
+                weights.setdefault(joint, []).append((float(share), int(record['frames'])))
+        shares = {
+            joint: sum(s * n for s, n in pairs) / max(sum(n for _, n in pairs), 1)
+            for joint, pairs in weights.items()
+        }
+        listed = [f'{joint} {100 * share:.0f} %' for joint, share in shares.items()
+                  if share >= threshold]
+        rows.append([robot, _label(setting, several), ', '.join(listed) or 'none'])
+    return (
+        'Share of solved frames with a joint at a position limit (per joint)\n'
+        + _table(['robot', 'setting', 'joints at a limit'], rows)
+    )
+
+
+def suite_table(records: Sequence[Record]) -> str:
+    """
+    Format the synthetic suite: per robot x setting, the mean and the worst take.
+
+    :param records: ``evaluate`` records, one per take.
+    :return: The table.
+    """
+    several = _several(records)
+    header = [
+        'robot', 'setting', 'takes', 'Pacc mean / min', 'elbow MAE rad mean / max',
+        'free mean / max', 'dir err deg mean / max', 'wrist err cm', 'limit viol.',
+        'jump frames', 'solve ms p50', 'p99',
+    ]
+    rows = []
+    for robot, setting, group in _groups(records):
+        def values(key: str, index: int | None = None) -> np.ndarray:
+            raw = [r[key] if index is None else r[key][index] for r in group]
+            return np.array([np.nan if v is None else v for v in raw], dtype=float)
+
+        pacc = values('pacc_paper')
+        mae = values('elbow_mae_rad')
+        free = values('elbow_mae_free_rad')
+        direction = np.fmax(values('dir_err_deg', 0), values('dir_err_deg', 1))
+        rows.append([
+            robot,
+            _label(setting, several),
+            str(len(group)),
+            f'{_number(np.nanmean(pacc))} / {_number(np.nanmin(pacc))}',
+            f'{_number(np.nanmean(mae), 3)} / {_number(np.nanmax(mae), 3)}',
+            f'{_number(np.nanmean(free), 3)} / {_number(np.nanmax(free), 3)}',
+            f'{_number(np.nanmean(direction), 1)} / {_number(np.nanmax(direction), 1)}',
+            _number(float(np.nanmean(values('ee_err_cm'))), 1),
+            str(sum(r['limit_violations'] for r in group)),
+            str(sum(r['jump_frames'] for r in group)),
+            _number(_solve_ms(group, 50.0), 3),
+            _number(_solve_ms(group, 99.0), 3),
+        ])
+    return (
+        'Synthetic robustness suite: per take, then the mean and the worst take (direction '
+        'error: the larger of upper arm and forearm)\n' + _table(header, rows)
+    )
+
+
+def evaluation_tables(records: Sequence[Record], suite: bool = False) -> str:
+    """
+    Format every table of ``evaluate``.
+
+    :param records: ``evaluate`` records.
+    :param suite: The records are the synthetic suite's takes.
+    :return: The tables, separated by blank lines.
+    """
+    if suite:
+        parts = [suite_table(records), metrics_table(records), limit_table(records)]
+    else:
+        parts = [pose_accuracy_table(records), metrics_table(records), limit_table(records)]
+    return '\n\n'.join(parts)
 
 
 def bench_tables(result: Mapping[str, Any]) -> str:

@@ -553,8 +553,17 @@ _SWAY_AMPLITUDE_DEG: Final = np.array([[1.2, 0.4], [0.8, 0.3], [1.0, 0.3]])
 _SWAY_FREQUENCY: Final = np.array([[0.07, 0.23], [0.11, 0.31], [0.13, 0.27]])
 
 
-def _trunk(times: FloatArray, sway_phase: FloatArray) -> _Trunk:
-    lean_twist = np.radians(_interpolate(times, _TRUNK_KEYS[:, 0], _TRUNK_KEYS[:, 1:]))
+def _trunk(
+    times: FloatArray, sway_phase: FloatArray, keys: FloatArray | None = None
+) -> _Trunk:
+    """
+    Trunk rotations at (N,) times [s]: lean and twist keys plus a slow sway.
+
+    ``keys`` (K, 3): time [s], lean (forward pitch) [deg], twist (yaw to the left) [deg],
+    interpolated along minimum-jerk profiles; default the demo take's :data:`_TRUNK_KEYS`.
+    """
+    keys = _TRUNK_KEYS if keys is None else keys
+    lean_twist = np.radians(_interpolate(times, keys[:, 0], keys[:, 1:]))
     waves = np.sin(
         2.0 * np.pi * _SWAY_FREQUENCY[None] * times[:, None, None] + sway_phase[None]
     )
@@ -856,16 +865,19 @@ _OUTLIER_WEIGHTS: Final = {
 }
 
 
-def _stamps(rng: np.random.Generator, tracker: TrackerModel) -> FloatArray:
+def _stamps(
+    rng: np.random.Generator, tracker: TrackerModel, duration: float = DURATION
+) -> FloatArray:
+    """Kinect-like capture times (T,) [s] from about 0.05 s up to ``duration`` (exclusive)."""
     period = 1.0 / NOMINAL_RATE
-    count = int(DURATION / (0.6 * period)) + 2
+    count = int(duration / (0.6 * period)) + 2
     jitter = rng.normal(0.0, tracker.jitter_sigma, count)
     delay = rng.gamma(2.0, tracker.delay_mean / 2.0, count)
     dropped = rng.random(count) < tracker.drop_probability
     steps = np.maximum(period + jitter + delay + dropped * period, 0.6 * period)
     first = 0.04 + 0.02 * rng.random()
     stamps = first + np.concatenate([[0.0], np.cumsum(steps[:-1])])
-    return stamps[stamps < DURATION]
+    return stamps[stamps < duration]
 
 
 def _drift(rng: np.random.Generator, stamps: FloatArray, tracker: TrackerModel) -> FloatArray:

@@ -29,7 +29,7 @@ AZURE_EMPTY = 60
 DEMO_BAG = Path(__file__).resolve().parents[1] / 'demo' / 'synthetic1_bag'
 K4 = {name: index for index, name in enumerate(AZURE_KINECT_JOINTS)}
 V2 = {name: index for index, name in enumerate(KINECT_V2_JOINTS)}
-TIMING_KEYS = ('solve_ms_p50', 'solve_ms_p99')
+TIMING_KEYS = ('solve_ms_p50', 'solve_ms_p99', 'solve_us_histogram')
 
 
 @pytest.fixture(scope='module')

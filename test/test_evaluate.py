@@ -11,16 +11,19 @@ from typing import Any
 
 import numpy as np
 from pic_ros.cli import main
+from pic_ros.correspondence import load_user_profile
 from pic_ros.evaluation import (
     ArmTrace,
     Demonstration,
     evaluate_one,
+    histogram_percentile_ms,
     paper_column,
     PAPER_PACC,
     score,
+    solve_time_histogram,
     Trace,
 )
-from pic_ros.human.kinect_v2 import load_paper_demonstration, Segment
+from pic_ros.human.kinect_v2 import KINECT_V2_JOINTS, load_paper_demonstration, Segment
 from pic_ros.human.skeleton import Side
 from pic_ros.recordings import load_demonstration
 from pic_ros.robot import load_robot
@@ -28,13 +31,14 @@ from pic_ros.solvers import SolverConfig
 import pytest
 
 RECORD_KEYS = (
-    'recording', 'robot', 'solver', 'eta', 'segments', 'frames', 'pacc_paper', 'pacc_paper_std',
-    'pacc_task', 'elbow_mae_rad', 'dir_err_deg', 'ee_err_cm', 'limit_violations', 'jump_frames',
-    'solve_ms_p50', 'solve_ms_p99',
+    'recording', 'robot', 'correspondence', 'solver', 'eta', 'segments', 'frames', 'pacc_paper',
+    'pacc_paper_std', 'pacc_task', 'elbow_mae_rad', 'elbow_mae_free_rad', 'dir_err_deg',
+    'dir_err_free_deg', 'ee_err_cm', 'free_share', 'limit_share', 'limit_violations',
+    'jump_frames', 'solve_ms_p50', 'solve_ms_p99', 'solve_us_histogram',
 )
 """Keys every ``evaluate`` record has (product §6 and the evaluate issue)."""
 
-TIMING_KEYS = ('solve_ms_p50', 'solve_ms_p99')
+TIMING_KEYS = ('solve_ms_p50', 'solve_ms_p99', 'solve_us_histogram')
 SHORT_FRAMES = 240
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
@@ -63,15 +67,18 @@ def _check_record(record: dict[str, Any]) -> None:
     """Assert the invariants every real ``evaluate`` record must meet."""
     missing = [key for key in RECORD_KEYS if key not in record]
     assert not missing, f'record lacks {missing}'
-    assert len(record['dir_err_deg']) == 2
+    assert len(record['dir_err_deg']) == 2 and len(record['dir_err_free_deg']) == 2
     not_finite = {k: v for k, v in _numbers(record).items()
-                  if k != 'eta' and not math.isfinite(v)}
+                  if k != 'eta' and not k.startswith('solve_us_histogram')
+                  and not math.isfinite(v)}
     assert not not_finite, f'non-finite metrics: {not_finite}'
     for key in ('pacc_paper', 'pacc_task'):
         assert 0.0 <= record[key] <= 1.0
     assert record['limit_violations'] == 0
     assert isinstance(record['jump_frames'], int) and record['jump_frames'] >= 0
     assert 0.0 < record['solve_ms_p50'] <= record['solve_ms_p99']
+    assert sum(count for _, count in record['solve_us_histogram']) > 0
+    assert all(0.0 <= share <= 1.0 for share in record['limit_share'].values())
     json.dumps(record, allow_nan=False)  # plain Python types, ready for --json
 
 
@@ -223,6 +230,7 @@ def _synthetic_trace(robot, frames: int, bend: float) -> tuple[Trace, np.ndarray
                 landmarks=landmarks,
                 solve_time=np.full(frames, 0.002),
                 iterations=np.full(frames, 3, dtype=np.int64),
+                at_limit=np.zeros((frames, arm.dof), dtype=bool),
             )
         }),
     )
@@ -235,6 +243,7 @@ def test_score_of_a_known_trace():
     bend = 0.5
     trace, q = _synthetic_trace(robot, 12, bend)
     arm = robot.arms['arm']
+    trace.arms['arm'].at_limit[6] = True  # one frame of the second segment is limit-bound
     q[7, 0] = arm.upper[0] + 0.1  # outside the limits, and a jump in and out (frames 7 and 8)
     q[11, 1] = arm.upper[1] + 0.1  # outside the limits, but not in any segment
     demonstration = Demonstration(
@@ -255,6 +264,7 @@ def test_score_of_a_known_trace():
         'pacc_paper': 0.5, 'pacc_paper_std': 0.5,
         'pacc_task': 1.0,  # the second segment's task arm is the left: no samples, left out
         'elbow_mae_rad': bend / 2,
+        'elbow_mae_free_rad': (0.0 + 4 * bend / 4) / 2,  # segment means: 0, and bend over 4
         'ee_err_cm': 100 * wrist_error / 2,
         'limit_violations': 1, 'jump_frames': 2,
         'solve_ms_p50': 2.0, 'solve_ms_p99': 2.0,
@@ -265,3 +275,138 @@ def test_score_of_a_known_trace():
         assert record[key] == pytest.approx(value, abs=1e-9), key
     assert record['dir_err_deg'] == pytest.approx([0.0, math.degrees(bend) / 2], abs=1e-6)
     assert record['segment_pacc_paper'] == [1.0, 0.0]
+    assert record['free_share'] == pytest.approx(9 / 10)
+    assert record['limit_share'] == dict.fromkeys(arm.joint_names, 0.1)
+    assert record['solve_us_histogram'] == [[2000, 10]]
+
+
+def test_pooled_solve_time_percentiles_come_from_every_solve():
+    """Percentiles pooled from two recordings' histograms are those of all solves together."""
+    rng = np.random.default_rng(3)
+    fast, slow = rng.uniform(1e-4, 2e-4, 900), rng.uniform(5e-4, 9e-4, 100)
+    pooled = histogram_percentile_ms(
+        [solve_time_histogram(fast), solve_time_histogram(slow)], 99.0
+    )
+    every = np.round(np.concatenate([fast, slow]) * 1e6)
+    assert pooled == pytest.approx(np.percentile(every, 99.0, method='inverted_cdf') / 1e3)
+    assert histogram_percentile_ms([], 50.0) != histogram_percentile_ms([], 50.0)  # NaN
+
+
+def test_any_kinect_v2_text_file_is_scored_whole_and_made_up_stamps_are_announced(
+    capsys, tmp_path
+):
+    """A 75-column file with no stamps or segments is one segment; one line says 30 Hz."""
+    lines = (PROJECT_ROOT / 'demo' / 'synthetic1_skel.txt').read_text().splitlines()[:90]
+    path = tmp_path / 'person.txt'
+    path.write_text('\n'.join(lines) + '\n')
+    status, out, err = _run_cli(
+        capsys, 'evaluate', '--recording', str(path), '--robot', 'tiago', '--solver', 'pic',
+        '--json',
+    )
+    assert status == 0
+    assert err.count('\n') == 1 and 'made-up 30 Hz stamps' in err
+    [record] = json.loads(out)['results']
+    assert (record['recording'], record['segments'], record['frames']) == ('person', 1, 90)
+
+
+def test_whole_scores_a_segmented_recording_as_one_segment(capsys):
+    """--whole ignores the segment file: every frame, both arms."""
+    status, out, _ = _run_cli(
+        capsys, 'evaluate', '--recording', 'demo', '--robot', 'yumi', '--solver', 'pic',
+        '--whole', '--json',
+    )
+    assert status == 0
+    [record] = json.loads(out)['results']
+    assert record['segments'] == 1
+    assert record['frames'] == len(load_demonstration('demo').frames)
+
+
+def test_the_synthetic_suite_is_scored_per_take(capsys):
+    """--suite synthetic scores each generated person as a recording of its own."""
+    status, out, err = _run_cli(
+        capsys, 'evaluate', '--suite', 'synthetic', '--suite-size', '2', '--robot', 'tiago',
+        '--solver', 'pic', '--json',
+    )
+    assert status == 0, err
+    results = json.loads(out)['results']
+    assert len({r['recording'] for r in results}) == 2
+    for record in results:
+        _check_record(record)
+        assert record['segments'] >= 3
+
+
+def test_both_correspondences_are_evaluated_side_by_side(capsys):
+    """--correspondence all runs every registered correspondence; the table names them."""
+    status, out, err = _run_cli(
+        capsys, 'evaluate', '--recording', 'demo', '--robot', 'tiago', '--solver', 'pic',
+        '--correspondence', 'all',
+    )
+    assert status == 0, err
+    assert 'direction PIC' in out and 'position PIC' in out
+    assert 'Share of solved frames with a joint at a position limit' in out
+
+
+def test_default_settings_keep_their_quality_on_the_shipped_demo():
+    """Regression: the default correspondence and solver on the demo take, every robot."""
+    demonstration = load_demonstration('demo')
+    for name in ('baxter', 'yumi', 'tiago'):
+        record = evaluate_one(load_robot(name), demonstration, SolverConfig())
+        assert record['correspondence'] == 'direction' and record['solver'] == 'pic'
+        assert record['pacc_paper'] >= 0.98, name
+        assert record['elbow_mae_rad'] <= 0.02, name
+        assert record['elbow_mae_free_rad'] <= 0.02, name
+        assert max(record['dir_err_free_deg']) <= 2.0, name
+        assert record['jump_frames'] == 0 and record['limit_violations'] == 0, name
+
+
+def _t_pose_recording(path: Path, upper: float, fore: float, seconds: float = 3.0) -> Path:
+    """
+    Write a Kinect v2 text recording of a person holding the calibration pose.
+
+    The person stands 2 m in front of the sensor, arms stretched out sideways.
+    """
+    camera = np.zeros((25, 3))
+    tracker_points = {
+        'SpineBase': (2.0, 0.0, 0.0), 'SpineShoulder': (2.0, 0.0, 0.5),
+        'ShoulderLeft': (2.0, -0.18, 0.45), 'ShoulderRight': (2.0, 0.18, 0.45),
+        'ElbowLeft': (2.0, -0.18 - upper, 0.45), 'ElbowRight': (2.0, 0.18 + upper, 0.45),
+        'WristLeft': (2.0, -0.18 - upper - fore, 0.45),
+        'WristRight': (2.0, 0.18 + upper + fore, 0.45),
+    }
+    for name, (x, y, z) in tracker_points.items():
+        camera[KINECT_V2_JOINTS.index(name)] = (y, z, x)  # tracker (x, y, z) = camera (z, x, y)
+    lines = [' '.join(f'{value:.6f}' for value in camera.ravel())] * int(seconds * 30)
+    stamps = [f'{index / 30.0 + 0.05:.6f}' for index in range(len(lines))]
+    skeleton = path / 'pose1_skel.txt'
+    skeleton.write_text('\n'.join(lines) + '\n')
+    (path / 'pose1_skelts.txt').write_text('\n'.join(stamps) + '\n')
+    return skeleton
+
+
+def test_calibrate_writes_a_profile_that_position_evaluation_uses(capsys, tmp_path):
+    """The calibrate command measures the bone lengths of a held pose; evaluate then uses them."""
+    recording = _t_pose_recording(tmp_path, 0.29, 0.24)
+    out = tmp_path / 'alice.yaml'
+    status, _, err = _run_cli(
+        capsys, 'calibrate', '--recording', str(recording), '--name', 'alice', '--out', str(out)
+    )
+    assert status == 0, err
+    profile = load_user_profile(out)
+    assert profile.name == 'alice'
+    for side in Side:
+        assert profile.arms[side].upper_arm == pytest.approx(0.29, abs=1e-3)
+        assert profile.arms[side].forearm == pytest.approx(0.24, abs=1e-3)
+    status, out_json, err = _run_cli(
+        capsys, 'evaluate', '--recording', 'demo', '--robot', 'tiago', '--solver', 'pic',
+        '--correspondence', 'position', '--user-profile', str(out), '--json',
+    )
+    assert status == 0, err
+    assert json.loads(out_json)['results'][0]['correspondence'] == 'position'
+
+
+def test_calibrate_says_why_when_the_pose_is_not_held(capsys):
+    """A recording without the calibration pose: status 2 and one line saying what to do."""
+    status, out, err = _run_cli(capsys, 'calibrate', '--recording', 'demo')
+    assert status == 2 and out == ''
+    assert len(err.splitlines()) == 1
+    assert 'stand facing the tracker with both arms stretched out sideways' in err

@@ -10,10 +10,10 @@ from typing import Any, Callable
 
 import numpy as np
 from pic_ros import resources
+from pic_ros.correspondence import MappingMode
 from pic_ros.exceptions import ChainError, ConfigError
 from pic_ros.human.skeleton import Side
 from pic_ros.kinematics import load_robot_model
-from pic_ros.mapping import MappingMode
 from pic_ros.robot import ArmModel, load_robot
 from pic_ros.robot.arm import LANDMARK_LENGTH_SPREAD
 from pic_ros.robot.config import robot_spec_from_dict
@@ -122,11 +122,12 @@ def test_shipped_landmark_tuples_match_the_landmark_array(name, rng):
         np.testing.assert_allclose(arm.landmark_tuples(q)[0], arm.landmarks(q), atol=1e-12)
 
 
-def test_shipped_mapping_defaults_are_same_side_auto():
-    """The shipped robot files use the paper's mapping: same side, automatic scale."""
+def test_shipped_mapping_defaults_are_same_side_direction():
+    """The shipped robot files map same side, with the direction correspondence."""
     for name in SHIPPED:
         mapping = load_robot(name).spec.mapping
         assert mapping.mode is MappingMode.SAME_SIDE
+        assert mapping.correspondence == 'direction'
         assert mapping.scale is None
 
 
@@ -268,7 +269,8 @@ REJECTIONS = [
     ),
     (
         'unknown mapping key', _set(('mapping', 'offset'), 0.1),
-        "baxter.yaml: mapping: unknown keys ['offset']; known: mode, scale, scale_window",
+        "baxter.yaml: mapping: unknown keys ['offset']; known: correspondence, mode, scale, "
+        'user_profile',
     ),
 ]
 

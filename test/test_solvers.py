@@ -7,8 +7,8 @@ import math
 from hypothesis import given, HealthCheck, settings
 from hypothesis import strategies as st
 import numpy as np
+from pic_ros.correspondence import ArmTargets, TargetKind
 from pic_ros.exceptions import ConfigError, SkeletonError
-from pic_ros.mapping import ArmTargets
 from pic_ros.robot import load_robot
 from pic_ros.solvers import IterationConfig, make_solver, solver_names, SolverConfig, Termination
 from pic_ros.solvers.iteration import OctantConstraints, solve_point_chain
@@ -96,9 +96,10 @@ def test_pic_holds_every_constraint_when_it_reports_converged():
         shoulder=np.zeros(3),
         elbow=np.array([0.2, 0.1, -0.2]),
         wrist=np.array([0.45, 0.15, -0.1]),
+        kind=TargetKind.POSITION,
         scale=1.0,
     )
-    constraints = human_octants(targets)
+    constraints = human_octants(tuple(targets.upper_arm), tuple(targets.forearm))
     assert constraints.octants == (7, 1, 3, 5)
     result = solve_point_chain(chain, tuple(targets.wrist), IterationConfig(), constraints)
     assert result.termination is Termination.CONVERGED
@@ -126,7 +127,7 @@ def test_pic_keeps_lengths_and_reports_converged_only_when_constraints_hold(targ
     assert np.all(np.isfinite(result.points))
     assert np.allclose(lengths(result.points), chain.lengths, atol=1e-9)
     if result.termination is Termination.CONVERGED:
-        assert constraints.satisfied_by(tuple(map(tuple, result.points)), tolerance=1e-9)
+        assert constraints.satisfied_by(tuple(map(tuple, result.points)))
         assert result.residual <= IterationConfig().tolerance
     assert result.iterations <= IterationConfig().max_iterations
 
@@ -142,14 +143,15 @@ def test_pics_eta_three_is_fabrik():
     assert pics.termination is fabrik.termination
 
 
-def arm_targets(arm, upper, fore, scale=1.0):
+def arm_targets(arm, upper, fore, kind=TargetKind.POSITION):
     """Place a human arm with the given bone vectors on an arm's neutral shoulder."""
     shoulder = arm.landmarks(arm.neutral)[1]
     return ArmTargets(
         shoulder=shoulder,
         elbow=shoulder + np.asarray(upper, dtype=float),
         wrist=shoulder + np.asarray(upper, dtype=float) + np.asarray(fore, dtype=float),
-        scale=scale,
+        kind=kind,
+        scale=1.0 if kind is TargetKind.POSITION else None,
     )
 
 
@@ -211,7 +213,7 @@ def test_non_finite_targets_are_a_documented_input_error(robots, bad):
     """Non-finite targets raise SkeletonError (the frame is dropped), never anything else."""
     arm = robots['baxter'].arms['left']
     targets = arm_targets(arm, (0.0, 0.0, -0.3), (0.3, 0.0, 0.0))
-    broken = ArmTargets(targets.shoulder, targets.elbow, np.array([bad, 0.0, 0.0]), 1.0)
+    broken = ArmTargets(targets.shoulder, targets.elbow, np.array([bad, 0.0, 0.0]))
     solver = make_solver(arm, SolverConfig(name='pic'))
     before = solver.q
     with pytest.raises(SkeletonError, match='wrist target must be a finite 3-vector'):

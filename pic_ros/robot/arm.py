@@ -9,6 +9,14 @@ Landmarks (product §5) are the origins of the shoulder, elbow and wrist joints.
 origin of the movable joint just before the shoulder (Baxter ``s0``, YuMi ``joint_1``, TIAGo
 ``arm_1``): the point chain that FABRIK and PIC move starts there, because that joint is the one
 that swings the shoulder around.
+
+Besides the URDF limits, an arm has a *working range* for imitation (:attr:`ArmModel.work_lower`,
+:attr:`ArmModel.work_upper`): the URDF range, except that the elbow landmark joint stops where
+its landmarks are straightest. Elbow joints usually go a little past straight (Baxter ``e1`` to
+-0.05 rad, the straight landmark triangle being at 0.17 rad; TIAGo ``arm_4`` to -0.39 rad, straight
+at 0.13 rad); past that point the landmark triangle bends *backwards*, and a solution there would
+have to cross the straight-arm singularity to bend forwards again when the person bends the
+elbow. The straight position is found on the URDF at load time, so it holds for any robot.
 """
 
 from __future__ import annotations
@@ -58,6 +66,8 @@ class ArmModel:
     elbow_index: int = field(init=False)
     wrist_index: int = field(init=False)
     active: tuple[int, ...] = field(init=False)
+    work_lower: FloatArray = field(init=False)
+    work_upper: FloatArray = field(init=False)
     _full_template: tuple[float, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -113,6 +123,56 @@ class ArmModel:
         set_field(self, 'wrist_index', chain.index(spec.wrist))
         set_field(self, 'active', tuple(indices))
         set_field(self, '_full_template', tuple(template))
+        work_lower, work_upper = self._working_range()
+        set_field(self, 'work_lower', freeze(work_lower))
+        set_field(self, 'work_upper', freeze(work_upper))
+
+    def _working_range(
+        self, configurations: int = 32, samples: int = 181
+    ) -> tuple[FloatArray, FloatArray]:
+        """
+        Narrow the elbow landmark joint to the bent side of its straightest position.
+
+        The straight position depends a little on the roll joints around the elbow (offsets), so
+        it is found for ``configurations`` seeded random values of the other joints between the
+        shoulder and wrist landmarks, and the bound is the one furthest to the bent side: every
+        value in the working range then bends the landmarks the normal way.
+        """
+        lower = np.array(self.lower, dtype=float)
+        upper = np.array(self.upper, dtype=float)
+        position = self.joint_names.index(self.spec.elbow)
+        low, high = lower[position], upper[position]
+        if not (np.isfinite(low) and np.isfinite(high)):
+            return lower, upper
+        values = np.linspace(low, high, samples)
+        step = values[1] - values[0]
+        bent_above = True
+        rng = np.random.default_rng(0)
+        between = [
+            index
+            for index, joint in enumerate(self.joint_names)
+            if self.shoulder_index < self.active[index] < self.wrist_index and index != position
+        ]
+        straight_points = []
+        for trial in range(configurations):
+            q = self.neutral.copy()
+            if trial:
+                for index in between:
+                    q[index] = rng.uniform(max(lower[index], -np.pi), min(upper[index], np.pi))
+            lengths = []
+            for value in values:
+                q[position] = value
+                points = self.landmarks(q)
+                lengths.append(float(np.linalg.norm(points[3] - points[1])))
+            straight = float(values[int(np.argmax(lengths))])
+            if trial == 0:
+                bent_above = bool(self.neutral[position] >= straight)
+            straight_points.append(straight)
+        if bent_above:
+            lower[position] = min(max(straight_points) + step, self.neutral[position])
+        else:
+            upper[position] = max(min(straight_points) - step, self.neutral[position])
+        return lower, upper
 
     @classmethod
     def build(
@@ -192,6 +252,17 @@ class ArmModel:
             positions[-1],
         ]
         return landmarks, (positions, axes)
+
+    def elbow_straight(self) -> float:
+        """
+        Return the elbow landmark joint's value where the arm's landmarks are straightest.
+
+        :return: Joint value [rad], the bound of the working range on the elbow's straight side.
+        """
+        position = self.joint_names.index(self.spec.elbow)
+        if self.work_lower[position] != self.lower[position]:
+            return float(self.work_lower[position])
+        return float(self.work_upper[position])
 
     def clamp(self, q: npt.ArrayLike) -> FloatArray:
         """

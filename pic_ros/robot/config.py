@@ -20,7 +20,7 @@ Example (units: radians for revolute joints, metres for prismatic ones)::
         landmarks: {shoulder: left_s1, elbow: left_e1, wrist: left_w1}
         neutral: [-0.08, -1.0, -1.19, 1.94, 0.67, 1.03, -0.5]
         controller: left_arm_controller
-    mapping: {mode: same_side, scale: auto}
+    mapping: {mode: same_side, correspondence: direction}
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from pic_ros.correspondence import MappingConfig
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.skeleton import Side
-from pic_ros.mapping import MappingConfig
 from pic_ros.validation import check_choice
 import yaml
 
@@ -77,7 +77,7 @@ class RobotSpec:
     :param base_frame: Base link; every solver position is in this frame [m].
     :param arms: Arms by name, in file order.
     :param locked_joints: Joints held at a fixed value while imitating [rad] or [m].
-    :param mapping: Default human -> robot mapping.
+    :param mapping: Default human -> robot mapping (mode and correspondence).
     :param source: File the spec was read from, for messages.
     """
 

@@ -5,22 +5,29 @@ Subscribes ``skeleton`` (``geometry_msgs/PoseArray`` in the body-centred human f
 skeleton_node) and publishes ``joint_targets`` (``sensor_msgs/JointState``: the solved arms'
 joints, positions inside the URDF limits, stamp copied from the skeleton). The robot, its arms,
 landmarks and neutral pose come from ``config/<robot>.yaml`` and ``urdf/<robot>.urdf``; the solver
-(FABRIK, PIC, PICs(η)), the mapping and the stopping rules are parameters, changeable at run time
-(a change keeps each arm's warm start).
+(FABRIK, PIC, PICs(η)), the mapping, the correspondence and the stopping rules are parameters,
+changeable at run time (a change keeps each arm's warm start and what was learnt of the person).
+
+Service ``~/calibrate`` (``std_srvs/Trigger``): measures the person's arm lengths from the last
+seconds of skeletons, while they hold the calibration pose (arms stretched out sideways), writes
+them to the ``user_profile`` file and uses them from then on (the ``position`` correspondence's
+scale). The response says what was measured, or why not (how long the pose was held).
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 import threading
 from typing import Any, Callable, Sequence
 
 from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import PoseArray
 import numpy as np
+from pic_ros.correspondence import Calibrator, correspondence_names, MappingConfig
 from pic_ros.exceptions import ConfigError, PicRosError, SkeletonError
 from pic_ros.human.skeleton import SkeletonFrame
 from pic_ros.imitation import RobotImitator
-from pic_ros.mapping import MappingConfig, MappingMode
 from pic_ros.robot.robot import load_robot, Robot
 from pic_ros.ros.conversions import joint_state_to_msg, skeleton_from_msg, status_to_msg
 from pic_ros.ros.diagnostics import DiagnosticsReporter, RateMeter
@@ -29,8 +36,10 @@ from pic_ros.ros.runner import run_node
 from pic_ros.solvers import IterationConfig, solver_names, SolverConfig, Termination
 from pic_ros.validation import check_number
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
 
 PARAMETERS = (
     ParameterSpec(
@@ -49,12 +58,21 @@ PARAMETERS = (
     ParameterSpec('mapping', 'same_side', 'same_side or mirror (face to face)',
                   choices=('same_side', 'mirror')),
     ParameterSpec(
-        'scale', 'auto',
-        "Human -> robot length factor: 'auto' (measured, then held) or a number", dynamic=True,
+        'correspondence', 'direction',
+        "How the human arm becomes robot targets: direction (bone directions at the robot's "
+        'own lengths) or position (uniform scale, hand at the scaled wrist)',
+        choices=correspondence_names(),
     ),
     ParameterSpec(
-        'scale_window', 1.0, 'Seconds of valid data the automatic scale is measured over [s]',
-        low=0.0, high=60.0,
+        'scale', 'auto',
+        "position correspondence: human -> robot length factor, 'auto' (from user_profile, "
+        'else learnt from every frame) or a number', dynamic=True,
+    ),
+    ParameterSpec(
+        'user_profile', '',
+        'User profile YAML (arm lengths, written by ~/calibrate or python -m pic_ros '
+        "calibrate); '' for none. ~/calibrate writes to it ('': "
+        '$ROS_HOME/pic_ros/user_profile.yaml)',
     ),
     ParameterSpec('max_iterations', 20, 'Cap on backward-forward passes per arm and frame',
                   low=1, high=1000),
@@ -74,16 +92,16 @@ PARAMETERS = (
 TargetsHandler = Callable[[float, Sequence[str], Sequence[float]], None]
 
 
-def scale_from_parameter(value: Any) -> float | None:
+def scale_from_parameter(value: Any) -> str | float:
     """
     Read the ``scale`` parameter.
 
     :param value: ``'auto'``, a number, or a numeric string.
-    :return: ``None`` for auto, else the factor.
+    :return: ``'auto'`` or the factor.
     :raises ConfigError: If it is neither.
     """
     if value == 'auto':
-        return None
+        return 'auto'
     try:
         if isinstance(value, bool):
             raise TypeError('a bool is not a scale')
@@ -91,6 +109,16 @@ def scale_from_parameter(value: Any) -> float | None:
     except (TypeError, ValueError) as err:
         raise ConfigError(f"scale must be 'auto' or a number, got {value!r}") from err
     return check_number('scale', number, 0.05, 20.0)
+
+
+def default_profile_path() -> Path:
+    """
+    Return where ``~/calibrate`` writes when ``user_profile`` is empty.
+
+    :return: ``$ROS_HOME/pic_ros/user_profile.yaml`` (``ROS_HOME`` defaults to ``~/.ros``).
+    """
+    home = os.environ.get('ROS_HOME') or os.path.join(os.path.expanduser('~'), '.ros')
+    return Path(home) / 'pic_ros' / 'user_profile.yaml'
 
 
 class SolverNode(Node):
@@ -109,6 +137,7 @@ class SolverNode(Node):
         chosen = dict.fromkeys(str(name) for name in self._values['arms'] if str(name))
         self._arms = list(chosen) or list(self.robot.arms)
         self._imitator = self._make_imitator(self._values)  # refuses unknown arms
+        self._calibrator = Calibrator()
         self._frames = RateMeter()
         self._solved = RateMeter()
         self._times: list[float] = []
@@ -123,12 +152,14 @@ class SolverNode(Node):
         self.add_on_set_parameters_callback(
             validation_callback(self, PARAMETERS, self._values, self._apply)
         )
+        self.create_service(Trigger, '~/calibrate', self._on_calibrate)
         self._diagnostics = DiagnosticsReporter(
             self, float(self._values['diagnostics_period']), self._statuses
         )
         self.get_logger().info(
             f'{self.robot.name}: solving {", ".join(self._arms)} with '
-            f'{self._imitator.solver_config.label}'
+            f'{self._imitator.solver_config.label}, '
+            f'{self._imitator.mapping_config.correspondence} correspondence'
         )
 
     def add_handler(self, handler: TargetsHandler) -> None:
@@ -149,10 +180,14 @@ class SolverNode(Node):
             ),
             octant_hysteresis=float(values['octant_hysteresis']),
         )
-        mapping = MappingConfig(
-            mode=MappingMode(values['mapping']),
-            scale=scale_from_parameter(values['scale']),
-            scale_window=float(values['scale_window']),
+        mapping = MappingConfig.from_dict(
+            {
+                'mode': values['mapping'],
+                'correspondence': values['correspondence'],
+                'scale': scale_from_parameter(values['scale']),
+                'user_profile': str(values['user_profile']),
+            },
+            where='parameters',
         )
         return RobotImitator(self.robot, solver, mapping, arms=self._arms)
 
@@ -160,14 +195,42 @@ class SolverNode(Node):
         imitator = self._make_imitator(values)
         with self._lock:
             imitator.reset({name: self._imitator.q(name) for name in self._arms})
-            same_mapping = all(
-                values[key] == self._values[key] for key in ('mapping', 'scale', 'scale_window')
-            )
-            if same_mapping:
-                imitator.adopt_scales(self._imitator)
+            imitator.adopt(self._imitator)
             self._imitator = imitator
         if values['diagnostics_period'] != self._values['diagnostics_period']:
             self._diagnostics.set_period(float(values['diagnostics_period']))
+
+    def _on_calibrate(
+        self, request: Trigger.Request, response: Trigger.Response
+    ) -> Trigger.Response:
+        """Measure the arm lengths from the latest hold of the calibration pose; save them."""
+        del request  # Trigger has no fields.
+        target = Path(str(self._values['user_profile']) or default_profile_path())
+        try:
+            with self._lock:
+                profile = self._calibrator.profile(name=target.stem)
+            written = profile.save(target)
+        except (ConfigError, OSError) as err:
+            response.success = False
+            response.message = f'calibration failed: {err}'
+            self.get_logger().warning(response.message)
+            return response
+        lengths = ', '.join(
+            f'{side.value} {arm.upper_arm:.3f} / {arm.forearm:.3f} m'
+            for side, arm in sorted(profile.arms.items(), key=lambda item: item[0].value)
+        )
+        results = self.set_parameters([Parameter('user_profile', value=str(written))])
+        if not results[0].successful:
+            response.success = False
+            response.message = f'wrote {written} but could not use it: {results[0].reason}'
+            return response
+        response.success = True
+        response.message = (
+            f'wrote {written} (upper arm / forearm: {lengths}; {profile.frames} frames); '
+            f'used by the position correspondence'
+        )
+        self.get_logger().info(response.message)
+        return response
 
     def _on_skeleton(self, message: PoseArray) -> None:
         try:
@@ -187,6 +250,7 @@ class SolverNode(Node):
         with self._lock:
             self._frames.tick()
             try:
+                self._calibrator.add(frame)
                 step = self._imitator.step(frame)
             except PicRosError as err:
                 self._rejected += 1
@@ -226,9 +290,11 @@ class SolverNode(Node):
                 'solve_ms_p99': round(float(np.percentile(times, 99)), 3) if times.size else 'n/a',
             }
             values.update({f'arm_solves_{key}': n for key, n in self._terminations.items()})
-            for name, mapper in self._imitator.mappers.items():
-                scale = mapper.scale
-                values[f'scale_{name}'] = 'measuring' if scale is None else round(scale, 4)
+            values['correspondence'] = self._imitator.mapping_config.correspondence
+            for name, correspondence in self._imitator.correspondences.items():
+                for key, value in correspondence.status().items():
+                    values[f'{key}_{name}'] = value
+            values['calibration_pose_held_s'] = round(self._calibrator.held(), 2)
         level = DiagnosticStatus.OK if self._solved.total else DiagnosticStatus.WARN
         summary = 'solving' if self._solved.total else 'no skeleton solved yet'
         name = f'pic_ros: {self.get_fully_qualified_name()}'

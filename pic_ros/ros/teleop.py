@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, Sequence
 
+from pic_ros.correspondence import correspondence_names
 from pic_ros.exceptions import PicRosError
 from pic_ros.ros import skeleton_node, solver_node, trajectory_publisher_node
 from pic_ros.ros.parameters import ParameterSpec
@@ -157,6 +158,10 @@ def parse_arguments(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]
     parser.add_argument('--eta', type=int, choices=(1, 2, 3), help='PICs softening factor')
     parser.add_argument('--mapping', choices=('same_side', 'mirror'), help='arm mapping')
     parser.add_argument(
+        '--correspondence', choices=correspondence_names(),
+        help='how the human arm becomes robot targets (default: direction)',
+    )
+    parser.add_argument(
         '--executor', choices=('single_threaded', 'events'), default='single_threaded',
         help='rclpy executor (events: experimental, see the docs)',
     )
@@ -179,7 +184,7 @@ def node_parameters(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     values: dict[str, dict[str, Any]] = {
         'skeleton_node': {}, 'solver_node': {}, 'trajectory_publisher': {}
     }
-    for key in ('solver', 'eta', 'mapping'):
+    for key in ('solver', 'eta', 'mapping', 'correspondence'):
         if getattr(args, key) is not None:
             values['solver_node'][key] = getattr(args, key)
     for item in args.param:

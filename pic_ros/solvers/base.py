@@ -2,10 +2,11 @@
 The solver interface, its configuration and the registry of solvers by name.
 
 Every solver takes, per arm and per frame, the mapped human shoulder / elbow / wrist
-(:class:`~pic_ros.mapping.ArmTargets`, robot base frame) and returns joint angles inside the URDF
-position limits with a result record (:class:`~pic_ros.solvers.result.ArmSolveResult`). A solver
-object holds its arm's warm start. Adding a correspondence means adding a module with an
-:class:`ArmSolver` subclass decorated with :func:`register_solver`.
+(:class:`~pic_ros.correspondence.targets.ArmTargets`, robot base frame) and returns joint angles
+inside the URDF position limits with a result record
+(:class:`~pic_ros.solvers.result.ArmSolveResult`). A solver object holds its arm's warm start.
+Adding a solver means adding a module with an :class:`ArmSolver` subclass decorated with
+:func:`register_solver`.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from typing import Callable, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from pic_ros.correspondence.targets import ArmTargets
 from pic_ros.exceptions import ConfigError, SkeletonError
-from pic_ros.mapping import ArmTargets
 from pic_ros.robot.arm import ArmModel
 from pic_ros.solvers.iteration import IterationConfig
 from pic_ros.solvers.octants import check_eta
@@ -114,10 +115,17 @@ class ArmSolver(abc.ABC):
         :return: Joint angles inside the limits and the result record.
         :raises SkeletonError: If a target is not a finite 3-vector (the frame must be dropped).
         """
-        for name in ('shoulder', 'elbow', 'wrist'):
-            value = np.asarray(getattr(targets, name), dtype=float)
-            if value.shape != (3,) or not np.all(np.isfinite(value)):
-                raise SkeletonError(f'{name} target must be a finite 3-vector, got {value!r}')
+        points = (targets.shoulder, targets.elbow, targets.wrist)
+        try:
+            values = np.array(points, dtype=float)
+        except (TypeError, ValueError) as err:
+            raise SkeletonError(f'targets must be finite 3-vectors: {err}') from err
+        if values.shape != (3, 3) or not np.isfinite(values).all():
+            names = ('shoulder', 'elbow', 'wrist')
+            for name, point in zip(names, points):
+                value = np.asarray(point, dtype=float)
+                if value.shape != (3,) or not np.all(np.isfinite(value)):
+                    raise SkeletonError(f'{name} target must be a finite 3-vector, got {value!r}')
         result = self._solve(targets, self._q)
         self._q = result.q.copy()
         return result

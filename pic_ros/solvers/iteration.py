@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from pic_ros.solvers.octants import is_admissible, project_direction
+from pic_ros.solvers.octants import MEMBERSHIP_TOLERANCE, OCTANT_SIGNS, project_direction
 from pic_ros.solvers.point_chain import add_scaled, distance, PointChain, sub, unit, Vector
 from pic_ros.solvers.result import PointSolveResult, Termination
 from pic_ros.validation import check_integer, check_number
@@ -69,6 +69,9 @@ class OctantConstraints:
     :param eta: Softening factor η, 0..3 (0 is PIC).
     :param upper_arm: Whether the upper-arm constraints apply.
     :param forearm: Whether the forearm constraints apply.
+    :param tolerance: Slack on each unit-direction component: a component of the wrong sign but
+        no larger than this still counts as on the octant's face (the octant hysteresis band, so
+        that the human's own bones always satisfy the octants read from them).
     """
 
     shoulder_out: int
@@ -78,46 +81,68 @@ class OctantConstraints:
     eta: int = 0
     upper_arm: bool = True
     forearm: bool = True
+    tolerance: float = MEMBERSHIP_TOLERANCE
 
     @property
     def octants(self) -> tuple[int, int, int, int]:
         """Return the octants in the paper's order: shoulder-OUT, elbow-IN, elbow-OUT, wrist-IN."""
         return (self.shoulder_out, self.elbow_in, self.elbow_out, self.wrist_in)
 
-    def satisfied_by(self, points: tuple[Vector, ...], tolerance: float = 1e-9) -> bool:
+    def satisfied_by(self, points: tuple[Vector, ...]) -> bool:
         """
         Tell whether every constrained link direction of a point chain is admissible.
 
         :param points: Root, shoulder, elbow, wrist (and tool), base frame [m].
-        :param tolerance: Slack on each unit-direction component.
-        :return: ``True`` if all four constraints hold.
+        :return: ``True`` if all four constraints hold (within :attr:`tolerance`).
         """
+        tolerance = self.tolerance + MEMBERSHIP_TOLERANCE
+        eta = self.eta
         shoulder, elbow, wrist = points[1], points[2], points[3]
-        checks = []
         if self.upper_arm:
             upper = unit(sub(elbow, shoulder), _DOWN)
-            back = (-upper[0], -upper[1], -upper[2])
-            checks += [(upper, self.shoulder_out), (back, self.elbow_in)]
+            if _wrong(upper, self.shoulder_out, tolerance) > eta:
+                return False
+            if _wrong(upper, self.elbow_in, tolerance, -1.0) > eta:
+                return False
         if self.forearm:
             fore = unit(sub(wrist, elbow), _DOWN)
-            back = (-fore[0], -fore[1], -fore[2])
-            checks += [(fore, self.elbow_out), (back, self.wrist_in)]
-        return all(is_admissible(d, k, self.eta, tolerance) for d, k in checks)
+            if _wrong(fore, self.elbow_out, tolerance) > eta:
+                return False
+            if _wrong(fore, self.wrist_in, tolerance, -1.0) > eta:
+                return False
+        return True
+
+
+def _wrong(direction: Vector, octant: int, tolerance: float, sign: float = 1.0) -> int:
+    """Count the components of ``sign * direction`` of the wrong sign for an octant."""
+    x, y, z = OCTANT_SIGNS[octant - 1]
+    return (
+        (sign * x * direction[0] < -tolerance)
+        + (sign * y * direction[1] < -tolerance)
+        + (sign * z * direction[2] < -tolerance)
+    )
 
 
 def _place(
-    start: Vector, toward: Vector, length: float, octant: int, eta: int, fallback: Vector
+    start: Vector,
+    toward: Vector,
+    length: float,
+    octant: int,
+    eta: int,
+    fallback: Vector,
+    tolerance: float,
 ) -> Vector:
     """
     Put the next point ``length`` from ``start`` towards ``toward`` (FABRIK's step).
 
-    With ``octant`` > 0 the direction is first projected into the admissible octant set (PIC).
+    With ``octant`` > 0 the direction is first projected into the admissible octant set (PIC),
+    widened by ``tolerance``.
     """
     direction = sub(toward, start)
     if octant:
         if direction == (0.0, 0.0, 0.0):
             direction = fallback
-        return add_scaled(start, project_direction(direction, octant, eta), length)
+        return add_scaled(start, project_direction(direction, octant, eta, tolerance), length)
     return add_scaled(start, unit(direction, fallback), length)
 
 
@@ -148,6 +173,16 @@ def solve_point_chain(
     """
     _, shoulder, elbow, wrist, _ = chain.points
     _, upper_length, fore_length, _ = chain.lengths
+    residual = distance(wrist, target)
+    if residual <= config.tolerance and (
+        constraints is None or constraints.satisfied_by(chain.points)
+    ):
+        return PointSolveResult(
+            points=np.array(chain.points),
+            residual=residual,
+            iterations=0,
+            termination=Termination.CONVERGED,
+        )
     reach = math.sqrt(
         upper_length**2
         + fore_length**2
@@ -156,21 +191,13 @@ def solve_point_chain(
     unreachable = distance(target, shoulder) > reach
     if unreachable:
         target = add_scaled(shoulder, unit(sub(target, shoulder), _DOWN), reach)
-    residual = distance(wrist, target)
+        residual = distance(wrist, target)
     best = (elbow, wrist)
     best_residual = residual
-    if residual <= config.tolerance and (
-        constraints is None or constraints.satisfied_by(chain.points)
-    ):
-        return PointSolveResult(
-            points=_with_tool(chain, shoulder, elbow, wrist),
-            residual=residual,
-            iterations=0,
-            termination=Termination.CONVERGED,
-        )
     termination = Termination.MAX_ITERATIONS
     iterations = 0
     eta = constraints.eta if constraints is not None else 0
+    slack = constraints.tolerance if constraints is not None else 0.0
     upper_out = constraints.shoulder_out if constraints and constraints.upper_arm else 0
     fore_out = constraints.elbow_out if constraints and constraints.forearm else 0
     fore_in = constraints.wrist_in if constraints and constraints.forearm else 0
@@ -181,10 +208,10 @@ def solve_point_chain(
         # Backward pass: wrist on the target, the forearm's IN constraint seen from the wrist.
         # (The upper arm's IN constraint, seen from the elbow, would only move the shoulder,
         # which is the fixed base; the same bone is held by shoulder-OUT in the forward pass.)
-        back_elbow = _place(target, elbow, fore_length, fore_in, eta, fore_back)
+        back_elbow = _place(target, elbow, fore_length, fore_in, eta, fore_back, slack)
         # Forward pass: from the fixed shoulder, OUT constraints seen from the near joint.
-        elbow = _place(shoulder, back_elbow, upper_length, upper_out, eta, upper_fallback)
-        wrist = _place(elbow, target, fore_length, fore_out, eta, fore_fallback)
+        elbow = _place(shoulder, back_elbow, upper_length, upper_out, eta, upper_fallback, slack)
+        wrist = _place(elbow, target, fore_length, fore_out, eta, fore_fallback, slack)
         previous = residual
         residual = distance(wrist, target)
         if residual < best_residual:

@@ -50,6 +50,10 @@ OCTANT_SIGNS: Final[tuple[tuple[int, int, int], ...]] = (
 )
 """Sign pattern (x, y, z) of octants 1..8 (index 0 is octant 1)."""
 
+_ANTIPODES: Final = tuple(
+    OCTANT_SIGNS.index((-x, -y, -z)) + 1 for x, y, z in OCTANT_SIGNS
+)
+
 OCTANT_NAMES: Final = (
     'right-up-back',
     'left-up-back',
@@ -140,8 +144,7 @@ def antipode(octant: int) -> int:
     :param octant: Octant id 1..8.
     :return: Octant id 1..8 of ``-signs``.
     """
-    signs = OCTANT_SIGNS[check_octant(octant) - 1]
-    return OCTANT_SIGNS.index((-signs[0], -signs[1], -signs[2])) + 1
+    return _ANTIPODES[check_octant(octant) - 1]
 
 
 def hamming(first: int, second: int) -> int:
@@ -197,41 +200,50 @@ def is_admissible(
     return mismatches(direction, octant, tolerance) <= eta
 
 
-def project_direction(direction: Sequence[float], octant: int, eta: int = 0) -> Vector:
+def project_direction(
+    direction: Sequence[float], octant: int, eta: int = 0, tolerance: float = 0.0
+) -> Vector:
     """
     Project a direction onto the closest admissible face (the paper's Fig. 3).
 
-    The admissible set is the union of the octants within Hamming distance η of ``octant``. The
-    closest admissible direction keeps every component of the right sign and every wrong-signed
-    component except the ``m - η`` smallest in magnitude, which are set to zero: that is the
-    orthogonal projection onto the nearest face (or edge) of the admissible cone. When all
-    components are wrong and η = 0 the projection is the apex, and the closest direction of the
-    octant is then the octant's axis nearest to the direction (the smallest-magnitude component's
-    axis), which is what is returned.
+    The admissible set is the union of the octants within Hamming distance η of ``octant``,
+    each widened by ``tolerance`` (a unit-direction component of the wrong sign but no larger
+    than ``tolerance`` still counts as on the face: the octant hysteresis band); such a
+    direction is returned as it is. Otherwise the closest admissible direction keeps every
+    component of the right sign and every wrong-signed component except the ``m - η`` smallest
+    in magnitude, which are set to zero: that is the orthogonal projection onto the nearest face
+    (or edge) of the admissible cone. When all components are wrong and η = 0 the projection is
+    the apex, and the closest direction of the octant is then the octant's axis nearest to the
+    direction (the smallest-magnitude component's axis), which is what is returned.
 
     :param direction: A vector, shape (3,), base-frame axes; it need not be unit length.
     :param octant: The constraint octant, 1..8.
     :param eta: Softening factor η, 0..3.
+    :param tolerance: Slack on each unit-direction component, >= 0.
     :return: A unit vector in the admissible set; the input direction, normalised, when it is
         already admissible. A zero input returns the octant's corner diagonal.
     """
     x, y, z = float(direction[0]), float(direction[1]), float(direction[2])
     signs = OCTANT_SIGNS[octant - 1]
-    values = [x, y, z]
+    length = math.sqrt(x * x + y * y + z * z)
+    if length <= 1e-12:
+        scale = 1.0 / math.sqrt(3.0)
+        return (signs[0] * scale, signs[1] * scale, signs[2] * scale)
+    values = [x / length, y / length, z / length]
     wrong = [i for i in range(3) if signs[i] * values[i] < 0.0]
+    if sum(1 for i in wrong if signs[i] * values[i] < -tolerance) <= eta:
+        return (values[0], values[1], values[2])
+    # A projection is needed: every wrong-signed component counts, those within the tolerance
+    # (the smallest) are zeroed first, so that none is blown up by the renormalisation.
     excess = len(wrong) - eta
-    if excess > 0:
-        wrong.sort(key=lambda i: abs(values[i]))
-        for i in wrong[:excess]:
-            values[i] = 0.0
+    original = list(values)
+    wrong.sort(key=lambda i: abs(values[i]))
+    for i in wrong[:excess]:
+        values[i] = 0.0
     norm = math.sqrt(values[0] ** 2 + values[1] ** 2 + values[2] ** 2)
     if norm > 1e-12:
         return (values[0] / norm, values[1] / norm, values[2] / norm)
-    original = (abs(x), abs(y), abs(z))
-    if max(original) > 0.0:
-        axis = original.index(min(original))
-        unit = [0.0, 0.0, 0.0]
-        unit[axis] = float(signs[axis])
-        return (unit[0], unit[1], unit[2])
-    scale = 1.0 / math.sqrt(3.0)
-    return (signs[0] * scale, signs[1] * scale, signs[2] * scale)
+    axis = min(range(3), key=lambda i: abs(original[i]))
+    unit = [0.0, 0.0, 0.0]
+    unit[axis] = float(signs[axis])
+    return (unit[0], unit[1], unit[2])

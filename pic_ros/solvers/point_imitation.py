@@ -3,40 +3,59 @@ FABRIK, PIC and PICs(η) as arm solvers: point-chain solve, then joint recovery 
 
 Per frame and arm:
 
-1. the point chain (root, shoulder, elbow, wrist, tool) is read off the real arm at the warm
-   start, so it has the arm's real landmark distances;
-2. the mapped human arm is pinned to the robot's shoulder landmark where it is now (the mapping
-   places it at the neutral shoulder; the root joint moves the shoulder a little, up to 13 cm on
-   TIAGo, and the human arm goes with it);
-3. the human's four octants are read from the mapped human link directions (PIC / PICs only);
-4. the backward-forward loop of :mod:`pic_ros.solvers.iteration` moves the wrist to its target;
-5. damped least squares (:mod:`pic_ros.solvers.recovery`) puts the real elbow and wrist landmarks
-   on the solved points, inside the joint limits.
+1. the mapped human arm (:class:`~pic_ros.correspondence.targets.ArmTargets`) is read against the
+   arm where it is now: ``SHAPE`` targets (the ``direction`` correspondence) are pinned to the
+   robot's shoulder landmark where the joint before it has swung it; ``POSITION`` targets keep
+   their place in the base frame;
+2. the point chain (root, shoulder, elbow, wrist, tool, at the arm's real landmark distances)
+   starts along the human's upper-arm and forearm directions -- not at the previous frame's
+   chain, as the PIC authors' code does: continuity is the joint recovery's job (step 5), and a
+   chain carried over from frame to frame would carry the previous frame's elbow swivel along
+   with it;
+3. the human's four octants are read from the human bone directions (PIC / PICs only);
+4. the backward-forward loop of :mod:`pic_ros.solvers.iteration` moves the wrist to its target:
+   with ``SHAPE`` targets the starting chain already is the human's shape, so it stops at once
+   (0 passes); with ``POSITION`` targets FABRIK reaches the scaled wrist with as little change
+   of the human's shape as FABRIK's passes give, and PIC / PICs do so inside the octants;
+5. the joint recovery (:mod:`pic_ros.solvers.recovery`) finds the joint angles whose landmarks
+   reproduce the solved points -- or the closest shape the joint limits allow -- from the
+   previous solution, within a per-solve step bound.
 
 The human octants are the sign octants of the link directions in the robot base frame:
 shoulder-OUT is the octant of shoulder->elbow and elbow-IN its antipode (the same bone seen from
 the other end); elbow-OUT is the octant of elbow->wrist and wrist-IN its antipode (the paper's
-intended rule, ``docs/pic_method.md`` §5.2).
+intended rule, ``docs/pic_method.md`` §5.2). The octant hysteresis band is also the octants'
+membership slack, so the human's own bones always satisfy the octants read from them.
 """
 
 from __future__ import annotations
 
-import numpy as np
 import numpy.typing as npt
 
+from pic_ros.correspondence.targets import ArmTargets, TargetKind
 from pic_ros.human.skeleton import MIN_BONE_LENGTH
-from pic_ros.mapping import ArmTargets
 from pic_ros.robot.arm import ArmModel
 from pic_ros.solvers.base import ArmSolver, register_solver, SolverConfig
 from pic_ros.solvers.iteration import OctantConstraints, solve_point_chain
-from pic_ros.solvers.octants import antipode, octant_with_hysteresis
-from pic_ros.solvers.point_chain import as_vector, PointChain
-from pic_ros.solvers.recovery import JointRecovery
+from pic_ros.solvers.octants import antipode, MEMBERSHIP_TOLERANCE, octant_with_hysteresis
+from pic_ros.solvers.point_chain import (
+    add_scaled,
+    as_vector,
+    norm,
+    PointChain,
+    sub,
+    unit,
+    Vector,
+)
+from pic_ros.solvers.recovery import JointRecovery, RecoveryGoal
 from pic_ros.solvers.result import ArmSolveResult, FloatArray
+
+_DOWN: Vector = (0.0, 0.0, -1.0)
 
 
 def human_octants(
-    targets: ArmTargets,
+    upper: Vector,
+    fore: Vector,
     eta: int = 0,
     previous: OctantConstraints | None = None,
     hysteresis: float = 0.0,
@@ -44,22 +63,22 @@ def human_octants(
     """
     Read the PIC constraints off a mapped human arm.
 
-    :param targets: Mapped human shoulder, elbow and wrist, robot base frame [m].
+    :param upper: Human shoulder -> elbow vector, robot base-frame axes, any length.
+    :param fore: Human elbow -> wrist vector, robot base-frame axes, any length.
     :param eta: PICs softening factor η, 0..3.
     :param previous: The previous frame's constraints, for the hysteresis.
     :param hysteresis: Dead band on unit-direction components before an octant flips
         (:func:`~pic_ros.solvers.octants.octant_with_hysteresis`); 0 reads the plain sign octants.
+        It is also the constraints' membership slack.
     :return: The four octants; a bone shorter than 1 mm carries no constraint.
     """
-    upper = targets.elbow - targets.shoulder
-    fore = targets.wrist - targets.elbow
-    upper_length = float(np.linalg.norm(upper))
-    fore_length = float(np.linalg.norm(fore))
+    upper_length = norm(upper)
+    fore_length = norm(fore)
     shoulder_out = octant_with_hysteresis(
-        upper / max(upper_length, 1e-12), previous.shoulder_out if previous else 0, hysteresis
+        unit(upper, _DOWN), previous.shoulder_out if previous else 0, hysteresis
     )
     elbow_out = octant_with_hysteresis(
-        fore / max(fore_length, 1e-12), previous.elbow_out if previous else 0, hysteresis
+        unit(fore, _DOWN), previous.elbow_out if previous else 0, hysteresis
     )
     return OctantConstraints(
         shoulder_out=shoulder_out,
@@ -69,6 +88,7 @@ def human_octants(
         eta=eta,
         upper_arm=upper_length >= MIN_BONE_LENGTH,
         forearm=fore_length >= MIN_BONE_LENGTH,
+        tolerance=max(hysteresis, MEMBERSHIP_TOLERANCE),
     )
 
 
@@ -84,33 +104,50 @@ class PointChainSolver(ArmSolver):
         super().__init__(arm, config)
         self._recovery = JointRecovery(arm, config.recovery)
 
-    def constraints(self, targets: ArmTargets) -> OctantConstraints | None:
+    def constraints(self, upper: Vector, fore: Vector) -> OctantConstraints | None:
         """
         Return the octant constraints for a frame (``None`` for an unconstrained solver).
 
-        :param targets: Mapped human arm, robot base frame [m].
+        :param upper: Human shoulder -> elbow vector, base-frame axes.
+        :param fore: Human elbow -> wrist vector, base-frame axes.
         :return: The constraints, or ``None``.
         """
-        del targets  # Unused: FABRIK has no constraints.
+        del upper, fore  # Unused: FABRIK has no constraints.
         return None
 
     def _solve(self, targets: ArmTargets, q_previous: FloatArray) -> ArmSolveResult:
         landmarks, kinematics = self.arm.landmark_tuples(q_previous)
-        chain = PointChain.from_landmarks(landmarks)
-        # Pin the human shoulder to the shoulder landmark where it is now.
-        anchored = targets.moved_to(np.array(chain.points[1]))
-        constraints = self.constraints(anchored)
-        point = solve_point_chain(
-            chain, as_vector(anchored.wrist), self.config.iteration, constraints
+        now = PointChain.from_landmarks(landmarks)
+        human_shoulder, human_elbow, human_wrist = (
+            as_vector(point) for point in (targets.shoulder, targets.elbow, targets.wrist)
         )
+        root, shoulder = now.points[0], now.points[1]
+        shape = targets.kind is TargetKind.SHAPE
+        upper = sub(human_elbow, human_shoulder)
+        fore = sub(human_wrist, human_elbow)
+        # Start along the human's bone directions, at the arm's own landmark distances.
+        _, upper_length, fore_length, tool_length = now.lengths
+        upper_unit = unit(upper, _DOWN)
+        fore_unit = unit(fore, _DOWN)
+        elbow = add_scaled(shoulder, upper_unit, upper_length)
+        wrist = add_scaled(elbow, fore_unit, fore_length)
+        chain = PointChain(
+            points=(root, shoulder, elbow, wrist, add_scaled(wrist, fore_unit, tool_length)),
+            lengths=now.lengths,
+        )
+        # SHAPE targets follow the shoulder where it is now: their wrist is the chain's own.
+        # POSITION targets keep their place in the base frame.
+        target = wrist if shape else human_wrist
+        constraints = self.constraints(upper, fore)
+        point = solve_point_chain(chain, target, self.config.iteration, constraints)
         solved = point.points
-        recovery = self._recovery.recover(
-            q_previous, (as_vector(solved[2]), as_vector(solved[3])), kinematics
+        goal = RecoveryGoal.from_points(
+            targets.kind, shoulder, as_vector(solved[2]), as_vector(solved[3])
         )
+        recovery = self._recovery.recover(q_previous, goal, kinematics)
         return ArmSolveResult(
             q=recovery.q,
             points=solved,
-            targets=anchored,
             termination=point.termination,
             iterations=point.iterations,
             residual=point.residual,
@@ -141,15 +178,16 @@ class PicSolver(PointChainSolver):
         super().reset(q)
         self._previous = None
 
-    def constraints(self, targets: ArmTargets) -> OctantConstraints:
+    def constraints(self, upper: Vector, fore: Vector) -> OctantConstraints:
         """
         Return the human's octants (with hysteresis), softened by η for PICs.
 
-        :param targets: Mapped human arm, robot base frame [m].
+        :param upper: Human shoulder -> elbow vector, base-frame axes.
+        :param fore: Human elbow -> wrist vector, base-frame axes.
         :return: The constraints.
         """
         eta = self.config.eta if self.config.name == 'pics' else 0
         self._previous = human_octants(
-            targets, eta, self._previous, self.config.octant_hysteresis
+            upper, fore, eta, self._previous, self.config.octant_hysteresis
         )
         return self._previous

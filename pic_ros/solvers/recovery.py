@@ -1,15 +1,41 @@
 """
-Joint-angle recovery: put the real arm's landmarks on the point-chain solution.
+Joint-angle recovery: the arm's real joint angles that reproduce a point-chain solution.
 
-Damped least squares (Levenberg-Marquardt style) over the elbow and wrist landmark targets,
-warm-started from the previous solution and projected into the position limits after every
-step::
+The point solvers (FABRIK, PIC, PICs) give the elbow and wrist landmark points the arm should
+take; this module finds joint angles that put the real URDF chain's landmarks there, or as close
+as the joint limits allow. It is a small weighted least-squares problem over the arm joints that
+move the landmarks (those before the wrist landmark), solved by damped Gauss-Newton
+(Levenberg-Marquardt) steps from the previous solution.
 
-    dq = (J^T W J + lambda^2 I)^-1 J^T W e,    q <- clip(q + dq, lower, upper)
+**Tasks** (rows of the residual, all in metres):
 
-Only the arm joints before the wrist landmark move the landmarks; the joints from the wrist on keep
-their warm-start values. The root joint (before the shoulder) is free: it turns the upper arm and
-swings the shoulder, and the next frame pins the human shoulder where it went. Every result is
+- ``SHAPE`` goals (the ``direction`` correspondence): the shoulder -> elbow and elbow -> wrist
+  landmark *directions* equal the goal directions (each unit-vector difference times the bone's
+  length), measured from where the landmarks are now -- the joint before the shoulder landmark
+  swings the shoulder, and the goal shape goes with it -- and the interior elbow angle equals
+  the goal's, weighted by :attr:`RecoveryConfig.angle_weight`: when a limit makes the directions
+  unreachable, the elbow angle (what Pose Accuracy measures) is kept first;
+- ``POSITION`` goals (the ``position`` correspondence): the elbow and wrist landmarks are at the
+  goal points in the base frame, the wrist weighted by :attr:`RecoveryConfig.wrist_weight`.
+
+**Redundancy and continuity.** The arms have one more joint than the four direction constraints
+need (an upper-arm or forearm roll); a step is the smallest change that reduces the residual
+(damping ``lambda``), plus a pull of the joints towards the middle of their ranges *in the null
+space of the tasks* (``comfort``; each joint weighted by ``(pi / range)^2``): it moves the
+redundant roll without changing the shape, and keeps it -- and the joint before the shoulder --
+away from its limits, so that a roll does not run into a limit and then have to swing the other
+way round. Every solve takes at least this one step.
+Each solve starts at the previous solution and no joint moves by more than
+:attr:`RecoveryConfig.max_step` per solve, so consecutive solutions stay on the same branch and
+never jump. Position limits and the step bound are handled as bounds on the step (an active set):
+a joint that would cross one is held on it and the others are solved again. A step is only taken
+if it does not increase the task residual (or keeps it within half the tolerance), so the
+residual never grows across iterations beyond that.
+
+Only the arm joints before the wrist landmark move the landmarks; the joints from the wrist on
+keep their warm-start values. The moving joints stay inside the arm's working range (the URDF
+limits, with the elbow stopped at its straight position: :attr:`~pic_ros.robot.arm.ArmModel.
+work_lower`); a warm start outside it is brought back within the step bound. Every result is
 inside the URDF position limits.
 """
 
@@ -22,6 +48,8 @@ from typing import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from pic_ros.correspondence.targets import TargetKind
+from pic_ros.kinematics.robot_model import JointType
 from pic_ros.robot.arm import ArmModel
 from pic_ros.solvers.result import RecoveryResult, Termination
 from pic_ros.validation import check_integer, check_number
@@ -29,36 +57,116 @@ from pic_ros.validation import check_integer, check_number
 FloatArray = npt.NDArray[np.float64]
 Vector = tuple[float, float, float]
 
+_MIN_SINE = 0.05
+"""Below this sine of the elbow angle (arm nearly straight) the angle row's gradient is capped."""
+
+_ROLL_DAMPING = 0.3
+"""Extra damping [m/rad] of an upper-arm roll joint when the arm is straight."""
+
+_STRAIGHT_SINE = math.sin(math.radians(45.0))
+"""Below this sine of the elbow bend the upper-arm roll gets extra damping (in proportion)."""
+
+_ATTEMPTS = 4
+"""Tries per iteration before the iteration stops (stalled): the step, then more damped ones."""
+
+_MIN_RATIO = 0.25
+"""Share of the linear model's predicted gain a step must achieve to be taken."""
+
+_MIN_GAIN = 0.1
+"""A step that removes less than this share of the residual ends the iteration (stalled)."""
+
 
 @dataclass(frozen=True)
 class RecoveryConfig:
     """
-    Settings of the damped least-squares joint recovery.
+    Settings of the joint recovery.
 
-    :param damping: Damping lambda [m] (larger: smaller, safer steps near singularities).
-    :param max_iterations: Cap on least-squares steps per frame.
-    :param tolerance: Stop when the weighted landmark error is below this [m].
-    :param elbow_weight: Weight of the elbow landmark target.
-    :param wrist_weight: Weight of the wrist landmark target.
+    :param damping: Levenberg-Marquardt damping lambda [m/rad]: larger gives smaller, safer steps
+        near singular poses (a straight arm).
+    :param comfort: Share of the way to the middle of their ranges that the joints move per
+        iteration in the null space of the tasks; it resolves the redundant roll and keeps the
+        joints away from their limits. 0 disables it.
+    :param max_iterations: Cap on least-squares steps per solve.
+    :param tolerance: Stop when the task residual norm is below this [m].
+    :param max_step: Largest change of any joint in one solve [rad] (or [m] for a prismatic
+        joint): consecutive solutions never differ by more.
+    :param angle_weight: Weight of the elbow-angle task of ``SHAPE`` goals.
+    :param wrist_weight: Weight of the wrist-position task against the elbow-position task of
+        ``POSITION`` goals.
     """
 
-    damping: float = 0.05
+    damping: float = 0.02
+    comfort: float = 0.05
     max_iterations: int = 8
     tolerance: float = 1e-3
-    elbow_weight: float = 1.0
+    max_step: float = 0.3
+    angle_weight: float = 3.0
     wrist_weight: float = 1.0
 
     def __post_init__(self) -> None:
         check_number('recovery damping', self.damping, 1e-6, 1.0)
+        check_number('recovery comfort', self.comfort, 0.0, 1.0)
         check_integer('recovery max_iterations', self.max_iterations, 1, 200)
-        check_number('recovery tolerance', self.tolerance, 1e-6, 0.1)
-        for name in ('elbow_weight', 'wrist_weight'):
-            check_number(f'recovery {name}', getattr(self, name), 0.0, 100.0)
+        check_number('recovery tolerance', self.tolerance, 1e-9, 0.1)
+        check_number('recovery max_step', self.max_step, 1e-3, 2.0 * math.pi)
+        check_number('recovery angle_weight', self.angle_weight, 0.0, 100.0)
+        check_number('recovery wrist_weight', self.wrist_weight, 0.0, 100.0)
+
+
+@dataclass(frozen=True)
+class RecoveryGoal:
+    """
+    What the landmarks should do, from a point-chain solution.
+
+    :param kind: ``SHAPE``: directions and elbow angle; ``POSITION``: elbow and wrist points.
+    :param upper: Goal shoulder -> elbow unit direction, base frame (``SHAPE``).
+    :param fore: Goal elbow -> wrist unit direction, base frame (``SHAPE``).
+    :param angle: Goal interior elbow angle [rad] (``SHAPE``).
+    :param wrist: Goal wrist landmark position, base frame [m] (``POSITION``).
+    :param elbow: Goal elbow landmark position, base frame [m] (``POSITION``).
+    """
+
+    kind: TargetKind
+    upper: Vector
+    fore: Vector
+    angle: float
+    wrist: Vector
+    elbow: Vector
+
+    @classmethod
+    def from_points(
+        cls, kind: TargetKind, shoulder: Vector, elbow: Vector, wrist: Vector
+    ) -> RecoveryGoal:
+        """
+        Build a goal from solved shoulder, elbow and wrist points.
+
+        :param kind: Goal kind.
+        :param shoulder: Shoulder point, base frame [m].
+        :param elbow: Elbow point, base frame [m].
+        :param wrist: Wrist point, base frame [m].
+        :return: The goal.
+        """
+        upper = _unit(_sub(elbow, shoulder))
+        fore = _unit(_sub(wrist, elbow))
+        cosine = -(upper[0] * fore[0] + upper[1] * fore[1] + upper[2] * fore[2])
+        angle = math.acos(max(-1.0, min(1.0, cosine)))
+        return cls(kind=kind, upper=upper, fore=fore, angle=angle, wrist=wrist, elbow=elbow)
+
+
+def _sub(a: Sequence[float], b: Sequence[float]) -> Vector:
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+def _unit(a: Vector) -> Vector:
+    length = math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
+    if length < 1e-12:
+        return (0.0, 0.0, -1.0)
+    return (a[0] / length, a[1] / length, a[2] / length)
 
 
 class JointRecovery:
     """
-    Recover arm joint angles from landmark targets on one arm.
+    Recover arm joint angles from a landmark goal, for one arm.
 
     :param arm: The arm.
     :param config: Recovery settings.
@@ -67,110 +175,330 @@ class JointRecovery:
     def __init__(self, arm: ArmModel, config: RecoveryConfig) -> None:
         self.arm = arm
         self.config = config
-        count = arm.wrist_index + 1
-        self._count = count
-        self._moving = [
+        self._count = arm.wrist_index + 1
+        self._moving = tuple(
             (position, index)
             for position, index in enumerate(arm.active)
             if index < arm.wrist_index
-        ]
-        self._rows = [
-            (arm.elbow_index, config.elbow_weight),
-            (arm.wrist_index, config.wrist_weight),
-        ]
-        self._lower = np.array([arm.lower[p] for p, _ in self._moving])
-        self._upper = np.array([arm.upper[p] for p, _ in self._moving])
-        self._damping = config.damping**2 * np.eye(len(self._moving))
+        )
+        self._lower = [float(arm.work_lower[p]) for p, _ in self._moving]
+        self._upper = [float(arm.work_upper[p]) for p, _ in self._moving]
+        # The comfortable pose: the middle of each joint's working range, each joint weighted by
+        # (pi / range)^2 so that a short-range joint is kept from its limits as much as a long one.
+        middle, weight = [], []
+        for lower, upper in zip(self._lower, self._upper):
+            finite = math.isfinite(lower) and math.isfinite(upper) and upper > lower
+            middle.append(0.5 * (lower + upper) if finite else 0.0)
+            weight.append((math.pi / (upper - lower)) ** 2 if finite else 0.0)
+        self._comfort_array = np.array(middle)
+        self._comfort_weight = np.array(weight)
+        self._prismatic = tuple(
+            arm.chain.movable_joints[index].joint_type is JointType.PRISMATIC
+            for _, index in self._moving
+        )
+        landmarks = arm.landmarks(arm.neutral)
+        self._upper_length = float(np.linalg.norm(landmarks[2] - landmarks[1]))
+        self._fore_length = float(np.linalg.norm(landmarks[3] - landmarks[2]))
+        self._regular = config.damping**2
+        self._roll = _ROLL_DAMPING**2
+        self._pull = config.comfort * config.damping**2
 
-    def _error_and_jacobian(
+    @property
+    def moving_positions(self) -> tuple[int, ...]:
+        """Return the positions (in the arm's joint order) of the joints the recovery moves."""
+        return tuple(position for position, _ in self._moving)
+
+    def _evaluate(
         self,
         full: Sequence[float],
-        targets: Sequence[Vector],
-        known: tuple[Sequence[Vector], Sequence[Vector]] | None = None,
-    ) -> tuple[list[float], list[list[float]]]:
-        if known is None:
-            positions, axes = self.arm.chain.prefix_positions_and_axes(full, self._count)
+        goal: RecoveryGoal,
+        kinematics: tuple[Sequence[Vector], Sequence[Vector]] | None = None,
+    ) -> _State:
+        """Return the task residual at ``full``, with what its Jacobian needs."""
+        arm = self.arm
+        if kinematics is None:
+            positions, axes = arm.chain.prefix_positions_and_axes(full, self._count)
         else:
-            positions, axes = known
-        error: list[float] = []
-        rows: list[list[float]] = []
-        for (landmark, weight), target in zip(self._rows, targets):
-            px, py, pz = positions[landmark]
-            error += [
-                weight * (target[0] - px),
-                weight * (target[1] - py),
-                weight * (target[2] - pz),
+            positions, axes = kinematics
+        sx, sy, sz = positions[arm.shoulder_index]
+        ex, ey, ez = positions[arm.elbow_index]
+        wx, wy, wz = positions[arm.wrist_index]
+        ux, uy, uz = ex - sx, ey - sy, ez - sz
+        fx, fy, fz = wx - ex, wy - ey, wz - ez
+        upper_len = math.sqrt(ux * ux + uy * uy + uz * uz) or 1e-12
+        fore_len = math.sqrt(fx * fx + fy * fy + fz * fz) or 1e-12
+        ux, uy, uz = ux / upper_len, uy / upper_len, uz / upper_len
+        fx, fy, fz = fx / fore_len, fy / fore_len, fz / fore_len
+        lu, lf = self._upper_length, self._fore_length
+        gu, gf = goal.upper, goal.fore
+        cosine = -(ux * fx + uy * fy + uz * fz)
+        if goal.kind is TargetKind.SHAPE:
+            residual = [
+                lu * (ux - gu[0]), lu * (uy - gu[1]), lu * (uz - gu[2]),
+                lf * (fx - gf[0]), lf * (fy - gf[1]), lf * (fz - gf[2]),
             ]
-            row_x: list[float] = []
-            row_y: list[float] = []
-            row_z: list[float] = []
-            for _, index in self._moving:
-                if index >= landmark:
-                    row_x.append(0.0)
-                    row_y.append(0.0)
-                    row_z.append(0.0)
-                    continue
-                ax, ay, az = axes[index]
+            angle = math.acos(max(-1.0, min(1.0, cosine)))
+            residual.append(self.config.angle_weight * 0.5 * (lu + lf) * (angle - goal.angle))
+        else:
+            gw, ge, weight = goal.wrist, goal.elbow, self.config.wrist_weight
+            residual = [ex - ge[0], ey - ge[1], ez - ge[2],
+                        weight * (wx - gw[0]), weight * (wy - gw[1]), weight * (wz - gw[2])]
+        norm = math.sqrt(sum(r * r for r in residual))
+        return _State(
+            residual, norm, positions, axes, (ux, uy, uz), (fx, fy, fz), upper_len, fore_len,
+            max(math.sqrt(max(0.0, 1.0 - cosine * cosine)), _MIN_SINE),
+        )
+
+    def _columns(self, state: _State, goal: RecoveryGoal) -> tuple[list[list[float]], list[float]]:
+        """
+        Return the Jacobian of the residual (one column per moving joint) and extra damping.
+
+        A joint whose axis lies along the upper arm or the forearm rolls the elbow's plane. When
+        the arm is nearly straight that plane is barely defined -- the forearm direction hardly
+        depends on it -- and tracker noise would swing the roll round; such a joint gets up to
+        ``_ROLL_DAMPING^2`` more damping, in proportion to how straight the arm is.
+        """
+        arm = self.arm
+        shoulder_index, elbow_index = arm.shoulder_index, arm.elbow_index
+        positions = state.positions
+        sx, sy, sz = positions[shoulder_index]
+        ex, ey, ez = positions[elbow_index]
+        wx, wy, wz = positions[arm.wrist_index]
+        ux, uy, uz = state.upper
+        fx, fy, fz = state.fore
+        upper_len, fore_len = state.upper_length, state.fore_length
+        lu, lf = self._upper_length, self._fore_length
+        shape = goal.kind is TargetKind.SHAPE
+        angle_scale = self.config.angle_weight * 0.5 * (lu + lf) / state.sine
+        weight = self.config.wrist_weight
+        zero = (0.0, 0.0, 0.0)
+        columns: list[list[float]] = []
+        extra: list[float] = []
+        straight = max(0.0, 1.0 - (state.sine / _STRAIGHT_SINE) ** 2)
+        for (_, index), prismatic in zip(self._moving, self._prismatic):
+            ax, ay, az = state.axes[index]
+            roll = max((ax * ux + ay * uy + az * uz) ** 2, (ax * fx + ay * fy + az * fz) ** 2)
+            extra.append(self._roll * roll * straight)
+            if prismatic:
+                d_s = (ax, ay, az) if index < shoulder_index else zero
+                d_e = (ax, ay, az) if index < elbow_index else zero
+                d_w = (ax, ay, az)
+            else:
                 ox, oy, oz = positions[index]
-                rx, ry, rz = px - ox, py - oy, pz - oz
-                row_x.append(weight * (ay * rz - az * ry))
-                row_y.append(weight * (az * rx - ax * rz))
-                row_z.append(weight * (ax * ry - ay * rx))
-            rows += [row_x, row_y, row_z]
-        return error, rows
+                d_w = (ay * (wz - oz) - az * (wy - oy), az * (wx - ox) - ax * (wz - oz),
+                       ax * (wy - oy) - ay * (wx - ox))
+                d_e = zero if index >= elbow_index else (
+                    ay * (ez - oz) - az * (ey - oy), az * (ex - ox) - ax * (ez - oz),
+                    ax * (ey - oy) - ay * (ex - ox))
+                d_s = zero if index >= shoulder_index else (
+                    ay * (sz - oz) - az * (sy - oy), az * (sx - ox) - ax * (sz - oz),
+                    ax * (sy - oy) - ay * (sx - ox))
+            # d(unit upper) = (I - u u^T)(dE - dS) / |E - S|, and the same for the forearm.
+            vx, vy, vz = d_e[0] - d_s[0], d_e[1] - d_s[1], d_e[2] - d_s[2]
+            along = ux * vx + uy * vy + uz * vz
+            dux = (vx - along * ux) / upper_len
+            duy = (vy - along * uy) / upper_len
+            duz = (vz - along * uz) / upper_len
+            vx, vy, vz = d_w[0] - d_e[0], d_w[1] - d_e[1], d_w[2] - d_e[2]
+            along = fx * vx + fy * vy + fz * vz
+            dfx = (vx - along * fx) / fore_len
+            dfy = (vy - along * fy) / fore_len
+            dfz = (vz - along * fz) / fore_len
+            if shape:
+                # cos(theta) = -u.f, so d theta = (du.f + u.df) / sin(theta).
+                d_angle = dux * fx + duy * fy + duz * fz + ux * dfx + uy * dfy + uz * dfz
+                column = [lu * dux, lu * duy, lu * duz, lf * dfx, lf * dfy, lf * dfz,
+                          angle_scale * d_angle]
+            else:
+                column = [d_e[0], d_e[1], d_e[2],
+                          weight * d_w[0], weight * d_w[1], weight * d_w[2]]
+            columns.append(column)
+        return columns, extra
+
+    def residual(self, q: Sequence[float], goal: RecoveryGoal) -> float:
+        """
+        Return the task residual norm of arm joint values (what :meth:`recover` minimises).
+
+        :param q: Arm joint values, arm order, [rad] or [m].
+        :param goal: The goal.
+        :return: Residual norm [m].
+        """
+        return self._evaluate(self.arm.full_q(q), goal).norm
+
+    def _step(
+        self,
+        columns: tuple[list[list[float]], list[float]],
+        residual: list[float],
+        values: list[float],
+        low: list[float],
+        high: list[float],
+        comfort: bool = True,
+        damping: float = 1.0,
+    ) -> tuple[list[float], float]:
+        """
+        Return the damped Gauss-Newton step with bounds ``low <= step <= high``.
+
+        With ``H = J^T J + lambda^2 I`` the step is ``-H^-1 (J^T r + c lambda^2 (x - x_c))``: the
+        damped least-squares step of the tasks plus ``c (x_c - x)`` projected by the damped
+        null-space projector ``I - H^-1 J^T J = lambda^2 H^-1`` -- the comfort pull moves the
+        joints only where the tasks do not need them. A joint whose step would cross a bound (or
+        that sits on one and is pushed further out) is held on the bound and the others are
+        solved again. ``damping`` multiplies lambda^2 (Levenberg-Marquardt: a larger one gives a
+        shorter step, closer to the gradient). Also returns the residual norm the linear model
+        predicts after the step.
+        """
+        rows, extra = columns
+        count = len(rows)
+        jacobian = np.array(rows)
+        hessian = jacobian @ jacobian.T
+        hessian.flat[:: count + 1] += (self._regular + np.array(extra)) * damping
+        gradient_array = jacobian @ residual
+        if comfort and self._pull:
+            gradient_array += self._pull * self._comfort_weight * (
+                np.array(values) - self._comfort_array
+            )
+        gradient = gradient_array.tolist()
+        held = [
+            (lo >= 0.0 and g > 0.0) or (hi <= 0.0 and g < 0.0)
+            for lo, hi, g in zip(low, high, gradient)
+        ]
+        step = [0.0] * count
+        for _ in range(count):
+            free = [i for i in range(count) if not held[i]]
+            fixed = [i for i in range(count) if held[i]]
+            for i in fixed:
+                step[i] = low[i] if gradient[i] > 0.0 else high[i]
+            if not free:
+                break
+            if fixed:
+                rows = hessian.take(free, 0)
+                rhs = -gradient_array.take(free) - rows.take(fixed, 1) @ [step[i] for i in fixed]
+                solved = np.linalg.solve(rows.take(free, 1), rhs).tolist()
+            else:
+                solved = np.linalg.solve(hessian, -gradient_array).tolist()
+            outside = False
+            for i, value in zip(free, solved):
+                step[i] = value
+                if not low[i] <= value <= high[i]:
+                    held[i] = True
+                    outside = True
+            if not outside:
+                break
+        step = [min(max(d, lo), hi) for d, lo, hi in zip(step, low, high)]
+        predicted = float(np.linalg.norm(residual + np.array(step) @ jacobian))
+        return step, predicted
 
     def recover(
         self,
         q_init: npt.ArrayLike,
-        targets: Sequence[Vector],
+        goal: RecoveryGoal,
         kinematics: tuple[Sequence[Vector], Sequence[Vector]] | None = None,
     ) -> RecoveryResult:
         """
-        Move the arm's landmarks towards their targets.
+        Move the arm's landmarks towards a goal, starting from the previous solution.
 
-        :param q_init: Warm start, arm joint order, shape (dof,), inside the limits.
-        :param targets: Elbow and wrist targets, base frame [m].
+        :param q_init: Warm start (the previous solution), arm joint order, shape (dof,).
+        :param goal: What the landmarks should do.
         :param kinematics: Joint origins and axes at ``q_init`` from
             :meth:`~pic_ros.kinematics.chain.KinematicChain.prefix_positions_and_axes` (at least
-            up to the wrist landmark), when the caller already has them.
-        :return: Joint angles inside the limits, the remaining weighted error and why it stopped.
+            up to the wrist landmark), when the caller already has them and ``q_init`` is inside
+            the limits.
+        :return: Joint angles inside the limits and within ``max_step`` of the (clamped) warm
+            start, the remaining task residual and why the iteration stopped.
         """
+        config = self.config
         q = self.arm.clamp(q_init)
         full = self.arm.full_q(q)
         moving = self._moving
-        values = np.array([full[index] for _, index in moving])
-        error, rows = self._error_and_jacobian(full, targets, kinematics)
-        residual = math.sqrt(sum(e * e for e in error))
+        start = [full[index] for _, index in moving]
+        step = config.max_step
+        low = [min(max(lo, x - step), x + step) - x for lo, x in zip(self._lower, start)]
+        high = [max(min(hi, x + step), x - step) - x for hi, x in zip(self._upper, start)]
+        offset = [0.0] * len(start)
+        state = self._evaluate(full, goal, kinematics)
         termination = Termination.MAX_ITERATIONS
         iterations = 0
-        for iterations in range(1, self.config.max_iterations + 1):
-            if residual <= self.config.tolerance:
+        band = 0.5 * config.tolerance
+        for iterations in range(1, config.max_iterations + 1):
+            converged = state.norm <= config.tolerance
+            if converged and (iterations > 1 or not self._pull):
                 termination = Termination.CONVERGED
                 iterations -= 1
                 break
-            jacobian = np.array(rows)
-            gradient = jacobian.T @ np.array(error)
-            step = np.linalg.solve(jacobian.T @ jacobian + self._damping, gradient)
-            candidate = np.minimum(np.maximum(values + step, self._lower), self._upper)
-            for (_, index), value in zip(moving, candidate.tolist()):
-                full[index] = value
-            new_error, new_rows = self._error_and_jacobian(full, targets)
-            new_residual = math.sqrt(sum(e * e for e in new_error))
-            if new_residual > residual - 1e-7:
-                # No progress (a limit or the damping binds): keep the better of the two.
-                if new_residual > residual:
-                    for (_, index), value in zip(moving, values.tolist()):
-                        full[index] = value
-                else:
-                    values, residual = candidate, new_residual
+            # Already converged on the first iteration: one step still moves the redundant
+            # joints towards the comfortable pose (the tasks' part of the step is tiny).
+            columns = self._columns(state, goal)
+            values = [x + d for x, d in zip(start, offset)]
+            lows = [lo - d for lo, d in zip(low, offset)]
+            highs = [hi - d for hi, d in zip(high, offset)]
+            step, predicted = self._step(columns, state.residual, values, lows, highs)
+            if (
+                not converged
+                and iterations > 1
+                and state.norm - predicted < _MIN_GAIN * state.norm
+            ):
+                # Not even the linear model gains much more: a limit or the step bound binds.
                 termination = Termination.STALLED
                 break
-            values, error, rows, residual = candidate, new_error, new_rows, new_residual
-        else:
-            if residual <= self.config.tolerance:
+            # If the step raises the residual: the tasks' step alone (the comfort pull can
+            # outweigh a small task gradient), with the damping raised tenfold each time
+            # (Levenberg-Marquardt: shorter steps, closer to the gradient's direction).
+            candidate: _State | None = None
+            for attempt in range(_ATTEMPTS):
+                if attempt:
+                    step, predicted = self._step(
+                        columns, state.residual, values, lows, highs, comfort=False,
+                        damping=10.0 ** attempt,
+                    )
+                trial = [d + s for d, s in zip(offset, step)]
+                for (_, index), x, d in zip(moving, start, trial):
+                    full[index] = x + d
+                candidate = self._evaluate(full, goal)
+                gain = state.norm - candidate.norm
+                # Taken if it stays within half the tolerance, or gains at least a share of what
+                # the linear model promised (a step that overshoots to the far side of the
+                # optimum gains nothing and would make the next frame swing back).
+                if candidate.norm <= band or (
+                    gain >= 0.0 and gain >= _MIN_RATIO * (state.norm - predicted)
+                ):
+                    break
+                candidate = None
+            if candidate is None:
+                for (_, index), x, d in zip(moving, start, offset):
+                    full[index] = x + d
+                termination = Termination.CONVERGED if converged else Termination.STALLED
+                break
+            improvement = state.norm - candidate.norm
+            offset, state = trial, candidate
+            if converged:  # The comfort step kept the residual within the tolerance.
                 termination = Termination.CONVERGED
-        for (position, _), value in zip(moving, values.tolist()):
-            q[position] = value
+                break
+            if state.norm > config.tolerance and improvement < _MIN_GAIN * (
+                state.norm + improvement
+            ):
+                # A limit or the step bound binds: the next frame goes on from here.
+                termination = Termination.STALLED
+                break
+        else:
+            if state.norm <= config.tolerance:
+                termination = Termination.CONVERGED
+        for (position, _), x, d in zip(moving, start, offset):
+            q[position] = x + d
         return RecoveryResult(
-            q=q, residual=residual, iterations=iterations, termination=termination
+            q=q, residual=state.norm, iterations=iterations, termination=termination
         )
+
+
+@dataclass(frozen=True)
+class _State:
+    """The residual at one configuration, with the geometry its Jacobian needs."""
+
+    residual: list[float]
+    norm: float
+    positions: Sequence[Vector]
+    axes: Sequence[Vector]
+    upper: Vector
+    fore: Vector
+    upper_length: float
+    fore_length: float
+    sine: float

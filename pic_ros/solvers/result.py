@@ -12,7 +12,6 @@ import enum
 
 import numpy as np
 import numpy.typing as npt
-from pic_ros.mapping import ArmTargets
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -77,8 +76,6 @@ class ArmSolveResult:
 
     :param q: Arm joint angles, shape (n,), [rad] or [m], arm joint order, inside the limits.
     :param points: Point-chain solution, shape (5, 3), [m], robot base frame.
-    :param targets: The human arm as the solver used it: pinned to the robot's shoulder landmark
-        at the warm start, robot base frame [m].
     :param termination: Why the point solver stopped.
     :param iterations: Point-solver passes.
     :param residual: Point-chain wrist distance to the (pulled-in) wrist target [m].
@@ -89,7 +86,6 @@ class ArmSolveResult:
 
     q: FloatArray
     points: FloatArray
-    targets: ArmTargets
     termination: Termination
     iterations: int
     residual: float

@@ -27,12 +27,13 @@ ROBOTS = ('baxter', 'yumi', 'tiago')
 
 DOCUMENTED_ARGUMENTS = {
     'teleop.launch.py': {
-        'robot', 'source', 'input_topic', 'solver', 'eta', 'mapping', 'namespace',
-        'use_sim_time', 'single_process', 'udp_address', 'udp_port', 'params_file', 'use_rviz',
+        'robot', 'source', 'input_topic', 'solver', 'eta', 'mapping', 'correspondence',
+        'user_profile', 'namespace', 'use_sim_time', 'single_process', 'udp_address', 'udp_port',
+        'params_file', 'use_rviz',
     },
     'multi_robot.launch.py': {
-        'robots', 'source', 'input_topic', 'solver', 'eta', 'mapping', 'use_sim_time',
-        'params_file',
+        'robots', 'source', 'input_topic', 'solver', 'eta', 'mapping', 'correspondence',
+        'use_sim_time', 'params_file',
     },
     'gazebo.launch.py': {
         'robot', 'source', 'input_topic', 'solver', 'gz_args', 'replay_bag', 'distro',

@@ -6,12 +6,13 @@ import numpy as np
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.body_frame import to_body_frame
 from pic_ros.human.kinect_v2 import camera_to_tracker, KINECT_V2_TO_HUMAN
-from pic_ros.human.skeleton import HumanJoint, make_frame, SkeletonFrame
+from pic_ros.human.skeleton import HumanJoint, make_frame, Side, SkeletonFrame
 from pic_ros.ros.conversions import skeleton_to_msg
 from pic_ros.ros.solver_node import SolverNode
 from pic_ros.synthetic import generate_recording
 import pytest
 from rclpy.parameter import Parameter
+from std_srvs.srv import Trigger
 
 ROBOTS = ('baxter', 'yumi', 'tiago')
 
@@ -111,7 +112,7 @@ def test_arms_parameter_selects_the_solved_arm(solver_node, body_frames):
     node.handle_skeleton(body_frames[0])
 
     assert list(published[0].message.name) == list(node.robot.arms['left'].joint_names)
-    assert list(node._imitator.mappers) == ['left']  # the other arm is not solved at all
+    assert list(node._imitator.correspondences) == ['left']  # the other arm is not solved
 
 
 def test_unknown_arm_fails_at_construction(make_node):
@@ -150,6 +151,10 @@ def test_solver_change_at_run_time_keeps_the_warm_start(solver_node, body_frames
         (Parameter('scale', value=True), "scale must be 'auto' or a number, got True"),
         (Parameter('mapping', value='left'), "mapping must be one of 'same_side', 'mirror', "
                                              "got 'left'"),
+        (Parameter('correspondence', value='elastic'), 'correspondence must be one of '
+                                                       "'direction', 'position', got 'elastic'"),
+        (Parameter('user_profile', value='/nowhere/p.yaml'), 'cannot read user profile '
+                                                             '/nowhere/p.yaml'),
         (Parameter('robot', value='yumi'), 'Trying to set a read-only parameter: robot.'),
     ],
 )
@@ -161,28 +166,58 @@ def test_invalid_parameter_value_is_refused_with_its_reason(solver_node, paramet
     result = node.set_parameters([parameter])[0]
 
     assert not result.successful
-    assert result.reason == reason
+    assert result.reason.startswith(reason)
     assert node._imitator is imitator
 
 
-def test_scale_number_is_accepted(solver_node, body_frames):
-    """A fixed scale replaces the automatic one."""
+def test_position_correspondence_with_a_fixed_scale_is_accepted(solver_node, body_frames):
+    """Switching to the position correspondence with a fixed scale is applied at once."""
     node, published, _ = solver_node(robot='baxter')
+    assert node._imitator.mapping_config.correspondence == 'direction'
 
-    assert node.set_parameters([Parameter('scale', value=1.2)])[0].successful
+    results = node.set_parameters(
+        [Parameter('correspondence', value='position'), Parameter('scale', value=1.2)]
+    )
     node.handle_skeleton(body_frames[0])
 
-    assert {mapper.scale for mapper in node._imitator.mappers.values()} == {1.2}
+    assert all(result.successful for result in results)
+    statuses = [c.status() for c in node._imitator.correspondences.values()]
+    assert [status['scale'] for status in statuses] == [1.2, 1.2]
     assert len(published) == 1
 
 
-def test_wrong_skeleton_message_is_counted_not_raised(solver_node, body_frames, diagnostics):
-    """A PoseArray without 12 poses is rejected and counted; nothing is published."""
-    node, published, _ = solver_node(robot='baxter')
-    message = skeleton_to_msg(body_frames[0], 'pic_human')
-    message.poses = message.poses[:5]
+def t_pose(frame: SkeletonFrame, stamp: float) -> SkeletonFrame:
+    """Return a body-frame skeleton holding the calibration pose, arms 0.28 / 0.25 m."""
+    positions = frame.positions.copy()
+    for shoulder, elbow, wrist, side in (
+        (HumanJoint.SHOULDER_LEFT, HumanJoint.ELBOW_LEFT, HumanJoint.WRIST_LEFT, 1.0),
+        (HumanJoint.SHOULDER_RIGHT, HumanJoint.ELBOW_RIGHT, HumanJoint.WRIST_RIGHT, -1.0),
+    ):
+        positions[elbow] = positions[shoulder] + (0.0, side * 0.28, 0.0)
+        positions[wrist] = positions[elbow] + (0.0, side * 0.25, 0.0)
+    return make_frame(stamp, positions, frame='body')
 
-    node._on_skeleton(message)
 
-    assert published == []
-    assert diagnostics(node)[0]['frames_rejected'] == '1'
+def test_calibrate_service_measures_saves_and_uses_a_user_profile(
+    solver_node, body_frames, tmp_path, monkeypatch
+):
+    """~/calibrate after a held pose writes the profile, sets user_profile and uses it."""
+    monkeypatch.setenv('ROS_HOME', str(tmp_path))
+    node, _, _ = solver_node(robot='baxter', correspondence='position')
+    request = Trigger.Request()
+
+    early = node._on_calibrate(request, Trigger.Response())
+    assert not early.success and 'calibration pose held for 0.0 s' in early.message
+
+    for index in range(75):  # 2.5 s of the pose at 30 Hz
+        node.handle_skeleton(t_pose(body_frames[0], 100.0 + index / 30.0))
+    response = node._on_calibrate(request, Trigger.Response())
+
+    target = tmp_path / 'pic_ros' / 'user_profile.yaml'
+    assert response.success, response.message
+    assert str(target) in response.message and 'right 0.280 / 0.250 m' in response.message
+    assert node.get_parameter('user_profile').value == str(target)
+    profile = node._imitator.mapping_config.profile
+    assert profile is not None and profile.arms[Side.LEFT].upper_arm == pytest.approx(0.28)
+    sources = [c.status()['scale_source'] for c in node._imitator.correspondences.values()]
+    assert sources == ['user profile user_profile'] * 2

@@ -1,0 +1,210 @@
+"""
+Correspondences: how a human arm becomes targets for a robot arm, and the registry of them.
+
+A correspondence takes the person's arm from a body-frame skeleton and places it on one robot arm
+(:class:`~pic_ros.correspondence.targets.ArmTargets`, robot base frame). Which human arm drives
+which robot arm is the mapping mode (:mod:`pic_ros.correspondence.mapping`); how lengths and
+positions carry over is the correspondence:
+
+- ``direction`` (:mod:`~pic_ros.correspondence.direction`): keep each human bone's direction, use
+  the robot's own landmark distances. Scale-free: it does not depend on the person's size.
+- ``position`` (:mod:`~pic_ros.correspondence.position`): scale the whole arm uniformly so that
+  the hand lands at the scaled human wrist.
+
+A new correspondence is a new module with a :class:`Correspondence` subclass decorated with
+:func:`register_correspondence`; every front end (node parameter, command line, launch files)
+takes its choices from :func:`correspondence_names`.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from pic_ros.correspondence.mapping import human_side_for, MappingMode
+from pic_ros.correspondence.targets import ArmTargets
+from pic_ros.correspondence.user_profile import load_user_profile, UserProfile
+from pic_ros.exceptions import ConfigError
+from pic_ros.human.skeleton import Side, SkeletonFrame
+from pic_ros.validation import check_choice, check_number
+
+FloatArray = npt.NDArray[np.float64]
+
+DEFAULT_CORRESPONDENCE = 'direction'
+"""The correspondence used when none is configured (see the README for the measurement)."""
+
+
+@dataclass(frozen=True)
+class MappingConfig:
+    """
+    How the person is placed on the robot: mapping mode and correspondence.
+
+    :param mode: ``same_side`` or ``mirror``.
+    :param correspondence: Registered correspondence name (``direction``, ``position``).
+    :param scale: ``position`` only: a fixed human -> robot length factor; ``None`` measures it
+        (from ``profile`` when given, else learnt from the frames).
+    :param profile: ``position`` only: the person's measured arm lengths.
+    """
+
+    mode: MappingMode = MappingMode.SAME_SIDE
+    correspondence: str = DEFAULT_CORRESPONDENCE
+    scale: float | None = None
+    profile: UserProfile | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.mode, MappingMode):
+            raise ConfigError(f'mapping mode must be a MappingMode, got {self.mode!r}')
+        check_choice('correspondence', self.correspondence, correspondence_names())
+        if self.scale is not None:
+            check_number('mapping scale', self.scale, 0.05, 20.0)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], where: str = 'mapping') -> MappingConfig:
+        """
+        Build a config from YAML or parameter values.
+
+        :param data: Keys ``mode`` (``same_side``/``mirror``), ``correspondence``, ``scale``
+            (``auto`` or a number) and ``user_profile`` (a profile file path, or empty); all
+            optional.
+        :param where: Prefix for error messages.
+        :return: The validated config.
+        :raises ConfigError: On an unknown key, an invalid value or an unreadable profile.
+        """
+        known = ('correspondence', 'mode', 'scale', 'user_profile')
+        unknown = sorted(set(data) - set(known))
+        if unknown:
+            raise ConfigError(f'{where}: unknown keys {unknown}; known: {", ".join(known)}')
+        mode = check_choice(
+            f'{where}.mode', data.get('mode', 'same_side'), [m.value for m in MappingMode]
+        )
+        correspondence = check_choice(
+            f'{where}.correspondence',
+            data.get('correspondence', DEFAULT_CORRESPONDENCE),
+            correspondence_names(),
+        )
+        raw_scale = data.get('scale', 'auto')
+        scale = None
+        if raw_scale != 'auto':
+            scale = check_number(f'{where}.scale', raw_scale, 0.05, 20.0)
+        path = data.get('user_profile') or ''
+        if not isinstance(path, (str, Path)):
+            raise ConfigError(f'{where}.user_profile must be a file path, got {path!r}')
+        profile = load_user_profile(path) if str(path) else None
+        return cls(MappingMode(mode), correspondence, scale, profile)
+
+
+@dataclass(frozen=True)
+class RobotArmGeometry:
+    """
+    What a correspondence needs to know of a robot arm.
+
+    :param side: Side of the robot the arm is on.
+    :param shoulder: Shoulder landmark at the neutral pose, shape (3,), [m], base frame.
+    :param upper_arm: Shoulder -> elbow landmark distance [m].
+    :param forearm: Elbow -> wrist landmark distance [m].
+    """
+
+    side: Side
+    shoulder: FloatArray
+    upper_arm: float
+    forearm: float
+
+    def __post_init__(self) -> None:
+        check_number('robot upper-arm length', self.upper_arm, 1e-3, 5.0)
+        check_number('robot forearm length', self.forearm, 1e-3, 5.0)
+        shoulder = np.array(self.shoulder, dtype=float).reshape(3)
+        shoulder.setflags(write=False)
+        object.__setattr__(self, 'shoulder', shoulder)
+
+
+class Correspondence(abc.ABC):
+    """
+    Place the driving human arm on one robot arm, frame after frame.
+
+    :param config: Mapping settings.
+    :param robot: The robot arm's side and landmark geometry.
+    """
+
+    def __init__(self, config: MappingConfig, robot: RobotArmGeometry) -> None:
+        self.config = config
+        self.robot = robot
+        self.human_side = human_side_for(robot.side, config.mode)
+
+    def reset(self) -> None:
+        """Forget anything learnt about the person (a new person, or a new session)."""
+
+    def adopt(self, other: Correspondence) -> None:
+        """
+        Continue what another correspondence learnt (after a settings change).
+
+        :param other: The correspondence being replaced.
+        """
+        del other  # Nothing learnt by default.
+
+    def status(self) -> Mapping[str, object]:
+        """
+        Return what to report on ``/diagnostics`` (e.g. a measured scale).
+
+        :return: Key -> value, plain types.
+        """
+        return {}
+
+    def place(self, frame: SkeletonFrame) -> ArmTargets | None:
+        """
+        Place the driving human arm of a body-frame skeleton on the robot arm.
+
+        :param frame: Skeleton in the ``body`` frame.
+        :return: The targets, or ``None`` when the driving arm is not valid in this frame (or
+            not yet placeable).
+        :raises ConfigError: If the frame is not in the ``body`` frame.
+        """
+        if frame.frame != 'body':
+            raise ConfigError(f"the mapping needs a 'body' frame skeleton, got {frame.frame!r}")
+        if not frame.has_arm(self.human_side):
+            return None
+        return self._place(frame)
+
+    @abc.abstractmethod
+    def _place(self, frame: SkeletonFrame) -> ArmTargets | None:
+        """Place a body-frame skeleton whose driving arm is valid."""
+
+
+CorrespondenceType = TypeVar('CorrespondenceType', bound=type[Correspondence])
+_REGISTRY: dict[str, type[Correspondence]] = {}
+
+
+def register_correspondence(name: str) -> Callable[[CorrespondenceType], CorrespondenceType]:
+    """
+    Register a correspondence class under a name.
+
+    :param name: Name users select it by (the ``correspondence`` parameter).
+    :return: A class decorator.
+    """
+
+    def decorate(cls: CorrespondenceType) -> CorrespondenceType:
+        _REGISTRY[name] = cls
+        return cls
+
+    return decorate
+
+
+def correspondence_names() -> tuple[str, ...]:
+    """Return the registered correspondence names, sorted."""
+    return tuple(sorted(_REGISTRY))
+
+
+def make_correspondence(config: MappingConfig, robot: RobotArmGeometry) -> Correspondence:
+    """
+    Create the correspondence a config names, for one robot arm.
+
+    :param config: Mapping settings (the name is validated against the registry).
+    :param robot: The robot arm.
+    :return: A new correspondence with nothing learnt.
+    """
+    return _REGISTRY[config.correspondence](config, robot)

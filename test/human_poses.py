@@ -1,0 +1,74 @@
+"""A test person in the body-centred frame, shared by the body-frame and correspondence tests."""
+
+from __future__ import annotations
+
+import numpy as np
+from pic_ros.human.skeleton import HumanJoint, make_frame, SkeletonFrame
+
+J = HumanJoint
+HALF_WIDTH = 0.18  # [m] half the shoulder width of the test person
+
+BODY = np.array(
+    [
+        (0.0, 0.0, -0.5),  # pelvis
+        (0.0, 0.0, -0.05),  # spine_chest
+        (0.0, 0.0, 0.1),  # neck
+        (0.05, 0.0, 0.25),  # head
+        (0.0, HALF_WIDTH, 0.0),  # shoulder_left
+        (0.05, 0.25, -0.28),  # elbow_left
+        (0.3, 0.2, -0.3),  # wrist_left
+        (0.38, 0.2, -0.3),  # hand_left
+        (0.0, -HALF_WIDTH, 0.0),  # shoulder_right
+        (0.1, -0.22, -0.27),  # elbow_right
+        (0.35, -0.1, -0.2),  # wrist_right
+        (0.43, -0.1, -0.2),  # hand_right
+    ]
+)
+"""A person in the body frame [m]: spine along z, shoulders on y, both forearms forward."""
+
+
+def body(points: np.ndarray, stamp: float = 0.0) -> SkeletonFrame:
+    """
+    Make a body-frame skeleton.
+
+    :param points: Joint positions, shape (12, 3), [m], body frame.
+    :param stamp: Capture time [s].
+    :return: The frame.
+    """
+    return make_frame(stamp, points, frame='body')
+
+
+def with_arm(
+    upper: np.ndarray, fore: np.ndarray, stamp: float = 0.0, side: str = 'right'
+) -> SkeletonFrame:
+    """
+    Return the test person with one arm given by its bone vectors.
+
+    :param upper: Shoulder -> elbow vector [m], body frame.
+    :param fore: Elbow -> wrist vector [m], body frame.
+    :param stamp: Capture time [s].
+    :param side: ``'right'`` or ``'left'`` arm.
+    :return: The body-frame skeleton.
+    """
+    points = BODY.copy()
+    shoulder, elbow, wrist = (
+        (J.SHOULDER_RIGHT, J.ELBOW_RIGHT, J.WRIST_RIGHT)
+        if side == 'right'
+        else (J.SHOULDER_LEFT, J.ELBOW_LEFT, J.WRIST_LEFT)
+    )
+    points[elbow] = points[shoulder] + np.asarray(upper, dtype=float)
+    points[wrist] = points[elbow] + np.asarray(fore, dtype=float)
+    return body(points, stamp)
+
+
+def with_right_arm(length: float, stamp: float) -> SkeletonFrame:
+    """
+    Return the test person with a right arm of a given total length (equal bones).
+
+    :param length: Upper arm + forearm [m].
+    :param stamp: Capture time [s].
+    :return: The body-frame skeleton.
+    """
+    upper = np.array([0.2, -0.1, -0.9]) / np.linalg.norm([0.2, -0.1, -0.9])
+    fore = np.array([1.0, 0.2, 0.1]) / np.linalg.norm([1.0, 0.2, 0.1])
+    return with_arm(0.5 * length * upper, 0.5 * length * fore, stamp)
