@@ -116,7 +116,7 @@ class UserProfile:
             },
         }
         header = '# pic_ros user profile: arm lengths [m] (python -m pic_ros calibrate)\n'
-        return header + yaml.safe_dump(data, sort_keys=False, default_flow_style=None)
+        return header + str(yaml.safe_dump(data, sort_keys=False, default_flow_style=None))
 
     def save(self, path: str | Path) -> Path:
         """

@@ -210,7 +210,7 @@ class ArmModel:
         """Return the number of arm joints."""
         return len(self.joint_names)
 
-    def full_q(self, q: Sequence[float]) -> list[float]:
+    def full_q(self, q: Sequence[float] | FloatArray) -> list[float]:
         """
         Expand arm joint values to chain coordinates (inserting the locked joints).
 
@@ -222,7 +222,7 @@ class ArmModel:
             full[index] = float(value)
         return full
 
-    def landmarks(self, q: Sequence[float]) -> FloatArray:
+    def landmarks(self, q: Sequence[float] | FloatArray) -> FloatArray:
         """
         Compute the landmark points of the arm.
 
@@ -234,7 +234,7 @@ class ArmModel:
         return positions[rows]
 
     def landmark_tuples(
-        self, q: Sequence[float]
+        self, q: Sequence[float] | FloatArray
     ) -> tuple[list[Vector], tuple[list[Vector], list[Vector]]]:
         """
         Compute the landmark points in plain floats (the per-frame path of the solvers).
@@ -271,7 +271,8 @@ class ArmModel:
         :param q: Arm joint values, shape (dof,).
         :return: A clamped copy.
         """
-        return np.clip(np.asarray(q, dtype=float), self.lower, self.upper)
+        clamped: FloatArray = np.clip(np.asarray(q, dtype=float), self.lower, self.upper)
+        return clamped
 
     def check_landmark_rigidity(self, samples: int = 64) -> None:
         """

@@ -23,6 +23,9 @@ from dataclasses import dataclass
 import math
 from typing import Sequence
 
+import numpy as np
+import numpy.typing as npt
+
 Vector = tuple[float, float, float]
 
 
@@ -70,7 +73,7 @@ def unit(a: Vector, fallback: Vector) -> Vector:
     return (a[0] / length, a[1] / length, a[2] / length)
 
 
-def as_vector(values: Sequence[float]) -> Vector:
+def as_vector(values: Sequence[float] | npt.NDArray[np.float64]) -> Vector:
     """Convert any 3-sequence (numpy row, list) to a float 3-tuple."""
     return (float(values[0]), float(values[1]), float(values[2]))
 

@@ -97,7 +97,7 @@ class RecoveryConfig:
 
     damping: float = 0.02
     comfort: float = 0.05
-    max_iterations: int = 8
+    max_iterations: int = 5
     tolerance: float = 1e-3
     max_step: float = 0.3
     angle_weight: float = 3.0
@@ -216,6 +216,8 @@ class JointRecovery:
     ) -> _State:
         """Return the task residual at ``full``, with what its Jacobian needs."""
         arm = self.arm
+        positions: Sequence[Vector]
+        axes: Sequence[Vector]
         if kinematics is None:
             positions, axes = arm.chain.prefix_positions_and_axes(full, self._count)
         else:
@@ -411,9 +413,9 @@ class JointRecovery:
         full = self.arm.full_q(q)
         moving = self._moving
         start = [full[index] for _, index in moving]
-        step = config.max_step
-        low = [min(max(lo, x - step), x + step) - x for lo, x in zip(self._lower, start)]
-        high = [max(min(hi, x + step), x - step) - x for hi, x in zip(self._upper, start)]
+        bound = config.max_step
+        low = [min(max(lo, x - bound), x + bound) - x for lo, x in zip(self._lower, start)]
+        high = [max(min(hi, x + bound), x - bound) - x for hi, x in zip(self._upper, start)]
         offset = [0.0] * len(start)
         state = self._evaluate(full, goal, kinematics)
         termination = Termination.MAX_ITERATIONS
