@@ -51,7 +51,7 @@ setup(
     license='Apache-2.0',
     entry_points={
         'console_scripts': [
-            'pic_ros = pic_ros.cli:main',
+            'pic_ros = pic_ros.tools.cli:main',
             'skeleton_node = pic_ros.ros.skeleton_node:main',
             'solver_node = pic_ros.ros.solver_node:main',
             'trajectory_publisher = pic_ros.ros.trajectory_publisher_node:main',

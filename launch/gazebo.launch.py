@@ -15,9 +15,10 @@ joint_trajectory_controller (ros2_controllers).
 Sequence (as gz_ros2_control_demos' launch files do it):
 
 1. ``robot_state_publisher`` publishes ``robot_description``: the robot's plain URDF plus the
-   ``<ros2_control>`` and ``<gazebo>`` tags that :func:`pic_ros.gazebo.gazebo_robot_description`
-   adds (hardware plugin chosen by ``distro``; controllers from
-   ``config/controllers/<robot>_controllers.yaml``); the base is welded to the world.
+   ``<ros2_control>`` and ``<gazebo>`` tags that
+   :func:`pic_ros.sim.gazebo.gazebo_robot_description` adds (hardware plugin chosen by
+   ``distro``; controllers from ``config/controllers/<robot>_controllers.yaml``); the base is
+   welded to the world.
 2. ``ros_gz_sim``'s ``gz_sim.launch.py`` starts Gazebo with ``gz_args``. The default,
    ``-r -s -v 2 empty.sdf``, runs the simulation at once (``-r``: the clock must advance for the
    controllers to switch) and without GUI (``-s``: server only, fine on a headless machine;
@@ -53,8 +54,8 @@ from launch.substitutions import EnvironmentVariable, LaunchConfiguration, PathJ
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
-from pic_ros.gazebo import controller_names, gazebo_names, gazebo_robot_description
 from pic_ros.robot import load_robot
+from pic_ros.sim.gazebo import controller_names, gazebo_names, gazebo_robot_description
 
 PACKAGE = 'pic_ros'
 CONTROLLER_MANAGER = '/controller_manager'

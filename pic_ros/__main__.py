@@ -2,6 +2,6 @@
 
 import sys
 
-from pic_ros.cli import main
+from pic_ros.tools.cli import main
 
 sys.exit(main())

@@ -15,7 +15,6 @@ from typing import Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
-
 from pic_ros.correspondence import (
     ArmTargets,
     Correspondence,

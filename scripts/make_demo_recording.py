@@ -3,10 +3,10 @@
 Generate the synthetic Kinect v2 demo recording shipped in ``demo/``.
 
 Writes ``synthetic1_skel.txt``, ``synthetic1_skelts.txt``, ``synthetic_1.txt`` and
-``synthetic1_config.json`` (see :func:`pic_ros.synthetic.write_kinect_v2_text`), and the same
+``synthetic1_config.json`` (see :func:`pic_ros.tools.synthetic.write_kinect_v2_text`), and the same
 take as a rosbag2, ``synthetic1_bag/``: an MCAP bag (zstd chunks, metadata version 8) of
 ``/body_tracking_data`` MarkerArrays in the Azure Kinect driver encoding, with empty arrays
-during the tracking loss (see :func:`pic_ros.bags.write_synthetic_bag`). An existing bag
+during the tracking loss (see :func:`pic_ros.recordings.bags.write_synthetic_bag`). An existing bag
 directory of that name is replaced. The output is deterministic: the same seed gives
 byte-identical files (the bag also embeds the ``rosbags`` version and zstd's output, so it is
 byte-identical for the same library versions), and ``test/test_synthetic.py`` and
@@ -26,8 +26,8 @@ import shutil
 import sys
 import tempfile
 
-from pic_ros.bags import write_synthetic_bag
-from pic_ros.synthetic import (
+from pic_ros.recordings.bags import write_synthetic_bag
+from pic_ros.tools.synthetic import (
     DEFAULT_NAME,
     DEFAULT_SEED,
     generate_recording,

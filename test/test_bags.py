@@ -9,17 +9,18 @@ from pathlib import Path
 import shutil
 
 import numpy as np
-from pic_ros import bags
-from pic_ros.evaluation import evaluate_one
 from pic_ros.exceptions import ConfigError, RecordingError
-from pic_ros.human.kinect_v2 import KINECT_V2_JOINTS, load_kinect_v2_recording
-from pic_ros.human.marker_cdr import parse_marker_array
 from pic_ros.human.skeleton import HumanJoint, Side
-from pic_ros.human.trackers import AZURE_KINECT_JOINTS
-from pic_ros.recordings import load_demonstration
+from pic_ros.recordings import bags
+from pic_ros.recordings.kinect_v2_text import load_kinect_v2_recording
 from pic_ros.robot.robot import load_robot
 from pic_ros.solvers import SolverConfig
-from pic_ros.synthetic import DEFAULT_SEED, generate_recording
+from pic_ros.tools.catalog import load_demonstration
+from pic_ros.tools.evaluation import evaluate_one
+from pic_ros.tools.synthetic import DEFAULT_SEED, generate_recording
+from pic_ros.trackers.kinect_v2 import KINECT_V2_JOINTS
+from pic_ros.trackers.marker_cdr import parse_marker_array
+from pic_ros.trackers.markers import AZURE_KINECT_JOINTS
 import pytest
 import yaml
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import re
 
-from human_poses import BODY, body as _body, HALF_WIDTH
+from human_poses import BODY, HALF_WIDTH
+from human_poses import body as _body
 from hypothesis import given, settings
 from hypothesis import strategies as st
 import numpy as np

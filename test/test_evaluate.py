@@ -10,9 +10,14 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
-from pic_ros.cli import main
 from pic_ros.correspondence import load_user_profile
-from pic_ros.evaluation import (
+from pic_ros.human.skeleton import Side
+from pic_ros.recordings.paper import load_paper_demonstration, Segment
+from pic_ros.robot import load_robot
+from pic_ros.solvers import SolverConfig
+from pic_ros.tools.catalog import load_demonstration
+from pic_ros.tools.cli import main
+from pic_ros.tools.evaluation import (
     ArmTrace,
     Demonstration,
     evaluate_one,
@@ -23,11 +28,7 @@ from pic_ros.evaluation import (
     solve_time_histogram,
     Trace,
 )
-from pic_ros.human.kinect_v2 import KINECT_V2_JOINTS, load_paper_demonstration, Segment
-from pic_ros.human.skeleton import Side
-from pic_ros.recordings import load_demonstration
-from pic_ros.robot import load_robot
-from pic_ros.solvers import SolverConfig
+from pic_ros.trackers.kinect_v2 import KINECT_V2_JOINTS
 import pytest
 
 RECORD_KEYS = (

@@ -6,7 +6,8 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from pic_ros.exceptions import ConfigError
-from pic_ros.gazebo import (
+from pic_ros.robot import load_robot
+from pic_ros.sim.gazebo import (
     base_height,
     control_joints,
     controller_names,
@@ -14,7 +15,6 @@ from pic_ros.gazebo import (
     gazebo_robot_description,
     NAMES_BY_DISTRO,
 )
-from pic_ros.robot import load_robot
 import pytest
 from urdf_parser_py import urdf as urdf_model
 from urdf_parser_py.xml_reflection import core as xml_core

@@ -6,16 +6,16 @@ import math
 
 import numpy as np
 from pic_ros.correspondence import MappingConfig
-from pic_ros.evaluation import evaluate_one, run_imitation
 from pic_ros.exceptions import SkeletonError
 from pic_ros.human.processing import SkeletonProcessor
 from pic_ros.human.skeleton import HumanJoint, make_frame, SkeletonFrame
 from pic_ros.imitation import RobotImitator
-from pic_ros.metrics import JUMP_THRESHOLD
-from pic_ros.recordings import demonstration_from_synthetic
 from pic_ros.robot import load_robot
 from pic_ros.solvers import RecoveryConfig, SolverConfig, Termination
-from pic_ros.synthetic_suite import generate_take, suite_specs
+from pic_ros.tools.catalog import demonstration_from_synthetic
+from pic_ros.tools.evaluation import evaluate_one, run_imitation
+from pic_ros.tools.metrics import JUMP_THRESHOLD
+from pic_ros.tools.synthetic_suite import generate_take, suite_specs
 import pytest
 
 ROBOTS = ('baxter', 'yumi', 'tiago')

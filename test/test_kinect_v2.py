@@ -9,21 +9,22 @@ import time
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import RecordingError, SkeletonError
-from pic_ros.human.kinect_v2 import (
-    camera_to_tracker,
-    CAMERA_TO_TRACKER_ROTATION,
+from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT, Side
+from pic_ros.recordings.kinect_v2_text import KinectV2Recording, load_kinect_v2_recording
+from pic_ros.recordings.paper import (
     find_paper_demonstrations,
-    KINECT_V2_JOINTS,
-    KINECT_V2_TO_HUMAN,
-    KinectV2Recording,
-    load_kinect_v2_recording,
     load_paper_demonstration,
     load_segments,
     load_task_arms,
     PaperDemonstration,
     Segment,
 )
-from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT, Side
+from pic_ros.trackers.kinect_v2 import (
+    camera_to_tracker,
+    CAMERA_TO_TRACKER_ROTATION,
+    KINECT_V2_JOINTS,
+    KINECT_V2_TO_HUMAN,
+)
 import pytest
 
 FRAME_COUNTS = {

@@ -8,9 +8,9 @@ import re
 
 import numpy as np
 from pic_ros.exceptions import ChainError
-from pic_ros.kinematics import JointType, KinematicChain, load_robot_model, RobotModel
 from pic_ros.resources import shipped_robots, urdf_path
 from pic_ros.robot import load_robot
+from pic_ros.robot.kinematics import JointType, KinematicChain, load_robot_model, RobotModel
 import pytest
 
 CONFIGURATIONS = 40

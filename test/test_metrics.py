@@ -7,7 +7,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 import numpy as np
-from pic_ros.metrics import (
+from pic_ros.tools.metrics import (
     angle_between,
     elbow_angle,
     jump_frames,

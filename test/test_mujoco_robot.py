@@ -13,7 +13,12 @@ import numpy as np  # noqa: E402
 from pic_ros.exceptions import ConfigError  # noqa: E402
 from pic_ros.robot import load_robot  # noqa: E402
 from pic_ros.sim import (  # noqa: E402
-    FrameRecorder, RenderError, SimConfig, SimRobot, Trajectory, Waypoint,
+    FrameRecorder,
+    RenderError,
+    SimConfig,
+    SimRobot,
+    Trajectory,
+    Waypoint,
 )
 from pic_ros.sim.mujoco_robot import write_png  # noqa: E402
 import pytest  # noqa: E402

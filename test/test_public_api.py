@@ -13,7 +13,7 @@ import pytest
 
 PACKAGE_DIR = Path(pic_ros.__file__).resolve().parent
 ROS_LAYER = PACKAGE_DIR / 'ros'
-CORE_MODULES = ('pic_ros', 'pic_ros.evaluation', 'pic_ros.cli', 'pic_ros.bench')
+CORE_MODULES = ('pic_ros', 'pic_ros.tools.evaluation', 'pic_ros.tools.cli', 'pic_ros.tools.bench')
 
 
 def _is_ros_module(name: str) -> bool:
@@ -75,12 +75,13 @@ def test_all_lists_each_name_once():
 
 def test_every_subpackage_all_resolves():
     """The ``__all__`` of the sub-packages resolve too."""
-    import pic_ros.evaluation
-    import pic_ros.kinematics
     import pic_ros.robot
+    import pic_ros.robot.kinematics
     import pic_ros.solvers
+    import pic_ros.tools.evaluation
 
-    for module in (pic_ros.evaluation, pic_ros.kinematics, pic_ros.robot, pic_ros.solvers):
+    modules = (pic_ros.tools.evaluation, pic_ros.robot.kinematics, pic_ros.robot, pic_ros.solvers)
+    for module in modules:
         for name in module.__all__:
             assert hasattr(module, name), f'{module.__name__}.__all__ names missing {name!r}'
 

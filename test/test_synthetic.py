@@ -1,4 +1,4 @@
-"""Tests of the synthetic Kinect v2 recording (:mod:`pic_ros.synthetic`) and the shipped demo."""
+"""Tests of the synthetic Kinect v2 take (:mod:`pic_ros.tools.synthetic`) and the shipped demo."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import sys
 from hypothesis import given, settings
 from hypothesis import strategies as st
 import numpy as np
-from pic_ros import synthetic
 from pic_ros.exceptions import ConfigError
-from pic_ros.human import kinect_v2
-from pic_ros.synthetic import (
+from pic_ros.recordings import kinect_v2_text, paper
+from pic_ros.tools import synthetic
+from pic_ros.tools.synthetic import (
     BODY,
     BONES,
     generate_recording,
@@ -22,6 +22,7 @@ from pic_ros.synthetic import (
     TrackerModel,
     write_kinect_v2_text,
 )
+from pic_ros.trackers import kinect_v2
 import pytest
 
 J = {name: index for index, name in enumerate(synthetic.JOINT_NAMES)}
@@ -238,12 +239,12 @@ def test_written_files_load_with_the_project_loader(
 ) -> None:
     """The Kinect v2 loaders of :mod:`pic_ros.human.kinect_v2` read the written files."""
     write_kinect_v2_text(recording, tmp_path)
-    loaded = kinect_v2.load_kinect_v2_recording(tmp_path / 'synthetic1_skel.txt')
+    loaded = kinect_v2_text.load_kinect_v2_recording(tmp_path / 'synthetic1_skel.txt')
     assert loaded.name == 'synthetic1'
     assert len(loaded) == int(recording.tracked.sum())
-    segments = kinect_v2.load_segments(tmp_path / 'synthetic_1.txt', frame_count=len(loaded))
+    segments = paper.load_segments(tmp_path / 'synthetic_1.txt', frame_count=len(loaded))
     assert [(s.first_line, s.last_line) for s in segments] == list(recording.segment_lines())
-    arms = kinect_v2.load_task_arms(tmp_path / 'synthetic1_config.json')
+    arms = paper.load_task_arms(tmp_path / 'synthetic1_config.json')
     assert len(arms) == len(segments)
     assert synthetic.JOINT_NAMES == kinect_v2.KINECT_V2_JOINTS
 

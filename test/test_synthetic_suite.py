@@ -1,4 +1,4 @@
-"""Tests of the synthetic robustness suite (:mod:`pic_ros.synthetic_suite`)."""
+"""Tests of the synthetic robustness suite (:mod:`pic_ros.tools.synthetic_suite`)."""
 
 from __future__ import annotations
 
@@ -6,17 +6,17 @@ import dataclasses
 from pathlib import Path
 
 import numpy as np
-from pic_ros import synthetic_suite
 from pic_ros.exceptions import ConfigError
-from pic_ros.human import kinect_v2
-from pic_ros.synthetic import (
+from pic_ros.recordings import kinect_v2_text
+from pic_ros.tools import synthetic_suite
+from pic_ros.tools.synthetic import (
     ARM_ANGLE_LIMITS_DEG,
     BodyModel,
     JOINT_NAMES,
     SyntheticRecording,
     write_kinect_v2_text,
 )
-from pic_ros.synthetic_suite import (
+from pic_ros.tools.synthetic_suite import (
     BAD_STARTS,
     foreshortening_offsets,
     generate_take,
@@ -27,6 +27,7 @@ from pic_ros.synthetic_suite import (
     TASK_NAMES,
     VIEW_JOINTS,
 )
+from pic_ros.trackers import kinect_v2
 import pytest
 
 J = {name: index for index, name in enumerate(JOINT_NAMES)}
@@ -452,7 +453,7 @@ def test_a_take_is_written_and_read_like_a_kinect_v2_recording(
     """The text writer and the Kinect v2 loader accept a suite take; rows map to the tracker."""
     _, take = suite[0]
     write_kinect_v2_text(take, tmp_path)
-    loaded = kinect_v2.load_kinect_v2_recording(tmp_path / f'{take.name}_skel.txt')
+    loaded = kinect_v2_text.load_kinect_v2_recording(tmp_path / f'{take.name}_skel.txt')
     assert len(loaded) == int(take.tracked.sum())
     tracker = loaded.tracker_positions()
     rows = list(kinect_v2.KINECT_V2_TO_HUMAN)

@@ -9,13 +9,14 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError, SkeletonError
 from pic_ros.human.body_frame import body_axes, to_body_frame
-from pic_ros.human.kinect_v2 import (
+from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT
+from pic_ros.trackers.frames import DropReason, SkeletonFrontEnd
+from pic_ros.trackers.kinect_v2 import (
     camera_to_tracker,
     CAMERA_TO_TRACKER_ROTATION,
     KINECT_V2_TO_HUMAN,
 )
-from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT
-from pic_ros.human.trackers import (
+from pic_ros.trackers.markers import (
     azure_camera_to_tracker,
     AZURE_KINECT,
     AZURE_KINECT_JOINTS,
@@ -27,7 +28,6 @@ from pic_ros.human.trackers import (
     tracker_format,
     TrackerFormat,
 )
-from pic_ros.human.validation import DropReason, SkeletonFrontEnd
 import pytest
 
 FloatArray = npt.NDArray[np.float64]

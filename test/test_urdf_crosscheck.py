@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from pic_ros.kinematics import Joint, KinematicChain, load_robot_model, RobotModel
+from pic_ros.robot.kinematics import Joint, KinematicChain, load_robot_model, RobotModel
 import pytest
 from urdf_parser_py import urdf as urdf_model
 from urdf_parser_py.xml_reflection import core as xml_core

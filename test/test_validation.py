@@ -20,14 +20,14 @@ from pic_ros.human.skeleton import (
     Side,
     SkeletonFrame,
 )
-from pic_ros.human.trackers import AZURE_KINECT, AZURE_KINECT_TO_HUMAN
-from pic_ros.human.validation import (
+from pic_ros.trackers.frames import (
     BodySelector,
     CHECKED_BONES,
     DropReason,
     FrameValidator,
     SkeletonFrontEnd,
 )
+from pic_ros.trackers.markers import AZURE_KINECT, AZURE_KINECT_TO_HUMAN
 import pytest
 
 FloatArray = npt.NDArray[np.float64]

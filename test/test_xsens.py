@@ -5,29 +5,31 @@ from __future__ import annotations
 import math
 import struct
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.body_frame import to_body_frame
 from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT
-from pic_ros.human.xsens import (
-    build_mxtp02_datagrams,
-    HEADER_SIZE,
-    ITEM_SIZE,
-    parse_header,
+from pic_ros.tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
+from pic_ros.trackers.xsens import (
     sample_to_skeleton,
-    SEGMENT_COUNT,
-    SEGMENT_NAMES,
-    t_pose_segments,
     XSENS_TO_HUMAN,
-    XsensDropReason,
-    XsensHeader,
     XsensParser,
     XsensParserConfig,
     XsensSample,
-    XsensSegment,
     XsensStampSource,
+)
+from pic_ros.trackers.xsens_wire import (
+    HEADER_SIZE,
+    ITEM_SIZE,
+    parse_header,
+    SEGMENT_COUNT,
+    SEGMENT_NAMES,
+    XsensDropReason,
+    XsensHeader,
+    XsensSegment,
 )
 import pytest
 

@@ -26,13 +26,12 @@ from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
-
+from pic_ros.checks import check_choice, check_number
 from pic_ros.correspondence.mapping import human_side_for, MappingMode
 from pic_ros.correspondence.targets import ArmTargets
 from pic_ros.correspondence.user_profile import load_user_profile, UserProfile
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.skeleton import Side, SkeletonFrame
-from pic_ros.validation import check_choice, check_number
 
 FloatArray = npt.NDArray[np.float64]
 

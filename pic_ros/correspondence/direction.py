@@ -15,7 +15,6 @@ it, not at a scaled copy of the person's hand.
 from __future__ import annotations
 
 import numpy as np
-
 from pic_ros.correspondence.base import Correspondence, register_correspondence
 from pic_ros.correspondence.mapping import arm_in_robot_axes
 from pic_ros.correspondence.targets import ArmTargets, TargetKind

@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-
 from pic_ros.correspondence.base import (
     Correspondence,
     MappingConfig,

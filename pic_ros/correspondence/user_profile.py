@@ -36,9 +36,9 @@ from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
+from pic_ros.checks import check_number
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.skeleton import Side, SkeletonFrame
-from pic_ros.validation import check_number
 import yaml
 
 FloatArray = npt.NDArray[np.float64]

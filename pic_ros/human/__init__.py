@@ -1,1 +1,1 @@
-"""The human side: skeleton frames, tracker formats, smoothing and the body-centred frame."""
+"""The human side: skeleton frames, smoothing, the body-centred frame and frame processing."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-
 from pic_ros.exceptions import SkeletonError
 from pic_ros.human.skeleton import HumanJoint, MIN_BONE_LENGTH, SkeletonFrame
 

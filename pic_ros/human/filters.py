@@ -23,7 +23,6 @@ from typing import Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
-
 from pic_ros.exceptions import ConfigError, SkeletonError
 
 FloatArray = npt.NDArray[np.float64]

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pic_ros.checks import check_choice, check_number
 from pic_ros.human.body_frame import to_body_frame
 from pic_ros.human.filters import FILTER_KINDS, make_filter, SkeletonFilter
 from pic_ros.human.skeleton import make_frame, SkeletonFrame
-from pic_ros.validation import check_choice, check_number
 
 
 @dataclass(frozen=True)

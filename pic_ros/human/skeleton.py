@@ -21,7 +21,6 @@ from typing import Final
 
 import numpy as np
 import numpy.typing as npt
-
 from pic_ros.exceptions import SkeletonError
 
 FloatArray = npt.NDArray[np.float64]

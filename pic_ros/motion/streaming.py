@@ -19,9 +19,8 @@ from typing import Final, Sequence
 
 import numpy as np
 import numpy.typing as npt
-
+from pic_ros.checks import check_number
 from pic_ros.exceptions import ConfigError
-from pic_ros.validation import check_number
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -30,10 +30,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from pic_ros.checks import check_choice
 from pic_ros.correspondence import MappingConfig
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.skeleton import Side
-from pic_ros.validation import check_choice
 import yaml
 
 LANDMARKS = ('shoulder', 'elbow', 'wrist')

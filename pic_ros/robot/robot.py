@@ -8,10 +8,10 @@ from types import MappingProxyType
 from typing import Mapping
 
 from pic_ros.exceptions import ConfigError
-from pic_ros.kinematics.robot_model import load_robot_model, RobotModel
 from pic_ros.resources import config_path, urdf_path
 from pic_ros.robot.arm import ArmModel
 from pic_ros.robot.config import load_robot_spec, RobotSpec
+from pic_ros.robot.kinematics.robot_model import load_robot_model, RobotModel
 
 
 @dataclass(frozen=True, eq=False)

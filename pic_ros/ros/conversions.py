@@ -16,9 +16,9 @@ from geometry_msgs.msg import Point, Pose, PoseArray
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import SkeletonError
-from pic_ros.human.marker_cdr import MarkerCdrError, MarkerPositions, parse_marker_array
 from pic_ros.human.skeleton import HUMAN_JOINT_NAMES, JOINT_COUNT, make_frame, SkeletonFrame
 from pic_ros.motion.streaming import TrajectoryChunk
+from pic_ros.trackers.marker_cdr import MarkerCdrError, MarkerPositions, parse_marker_array
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import ColorRGBA
@@ -61,7 +61,7 @@ def marker_positions_from_raw(data: bytes) -> MarkerPositions:
     """
     Read marker ids and positions from a serialized MarkerArray.
 
-    Uses the fast CDR walker of :mod:`pic_ros.human.marker_cdr` and falls back to rclpy's
+    Uses the fast CDR walker of :mod:`pic_ros.trackers.marker_cdr` and falls back to rclpy's
     deserialization when the layout is not the expected one (e.g. a Foxy-era Marker).
 
     :param data: CDR bytes from a raw subscription.

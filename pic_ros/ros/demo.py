@@ -5,7 +5,7 @@ replay (the shipped synthetic bag, Azure Kinect encoding) -> skeleton_node -> so
 trajectory_publisher -> sim_robot (MuJoCo), each its own process, talking DDS on loopback with a
 private domain id. This process records the topics, stops every process (also on failure), and
 writes into the output folder the animation (skeleton beside the simulated robot), the joint plot
-and the metrics (:mod:`pic_ros.demo_report`).
+and the metrics (:mod:`pic_ros.tools.demo_report`).
 """
 
 from __future__ import annotations
@@ -20,13 +20,6 @@ from typing import Any, Sequence
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseArray
 import numpy as np
-from pic_ros.demo_report import (
-    DemoRecording,
-    live_metrics,
-    plot_joints,
-    render_animation,
-    write_metrics,
-)
 from pic_ros.exceptions import PicRosError
 from pic_ros.resources import share_dir
 from pic_ros.robot.robot import load_robot, Robot
@@ -36,6 +29,13 @@ from pic_ros.ros.processes import (
     ManagedProcess,
     python_module,
     wait_until,
+)
+from pic_ros.tools.demo_report import (
+    DemoRecording,
+    live_metrics,
+    plot_joints,
+    render_animation,
+    write_metrics,
 )
 import rclpy
 from rclpy.context import Context
@@ -234,9 +234,9 @@ def run_demo(argv: Sequence[str] | None = None) -> int:
 def _write_outputs(
     robot: Robot, recording: DemoRecording, out: Path, fps: float, started_at: float
 ) -> int:
-    from pic_ros.evaluation import evaluate_one
-    from pic_ros.recordings import load_demonstration
     from pic_ros.solvers import SolverConfig
+    from pic_ros.tools.catalog import load_demonstration
+    from pic_ros.tools.evaluation import evaluate_one
 
     live = live_metrics(robot, recording)
     offline = [

@@ -30,8 +30,6 @@ import time
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from pic_ros.human.xsens import build_mxtp02_datagrams, t_pose_segments, XsensSegment
-from pic_ros.metrics import percentile_ms
 from pic_ros.ros.processes import (
     free_domain_id,
     loopback_environment,
@@ -39,6 +37,9 @@ from pic_ros.ros.processes import (
     python_module,
     wait_until,
 )
+from pic_ros.tools.metrics import percentile_ms
+from pic_ros.tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
+from pic_ros.trackers.xsens_wire import XsensSegment
 import rclpy
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
@@ -362,8 +363,8 @@ def run_latency_bench(
 
 
 def _default_bag() -> Path:
-    from pic_ros.recordings import pic_demos_dir
     from pic_ros.resources import share_dir
+    from pic_ros.tools.catalog import pic_demos_dir
 
     demos = pic_demos_dir()
     if demos is not None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
+from pic_ros.checks import check_choice
 from pic_ros.exceptions import ConfigError
-from pic_ros.validation import check_choice
 from rcl_interfaces.msg import (
     FloatingPointRange,
     IntegerRange,

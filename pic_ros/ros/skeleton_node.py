@@ -28,17 +28,8 @@ from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import PoseArray
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.filters import FILTER_KINDS
-from pic_ros.human.marker_cdr import MarkerCdrError
 from pic_ros.human.processing import ProcessingConfig
 from pic_ros.human.skeleton import SkeletonFrame
-from pic_ros.human.trackers import tracker_format
-from pic_ros.human.validation import DropReason, SkeletonFrontEnd
-from pic_ros.human.xsens import (
-    sample_to_skeleton,
-    XsensParser,
-    XsensParserConfig,
-    XsensStampSource,
-)
 from pic_ros.ros.conversions import (
     marker_positions_from_raw,
     skeleton_markers_to_msg,
@@ -48,6 +39,15 @@ from pic_ros.ros.conversions import (
 from pic_ros.ros.diagnostics import DiagnosticsReporter, RateMeter
 from pic_ros.ros.parameters import declare_parameters, ParameterSpec, validation_callback, Values
 from pic_ros.ros.runner import run_node
+from pic_ros.trackers.frames import DropReason, SkeletonFrontEnd
+from pic_ros.trackers.marker_cdr import MarkerCdrError
+from pic_ros.trackers.markers import tracker_format
+from pic_ros.trackers.xsens import (
+    sample_to_skeleton,
+    XsensParser,
+    XsensParserConfig,
+    XsensStampSource,
+)
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 from visualization_msgs.msg import MarkerArray

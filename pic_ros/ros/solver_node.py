@@ -24,6 +24,7 @@ from typing import Any, Callable, Sequence
 from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import PoseArray
 import numpy as np
+from pic_ros.checks import check_number
 from pic_ros.correspondence import Calibrator, correspondence_names, MappingConfig
 from pic_ros.exceptions import ConfigError, PicRosError, SkeletonError
 from pic_ros.human.skeleton import SkeletonFrame
@@ -34,7 +35,6 @@ from pic_ros.ros.diagnostics import DiagnosticsReporter, RateMeter
 from pic_ros.ros.parameters import declare_parameters, ParameterSpec, validation_callback, Values
 from pic_ros.ros.runner import run_node
 from pic_ros.solvers import IterationConfig, solver_names, SolverConfig, Termination
-from pic_ros.validation import check_number
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy

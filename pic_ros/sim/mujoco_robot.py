@@ -75,7 +75,7 @@ import zlib
 
 import numpy as np
 import numpy.typing as npt
-
+from pic_ros.checks import check_number
 from pic_ros.exceptions import ConfigError, PicRosError
 from pic_ros.robot.robot import load_robot, Robot
 from pic_ros.sim.trajectory import (
@@ -85,7 +85,6 @@ from pic_ros.sim.trajectory import (
     TrajectoryFollower,
     Verdict,
 )
-from pic_ros.validation import check_number
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -50,7 +50,6 @@ from typing import Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
-
 from pic_ros.exceptions import ConfigError
 
 FloatArray = npt.NDArray[np.float64]

@@ -5,8 +5,13 @@ Importing this package registers the built-in solvers; :func:`make_solver` creat
 """
 
 from pic_ros.solvers import point_imitation  # noqa: F401 - registers fabrik, pic, pics.
-from pic_ros.solvers.base import ArmSolver, make_solver, register_solver, solver_names
-from pic_ros.solvers.base import SolverConfig
+from pic_ros.solvers.base import (
+    ArmSolver,
+    make_solver,
+    register_solver,
+    solver_names,
+    SolverConfig,
+)
 from pic_ros.solvers.iteration import IterationConfig, OctantConstraints
 from pic_ros.solvers.recovery import RecoveryConfig
 from pic_ros.solvers.result import ArmSolveResult, PointSolveResult, RecoveryResult, Termination

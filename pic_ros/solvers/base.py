@@ -17,7 +17,7 @@ from typing import Callable, TypeVar
 
 import numpy as np
 import numpy.typing as npt
-
+from pic_ros.checks import check_number
 from pic_ros.correspondence.targets import ArmTargets
 from pic_ros.exceptions import ConfigError, SkeletonError
 from pic_ros.robot.arm import ArmModel
@@ -25,7 +25,6 @@ from pic_ros.solvers.iteration import IterationConfig
 from pic_ros.solvers.octants import check_eta
 from pic_ros.solvers.recovery import RecoveryConfig
 from pic_ros.solvers.result import ArmSolveResult
-from pic_ros.validation import check_number
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -20,11 +20,10 @@ from dataclasses import dataclass
 import math
 
 import numpy as np
-
+from pic_ros.checks import check_integer, check_number
 from pic_ros.solvers.octants import MEMBERSHIP_TOLERANCE, OCTANT_SIGNS, project_direction
 from pic_ros.solvers.point_chain import add_scaled, distance, PointChain, sub, unit, Vector
 from pic_ros.solvers.result import PointSolveResult, Termination
-from pic_ros.validation import check_integer, check_number
 
 _DOWN: Vector = (0.0, 0.0, -1.0)
 

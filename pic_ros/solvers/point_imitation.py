@@ -31,7 +31,6 @@ membership slack, so the human's own bones always satisfy the octants read from 
 from __future__ import annotations
 
 import numpy.typing as npt
-
 from pic_ros.correspondence.targets import ArmTargets, TargetKind
 from pic_ros.human.skeleton import MIN_BONE_LENGTH
 from pic_ros.robot.arm import ArmModel

@@ -47,12 +47,11 @@ from typing import Sequence
 
 import numpy as np
 import numpy.typing as npt
-
+from pic_ros.checks import check_integer, check_number
 from pic_ros.correspondence.targets import TargetKind
-from pic_ros.kinematics.robot_model import JointType
 from pic_ros.robot.arm import ArmModel
+from pic_ros.robot.kinematics.robot_model import JointType
 from pic_ros.solvers.result import RecoveryResult, Termination
-from pic_ros.validation import check_integer, check_number
 
 FloatArray = npt.NDArray[np.float64]
 Vector = tuple[float, float, float]
@@ -402,9 +401,9 @@ class JointRecovery:
         :param q_init: Warm start (the previous solution), arm joint order, shape (dof,).
         :param goal: What the landmarks should do.
         :param kinematics: Joint origins and axes at ``q_init`` from
-            :meth:`~pic_ros.kinematics.chain.KinematicChain.prefix_positions_and_axes` (at least
-            up to the wrist landmark), when the caller already has them and ``q_init`` is inside
-            the limits.
+            :meth:`~pic_ros.robot.kinematics.chain.KinematicChain.prefix_positions_and_axes`
+            (at least up to the wrist landmark), when the caller already has them and ``q_init``
+            is inside the limits.
         :return: Joint angles inside the limits and within ``max_step`` of the (clamped) warm
             start, the remaining task residual and why the iteration stopped.
         """

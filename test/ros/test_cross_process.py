@@ -15,9 +15,9 @@ import threading
 import time
 
 import numpy as np
-from pic_ros.human.xsens import build_mxtp02_datagrams, t_pose_segments
 from pic_ros.robot import load_robot
 from pic_ros.ros.processes import loopback_environment, ManagedProcess, python_module, wait_until
+from pic_ros.tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
 import pytest
 
 rclpy = pytest.importorskip('rclpy')

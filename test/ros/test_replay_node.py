@@ -19,7 +19,7 @@ import time
 from typing import Iterator
 
 import numpy as np
-from pic_ros import bags
+from pic_ros.recordings import bags
 import pytest
 
 rclpy = pytest.importorskip('rclpy', reason='the replay tests need rclpy and the message packages')

@@ -10,13 +10,10 @@ from builtin_interfaces.msg import Time
 import numpy as np
 from pic_ros.human.body_frame import to_body_frame
 from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT, make_frame
-from pic_ros.human.trackers import TRACKER_FORMATS
-from pic_ros.human.xsens import (
-    build_mxtp02_datagrams,
-    t_pose_segments,
-    XsensDropReason,
-)
 from pic_ros.ros.skeleton_node import SkeletonNode
+from pic_ros.tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
+from pic_ros.trackers.markers import TRACKER_FORMATS
+from pic_ros.trackers.xsens_wire import XsensDropReason
 import pytest
 from rclpy.parameter import Parameter
 from rclpy.serialization import serialize_message

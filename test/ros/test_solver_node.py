@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.body_frame import to_body_frame
-from pic_ros.human.kinect_v2 import camera_to_tracker, KINECT_V2_TO_HUMAN
 from pic_ros.human.skeleton import HumanJoint, make_frame, Side, SkeletonFrame
 from pic_ros.ros.conversions import skeleton_to_msg
 from pic_ros.ros.solver_node import SolverNode
-from pic_ros.synthetic import generate_recording
+from pic_ros.tools.synthetic import generate_recording
+from pic_ros.trackers.kinect_v2 import camera_to_tracker, KINECT_V2_TO_HUMAN
 import pytest
 from rclpy.parameter import Parameter
 from std_srvs.srv import Trigger

@@ -11,7 +11,7 @@ import math
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
-from pic_ros.evaluation import (
+from pic_ros.tools.evaluation import (
     histogram_percentile_ms,
     paper_column,
     PAPER_PACC,
@@ -284,7 +284,7 @@ def evaluation_tables(records: Sequence[Record], suite: bool = False) -> str:
 
 def bench_tables(result: Mapping[str, Any]) -> str:
     """
-    Format the result of :func:`pic_ros.bench.bench_solvers`.
+    Format the result of :func:`pic_ros.tools.bench.bench_solvers`.
 
     :param result: The benchmark result.
     :return: Solve-time table (with ikpy beside PIC), then the throughput table.

@@ -8,7 +8,7 @@ is :attr:`DropReason.NO_BODY`, never an exception or a zero pose.
 
 - :class:`BodySelector` keeps one body id across marker arrays;
 - :class:`FrameValidator` checks one tracker-frame skeleton;
-- :class:`SkeletonFrontEnd` composes decoding (:mod:`pic_ros.human.trackers`), selection,
+- :class:`SkeletonFrontEnd` composes decoding (:mod:`pic_ros.trackers.markers`), selection,
   validation and :class:`~pic_ros.human.processing.SkeletonProcessor` for one message, as the
   skeleton node calls it.
 """
@@ -23,7 +23,7 @@ from typing import Final
 
 import numpy as np
 import numpy.typing as npt
-
+from pic_ros.checks import check_number
 from pic_ros.exceptions import SkeletonError
 from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor
 from pic_ros.human.skeleton import (
@@ -33,8 +33,7 @@ from pic_ros.human.skeleton import (
     Side,
     SkeletonFrame,
 )
-from pic_ros.human.trackers import decode_markers, MarkerCounts, TrackerFormat
-from pic_ros.validation import check_number
+from pic_ros.trackers.markers import decode_markers, MarkerCounts, TrackerFormat
 
 DEFAULT_SWITCH_AFTER: Final = 1.0
 """Default absence [s] of the tracked body before another body may be tracked."""
@@ -148,7 +147,7 @@ class BodySelector:
     Keep tracking one body id across marker arrays.
 
     Rules, per array (``{body_id: frame}`` from
-    :func:`~pic_ros.human.trackers.decode_markers`):
+    :func:`~pic_ros.trackers.markers.decode_markers`):
 
     - no body: :attr:`DropReason.NO_BODY`, nothing changes (an empty array is not "another
       body");
@@ -307,15 +306,15 @@ class SkeletonFrontEnd:
     """
     One marker array in, one body-frame skeleton or one drop reason out.
 
-    Composes :func:`~pic_ros.human.trackers.decode_markers`, :class:`BodySelector`,
+    Composes :func:`~pic_ros.trackers.markers.decode_markers`, :class:`BodySelector`,
     :class:`FrameValidator` and :class:`~pic_ros.human.processing.SkeletonProcessor` (smoothing
     and body frame). The smoothing restarts when the tracked body changes. Every call is counted
     once, in :attr:`counts` or :attr:`accepted`. The parts are public attributes (``tracker``,
     ``selector``, ``validator``, ``processor``) for diagnostics; the validator keeps its own
     counts of the frames that reached it.
 
-    :param tracker: The marker format (:data:`~pic_ros.human.trackers.AZURE_KINECT` or
-        :data:`~pic_ros.human.trackers.KINECT_V2`), or ``None`` for a source that delivers
+    :param tracker: The marker format (:data:`~pic_ros.trackers.markers.AZURE_KINECT` or
+        :data:`~pic_ros.trackers.markers.KINECT_V2`), or ``None`` for a source that delivers
         skeletons (:meth:`process_frame` only).
     :param switch_after: See :class:`BodySelector` [s].
     :param processing: Smoothing settings; default :class:`ProcessingConfig()`.

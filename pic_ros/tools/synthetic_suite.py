@@ -1,25 +1,25 @@
 """
 A robustness suite of synthetic Kinect v2 takes of many different people.
 
-The single-person generator :mod:`pic_ros.synthetic` makes the shipped demo take. This module
+The single-person generator :mod:`pic_ros.tools.synthetic` makes the shipped demo take. This module
 reuses its skeleton, trunk, timing and tracker-error pieces to make *many* takes, one per
 :class:`PersonSpec`, so that an evaluation can check that pose imitation holds for any person
 and cannot be tuned to one. :func:`suite_specs` draws the suite (50 takes by default),
-:func:`generate_take` makes one take as a :class:`~pic_ros.synthetic.SyntheticRecording`.
+:func:`generate_take` makes one take as a :class:`~pic_ros.tools.synthetic.SyntheticRecording`.
 
 Model (lengths in metres, angles in degrees where a name says ``_deg``, else radians):
 
-- **Body**: every segment of :class:`~pic_ros.synthetic.BodyModel` is scaled by
+- **Body**: every segment of :class:`~pic_ros.tools.synthetic.BodyModel` is scaled by
   ``height / REFERENCE_HEIGHT`` (the defaults are a 1.75 m person); then the upper arm, the
   forearm and the shoulder half-width get their own factors (0.85 to 1.15), so the arm
   proportions vary independently of the height (:meth:`PersonSpec.body`).
-- **Motion**: four angles per arm (:data:`~pic_ros.synthetic.ARM_ANGLE_NAMES`) relative to the
-  chest, moved along minimum-jerk profiles between key poses. Key poses are angles or wrist
+- **Motion**: four angles per arm (:data:`~pic_ros.tools.synthetic.ARM_ANGLE_NAMES`) relative to
+  the chest, moved along minimum-jerk profiles between key poses. Key poses are angles or wrist
   targets in the chest frame given as fractions of the person's own arm length (upper arm plus
   forearm) and shoulder width, solved by closed-form inverse kinematics, so every person can do
   every task. A move between key poses lasts 0.5 to 2 s, from the largest angle change and the
   person's peak joint speed (1.8 to 2.6 rad/s, drawn per take); straight wrist strokes move at
-  a peak wrist speed of 0.5 to 0.8 m/s. The trunk sways (as in :mod:`pic_ros.synthetic`) and
+  a peak wrist speed of 0.5 to 0.8 m/s. The trunk sways (as in :mod:`pic_ros.tools.synthetic`) and
   leans or twists per task.
 - **Take**: the first 1.0 to 1.2 s hold a *bad start* (:data:`BAD_STARTS`): arms crossed over the
   chest (each wrist beyond the body midline), or both arms pointing at the sensor (the wrist at
@@ -46,7 +46,7 @@ Model (lengths in metres, angles in degrees where a name says ``_deg``, else rad
   direction, and the upper body (:data:`VIEW_JOINTS`) stays inside the Kinect v2 field of view
   (:data:`FIELD_OF_VIEW_DEG`, :data:`DEPTH_RANGE`) in every frame; :func:`generate_take`
   checks both.
-- **Timing**: the Kinect-like clock of :mod:`pic_ros.synthetic` (30 Hz nominal, jitter, about
+- **Timing**: the Kinect-like clock of :mod:`pic_ros.tools.synthetic` (30 Hz nominal, jitter, about
   3 % dropped frames) over ``duration``.
 - **Tracker errors** (added to the noise-free ``truth``, in this order of the model, all in
   camera space):
@@ -60,8 +60,8 @@ Model (lengths in metres, angles in degrees where a name says ``_deg``, else rad
      ``w * FORESHORTENING_DEPTH_BIAS`` (at most 3.5 cm) along the line of sight from the distal
      joint towards the sensor. The two bones' shifts, computed from the true pose, add up
      along the chain.
-  2. *White noise*: the per-joint table of :class:`~pic_ros.synthetic.TrackerModel` (4 to 8 mm
-     per axis) times ``noise_scale``, 1.3 times larger along camera z (depth), times
+  2. *White noise*: the per-joint table of :class:`~pic_ros.tools.synthetic.TrackerModel` (4 to
+     8 mm per axis) times ``noise_scale``, 1.3 times larger along camera z (depth), times
      ``clip(depth / 2 m, 0.75, 2)``.
   3. *Bias drift*: Ornstein-Uhlenbeck, ``4 mm * noise_scale``, 6 s correlation time.
   4. *Outliers*: a tracked frame holds a single-joint jump of 5 to 15 cm with probability
@@ -84,10 +84,8 @@ from typing import Final
 
 import numpy as np
 import numpy.typing as npt
-
 from pic_ros.exceptions import ConfigError
-from pic_ros.human.kinect_v2 import KINECT_V2_TO_HUMAN
-from pic_ros.synthetic import (
+from pic_ros.tools.synthetic import (
     _arm_ik,
     _drift,
     _interpolate,
@@ -107,6 +105,7 @@ from pic_ros.synthetic import (
     SyntheticRecording,
     TrackerModel,
 )
+from pic_ros.trackers.kinect_v2 import KINECT_V2_TO_HUMAN
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -925,7 +924,8 @@ def generate_take(spec: PersonSpec) -> SyntheticRecording:
         noise-free, unshortened truth in Kinect v2 camera space [m], stamps [s], true arm
         angles [rad] and one segment per task (the bad first second is in no segment).
     :raises ConfigError: If the upper body leaves the Kinect v2 field of view or an arm angle
-        leaves :data:`~pic_ros.synthetic.ARM_ANGLE_LIMITS_DEG` (the spec cannot be generated).
+        leaves :data:`~pic_ros.tools.synthetic.ARM_ANGLE_LIMITS_DEG` (the spec cannot be
+        generated).
     """
     body = spec.body
     plan = _plan(spec.seed, body, spec.bad_start, spec.duration)

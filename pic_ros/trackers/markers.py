@@ -14,7 +14,7 @@ Camera axes of the supported formats (the origin and the unit are kept; only axe
 - ``azure_kinect``: depth camera frame, x right, y down, z forward (out of the camera);
   ``(x, y, z)_tracker = (z, -x, -y)_camera`` (:func:`azure_camera_to_tracker`);
 - ``kinect_v2``: camera space, x to the sensor's left, y up, z out of the sensor;
-  ``(x, y, z)_tracker = (z, x, y)_camera`` (:func:`pic_ros.human.kinect_v2.camera_to_tracker`).
+  ``(x, y, z)_tracker = (z, x, y)_camera`` (:func:`pic_ros.trackers.kinect_v2.camera_to_tracker`).
 """
 
 from __future__ import annotations
@@ -26,11 +26,10 @@ from typing import Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-
+from pic_ros.checks import check_choice
 from pic_ros.exceptions import ConfigError, SkeletonError
-from pic_ros.human.kinect_v2 import camera_to_tracker, KINECT_V2_JOINTS, KINECT_V2_TO_HUMAN
 from pic_ros.human.skeleton import JOINT_COUNT, SkeletonFrame
-from pic_ros.validation import check_choice
+from pic_ros.trackers.kinect_v2 import camera_to_tracker, KINECT_V2_JOINTS, KINECT_V2_TO_HUMAN
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -309,7 +308,7 @@ def decode_markers(
     Decode one marker array into one tracker-frame skeleton per body.
 
     A joint is valid when a marker came for it; its row holds the received value even if that
-    is NaN or inf, so that :class:`~pic_ros.human.validation.FrameValidator` can report the
+    is NaN or inf, so that :class:`~pic_ros.trackers.frames.FrameValidator` can report the
     frame as non-finite rather than mistake it for a missing joint. Joints without a marker are
     invalid NaN rows. Markers of joints the skeleton does not use (feet, face...) are decoded and
     discarded.

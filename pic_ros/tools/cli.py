@@ -27,14 +27,15 @@ from pic_ros.correspondence import (
     DEFAULT_CORRESPONDENCE,
     MappingConfig,
 )
-from pic_ros.evaluation import Demonstration, evaluate_one, EvaluationSettings, SOLVER_SETTINGS
 from pic_ros.exceptions import ConfigError, PicRosError, SkeletonError
 from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor
-from pic_ros.recordings import default_recordings, load_demonstration, synthetic_suite
-from pic_ros.report import evaluation_tables, setting_label
+from pic_ros.recordings.demonstration import Demonstration
 from pic_ros.resources import shipped_robots
 from pic_ros.robot.robot import load_robot
 from pic_ros.solvers import IterationConfig, solver_names, SolverConfig
+from pic_ros.tools.catalog import default_recordings, load_demonstration, synthetic_suite
+from pic_ros.tools.evaluation import evaluate_one, EvaluationSettings, SOLVER_SETTINGS
+from pic_ros.tools.report import evaluation_tables, setting_label
 
 _LOG = logging.getLogger('pic_ros')
 
@@ -184,7 +185,7 @@ def _demonstrations(args: argparse.Namespace) -> list[Demonstration]:
             names = list(default_recordings())
         demonstrations = [load_demonstration(name) for name in names]
         if bags:
-            from pic_ros.bags import demonstration_from_bag
+            from pic_ros.recordings.bags import demonstration_from_bag
 
             demonstrations += [
                 demonstration_from_bag(
@@ -237,8 +238,8 @@ def run_bench(args: argparse.Namespace) -> int:
     :param args: Parsed arguments.
     :return: Process exit status.
     """
-    from pic_ros.bench import bench_solvers
-    from pic_ros.report import bench_tables
+    from pic_ros.tools.bench import bench_solvers
+    from pic_ros.tools.report import bench_tables
 
     result: dict[str, Any] = {}
     if not args.latency_only:
@@ -330,7 +331,7 @@ def run_convert(argv: Sequence[str]) -> int:
     :param argv: The convert arguments.
     :return: Process exit status.
     """
-    from pic_ros.bags import run_convert as convert_main
+    from pic_ros.recordings.bags import run_convert as convert_main
 
     return convert_main(list(argv))
 

@@ -1,8 +1,13 @@
 """Robot kinematics from URDF: joint model, serial chains, forward kinematics and Jacobians."""
 
-from pic_ros.kinematics.chain import KinematicChain
-from pic_ros.kinematics.robot_model import Joint, JointLimits, JointType
-from pic_ros.kinematics.robot_model import load_robot_model, RobotModel
+from pic_ros.robot.kinematics.chain import KinematicChain
+from pic_ros.robot.kinematics.robot_model import (
+    Joint,
+    JointLimits,
+    JointType,
+    load_robot_model,
+    RobotModel,
+)
 
 __all__ = [
     'Joint',

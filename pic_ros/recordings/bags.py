@@ -39,11 +39,11 @@ task arms when known, so that a converted paper recording evaluates like its tex
 them.
 
 Decoding (:func:`skeleton_frames_from_bag`) follows the skeleton node: marker ids and positions
-are parsed straight from the CDR bytes (:mod:`pic_ros.human.marker_cdr`, with a regular
+are parsed straight from the CDR bytes (:mod:`pic_ros.trackers.marker_cdr`, with a regular
 deserialization fallback for older Marker layouts), the format is detected from the joint
 indices when asked (``auto``: any joint index >= 25 means Azure Kinect's 32 joints, otherwise
 Kinect v2's 25), the tracked body is chosen by
-:class:`~pic_ros.human.validation.BodySelector`, and empty arrays give no frame.
+:class:`~pic_ros.trackers.frames.BodySelector`, and empty arrays give no frame.
 """
 
 from __future__ import annotations
@@ -63,20 +63,22 @@ from typing import Any, Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from pic_ros.evaluation import Demonstration
+from pic_ros.checks import check_choice, check_integer
 from pic_ros.exceptions import ConfigError, PicRosError, RecordingError
-from pic_ros.human.kinect_v2 import (
-    KINECT_V2_JOINT_COUNT,
-    KINECT_V2_JOINTS,
-    load_kinect_v2_recording,
+from pic_ros.human.skeleton import Side, SkeletonFrame
+from pic_ros.recordings.demonstration import Demonstration
+from pic_ros.recordings.kinect_v2_text import load_kinect_v2_recording
+from pic_ros.recordings.paper import (
     load_paper_demonstration,
     load_segments,
     load_task_arms,
     Segment,
 )
-from pic_ros.human.marker_cdr import MarkerCdrError, parse_marker_array
-from pic_ros.human.skeleton import Side, SkeletonFrame
-from pic_ros.human.trackers import (
+from pic_ros.tools.synthetic import SyntheticRecording
+from pic_ros.trackers.frames import BodySelector
+from pic_ros.trackers.kinect_v2 import KINECT_V2_JOINT_COUNT, KINECT_V2_JOINTS
+from pic_ros.trackers.marker_cdr import MarkerCdrError, parse_marker_array
+from pic_ros.trackers.markers import (
     AZURE_KINECT,
     AZURE_KINECT_JOINTS,
     decode_markers,
@@ -85,9 +87,6 @@ from pic_ros.human.trackers import (
     tracker_format,
     TrackerFormat,
 )
-from pic_ros.human.validation import BodySelector
-from pic_ros.synthetic import SyntheticRecording
-from pic_ros.validation import check_choice, check_integer
 import yaml
 
 FloatArray = npt.NDArray[np.float64]
@@ -839,7 +838,7 @@ def convert_kinect_v2_text(
     Segments and task arms are stored in the metadata's ``custom_data`` when known: from the
     given files, else (when the sibling time stamps are used) from the paper layout around the
     skeleton file (``<task>_<n>.txt`` with ``paper_configs/baxter_config_<task><n>.json`` or
-    ``<task><n>_config.json``), as :func:`~pic_ros.human.kinect_v2.load_paper_demonstration`
+    ``<task><n>_config.json``), as :func:`~pic_ros.recordings.paper.load_paper_demonstration`
     finds them.
 
     :param skeleton_path: ``<task><n>_skel.txt``.
@@ -931,7 +930,7 @@ def write_synthetic_bag(
     ``custom_data`` stores the segments (message ranges of each task), the task arms, the seed
     and ``pic_ros.synthetic: true``.
 
-    :param recording: The take (:func:`pic_ros.synthetic.generate_recording`).
+    :param recording: The take (:func:`pic_ros.tools.synthetic.generate_recording`).
     :param out_dir: Bag directory to create; it must not exist.
     :param storage: ``'mcap'`` or ``'sqlite3'``.
     :param version: Metadata version, 8 (Humble-readable) or 9.
@@ -1149,7 +1148,7 @@ def demonstration_from_bag(
 
     Segments, in this order: the given segment file (the paper's format: ``first last`` per
     line, 1-based inclusive **message numbers on the topic**, single-cursor semantics of
-    :func:`~pic_ros.human.kinect_v2.load_segments`; for a bag converted from a paper recording
+    :func:`~pic_ros.recordings.paper.load_segments`; for a bag converted from a paper recording
     these are its skeleton line numbers); else the segments stored in the bag's ``custom_data``
     by :func:`convert_kinect_v2_text` or the demo script (when the topic is the one they were
     written for); else one segment over the whole bag. Message ranges become frame ranges by

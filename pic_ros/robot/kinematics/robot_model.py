@@ -18,7 +18,7 @@ from typing import Mapping
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ChainError
-from pic_ros.kinematics.transforms import freeze, transform_from_xyz_rpy
+from pic_ros.robot.kinematics.transforms import freeze, transform_from_xyz_rpy
 from urdf_parser_py import urdf as urdf_model
 from urdf_parser_py.xml_reflection import core as xml_core
 

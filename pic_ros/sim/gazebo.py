@@ -41,11 +41,11 @@ from xml.etree import ElementTree
 from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
+from pic_ros.checks import check_choice
 from pic_ros.exceptions import ChainError, ConfigError
-from pic_ros.kinematics.robot_model import JointType
-from pic_ros.kinematics.transforms import transform_from_xyz_rpy
+from pic_ros.robot.kinematics.robot_model import JointType
+from pic_ros.robot.kinematics.transforms import transform_from_xyz_rpy
 from pic_ros.robot.robot import load_robot, Robot
-from pic_ros.validation import check_choice
 import yaml
 
 WORLD_LINK = 'world'
@@ -306,7 +306,7 @@ def gazebo_robot_description(
     end = text.rfind('</robot>')
     if end < 0:
         raise ChainError(f'{loaded.urdf_file} has no closing </robot> tag')
-    lines = ['', '  <!-- Added by pic_ros.gazebo for gz_ros2_control; not in the shipped URDF -->']
+    lines = ['', '  <!-- Added by pic_ros for gz_ros2_control; not in the shipped URDF -->']
     lines += _ros2_control_lines(control_joints(loaded, hold_other_joints=hold_other_joints),
                                  names)
     lines += _plugin_lines(Path(controllers_file), names)

@@ -1,5 +1,5 @@
 """
-Serial kinematic chains cut out of a :class:`~pic_ros.kinematics.robot_model.RobotModel`.
+Serial kinematic chains cut out of a :class:`~pic_ros.robot.kinematics.robot_model.RobotModel`.
 
 A chain runs from a base link to a tip link. Its coordinates ``q`` are the positions of its
 movable joints (revolute, continuous, prismatic), in path order, in [rad] or [m]. Fixed joints are
@@ -19,10 +19,9 @@ from typing import Sequence
 
 import numpy as np
 import numpy.typing as npt
-
 from pic_ros.exceptions import ChainError
-from pic_ros.kinematics.robot_model import Joint, JointType, RobotModel
-from pic_ros.kinematics.transforms import freeze, skew
+from pic_ros.robot.kinematics.robot_model import Joint, JointType, RobotModel
+from pic_ros.robot.kinematics.transforms import freeze, skew
 
 FloatArray = npt.NDArray[np.float64]
 Affine = tuple[float, float, float, float, float, float, float, float, float, float, float, float]
@@ -101,7 +100,7 @@ class KinematicChain:
         """
         Cut the chain ``base_link`` -> ``tip_link`` out of a robot model.
 
-        :param model: Robot model from :func:`~pic_ros.kinematics.load_robot_model`.
+        :param model: Robot model from :func:`~pic_ros.robot.kinematics.load_robot_model`.
         :param base_link: First link.
         :param tip_link: Last link.
         :return: The chain.

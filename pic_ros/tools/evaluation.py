@@ -44,11 +44,14 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.correspondence import MappingConfig
 from pic_ros.exceptions import SkeletonError
-from pic_ros.human.kinect_v2 import PaperDemonstration, Segment
 from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor
-from pic_ros.human.skeleton import Side, SkeletonFrame
+from pic_ros.human.skeleton import Side
 from pic_ros.imitation import RobotImitator
-from pic_ros.metrics import (
+from pic_ros.recordings.demonstration import Demonstration
+from pic_ros.recordings.paper import Segment
+from pic_ros.robot.robot import Robot
+from pic_ros.solvers import SolverConfig
+from pic_ros.tools.metrics import (
     angle_between,
     elbow_angle,
     jump_frames,
@@ -57,8 +60,6 @@ from pic_ros.metrics import (
     percentile_ms,
     pose_hits,
 )
-from pic_ros.robot.robot import Robot
-from pic_ros.solvers import SolverConfig
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -119,52 +120,6 @@ def paper_column(solver: str, eta: int) -> int:
     if solver == 'pic':
         return 1
     return 1 + eta
-
-
-@dataclass(frozen=True)
-class Demonstration:
-    """
-    A recording to evaluate: tracker-frame skeletons, segments and task arms.
-
-    :param name: Recording name.
-    :param frames: Every skeleton of the recording, in time order, ``tracker`` frame.
-    :param segments: Demonstration segments (frame index ranges); one covering everything when the
-        recording has no segment file.
-    :param task_arms: The person's task arm(s) per segment.
-    """
-
-    name: str
-    frames: tuple[SkeletonFrame, ...]
-    segments: tuple[Segment, ...]
-    task_arms: tuple[frozenset[Side], ...]
-
-    @classmethod
-    def from_paper(cls, paper: PaperDemonstration) -> Demonstration:
-        """
-        Wrap a PIC paper recording.
-
-        :param paper: Recording with segments and task arms.
-        :return: The demonstration.
-        """
-        return cls(
-            name=paper.name,
-            frames=tuple(paper.recording.frames()),
-            segments=paper.segments,
-            task_arms=paper.task_arms,
-        )
-
-    @classmethod
-    def whole(cls, name: str, frames: Sequence[SkeletonFrame]) -> Demonstration:
-        """
-        Make one segment of a whole recording, with both arms as task arms.
-
-        :param name: Recording name.
-        :param frames: Tracker-frame skeletons.
-        :return: The demonstration.
-        """
-        count = len(frames)
-        segment = Segment(index=0, start=0, stop=count, first_line=1, last_line=max(count, 1))
-        return cls(name, tuple(frames), (segment,), (frozenset({Side.LEFT, Side.RIGHT}),))
 
 
 @dataclass(frozen=True)
@@ -548,7 +503,6 @@ def evaluate_one(
 
 __all__ = [
     'ArmTrace',
-    'Demonstration',
     'EvaluationSettings',
     'PAPER_PACC',
     'PAPER_PACC_MEANS',

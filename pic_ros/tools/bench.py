@@ -25,11 +25,12 @@ from typing import Any, Sequence
 import warnings
 
 import numpy as np
-from pic_ros.evaluation import Demonstration, EvaluationSettings, run_imitation
-from pic_ros.metrics import percentile_ms
+from pic_ros.recordings.demonstration import Demonstration
 from pic_ros.robot.arm import ArmModel
 from pic_ros.robot.robot import Robot
 from pic_ros.solvers import SolverConfig
+from pic_ros.tools.evaluation import EvaluationSettings, run_imitation
+from pic_ros.tools.metrics import percentile_ms
 
 
 def _ikpy_chain(robot: Robot, arm: ArmModel) -> Any:

@@ -24,8 +24,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 from pic_ros.human.skeleton import HumanJoint
-from pic_ros.metrics import elbow_angle, PACC_THRESHOLD
 from pic_ros.robot.robot import Robot
+from pic_ros.tools.metrics import elbow_angle, PACC_THRESHOLD
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -153,8 +153,8 @@ def render_animation(
     :param height: Frame height [px] (the robot panel is 4:3 beside a square skeleton panel).
     :return: The GIF path, the still frame path and the number of frames.
     """
-    from PIL import Image
     from pic_ros.sim.mujoco_robot import SimRobot
+    from PIL import Image
 
     if not recording.skeleton_times or not recording.state_times:
         raise ValueError('the run recorded no skeleton or no joint_states: nothing to animate')
@@ -332,7 +332,7 @@ def write_metrics(
     :param offline: ``evaluate`` records of the same recording and robot.
     :return: The two paths.
     """
-    from pic_ros.report import metrics_table, pose_accuracy_table
+    from pic_ros.tools.report import metrics_table, pose_accuracy_table
 
     json_path = out_dir / 'metrics.json'
     json_path.write_text(

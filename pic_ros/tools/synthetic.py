@@ -56,7 +56,6 @@ from typing import Final
 
 import numpy as np
 import numpy.typing as npt
-
 from pic_ros.exceptions import ConfigError
 
 FloatArray = npt.NDArray[np.float64]
