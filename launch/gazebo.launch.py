@@ -55,6 +55,7 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 from pic_ros.robot import load_robot
+from pic_ros.ros.launch_arguments import parameter_arguments
 from pic_ros.sim.gazebo import controller_names, gazebo_names, gazebo_robot_description
 
 PACKAGE = 'pic_ros'
@@ -63,23 +64,22 @@ CONTROLLER_MANAGER = '/controller_manager'
 
 def declare_arguments():
     """Return the declared launch arguments, each with its description."""
+    parameters = [
+        DeclareLaunchArgument(
+            item.name, default_value=item.default, description=item.description,
+            **({'choices': list(item.choices)} if item.choices else {}))
+        for item in parameter_arguments(('source', 'solver'))
+    ]
     return [
         DeclareLaunchArgument(
             'robot', default_value='baxter',
             description='Robot: baxter, yumi or tiago (or the path of another robot YAML, with '
                         'controllers_file)'),
-        DeclareLaunchArgument(
-            'source', default_value='azure_kinect',
-            choices=['azure_kinect', 'kinect_v2', 'xsens_mvn'],
-            description='Tracker: azure_kinect or kinect_v2 (MarkerArray on input_topic) or '
-                        'xsens_mvn (MVN network stream, UDP)'),
+        *parameters,
         DeclareLaunchArgument(
             'input_topic', default_value='body_tracking_data',
             description='MarkerArray topic of the tracker or of the replayed bag (e.g. '
                         '/kinect2/body_tracking_data for the sample bag)'),
-        DeclareLaunchArgument(
-            'solver', default_value='',
-            description='Solver: fabrik, pic or pics (empty: the value in config/teleop.yaml)'),
         DeclareLaunchArgument(
             'gz_args', default_value='-r -s -v 2 empty.sdf',
             description='Arguments of gz sim: -r runs at once, -s without GUI (headless), -v '

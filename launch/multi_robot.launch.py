@@ -28,47 +28,32 @@ from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node, PushRosNamespace, SetParameter
 from launch_ros.parameter_descriptions import ParameterFile
 from launch_ros.substitutions import FindPackageShare
+from pic_ros.ros.launch_arguments import node_overrides, parameter_arguments
 
 PACKAGE = 'pic_ros'
 ROBOTS = ('baxter', 'yumi', 'tiago')
-SOURCES = ('azure_kinect', 'kinect_v2', 'xsens_mvn')
-SOLVERS = ('fabrik', 'pic', 'pics')
-MAPPINGS = ('same_side', 'mirror')
-CORRESPONDENCES = ('direction', 'position')
 SHARED_SKELETON = '/skeleton'
 
 
 def declare_arguments():
     """Return the declared launch arguments, each with its description."""
+    parameters = [
+        DeclareLaunchArgument(
+            item.name, default_value=item.default, description=item.description,
+            **({'choices': list(item.choices)} if item.choices else {}))
+        for item in parameter_arguments()
+    ]
     return [
         DeclareLaunchArgument(
             'robots', default_value=','.join(ROBOTS),
             description='Comma-separated robots to drive, each in its own namespace: any of '
                         'baxter, yumi, tiago'),
-        DeclareLaunchArgument(
-            'source', default_value='azure_kinect', choices=list(SOURCES),
-            description='Tracker: azure_kinect or kinect_v2 (visualization_msgs/MarkerArray on '
-                        'input_topic) or xsens_mvn (MVN network stream, UDP)'),
+        *parameters,
         DeclareLaunchArgument(
             'input_topic', default_value='body_tracking_data',
             description="MarkerArray topic of the body tracker, remapped onto skeleton_node's "
                         'body_tracking_data (e.g. /kinect2/body_tracking_data for the sample '
                         'bag)'),
-        DeclareLaunchArgument(
-            'solver', default_value='',
-            description='Solver of every robot: fabrik, pic or pics (empty: the value in '
-                        'params_file, pic)'),
-        DeclareLaunchArgument(
-            'eta', default_value='',
-            description='PICs softening factor eta, 1..3 (empty: the value in params_file, 1)'),
-        DeclareLaunchArgument(
-            'mapping', default_value='',
-            description='Arm mapping of every robot: same_side or mirror (empty: the value in '
-                        'params_file, same_side)'),
-        DeclareLaunchArgument(
-            'correspondence', default_value='',
-            description='Correspondence of every robot: direction or position (empty: the value '
-                        'in params_file, direction)'),
         DeclareLaunchArgument(
             'use_sim_time', default_value='false',
             description='Use /clock (true with Gazebo or a bag played with --clock)'),
@@ -83,14 +68,6 @@ def declare_arguments():
 def _text(context, name):
     """Return the value of a launch argument, stripped."""
     return LaunchConfiguration(name).perform(context).strip()
-
-
-def _choice(context, name, choices):
-    """Return a launch argument that must be empty or one of ``choices``."""
-    value = _text(context, name)
-    if value and value not in choices:
-        raise ValueError(f'{name}:={value!r} is not one of {", ".join(choices)}')
-    return value
 
 
 def robot_list(text):
@@ -114,43 +91,26 @@ def robot_list(text):
     return robots
 
 
-def solver_overrides(context):
-    """Return the solver_node values set by non-empty launch arguments (same for every robot)."""
-    values = {}
-    solver = _choice(context, 'solver', SOLVERS)
-    if solver:
-        values['solver'] = solver
-    eta = _text(context, 'eta')
-    if eta:
-        if eta not in ('1', '2', '3'):
-            raise ValueError(f'eta:={eta!r} must be 1, 2 or 3')
-        values['eta'] = int(eta)  # an int parameter refuses the string launch_ros would write
-    mapping = _choice(context, 'mapping', MAPPINGS)
-    if mapping:
-        values['mapping'] = mapping
-    correspondence = _choice(context, 'correspondence', CORRESPONDENCES)
-    if correspondence:
-        values['correspondence'] = correspondence
-    return values
-
-
 def launch_setup(context):
     """Create the shared skeleton node and one solver + trajectory publisher per robot."""
     parameter_file = ParameterFile(LaunchConfiguration('params_file'), allow_substs=False)
-    source = _choice(context, 'source', SOURCES)
-    solver_values = solver_overrides(context)
+    robots = robot_list(_text(context, 'robots'))
+    overrides = {
+        robot: node_overrides(lambda name: _text(context, name), robot) for robot in robots
+    }
+    skeleton_values = overrides[robots[0]]['skeleton_node']  # one tracker for every robot
     # name= and namespace given (directly or by PushRosNamespace): launch_ros keys the override
     # dictionaries by the node's full name, which rclpy applies over the wildcard file.
     actions = [
         Node(
             package=PACKAGE, executable='skeleton_node', name='skeleton_node', namespace='/',
-            parameters=[parameter_file, {'source': source}],
+            parameters=[parameter_file, skeleton_values],
             remappings=[('body_tracking_data', LaunchConfiguration('input_topic')),
                         ('skeleton', SHARED_SKELETON)],
             output='screen',
         ),
     ]
-    for robot in robot_list(_text(context, 'robots')):
+    for robot in robots:
         actions.append(
             GroupAction([
                 # PushRosNamespace: the Iron+ name is PushROSNamespace; the old one stays
@@ -158,14 +118,14 @@ def launch_setup(context):
                 PushRosNamespace(robot),
                 Node(
                     package=PACKAGE, executable='solver_node', name='solver_node',
-                    parameters=[parameter_file, {'robot': robot, **solver_values}],
+                    parameters=[parameter_file, overrides[robot]['solver_node']],
                     remappings=[('skeleton', SHARED_SKELETON)],
                     output='screen',
                 ),
                 Node(
                     package=PACKAGE, executable='trajectory_publisher',
                     name='trajectory_publisher',
-                    parameters=[parameter_file, {'robot': robot}],
+                    parameters=[parameter_file, overrides[robot]['trajectory_publisher']],
                     output='screen',
                 ),
             ])

@@ -6,8 +6,8 @@ Writes ``synthetic1_skel.txt``, ``synthetic1_skelts.txt``, ``synthetic_1.txt`` a
 ``synthetic1_config.json`` (see :func:`pic_ros.tools.synthetic.write_kinect_v2_text`), and the same
 take as a rosbag2, ``synthetic1_bag/``: an MCAP bag (zstd chunks, metadata version 8) of
 ``/body_tracking_data`` MarkerArrays in the Azure Kinect driver encoding, with empty arrays
-during the tracking loss (see :func:`pic_ros.recordings.bags.write_synthetic_bag`). An existing bag
-directory of that name is replaced. The output is deterministic: the same seed gives
+during the tracking loss (see :func:`pic_ros.tools.synthetic_bag.write_synthetic_bag`). An
+existing bag directory of that name is replaced. The output is deterministic: the same seed gives
 byte-identical files (the bag also embeds the ``rosbags`` version and zstd's output, so it is
 byte-identical for the same library versions), and ``test/test_synthetic.py`` and
 ``test/test_bags.py`` check that the shipped ``demo/`` files are what this script writes with its
@@ -26,7 +26,6 @@ import shutil
 import sys
 import tempfile
 
-from pic_ros.recordings.bags import write_synthetic_bag
 from pic_ros.tools.synthetic import (
     DEFAULT_NAME,
     DEFAULT_SEED,
@@ -34,6 +33,7 @@ from pic_ros.tools.synthetic import (
     SyntheticRecording,
     write_kinect_v2_text,
 )
+from pic_ros.tools.synthetic_bag import write_synthetic_bag
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -238,11 +238,11 @@ def test_mapping_config_from_dict_reads_defaults_and_values(tmp_path):
                                "'opposite'"),
         ({'correspondence': 'elastic'}, 'mapping.correspondence must be one of'),
         ({'scale': 30}, 'mapping.scale must be in [0.05, 20.0], got 30'),
-        ({'scale': 'large'}, "mapping.scale must be a number in [0.05, 20.0], got 'large'"),
-        ({'scale': True}, 'mapping.scale must be a number in [0.05, 20.0], got True'),
+        ({'scale': 'large'}, "mapping.scale must be 'auto' or a number, got 'large'"),
+        ({'scale': True}, "mapping.scale must be 'auto' or a number, got True"),
         ({'scale': math.nan}, 'mapping.scale must be in [0.05, 20.0], got nan'),
         ({'user_profile': '/nowhere/alice.yaml'}, 'cannot read user profile /nowhere/alice.yaml'),
-        ({'user_profile': 3}, 'mapping.user_profile must be a file path, got 3'),
+        ({'user_profile': 3}, 'mapping.user_profile must be a string, got 3'),
     ],
 )
 def test_mapping_config_from_dict_rejects_bad_values(data, message):

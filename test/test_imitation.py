@@ -15,7 +15,7 @@ from pic_ros.solvers import RecoveryConfig, SolverConfig, Termination
 from pic_ros.tools.catalog import demonstration_from_synthetic
 from pic_ros.tools.evaluation import evaluate_one, run_imitation
 from pic_ros.tools.metrics import JUMP_THRESHOLD
-from pic_ros.tools.synthetic_suite import generate_take, suite_specs
+from pic_ros.tools.synthetic import generate_take, suite_specs
 import pytest
 
 ROBOTS = ('baxter', 'yumi', 'tiago')

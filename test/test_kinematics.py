@@ -1,4 +1,10 @@
-"""URDF joint model and kinematic chains: fast FK against the complete form, Jacobians, errors."""
+"""
+URDF joint model and kinematic chains: fast FK against the complete form, Jacobians, errors.
+
+These tests check the project's kinematics against itself (the hot path against the complete
+4 x 4 transforms) and against hand-built URDFs; ``test_kinematics_reference.py`` checks the same
+FK and Jacobians against independent implementations (MuJoCo, ikpy).
+"""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from pic_ros.sim import (  # noqa: E402
     Trajectory,
     Waypoint,
 )
-from pic_ros.sim.mujoco_robot import write_png  # noqa: E402
+from pic_ros.sim.frame_recorder import write_png  # noqa: E402
 import pytest  # noqa: E402
 
 pytest.importorskip('mujoco')
@@ -308,13 +308,6 @@ def test_self_collisions_stop_yumis_arms_against_each_other_only_when_asked():
             assert error < 1e-3
 
 
-def test_the_simulation_runs_much_faster_than_real_time():
-    """Stepping two 7-DOF arms with their followers runs well above real time (measured ~30x)."""
-    sim = SimRobot('baxter')
-    sim.step_to(2.0)
-    assert sim.real_time_factor > 3.0
-
-
 def test_invalid_settings_are_refused():
     """Settings outside their ranges, or a stiffness too high for the step, are refused."""
     with pytest.raises(ConfigError, match='timestep'):
@@ -348,7 +341,6 @@ def render_or_skip(sim: SimRobot, width: int = 320, height: int = 240):
 def test_rendering_produces_a_picture_of_the_robot(robot):
     """An offscreen frame is not blank, and moving an arm changes it."""
     with SimRobot(robot) as sim:
-        started = time.perf_counter()
         image = render_or_skip(sim)
         assert image.shape == (240, 320, 3) and image.dtype == np.uint8
         assert image.std() > 10.0
@@ -359,7 +351,6 @@ def test_rendering_produces_a_picture_of_the_robot(robot):
         sim.step_to(1.0)
         other = sim.render(320, 240)
         assert np.abs(other.astype(int) - image.astype(int)).sum(axis=2).astype(bool).mean() > 0.01
-        assert time.perf_counter() - started < 30.0
 
 
 def test_frames_are_recorded_as_png_files(tmp_path: Path):

@@ -265,7 +265,7 @@ REJECTIONS = [
     ),
     (
         'scale not a number', _set(('mapping', 'scale'), 'big'),
-        "baxter.yaml: mapping.scale must be a number in [0.05, 20.0], got 'big'",
+        "baxter.yaml: mapping.scale must be 'auto' or a number, got 'big'",
     ),
     (
         'unknown mapping key', _set(('mapping', 'offset'), 0.1),

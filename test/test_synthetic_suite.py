@@ -1,4 +1,4 @@
-"""Tests of the synthetic robustness suite (:mod:`pic_ros.tools.synthetic_suite`)."""
+"""Tests of the synthetic robustness suite (:mod:`pic_ros.tools.synthetic.suite`)."""
 
 from __future__ import annotations
 
@@ -8,24 +8,22 @@ from pathlib import Path
 import numpy as np
 from pic_ros.exceptions import ConfigError
 from pic_ros.recordings import kinect_v2_text
-from pic_ros.tools import synthetic_suite
 from pic_ros.tools.synthetic import (
     ARM_ANGLE_LIMITS_DEG,
-    BodyModel,
-    JOINT_NAMES,
-    SyntheticRecording,
-    write_kinect_v2_text,
-)
-from pic_ros.tools.synthetic_suite import (
     BAD_STARTS,
+    BodyModel,
+    FORESHORTENING_DEPTH_BIAS,
     foreshortening_offsets,
     generate_take,
     in_field_of_view,
+    JOINT_NAMES,
     PERSON_RANGES,
     PersonSpec,
     suite_specs,
+    SyntheticRecording,
     TASK_NAMES,
     VIEW_JOINTS,
+    write_kinect_v2_text,
 )
 from pic_ros.trackers import kinect_v2
 import pytest
@@ -395,7 +393,7 @@ def test_foreshortening_offsets_follow_the_documented_model() -> None:
             joints[:, J[joint + side]] = joints[:, J['Elbow' + side]] + [0.0, -0.22, 0.0]
     factor = 0.3
     offsets = foreshortening_offsets(joints, factor)
-    bias = synthetic_suite.FORESHORTENING_DEPTH_BIAS
+    bias = FORESHORTENING_DEPTH_BIAS
     for side in SIDES:
         shoulder, elbow = joints[0, J['Shoulder' + side]], joints[0, J['Elbow' + side]]
         towards = -shoulder / np.linalg.norm(shoulder)

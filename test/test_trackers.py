@@ -9,8 +9,10 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError, SkeletonError
 from pic_ros.human.body_frame import body_axes, to_body_frame
+from pic_ros.human.front_end import SkeletonFrontEnd
 from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT
-from pic_ros.trackers.frames import DropReason, SkeletonFrontEnd
+from pic_ros.trackers import make_tracker
+from pic_ros.trackers.frames import DropReason
 from pic_ros.trackers.kinect_v2 import (
     camera_to_tracker,
     CAMERA_TO_TRACKER_ROTATION,
@@ -336,8 +338,9 @@ def test_real_bag_through_the_front_end(azure_bag: list[BagMessage]) -> None:
     Empty arrays are NO_BODY, the large majority of frames give a body-frame skeleton, and its
     upper arms and forearms have believable lengths [m].
     """
-    front = SkeletonFrontEnd(AZURE_KINECT)
-    results = [front.process(m.ids, m.positions, m.stamp) for m in azure_bag]
+    tracker = make_tracker('azure_kinect')
+    front = SkeletonFrontEnd()
+    results = [front.feed(tracker.decode(message, 0.0)) for message in azure_bag]
     for message, result in zip(azure_bag, results):
         if not message.ids.size:
             assert result is DropReason.NO_BODY

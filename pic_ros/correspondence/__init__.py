@@ -14,6 +14,7 @@ from pic_ros.correspondence.base import (
     MappingConfig,
     register_correspondence,
     RobotArmGeometry,
+    unregister_correspondence,
 )
 from pic_ros.correspondence.bone_lengths import BoneLengthEstimator
 from pic_ros.correspondence.mapping import human_side_for, MappingMode
@@ -44,4 +45,5 @@ __all__ = [
     'load_user_profile',
     'make_correspondence',
     'register_correspondence',
+    'unregister_correspondence',
 ]

@@ -22,21 +22,83 @@ import abc
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import numpy as np
 import numpy.typing as npt
-from pic_ros.checks import check_choice, check_number
+from pic_ros.checks import check_number
 from pic_ros.correspondence.mapping import human_side_for, MappingMode
 from pic_ros.correspondence.targets import ArmTargets
 from pic_ros.correspondence.user_profile import load_user_profile, UserProfile
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.skeleton import Side, SkeletonFrame
+from pic_ros.plugins import load_plugins
+from pic_ros.schema import ParameterDef
 
 FloatArray = npt.NDArray[np.float64]
 
-DEFAULT_CORRESPONDENCE = 'direction'
+DEFAULT_CORRESPONDENCE: Final = 'direction'
 """The correspondence used when none is configured (see the README for the measurement)."""
+
+SCALE_RANGE: Final = (0.05, 20.0)
+"""Accepted fixed human -> robot length factors of the ``position`` correspondence."""
+
+
+def parse_scale(value: Any) -> float | None:
+    """
+    Read a ``scale`` setting: ``'auto'`` (measure it) or a fixed factor.
+
+    :param value: ``'auto'``, a number, or a numeric string.
+    :return: None for ``'auto'``, else the factor, in :data:`SCALE_RANGE`.
+    :raises ConfigError: If it is neither.
+    """
+    if value == 'auto' or value is None:
+        return None
+    try:
+        if isinstance(value, bool):
+            raise TypeError('a bool is not a scale')
+        number = float(value)
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"scale must be 'auto' or a number, got {value!r}") from err
+    return check_number('scale', number, *SCALE_RANGE)
+
+
+MAPPING: Final = ParameterDef(
+    'mapping', MappingMode.SAME_SIDE.value,
+    "Which human arm drives which robot arm: same_side as if the person stood in the robot's "
+    'place, mirror face to face',
+    choices=tuple(mode.value for mode in MappingMode),
+)
+"""The solver node's ``mapping`` (:attr:`MappingConfig.mode`)."""
+
+CORRESPONDENCE: Final = ParameterDef(
+    'correspondence', DEFAULT_CORRESPONDENCE,
+    "How the human arm becomes robot targets: direction keeps the bone directions at the robot's "
+    'own link lengths (scale-free), position scales the arm so that the hand lands at the scaled '
+    'wrist; plug-ins add theirs',
+    choices=lambda: correspondence_names(),
+)
+"""The solver node's ``correspondence``: a registered name
+(:attr:`MappingConfig.correspondence`)."""
+
+SCALE: Final = ParameterDef(
+    'scale', 'auto',
+    "position correspondence: human -> robot length factor, 'auto' (from user_profile, else "
+    'learnt from every frame) or a number in [0.05, 20]',
+    dynamic=True, parse=parse_scale,
+)
+"""The solver node's ``scale`` (:attr:`MappingConfig.scale`; ``'auto'`` is None)."""
+
+USER_PROFILE: Final = ParameterDef(
+    'user_profile', '',
+    "position correspondence: the person's arm lengths (YAML from ~/calibrate or python -m "
+    "pic_ros calibrate; '' for none); ~/calibrate writes here ('': "
+    '$ROS_HOME/pic_ros/user_profile.yaml)',
+)
+"""The solver node's ``user_profile`` (a path; loaded into :attr:`MappingConfig.profile`)."""
+
+MAPPING_PARAMETERS: Final = (MAPPING, CORRESPONDENCE, SCALE, USER_PROFILE)
+"""Everything :meth:`MappingConfig.from_parameters` reads."""
 
 
 @dataclass(frozen=True)
@@ -59,43 +121,57 @@ class MappingConfig:
     def __post_init__(self) -> None:
         if not isinstance(self.mode, MappingMode):
             raise ConfigError(f'mapping mode must be a MappingMode, got {self.mode!r}')
-        check_choice('correspondence', self.correspondence, correspondence_names())
+        CORRESPONDENCE.check(self.correspondence)
         if self.scale is not None:
-            check_number('mapping scale', self.scale, 0.05, 20.0)
+            check_number('mapping scale', self.scale, *SCALE_RANGE)
+
+    @classmethod
+    def from_parameters(cls, values: Mapping[str, Any]) -> MappingConfig:
+        """
+        Build a config from parameter values (:data:`MAPPING_PARAMETERS`).
+
+        :param values: ``mapping``, ``correspondence``, ``scale`` (``'auto'`` or a number) and
+            ``user_profile`` (a profile file path, or empty); missing ones take their defaults.
+        :return: The validated config.
+        :raises ConfigError: On an invalid value or an unreadable profile.
+        """
+        given = {item.name: values.get(item.name, item.default) for item in MAPPING_PARAMETERS}
+        path = USER_PROFILE.check(given['user_profile'])
+        return cls(
+            MappingMode(MAPPING.check(given['mapping'])),
+            CORRESPONDENCE.check(given['correspondence']),
+            SCALE.check(given['scale']),
+            load_user_profile(path) if path else None,
+        )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], where: str = 'mapping') -> MappingConfig:
         """
-        Build a config from YAML or parameter values.
+        Build a config from the ``mapping`` block of a robot YAML.
 
-        :param data: Keys ``mode`` (``same_side``/``mirror``), ``correspondence``, ``scale``
-            (``auto`` or a number) and ``user_profile`` (a profile file path, or empty); all
-            optional.
+        :param data: Keys ``mode`` (the ``mapping`` parameter), ``correspondence``, ``scale``
+            and ``user_profile``; all optional.
         :param where: Prefix for error messages.
         :return: The validated config.
         :raises ConfigError: On an unknown key, an invalid value or an unreadable profile.
         """
-        known = ('correspondence', 'mode', 'scale', 'user_profile')
-        unknown = sorted(set(data) - set(known))
+        keys = {'mode': MAPPING, 'correspondence': CORRESPONDENCE, 'scale': SCALE,
+                'user_profile': USER_PROFILE}
+        unknown = sorted(set(data) - set(keys))
         if unknown:
-            raise ConfigError(f'{where}: unknown keys {unknown}; known: {", ".join(known)}')
-        mode = check_choice(
-            f'{where}.mode', data.get('mode', 'same_side'), [m.value for m in MappingMode]
-        )
-        correspondence = check_choice(
-            f'{where}.correspondence',
-            data.get('correspondence', DEFAULT_CORRESPONDENCE),
-            correspondence_names(),
-        )
-        raw_scale = data.get('scale', 'auto')
-        scale = None
-        if raw_scale != 'auto':
-            scale = check_number(f'{where}.scale', raw_scale, 0.05, 20.0)
-        path = data.get('user_profile') or ''
-        if not isinstance(path, (str, Path)):
-            raise ConfigError(f'{where}.user_profile must be a file path, got {path!r}')
-        profile = load_user_profile(path) if str(path) else None
-        return cls(MappingMode(mode), correspondence, scale, profile)
+            raise ConfigError(f'{where}: unknown keys {unknown}; known: {", ".join(sorted(keys))}')
+        values = {}
+        for key, value in data.items():
+            definition = keys[key]
+            if isinstance(value, Path):
+                value = str(value)
+            try:
+                definition.check(value)
+            except ConfigError as err:  # name the file's key, not the parameter
+                text = str(err).replace(definition.name, f'{where}.{key}', 1)
+                raise ConfigError(text) from err
+            values[definition.name] = value
+        return cls.from_parameters(values)
 
 
 @dataclass(frozen=True)
@@ -193,8 +269,25 @@ def register_correspondence(name: str) -> Callable[[CorrespondenceType], Corresp
     return decorate
 
 
+def unregister_correspondence(name: str) -> None:
+    """
+    Remove a registered correspondence (for plug-ins that are unloaded, and tests).
+
+    :param name: A registered name.
+    :raises ConfigError: If no correspondence has that name.
+    """
+    if name not in _REGISTRY:
+        raise ConfigError(f'no correspondence {name!r} to unregister')
+    del _REGISTRY[name]
+
+
 def correspondence_names() -> tuple[str, ...]:
-    """Return the registered correspondence names, sorted."""
+    """
+    Return the registered correspondence names, sorted (plug-ins loaded first).
+
+    :return: E.g. ``('direction', 'position')``.
+    """
+    load_plugins()
     return tuple(sorted(_REGISTRY))
 
 

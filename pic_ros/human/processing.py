@@ -8,12 +8,28 @@ frame (:mod:`pic_ros.human.body_frame`). The skeleton node and ``evaluate`` shar
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, Final
 
-from pic_ros.checks import check_choice, check_number
+from pic_ros.checks import check_number
 from pic_ros.human.body_frame import to_body_frame
 from pic_ros.human.filters import FILTER_KINDS, make_filter, SkeletonFilter
 from pic_ros.human.skeleton import make_frame, SkeletonFrame
+from pic_ros.schema import ParameterDef
+
+SMOOTHING: Final = ParameterDef(
+    'smoothing', 'exponential',
+    "Joint smoothing (kalman is the PIC paper's filter, about 1 s of lag)",
+    choices=FILTER_KINDS,
+)
+"""The skeleton node's ``smoothing`` (:attr:`ProcessingConfig.smoothing`)."""
+
+TIME_CONSTANT: Final = ParameterDef(
+    'time_constant', 0.1, 'Time constant of the exponential smoothing', unit='s', low=0.0,
+    high=10.0,
+)
+"""The skeleton node's ``time_constant`` (:attr:`ProcessingConfig.time_constant`)."""
 
 
 @dataclass(frozen=True)
@@ -27,14 +43,28 @@ class ProcessingConfig:
     :param reset_after: The exponential filter restarts after a gap longer than this [s].
     """
 
-    smoothing: str = 'exponential'
-    time_constant: float = 0.1
+    smoothing: str = SMOOTHING.default
+    time_constant: float = TIME_CONSTANT.default
     reset_after: float = 0.5
 
     def __post_init__(self) -> None:
-        check_choice('smoothing', self.smoothing, FILTER_KINDS)
-        check_number('time_constant', self.time_constant, 0.0, 10.0)
+        SMOOTHING.check(self.smoothing)
+        TIME_CONSTANT.check(self.time_constant)
         check_number('reset_after', self.reset_after, 1e-3, 60.0)
+
+    @classmethod
+    def from_parameters(cls, values: Mapping[str, Any]) -> ProcessingConfig:
+        """
+        Build the settings from parameter values.
+
+        :param values: ``smoothing`` and ``time_constant`` (missing ones take their defaults).
+        :return: The settings.
+        :raises ConfigError: If a value is refused.
+        """
+        return cls(
+            smoothing=values.get('smoothing', SMOOTHING.default),
+            time_constant=float(values.get('time_constant', TIME_CONSTANT.default)),
+        )
 
     def make_filter(self) -> SkeletonFilter:
         """

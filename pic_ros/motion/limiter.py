@@ -56,12 +56,26 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.checks import check_number
 from pic_ros.exceptions import ConfigError
+from pic_ros.schema import ParameterDef
 
 FloatArray = npt.NDArray[np.float64]
 
-DEFAULT_ACCELERATION_SCALE: Final = 3.0
-"""Default acceleration limit as a multiple of each joint's velocity limit [1/s] (full speed in
-1/3 s). URDFs carry no acceleration limits; this is a conservative choice, not a robot datum."""
+VELOCITY_SCALE: Final = ParameterDef(
+    'velocity_scale', 1.0, 'Fraction of the URDF velocity limits the commands may use',
+    low=0.01, high=1.0,
+)
+"""The trajectory publisher's ``velocity_scale`` (:meth:`MotionLimits.from_arm`)."""
+
+ACCELERATION_SCALE: Final = ParameterDef(
+    'acceleration_scale', 3.0,
+    'Acceleration limit as the velocity limit times this (URDFs give no acceleration limits; '
+    '3 reaches full speed in 1/3 s, a conservative choice, not a robot datum)',
+    unit='1/s', low=0.1, high=100.0,
+)
+"""The trajectory publisher's ``acceleration_scale`` (:meth:`MotionLimits.from_arm`)."""
+
+DEFAULT_ACCELERATION_SCALE: Final = ACCELERATION_SCALE.default
+"""Default acceleration limit as a multiple of each joint's velocity limit [1/s]."""
 
 DEFAULT_MAX_DT: Final = 0.1
 """Default largest time step the limiter integrates [s]; longer steps are clamped to it."""
@@ -169,7 +183,7 @@ class MotionLimits:
         acceleration_scale: float = DEFAULT_ACCELERATION_SCALE,
         *,
         acceleration: float | npt.ArrayLike | None = None,
-        velocity_scale: float = 1.0,
+        velocity_scale: float = VELOCITY_SCALE.default,
     ) -> MotionLimits:
         """
         Build the limits of an arm from its URDF limits and an acceleration limit.
@@ -185,10 +199,10 @@ class MotionLimits:
         :raises ConfigError: If a scale is out of range, the URDF gives no finite velocity limit
             for a joint, or the acceleration is not finite and > 0 for every joint.
         """
-        scale = check_number('velocity_scale', velocity_scale, 0.01, 1.0)
+        scale = VELOCITY_SCALE.check(velocity_scale)
         velocity = scale * np.asarray(arm.velocity, dtype=float)
         if acceleration is None:
-            factor = check_number('acceleration_scale', acceleration_scale, 0.1, 100.0)
+            factor = ACCELERATION_SCALE.check(acceleration_scale)
             accel = factor * velocity
         else:
             accel = _limit_array('acceleration', np.ravel(acceleration))

@@ -21,11 +21,18 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.checks import check_number
 from pic_ros.exceptions import ConfigError
+from pic_ros.schema import ParameterDef
 
 FloatArray = npt.NDArray[np.float64]
 
 DEFAULT_LEAD_PERIODS: Final = 2.0
 """Suggested ``lead_time`` in publish periods (1 is MoveIt Servo's choice: less lag, no slack)."""
+
+LEAD_TIME: Final = ParameterDef(
+    'lead_time', 0.05, 'time_from_start of the streamed trajectory point', unit='s',
+    low=0.001, high=1.0,
+)
+"""The trajectory publisher's ``lead_time`` (:func:`stream_chunk`)."""
 
 _NANOSECONDS: Final = 1_000_000_000
 _MAX_SECONDS: Final = 2.0**31 - 1.0
@@ -145,12 +152,12 @@ def stream_chunk(
     :param joint_names: Every joint of the controller, in the order of the arrays.
     :param positions: Commanded positions (the limiter's), shape (n,), [rad] or [m].
     :param velocities: Commanded velocities, shape (n,), [rad/s] or [m/s].
-    :param lead_time: ``time_from_start`` of the point, in [1e-4, 10] [s]; typically
+    :param lead_time: ``time_from_start`` of the point, in [0.001, 1] [s]; typically
         :data:`DEFAULT_LEAD_PERIODS` publish periods.
     :return: The validated chunk (one point).
     :raises ConfigError: If the names, arrays or lead time are invalid.
     """
-    lead = check_number('lead_time', lead_time, 1e-4, 10.0)
+    lead = float(LEAD_TIME.check(lead_time))
     dof = len(joint_names)
     point = TrajectoryPoint(
         time_from_start=lead,

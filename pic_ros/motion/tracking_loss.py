@@ -31,21 +31,51 @@ step within the position, velocity and acceleration limits in every state.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 import enum
 import math
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 from pic_ros.checks import check_number
 from pic_ros.exceptions import ConfigError
 from pic_ros.motion.limiter import TargetStatus
+from pic_ros.schema import ParameterDef
 
 FloatArray = npt.NDArray[np.float64]
 
 AT_NEUTRAL_TOLERANCE: Final = 1e-6
 """Largest joint distance of the command from the neutral pose counted as at neutral [rad]."""
+
+HOLD_TIMEOUT: Final = ParameterDef(
+    'hold_timeout', 0.25, 'Time without a valid target before holding position', unit='s',
+    low=0.001, high=60.0,
+)
+"""The trajectory publisher's ``hold_timeout`` (:attr:`TrackingConfig.hold_timeout`)."""
+
+NEUTRAL_TIMEOUT: Final = ParameterDef(
+    'neutral_timeout', 3.0,
+    'Time without a valid target before returning to the neutral pose (at least hold_timeout)',
+    unit='s', low=0.001, high=3600.0,
+)
+"""The trajectory publisher's ``neutral_timeout`` (:attr:`TrackingConfig.neutral_timeout`)."""
+
+BLEND_TIME: Final = ParameterDef(
+    'blend_time', 1.0, 'Speed ramp when the person is found again (0: none)', unit='s',
+    low=0.0, high=60.0,
+)
+"""The trajectory publisher's ``blend_time`` (:attr:`TrackingConfig.blend_time`)."""
+
+NEUTRAL_SPEED_SCALE: Final = ParameterDef(
+    'neutral_speed_scale', 0.5,
+    'Speed of the return to neutral, fraction of the velocity limits', low=0.01, high=1.0,
+)
+"""The trajectory publisher's ``neutral_speed_scale``."""
+
+TRACKING_PARAMETERS: Final = (HOLD_TIMEOUT, NEUTRAL_TIMEOUT, BLEND_TIME, NEUTRAL_SPEED_SCALE)
+"""Everything :meth:`TrackingConfig.from_parameters` reads."""
 
 
 class TrackingState(enum.Enum):
@@ -85,16 +115,33 @@ class TrackingConfig:
     :raises ConfigError: If a value is out of range.
     """
 
-    hold_timeout: float = 0.25
-    neutral_timeout: float = 3.0
-    blend_time: float = 1.0
-    neutral_speed_scale: float = 0.5
+    hold_timeout: float = HOLD_TIMEOUT.default
+    neutral_timeout: float = NEUTRAL_TIMEOUT.default
+    blend_time: float = BLEND_TIME.default
+    neutral_speed_scale: float = NEUTRAL_SPEED_SCALE.default
 
     def __post_init__(self) -> None:
-        hold = check_number('hold_timeout', self.hold_timeout, 1e-3, 60.0)
-        check_number('neutral_timeout', self.neutral_timeout, hold, 3600.0)
-        check_number('blend_time', self.blend_time, 0.0, 60.0)
-        check_number('neutral_speed_scale', self.neutral_speed_scale, 0.01, 1.0)
+        for item in TRACKING_PARAMETERS:
+            item.check(getattr(self, item.name))
+        if self.neutral_timeout < self.hold_timeout:
+            raise ConfigError(  # at least hold_timeout
+                f'neutral_timeout must be in [{self.hold_timeout}, {NEUTRAL_TIMEOUT.high}], got '
+                f'{self.neutral_timeout!r}'
+            )
+
+    @classmethod
+    def from_parameters(cls, values: Mapping[str, Any]) -> TrackingConfig:
+        """
+        Build the timing from parameter values (:data:`TRACKING_PARAMETERS`).
+
+        :param values: Values by parameter name; missing ones take their defaults.
+        :return: The timing.
+        :raises ConfigError: If a value is refused.
+        """
+        return cls(**{
+            item.name: item.check(values.get(item.name, item.default))
+            for item in TRACKING_PARAMETERS
+        })
 
 
 class Guidance(NamedTuple):

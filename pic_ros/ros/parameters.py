@@ -1,19 +1,20 @@
 """
-Declaring node parameters from one table, with descriptions, ranges and validation.
+Declaring a node's parameters from its table, with descriptors, and checking set requests.
 
-Every node lists its parameters as :class:`ParameterSpec` rows. They are declared with a
-``ParameterDescriptor`` (description, numeric range, read-only flag, the allowed values in
-``additional_constraints``); a set request is validated by building the node's core configuration
-from the candidate values, and rejected with the core's reason when that fails (never clamped).
+The table (:mod:`pic_ros.ros.schema`) gives each parameter's type, default, description, unit,
+range, choices and read-only flag. :func:`declare_parameters` declares them with a
+``ParameterDescriptor`` (description with the unit, numeric range, read-only flag, the allowed
+values in ``additional_constraints``); a set request is checked against the table and then by
+building the node's core configuration from the candidate values, and refused with the reason
+when either fails (never clamped).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable
 
-from pic_ros.checks import check_choice
 from pic_ros.exceptions import ConfigError
+from pic_ros.schema import ParameterDef, ParameterTable, ParameterType
 from rcl_interfaces.msg import (
     FloatingPointRange,
     IntegerRange,
@@ -26,114 +27,79 @@ from rclpy.parameter import Parameter
 Values = dict[str, Any]
 
 
-@dataclass(frozen=True)
-class ParameterSpec:
+def descriptor(definition: ParameterDef) -> ParameterDescriptor:
     """
-    One node parameter.
+    Build the ROS descriptor of a parameter.
 
-    :param name: Parameter name.
-    :param default: Default value (its type is the parameter's type unless ``dynamic``).
-    :param description: What it is, with its unit.
-    :param read_only: Fixed after start-up (structural parameters: robot, source, port).
-    :param low: Smallest allowed number (numeric parameters).
-    :param high: Largest allowed number (numeric parameters).
-    :param choices: Allowed strings (string parameters).
-    :param dynamic: Accept several types (e.g. ``scale``: ``'auto'`` or a number).
+    :param definition: The parameter.
+    :return: Descriptor with description (and unit), range, choices and read-only flag.
     """
-
-    name: str
-    default: Any
-    description: str
-    read_only: bool = False
-    low: float | None = None
-    high: float | None = None
-    choices: tuple[str, ...] = ()
-    dynamic: bool = False
-
-    def descriptor(self) -> ParameterDescriptor:
-        """
-        Build the ROS descriptor of this parameter.
-
-        :return: Descriptor with description, range and read-only flag.
-        """
-        descriptor = ParameterDescriptor(
-            description=self.description, read_only=self.read_only, dynamic_typing=self.dynamic
-        )
-        if self.choices:
-            descriptor.additional_constraints = 'one of: ' + ', '.join(self.choices)
-        if self.low is not None and self.high is not None and not self.dynamic:
-            if isinstance(self.default, bool):
-                pass
-            elif isinstance(self.default, int):
-                descriptor.integer_range = [
-                    IntegerRange(from_value=int(self.low), to_value=int(self.high), step=0)
-                ]
-            elif isinstance(self.default, float):
-                descriptor.floating_point_range = [
-                    FloatingPointRange(from_value=self.low, to_value=self.high, step=0.0)
-                ]
-        return descriptor
+    unit = f' [{definition.unit}]' if definition.unit else ''
+    result = ParameterDescriptor(
+        description=definition.description + unit,
+        read_only=definition.read_only,
+        dynamic_typing=definition.dynamic,
+    )
+    allowed = definition.allowed()
+    if allowed:
+        result.additional_constraints = 'one of: ' + ', '.join(allowed)
+    if definition.low is not None and definition.high is not None:
+        if definition.ros_type is ParameterType.INTEGER:
+            result.integer_range = [IntegerRange(
+                from_value=int(definition.low), to_value=int(definition.high), step=0
+            )]
+        elif definition.ros_type is ParameterType.DOUBLE:
+            result.floating_point_range = [FloatingPointRange(
+                from_value=float(definition.low), to_value=float(definition.high), step=0.0
+            )]
+    return result
 
 
-def declare_parameters(node: Node, specs: Sequence[ParameterSpec]) -> Values:
+def declare_parameters(node: Node, table: ParameterTable) -> Values:
     """
     Declare every parameter of a node and return their values.
 
     :param node: The node.
-    :param specs: Its parameter table.
+    :param table: Its parameter table.
     :return: Values by name (overrides from launch files or the command line applied).
-    :raises ConfigError: If a value breaks a choice rule.
+    :raises ConfigError: If a value breaks a rule the descriptors cannot express (a choice).
     """
     values: Values = {}
-    for spec in specs:
-        node.declare_parameter(spec.name, spec.default, spec.descriptor())
-        values[spec.name] = node.get_parameter(spec.name).value
-    check_values(specs, values)
+    for definition in table:
+        node.declare_parameter(definition.name, definition.default, descriptor(definition))
+        values[definition.name] = node.get_parameter(definition.name).value
+    table.check(values)
     return values
-
-
-def check_values(specs: Sequence[ParameterSpec], values: Mapping[str, Any]) -> None:
-    """
-    Check the allowed-value rules that descriptors cannot express.
-
-    :param specs: The parameter table.
-    :param values: Candidate values by name.
-    :raises ConfigError: Naming the parameter and the allowed values.
-    """
-    for spec in specs:
-        if spec.choices and spec.name in values:
-            check_choice(spec.name, values[spec.name], spec.choices)
 
 
 def validation_callback(
     node: Node,
-    specs: Sequence[ParameterSpec],
+    table: ParameterTable,
     values: Values,
     apply: Callable[[Values], None],
 ) -> Callable[[list[Parameter]], SetParametersResult]:
     """
     Make the on-set-parameters callback of a node.
 
-    The callback merges the requested values into the current ones, checks the choices and calls
-    ``apply`` with the candidate; ``apply`` builds the node's core configuration and raises
-    :class:`~pic_ros.exceptions.ConfigError` to refuse. Refusals are logged and returned with
-    their reason.
+    The callback merges the requested values into the current ones, checks them against the
+    table and calls ``apply`` with the candidate; ``apply`` builds the node's core configuration
+    and raises :class:`~pic_ros.exceptions.ConfigError` to refuse. Refusals are logged and
+    returned with their reason.
 
     :param node: The node (for logging).
-    :param specs: Its parameter table.
+    :param table: Its parameter table.
     :param values: The node's current values; updated in place when a request is accepted.
     :param apply: Builds and installs the configuration from candidate values.
     :return: A callback for ``Node.add_on_set_parameters_callback``.
     """
-    known = {spec.name for spec in specs}
 
     def on_set(parameters: list[Parameter]) -> SetParametersResult:
         candidate = dict(values)
         for parameter in parameters:
-            if parameter.name in known:
+            if parameter.name in table:
                 candidate[parameter.name] = parameter.value
         try:
-            check_values(specs, candidate)
+            table.check(candidate)
             apply(candidate)
         except ConfigError as err:
             node.get_logger().warning(f'parameter change refused: {err}')

@@ -2,7 +2,7 @@
 replay: play a rosbag2 (MCAP or sqlite3) on live topics with the recorded timing.
 
 A standalone stand-in for ``ros2 bag play`` (which needs a ROS install): the bag is read with
-``rosbags`` (:mod:`pic_ros.recordings.bags`) and every message is published **as the recorded CDR
+``rosbags`` (:mod:`pic_ros.recordings.rosbag`) and every message is published **as the recorded CDR
 bytes** (``publish(bytes)``) with a publisher of its recorded type, so nothing is deserialized and
 the bytes on the wire are the bytes in the bag. The message class comes from the installed
 ``<package>.msg`` module; a topic whose type is not installed (e.g. ``tf2_msgs`` without a ROS
@@ -41,7 +41,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 from pic_ros.checks import check_integer, check_number
 from pic_ros.exceptions import ConfigError, PicRosError
-from pic_ros.recordings.bags import (
+from pic_ros.recordings.rosbag import (
     absolute_topic,
     bag_info,
     BagInfo,
@@ -240,7 +240,7 @@ class ReplayNode(Node):
     Publishes the messages of a bag with their recorded timing.
 
     :param options: What and how to play.
-    :param info: The bag's description (:func:`pic_ros.recordings.bags.bag_info`).
+    :param info: The bag's description (:func:`pic_ros.recordings.rosbag.bag_info`).
     :param kwargs: Passed to :class:`rclpy.node.Node` (e.g. ``context``).
     :raises ConfigError: If no selected topic can be published.
     :raises RecordingError: If a selected topic is not in the bag.

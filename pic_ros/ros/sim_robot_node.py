@@ -36,8 +36,11 @@ from diagnostic_msgs.msg import DiagnosticStatus
 from pic_ros.exceptions import PicRosError
 from pic_ros.ros.conversions import status_to_msg, time_from_msg, time_to_msg
 from pic_ros.ros.diagnostics import DiagnosticsReporter, RateMeter
-from pic_ros.ros.parameters import declare_parameters, ParameterSpec, validation_callback, Values
-from pic_ros.sim.mujoco_robot import FrameRecorder, SimConfig, SimRobot
+from pic_ros.ros.parameters import declare_parameters, validation_callback, Values
+from pic_ros.ros.schema import SIM_ROBOT
+from pic_ros.sim.config import SimConfig
+from pic_ros.sim.frame_recorder import FrameRecorder
+from pic_ros.sim.mujoco_robot import SimRobot
 from pic_ros.sim.trajectory import FollowerConfig, Trajectory, TrajectoryStatus, Waypoint
 import rclpy
 from rclpy.clock import Clock, ClockType
@@ -50,58 +53,8 @@ from rosgraph_msgs.msg import Clock as ClockMessage
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
-PARAMETERS = (
-    ParameterSpec(
-        'robot', 'baxter',
-        'Robot name (config/<robot>.yaml + its URDF) or a path to a robot YAML', read_only=True,
-    ),
-    ParameterSpec(
-        'rate', 200.0, 'Rate of joint_states and of the simulation updates [Hz]', low=100.0,
-        high=1000.0,
-    ),
-    ParameterSpec(
-        'publish_clock', False,
-        'Publish the simulation time on /clock and stamp joint_states with it', read_only=True,
-    ),
-    ParameterSpec(
-        'render_dir', '', 'Folder for PNG frames of the robot (empty: no rendering)',
-        read_only=True,
-    ),
-    ParameterSpec(
-        'render_rate', 10.0, 'Frames per second written to render_dir [Hz]', low=0.1,
-        high=60.0, read_only=True,
-    ),
-    ParameterSpec(
-        'render_width', 640, 'Frame width [px]', low=16, high=1920, read_only=True
-    ),
-    ParameterSpec(
-        'render_height', 480, 'Frame height [px]', low=16, high=1080, read_only=True
-    ),
-    ParameterSpec(
-        'timestep', 0.002, 'Physics time step [s]', low=1e-4, high=0.01, read_only=True
-    ),
-    ParameterSpec(
-        'natural_frequency', 60.0,
-        'Natural frequency of the joint servos [rad/s]; tracking lag = 2 damping_ratio / it',
-        low=1.0, high=500.0, read_only=True,
-    ),
-    ParameterSpec(
-        'damping_ratio', 1.0, 'Damping ratio of the joint servos', low=0.1, high=5.0,
-        read_only=True,
-    ),
-    ParameterSpec(
-        'allow_nonzero_velocity_at_trajectory_end', True,
-        "Accept trajectories whose last point moves (JTC's parameter; true on Humble)",
-        read_only=True,
-    ),
-    ParameterSpec(
-        'self_collisions', False, 'Let the robot links collide with each other', read_only=True
-    ),
-    ParameterSpec(
-        'diagnostics_period', 1.0, 'Seconds between reports on /diagnostics [s]', low=0.1,
-        high=60.0,
-    ),
-)
+PARAMETERS = SIM_ROBOT
+"""The node's parameters (:data:`pic_ros.ros.schema.SIM_ROBOT`)."""
 
 MAX_CATCH_UP = 0.1
 """Most simulated time one update may step [s]; a longer stall is dropped (time slips)."""

@@ -24,91 +24,27 @@ from typing import Any, Callable, Sequence
 from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import PoseArray
 import numpy as np
-from pic_ros.checks import check_number
-from pic_ros.correspondence import Calibrator, correspondence_names, MappingConfig
+from pic_ros.correspondence import Calibrator, MappingConfig
 from pic_ros.exceptions import ConfigError, PicRosError, SkeletonError
 from pic_ros.human.skeleton import SkeletonFrame
 from pic_ros.imitation import RobotImitator
 from pic_ros.robot.robot import load_robot, Robot
 from pic_ros.ros.conversions import joint_state_to_msg, skeleton_from_msg, status_to_msg
 from pic_ros.ros.diagnostics import DiagnosticsReporter, RateMeter
-from pic_ros.ros.parameters import declare_parameters, ParameterSpec, validation_callback, Values
+from pic_ros.ros.parameters import declare_parameters, validation_callback, Values
 from pic_ros.ros.runner import run_node
-from pic_ros.solvers import IterationConfig, solver_names, SolverConfig, Termination
+from pic_ros.ros.schema import SOLVER_NODE
+from pic_ros.solvers import SolverConfig, Termination
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
-PARAMETERS = (
-    ParameterSpec(
-        'robot', 'baxter',
-        'Robot name (config/<robot>.yaml + its URDF) or a path to a robot YAML', read_only=True,
-    ),
-    ParameterSpec(
-        'solver', 'pic', 'Solver: fabrik, pic or pics', choices=tuple(solver_names())
-    ),
-    ParameterSpec('eta', 1, 'PICs softening factor η (Hamming radius, 1..3)', low=1, high=3),
-    ParameterSpec(
-        'arms', [''],
-        "Arms to solve (names from the robot file); [''] or [] solves every arm",
-        read_only=True,
-    ),
-    ParameterSpec('mapping', 'same_side', 'same_side or mirror (face to face)',
-                  choices=('same_side', 'mirror')),
-    ParameterSpec(
-        'correspondence', 'direction',
-        "How the human arm becomes robot targets: direction (bone directions at the robot's "
-        'own lengths) or position (uniform scale, hand at the scaled wrist)',
-        choices=correspondence_names(),
-    ),
-    ParameterSpec(
-        'scale', 'auto',
-        "position correspondence: human -> robot length factor, 'auto' (from user_profile, "
-        'else learnt from every frame) or a number', dynamic=True,
-    ),
-    ParameterSpec(
-        'user_profile', '',
-        'User profile YAML (arm lengths, written by ~/calibrate or python -m pic_ros '
-        "calibrate); '' for none. ~/calibrate writes to it ('': "
-        '$ROS_HOME/pic_ros/user_profile.yaml)',
-    ),
-    ParameterSpec('max_iterations', 20, 'Cap on backward-forward passes per arm and frame',
-                  low=1, high=1000),
-    ParameterSpec('tolerance', 0.001, 'Wrist tolerance of the point solver [m]', low=1e-6,
-                  high=0.1),
-    ParameterSpec(
-        'octant_hysteresis', 0.1,
-        'PIC/PICs: unit-direction margin a human bone must cross a plane by before its octant '
-        'changes', low=0.0, high=0.5,
-    ),
-    ParameterSpec(
-        'diagnostics_period', 1.0, 'Seconds between reports on /diagnostics [s]', low=0.1,
-        high=60.0,
-    ),
-)
+PARAMETERS = SOLVER_NODE
+"""The node's parameters (:data:`pic_ros.ros.schema.SOLVER_NODE`)."""
 
 TargetsHandler = Callable[[float, Sequence[str], Sequence[float]], None]
-
-
-def scale_from_parameter(value: Any) -> str | float:
-    """
-    Read the ``scale`` parameter.
-
-    :param value: ``'auto'``, a number, or a numeric string.
-    :return: ``'auto'`` or the factor.
-    :raises ConfigError: If it is neither.
-    """
-    if value == 'auto':
-        return 'auto'
-    try:
-        if isinstance(value, bool):
-            raise TypeError('a bool is not a scale')
-        number = float(value)
-    except (TypeError, ValueError) as err:
-        raise ConfigError(f"scale must be 'auto' or a number, got {value!r}") from err
-    return check_number('scale', number, 0.05, 20.0)
 
 
 def default_profile_path() -> Path:
@@ -171,25 +107,12 @@ class SolverNode(Node):
         self._handlers.append(handler)
 
     def _make_imitator(self, values: Values) -> RobotImitator:
-        solver = SolverConfig(
-            name=str(values['solver']),
-            eta=int(values['eta']),
-            iteration=IterationConfig(
-                max_iterations=int(values['max_iterations']),
-                tolerance=float(values['tolerance']),
-            ),
-            octant_hysteresis=float(values['octant_hysteresis']),
+        return RobotImitator(
+            self.robot,
+            SolverConfig.from_parameters(values),
+            MappingConfig.from_parameters(values),
+            arms=self._arms,
         )
-        mapping = MappingConfig.from_dict(
-            {
-                'mode': values['mapping'],
-                'correspondence': values['correspondence'],
-                'scale': scale_from_parameter(values['scale']),
-                'user_profile': str(values['user_profile']),
-            },
-            where='parameters',
-        )
-        return RobotImitator(self.robot, solver, mapping, arms=self._arms)
 
     def _apply(self, values: Values) -> None:
         imitator = self._make_imitator(values)

@@ -16,13 +16,12 @@ from __future__ import annotations
 import argparse
 from typing import Any, Sequence
 
-from pic_ros.correspondence import correspondence_names
-from pic_ros.exceptions import PicRosError
-from pic_ros.ros import skeleton_node, solver_node, trajectory_publisher_node
-from pic_ros.ros.parameters import ParameterSpec
-from pic_ros.ros.skeleton_node import SkeletonNode, SOURCES
+from pic_ros.exceptions import ConfigError, PicRosError
+from pic_ros.ros.schema import PIPELINE, ROBOT, SKELETON_NODE, SOLVER_NODE, TRAJECTORY_PUBLISHER
+from pic_ros.ros.skeleton_node import SkeletonNode
 from pic_ros.ros.solver_node import SolverNode
 from pic_ros.ros.trajectory_publisher_node import TrajectoryPublisherNode
+from pic_ros.schema import add_option, ParameterTable
 import rclpy
 from rclpy.context import Context
 from rclpy.exceptions import ParameterException
@@ -53,15 +52,13 @@ def make_executor(kind: str = 'single_threaded') -> Executor:
     return SingleThreadedExecutor()
 
 
-def _overrides(values: dict[str, Any], specs: Sequence[ParameterSpec]) -> list[Parameter]:
+def _overrides(values: dict[str, Any], table: ParameterTable) -> list[Parameter]:
     """Make parameter overrides; an integer given for a floating-point parameter becomes one."""
-    floats = {spec.name for spec in specs if isinstance(spec.default, float) and not spec.dynamic}
-    overrides = []
-    for name, value in values.items():
-        if name in floats and type(value) is int:  # not bool
-            value = float(value)
-        overrides.append(Parameter(name, value=value))
-    return overrides
+    return [
+        Parameter(name, value=table[name].value_for_ros(value)) if name in table
+        else Parameter(name, value=value)  # a parameter the table lacks: the node refuses it
+        for name, value in values.items()
+    ]
 
 
 def build_pipeline(
@@ -87,7 +84,7 @@ def build_pipeline(
         skeleton = SkeletonNode(
             context=context,
             parameter_overrides=_overrides(
-                {'source': source, **extra.get('skeleton_node', {})}, skeleton_node.PARAMETERS
+                {'source': source, **extra.get('skeleton_node', {})}, SKELETON_NODE
             ),
         )
         nodes.append(skeleton)
@@ -95,7 +92,7 @@ def build_pipeline(
             subscribe=False,
             context=context,
             parameter_overrides=_overrides(
-                {'robot': robot, **extra.get('solver_node', {})}, solver_node.PARAMETERS
+                {'robot': robot, **extra.get('solver_node', {})}, SOLVER_NODE
             ),
         )
         nodes.append(solver)
@@ -104,7 +101,7 @@ def build_pipeline(
             context=context,
             parameter_overrides=_overrides(
                 {'robot': robot, **extra.get('trajectory_publisher', {})},
-                trajectory_publisher_node.PARAMETERS,
+                TRAJECTORY_PUBLISHER,
             ),
         )
         nodes.append(trajectory)
@@ -129,21 +126,16 @@ def destroy_pipeline(nodes: Sequence[Node]) -> None:
         node.destroy_node()
 
 
-def _value(text: str) -> Any:
-    lowered = text.lower()
-    if lowered in ('true', 'false'):
-        return lowered == 'true'
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
+SOLVER_OPTIONS = ('solver', 'eta', 'mapping', 'correspondence')
+"""solver_node parameters that have their own option (``--solver pics``)."""
 
 
 def parse_arguments(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
     """
     Parse teleop's own options; everything after ``--ros-args`` goes to rclpy.
+
+    Types, choices and help come from the nodes' parameter tables; the choices of ``--source``
+    and ``--solver`` are the registries' names, plug-ins included.
 
     :param argv: Arguments without the program name.
     :return: The options and the rclpy arguments.
@@ -152,15 +144,10 @@ def parse_arguments(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]
         prog='python -m pic_ros teleop',
         description='Tracker -> skeleton -> solver -> joint trajectories, in one process.',
     )
-    parser.add_argument('--robot', default='baxter', help='robot name or robot YAML path')
-    parser.add_argument('--source', default='azure_kinect', choices=SOURCES, help='tracker')
-    parser.add_argument('--solver', choices=('fabrik', 'pic', 'pics'), help='solver')
-    parser.add_argument('--eta', type=int, choices=(1, 2, 3), help='PICs softening factor')
-    parser.add_argument('--mapping', choices=('same_side', 'mirror'), help='arm mapping')
-    parser.add_argument(
-        '--correspondence', choices=correspondence_names(),
-        help='how the human arm becomes robot targets (default: direction)',
-    )
+    parser.add_argument('--robot', default=ROBOT.default, help=ROBOT.help_text())
+    add_option(parser, SKELETON_NODE['source'], default=SKELETON_NODE['source'].default)
+    for name in SOLVER_OPTIONS:
+        add_option(parser, SOLVER_NODE[name], help_suffix=' (default: the parameter file)')
     parser.add_argument(
         '--executor', choices=('single_threaded', 'events'), default='single_threaded',
         help='rclpy executor (events: experimental, see the docs)',
@@ -178,23 +165,26 @@ def node_parameters(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     Gather the parameter values the options ask for, per node.
 
     :param args: Options from :func:`parse_arguments`.
-    :return: Values per node name.
-    :raises PicRosError: If a ``--param`` is not ``NODE.NAME=VALUE``.
+    :return: Values per node name, typed as the parameters are.
+    :raises PicRosError: If a ``--param`` is not ``NODE.NAME=VALUE`` with a known node and
+        parameter and a value the parameter accepts.
     """
-    values: dict[str, dict[str, Any]] = {
-        'skeleton_node': {}, 'solver_node': {}, 'trajectory_publisher': {}
-    }
-    for key in ('solver', 'eta', 'mapping', 'correspondence'):
+    tables = {table.node: table for table in PIPELINE}
+    values: dict[str, dict[str, Any]] = {node: {} for node in tables}
+    for key in SOLVER_OPTIONS:
         if getattr(args, key) is not None:
             values['solver_node'][key] = getattr(args, key)
     for item in args.param:
         name, _, text = item.partition('=')
         node, _, parameter = name.partition('.')
-        if not text or node not in values or not parameter:
+        if not text or node not in tables or not parameter:
             raise PicRosError(
-                f'--param {item!r}: expected NODE.NAME=VALUE with NODE one of {", ".join(values)}'
+                f'--param {item!r}: expected NODE.NAME=VALUE with NODE one of {", ".join(tables)}'
             )
-        values[node][parameter] = _value(text)
+        try:
+            values[node].update(tables[node].from_text({parameter: text}))
+        except ConfigError as err:
+            raise PicRosError(f'--param {item!r}: {err}') from err
     return values
 
 

@@ -6,7 +6,10 @@ Simulation: MuJoCo physics of the project's URDFs, driven like ros2_control's JT
 this package does not need mujoco.
 """
 
-from pic_ros.sim.mujoco_robot import FrameRecorder, RenderError, SimConfig, SimRobot
+from pic_ros.sim.config import SimConfig
+from pic_ros.sim.frame_recorder import FrameRecorder
+from pic_ros.sim.mujoco_robot import SimRobot
+from pic_ros.sim.offscreen import RenderError
 from pic_ros.sim.trajectory import (
     FollowerConfig,
     Interpolation,

@@ -1,243 +1,40 @@
 """
-MuJoCo physics of the project's own URDFs, driven like ros2_control's joint_trajectory_controller.
+A robot in MuJoCo whose arm controllers follow joint trajectories like ros2_control's JTC.
 
-:class:`SimRobot` loads ``urdf/<robot>.urdf`` with :class:`mujoco.MjSpec`, edits it and compiles
-it; one :class:`~pic_ros.sim.trajectory.TrajectoryFollower` per arm controller of
-``config/<robot>.yaml`` turns received trajectories into position targets; :meth:`SimRobot.step_to`
-advances the physics at a fixed time step. Frames: the world frame is the URDF root link
-(REP-103: x forward, y left, z up, metres).
+:class:`SimRobot` builds the model of ``urdf/<robot>.urdf`` with
+:func:`~pic_ros.sim.mujoco_model.build_model` (where the model choices are explained); one
+:class:`~pic_ros.sim.trajectory.TrajectoryFollower` per arm controller of ``config/<robot>.yaml``
+turns received trajectories into position targets; :meth:`SimRobot.step_to` advances the physics
+at a fixed time step. Frames: the world frame is the URDF root link (REP-103: x forward, y left,
+z up, metres).
 
-Model choices (:class:`SimConfig` holds the numbers):
-
-* **Fixed base**: the URDF root is welded to the world (MuJoCo's URDF import does that).
-* **Arm joints** get a position actuator each, ``force = kp (target - q) - kv qdot``, tuned per
-  joint from the joint-space inertia ``I`` at the initial pose (diagonal of the mass matrix, with
-  the armature): ``kp = I wn^2``, ``kv = 2 zeta wn I``. That is a second-order servo with natural
-  frequency ``wn`` and damping ratio ``zeta`` whose lag behind a ramp is ``kv / kp = 2 zeta / wn``
-  (:attr:`SimConfig.tracking_lag`; 33 ms with the defaults wn = 60 rad/s, zeta = 1). The
-  stiffness is explicit in the ``implicitfast`` integrator, so ``wn * timestep`` must stay small
-  (checked <= 0.5; 0.12 by default). A uniform reflected drive inertia (``armature``, 0.05 kg m^2)
-  is added to every arm joint, as gear-driven joints have; without it the wrist joints' inertia
-  (down to 2e-4 kg m^2) would need gains too small to reject the coupling torques of the shoulder.
-* **URDF dynamics**: the ``<dynamics damping>`` of the arm joints is dropped (it is simulator
-  tuning: TIAGo's 40 N m s/rad would need 94 N m at the velocity limit where the effort limit is
-  26 N m); the servo's ``kv`` is the joint damping. ``friction`` (Coulomb, TIAGo 1 N m) is kept.
-  The URDF effort limit bounds each joint's total actuator torque (MuJoCo ``actuatorfrcrange``).
-* **Position limits** are stiff limit stops (time constant 4 ms) that engage 3 mrad before the
-  URDF limit: a joint commanded to its limit rests 3 mrad inside it, and no joint passes its
-  limit even when every joint is thrown across its whole range at once (MuJoCo's default soft
-  limits let YuMi's joints through by 0.04 rad in that test).
-* **Gravity** is on, and compensated per body (``gravcomp = 1``) *through the actuators*
-  (``actuatorgravcomp``): the compensation torque counts against the effort limit, like a robot
-  controller's gravity feed-forward. So an arm at rest holds its pose exactly; an arm whose
-  gravity load exceeds the effort limit sags.
-* **Every other movable joint** (locked joints such as TIAGo's torso, head, grippers, fingers,
-  wheels, casters, suspension) is welded at its held value (the locked value, else 0 clamped
-  into its range) and reported with that value and zero velocity. Mimic equalities are dropped
-  with them. This is exact and cheap, and avoids servoing TIAGo's hand links, which have
-  near-zero inertia.
-* **Contacts**: robot geoms touch the floor but not each other. The simplified link shapes of
-  the URDFs overlap in the neutral pose (YuMi's first links sink 9 cm into the body, Baxter's
-  elbow and forearm shells overlap by 13 mm, TIAGo's arm_1 touches the torso) and YuMi's arms
-  collide with each other at the zero configuration; with every contact on, the arms drift from
-  the neutral pose by up to 1.2 rad. The simulation shows what the commands do; it is not a
-  collision checker. ``self_collisions=True`` turns robot-robot contacts on except for the body
-  pairs already touching in the initial pose (so the arms hold still, and arm-arm and
-  arm-torso contacts that appear later are simulated).
-* **Scene**: a chequered floor at the lowest point of the robot in its initial pose, a skybox,
-  a directional light (shadows optional: they cost about 2.5x per frame in software GL) and one
-  camera, :data:`CAMERA_NAME`, looking at the robot from the front-left (azimuth 25 deg,
-  elevation 20 deg) from just far enough for the arms, the rest of the robot down to 0.25 m below
-  the arms' workspace, and the workspace in front of the arms (one arm reach ahead of and below
-  each arm's root) to fill a 4:3 image.
-
-Rendering is offscreen. ``MUJOCO_GL`` must be set before mujoco is first imported; this module
-imports mujoco lazily and, if ``MUJOCO_GL`` is unset, chooses ``egl`` when libEGL is found, else
-``osmesa`` when libOSMesa is found (:func:`select_gl_backend`). A missing or failing backend
-raises :class:`RenderError` with the reason.
+Rendering is offscreen (:mod:`pic_ros.sim.offscreen`): mujoco is imported when a
+:class:`SimRobot` is made, with the OpenGL backend chosen first; a missing or failing backend
+raises :class:`~pic_ros.sim.offscreen.RenderError` with the reason. Frames are recorded to PNG
+files off the simulation thread by :class:`~pic_ros.sim.frame_recorder.FrameRecorder`.
 """
 
 from __future__ import annotations
 
-import ctypes.util
-from dataclasses import dataclass, field
-import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass
 import math
-import os
 from pathlib import Path
-import queue
-import struct
-import sys
-import threading
 import time
-from typing import Any, Final, Mapping
-import zlib
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from pic_ros.checks import check_number
-from pic_ros.exceptions import ConfigError, PicRosError
+from pic_ros.exceptions import ConfigError
 from pic_ros.robot.robot import load_robot, Robot
-from pic_ros.sim.trajectory import (
-    FollowerConfig,
-    JointCommand,
-    Trajectory,
-    TrajectoryFollower,
-    Verdict,
-)
+from pic_ros.sim.config import SimConfig
+from pic_ros.sim.mujoco_model import build_model
+from pic_ros.sim.offscreen import import_mujoco, make_renderer, MAX_IMAGE_SIZE, RenderError
+from pic_ros.sim.scene import CAMERA_NAME
+from pic_ros.sim.trajectory import JointCommand, Trajectory, TrajectoryFollower, Verdict
 
 FloatArray = npt.NDArray[np.float64]
-
-CAMERA_NAME: Final = 'pic_ros_view'
-"""Name of the camera added to every robot model."""
-
-MAX_IMAGE_SIZE: Final = (1920, 1080)
-"""Largest offscreen image, (width, height) [px]."""
-
-_CAMERA_AZIMUTH: Final = math.radians(25.0)
-"""Camera direction from the scene centre: azimuth from +x towards +y [rad]."""
-
-_CAMERA_ELEVATION: Final = math.radians(20.0)
-"""Camera direction from the scene centre: elevation above the horizontal [rad]."""
-
-_CAMERA_FOVY: Final = 45.0
-"""Vertical field of view of the camera [deg]."""
-
-_ASPECT: Final = 4.0 / 3.0
-"""Image width / height the camera placement is fitted for (wider images see more)."""
-
-_BELOW_ARMS: Final = 0.25
-"""How far below the arms' workspace the camera view extends [m]."""
-
-_SHADOW_MAP_SIZE: Final = 2048
-"""Shadow map size [px] (when shadows are on)."""
-
-_LIMIT_TIME_CONSTANT: Final = 0.004
-"""Time constant of the joint limit stops [s] (MuJoCo's default 0.02 lets a fast joint through
-by up to 0.04 rad; never below two time steps)."""
-
-_LIMIT_MARGIN: Final = 0.003
-"""Distance before a URDF position limit at which the limit stop engages [rad] or [m]."""
-
-_ROBOT_CONTACT: Final = 2
-_FLOOR_CONTACT: Final = 1
-
-
-class RenderError(PicRosError, RuntimeError):
-    """Offscreen rendering is not available (no working OpenGL backend) or failed."""
-
-
-def select_gl_backend() -> str | None:
-    """
-    Choose MuJoCo's offscreen OpenGL backend before mujoco is imported.
-
-    Leaves a set ``MUJOCO_GL`` alone. Otherwise sets ``egl`` if libEGL is found, else ``osmesa``
-    if libOSMesa is found. Has no effect once mujoco is imported (the backend is fixed then).
-
-    :return: The value of ``MUJOCO_GL`` in effect, or None if none could be chosen.
-    """
-    current = os.environ.get('MUJOCO_GL')
-    if current or 'mujoco' in sys.modules:
-        return current or None
-    for backend, library in (('egl', 'EGL'), ('osmesa', 'OSMesa')):
-        if ctypes.util.find_library(library):
-            os.environ['MUJOCO_GL'] = backend
-            return backend
-    return None
-
-
-def import_mujoco() -> Any:
-    """
-    Import mujoco, choosing the offscreen GL backend first if this is the first import.
-
-    :return: The mujoco module.
-    :raises ConfigError: If mujoco is not installed.
-    """
-    select_gl_backend()
-    try:
-        import mujoco  # type: ignore[import-untyped]
-    except ImportError as error:
-        raise ConfigError(f'the simulation needs the mujoco package: {error}') from error
-    return mujoco
-
-
-@dataclass(frozen=True)
-class SimConfig:
-    """
-    Physics and servo settings of a simulated robot.
-
-    :param timestep: Physics time step [s], in [1e-4, 0.01].
-    :param natural_frequency: Natural frequency ``wn`` of every arm joint's servo [rad/s], in
-        [1, 500]; ``wn * timestep`` must be <= 0.5.
-    :param damping_ratio: Damping ratio ``zeta`` of the servos, in [0.1, 5].
-    :param armature: Reflected drive inertia added to every arm joint [kg m^2], in [0, 10].
-    :param gravity_compensation: Compensate gravity through the actuators (within the effort
-        limits); False lets the servos hold the arms against gravity alone (they sag by
-        ``torque / kp``).
-    :param self_collisions: Let robot links collide with each other, except the body pairs
-        already touching in the initial pose (floor contacts are always on).
-    :param limit_velocity: Keep each servo target within ``velocity limit * tracking_lag`` of
-        the measured position, so that a far target (a step) is approached at about the URDF
-        velocity limit, as a drive's speed limit does; a target that moves within the limits is
-        not affected.
-    :param shadows: Render shadows (about 2.5x the time per frame on a software renderer).
-    :param follower: Options of the trajectory followers.
-    :raises ConfigError: If a value is out of range.
-    """
-
-    timestep: float = 0.002
-    natural_frequency: float = 60.0
-    damping_ratio: float = 1.0
-    armature: float = 0.05
-    gravity_compensation: bool = True
-    self_collisions: bool = False
-    limit_velocity: bool = True
-    shadows: bool = False
-    follower: FollowerConfig = field(default_factory=FollowerConfig)
-
-    def __post_init__(self) -> None:
-        set_field = object.__setattr__
-        set_field(self, 'timestep', check_number('timestep', self.timestep, 1e-4, 0.01))
-        set_field(
-            self, 'natural_frequency',
-            check_number('natural_frequency', self.natural_frequency, 1.0, 500.0),
-        )
-        set_field(
-            self, 'damping_ratio', check_number('damping_ratio', self.damping_ratio, 0.1, 5.0)
-        )
-        set_field(self, 'armature', check_number('armature', self.armature, 0.0, 10.0))
-        for name in ('gravity_compensation', 'self_collisions', 'limit_velocity', 'shadows'):
-            if not isinstance(getattr(self, name), bool):
-                raise ConfigError(f'{name} must be a bool, got {getattr(self, name)!r}')
-        if not isinstance(self.follower, FollowerConfig):
-            raise ConfigError(f'follower must be a FollowerConfig, got {self.follower!r}')
-        if self.natural_frequency * self.timestep > 0.5:
-            raise ConfigError(
-                f'natural_frequency * timestep = {self.natural_frequency * self.timestep:.3f} '
-                '> 0.5: the servo stiffness would make the integration unstable; lower one'
-            )
-
-    @property
-    def tracking_lag(self) -> float:
-        """Return the servos' lag behind a constant-velocity target, ``2 zeta / wn`` [s]."""
-        return 2.0 * self.damping_ratio / self.natural_frequency
-
-
-@dataclass(frozen=True)
-class ServoGains:
-    """
-    Position servo of one arm joint.
-
-    :param inertia: Joint-space inertia at the initial pose, armature included [kg m^2].
-    :param kp: Stiffness [N m/rad].
-    :param kv: Damping [N m s/rad].
-    :param effort: Torque limit from the URDF [N m] (inf if none).
-    """
-
-    inertia: float
-    kp: float
-    kv: float
-    effort: float
 
 
 @dataclass
@@ -249,122 +46,6 @@ class _Controller:
     actuators: npt.NDArray[np.int_]
     qpos: npt.NDArray[np.int_]
     reach: FloatArray
-
-
-def _quat_to_matrix(quat: npt.ArrayLike) -> FloatArray:
-    w, x, y, z = np.asarray(quat, dtype=float) / np.linalg.norm(quat)
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
-
-
-def _quat_multiply(a: npt.ArrayLike, b: npt.ArrayLike) -> FloatArray:
-    w1, x1, y1, z1 = np.asarray(a, dtype=float)
-    w2, x2, y2, z2 = np.asarray(b, dtype=float)
-    return np.array([
-        w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-        w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-        w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-        w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
-    ])
-
-
-def _weld_joint(mujoco: Any, spec: Any, joint: Any, value: float) -> None:
-    """Delete a joint of a spec, first moving its body to where the joint value puts it."""
-    body = joint.parent
-    if value != 0.0:
-        axis = np.asarray(joint.axis, dtype=float)
-        axis = axis / np.linalg.norm(axis)
-        rotation = _quat_to_matrix(body.quat)
-        if joint.type == mujoco.mjtJoint.mjJNT_SLIDE:
-            body.pos = np.asarray(body.pos) + rotation @ (axis * value)
-        else:
-            half = value / 2.0
-            turn = np.concatenate([[math.cos(half)], axis * math.sin(half)])
-            anchor = np.asarray(joint.pos, dtype=float)
-            body.pos = np.asarray(body.pos) + rotation @ (anchor - _quat_to_matrix(turn) @ anchor)
-            body.quat = _quat_multiply(body.quat, turn)
-    spec.delete(joint)
-
-
-def _descends_from(model: Any, body: int, ancestor: int) -> bool:
-    """Tell whether a body is ``ancestor`` or one of its descendants."""
-    while body > 0:
-        if body == ancestor:
-            return True
-        body = int(model.body_parentid[body])
-    return ancestor == 0
-
-
-def _fitting_distance(points: FloatArray, direction: FloatArray) -> float:
-    """
-    Return how far from the centre a camera must stand to see every point.
-
-    :param points: Points relative to the look-at centre, shape (N, 3), [m].
-    :param direction: Unit vector from the centre to the camera.
-    :return: Distance [m] that fits the points in the field of view (4:3 image), plus 15 %.
-    """
-    forward = -direction
-    right = np.cross(forward, [0.0, 0.0, 1.0])
-    right = right / np.linalg.norm(right)
-    up = np.cross(right, forward)
-    half_height = math.tan(math.radians(_CAMERA_FOVY) / 2.0)
-    half_width = half_height * _ASPECT
-    depth = points @ forward
-    needed = np.maximum(
-        np.abs(points @ up) / half_height - depth, np.abs(points @ right) / half_width - depth
-    )
-    return 1.15 * float(needed.max())
-
-
-def _look_at(position: FloatArray, target: FloatArray) -> list[float]:
-    """Return MuJoCo ``xyaxes`` of a camera at ``position`` looking at ``target`` (z up)."""
-    forward = target - position
-    forward = forward / np.linalg.norm(forward)
-    right = np.cross(forward, [0.0, 0.0, 1.0])
-    right = right / np.linalg.norm(right)
-    up = np.cross(right, forward)
-    return [*right.tolist(), *up.tolist()]
-
-
-def _geom_corners(model: Any, data: Any, geom: int) -> FloatArray:
-    """Return the 8 world corners of a geom's bounding box, shape (8, 3), [m]."""
-    centre = model.geom_aabb[geom][:3]
-    half = model.geom_aabb[geom][3:]
-    signs = np.array(list(itertools.product((-1.0, 1.0), repeat=3)))
-    local = centre + signs * half
-    rotation = data.geom_xmat[geom].reshape(3, 3)
-    return data.geom_xpos[geom] + local @ rotation.T
-
-
-def write_png(path: str | Path, image: npt.NDArray[np.uint8]) -> None:
-    """
-    Write an RGB or RGBA image as a PNG file (standard library only).
-
-    :param path: Output file.
-    :param image: Pixels, shape (height, width, 3 or 4), ``uint8``, first row at the top.
-    :raises ConfigError: If the array is not such an image.
-    """
-    array = np.ascontiguousarray(image)
-    if array.dtype != np.uint8 or array.ndim != 3 or array.shape[2] not in (3, 4):
-        raise ConfigError(f'expected a (H, W, 3|4) uint8 image, got {array.dtype} {array.shape}')
-    height, width, channels = array.shape
-    rows = np.concatenate(
-        [np.zeros((height, 1), dtype=np.uint8), array.reshape(height, width * channels)], axis=1
-    )
-
-    def chunk(kind: bytes, payload: bytes) -> bytes:
-        body = kind + payload
-        return struct.pack('>I', len(payload)) + body + struct.pack('>I', zlib.crc32(body))
-
-    header = struct.pack('>IIBBBBB', width, height, 8, 2 if channels == 3 else 6, 0, 0, 0)
-    content = (
-        b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', header)
-        + chunk(b'IDAT', zlib.compress(rows.tobytes(), 1)) + chunk(b'IEND', b'')
-    )
-    Path(path).write_bytes(content)
 
 
 class SimRobot:
@@ -389,7 +70,9 @@ class SimRobot:
         self.config = config or SimConfig()
         self._mujoco = import_mujoco()
         start = self._initial_positions(initial or {})
-        self._model, self._joint_names, self._held, self.gains = self._build(start)
+        self._model, self._joint_names, self._held, self.gains = build_model(
+            self._mujoco, self.robot, self.config, start
+        )
         mujoco = self._mujoco
         model = self._model
         self._data = mujoco.MjData(model)
@@ -438,153 +121,6 @@ class SimRobot:
                         float(arm.upper[index]),
                     )
         return start
-
-    def _build(
-        self, start: Mapping[str, float]
-    ) -> tuple[Any, tuple[str, ...], dict[str, float], dict[str, ServoGains]]:
-        """Edit and compile the URDF; return model, URDF joint order, held joints and gains."""
-        mujoco = self._mujoco
-        config = self.config
-        spec = mujoco.MjSpec.from_file(str(self.robot.urdf_file))
-        locked = self.robot.spec.locked_joints
-        joint_order = tuple(joint.name for joint in spec.joints)
-        held: dict[str, float] = {}
-        for joint in list(spec.joints):
-            if joint.name in start:
-                continue
-            value = float(locked.get(joint.name, 0.0))
-            low, high = (float(bound) for bound in joint.range)
-            if low < high:
-                value = min(max(value, low), high)
-            held[joint.name] = value
-            _weld_joint(mujoco, spec, joint, value)
-        for equality in list(spec.equalities):
-            if equality.name1 in held or equality.name2 in held:
-                spec.delete(equality)
-        for joint in spec.joints:
-            joint.damping = [0.0] * len(joint.damping)
-            joint.armature = config.armature
-            joint.actgravcomp = config.gravity_compensation
-            joint.solref_limit = [max(_LIMIT_TIME_CONSTANT, 2.0 * config.timestep), 1.0]
-            joint.margin = _LIMIT_MARGIN
-        for body in spec.bodies:
-            body.gravcomp = 1.0 if config.gravity_compensation else 0.0
-        for geom in spec.geoms:
-            geom.contype = _ROBOT_CONTACT
-            geom.conaffinity = _FLOOR_CONTACT | (_ROBOT_CONTACT if config.self_collisions else 0)
-        spec.option.timestep = config.timestep
-        spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
-        spec.option.gravity = [0.0, 0.0, -9.81]
-        spec.compiler.discardvisual = False  # keep the floor's material (the URDF has no visuals)
-        spec.visual.global_.offwidth = MAX_IMAGE_SIZE[0]
-        spec.visual.global_.offheight = MAX_IMAGE_SIZE[1]
-        model = spec.compile()
-        data = mujoco.MjData(model)
-        for name, value in start.items():
-            data.joint(name).qpos[0] = value
-        mujoco.mj_forward(model, data)
-        if config.self_collisions:
-            self._exclude_initial_contacts(spec, model, data)
-        inertia = np.zeros((model.nv, model.nv))
-        mujoco.mj_fullM(model, data, inertia)
-        gains: dict[str, ServoGains] = {}
-        wn = config.natural_frequency
-        for name in start:
-            joint = model.joint(name)
-            dof = int(joint.dofadr[0])
-            moment = float(inertia[dof, dof])
-            limited = bool(model.jnt_actfrclimited[joint.id])
-            effort = float(model.jnt_actfrcrange[joint.id][1]) if limited else math.inf
-            gains[name] = ServoGains(
-                inertia=moment, kp=moment * wn**2, kv=2.0 * config.damping_ratio * wn * moment,
-                effort=effort,
-            )
-            actuator = spec.add_actuator(
-                name=name, target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT
-            )
-            actuator.set_to_position(kp=gains[name].kp, kv=gains[name].kv)
-        self._add_scene(spec, model, data)
-        return spec.compile(), joint_order, held, gains
-
-    @staticmethod
-    def _exclude_initial_contacts(spec: Any, model: Any, data: Any) -> None:
-        """Exclude the body pairs in contact in the initial pose (overlapping link shapes)."""
-        pairs = set()
-        for contact in data.contact[:data.ncon]:
-            bodies = sorted(int(model.geom_bodyid[geom]) for geom in contact.geom)
-            pairs.add((bodies[0], bodies[1]))
-        for first, second in sorted(pairs):
-            spec.add_exclude(bodyname1=model.body(first).name, bodyname2=model.body(second).name)
-
-    def _add_scene(self, spec: Any, model: Any, data: Any) -> None:
-        mujoco = self._mujoco
-        config = self.config
-        corners = [_geom_corners(model, data, geom) for geom in range(model.ngeom)]
-        floor = float(min(box[:, 2].min() for box in corners))
-        points = []
-        arm_low = math.inf
-        for arm in self.robot.arms.values():
-            joint = model.joint(arm.joint_names[0])
-            first = int(joint.bodyid[0])
-            root = data.xanchor[joint.id].copy()
-            arm_boxes = [
-                corners[geom] for geom in range(model.ngeom)
-                if _descends_from(model, int(model.geom_bodyid[geom]), first)
-            ]
-            reach = max(
-                (float(np.linalg.norm(box - root, axis=1).max()) for box in arm_boxes),
-                default=0.5,
-            )
-            ahead = np.array([1.0, 0.0, 0.0])
-            down = np.array([math.sqrt(0.5), 0.0, -math.sqrt(0.5)])
-            workspace = np.array([root, root + reach * ahead, root + reach * down])
-            arm_low = min(arm_low, float(workspace[:, 2].min()))
-            points.append(workspace)
-        # The rest of the robot frames the arms (torso, head) but not far below them (pedestal).
-        points.extend(corners)
-        cloud = np.concatenate(points)
-        cloud[:, 2] = np.clip(cloud[:, 2], max(floor, arm_low - _BELOW_ARMS), None)
-        low, high = cloud.min(axis=0), cloud.max(axis=0)
-        centre = (low + high) / 2.0
-        direction = np.array([
-            math.cos(_CAMERA_ELEVATION) * math.cos(_CAMERA_AZIMUTH),
-            math.cos(_CAMERA_ELEVATION) * math.sin(_CAMERA_AZIMUTH),
-            math.sin(_CAMERA_ELEVATION),
-        ])
-        distance = _fitting_distance(cloud - centre, direction)
-        position = centre + distance * direction
-        spec.worldbody.add_camera(
-            name=CAMERA_NAME, pos=position.tolist(), xyaxes=_look_at(position, centre),
-            fovy=_CAMERA_FOVY,
-        )
-        spec.add_texture(
-            name='pic_ros_grid', type=mujoco.mjtTexture.mjTEXTURE_2D,
-            builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER, rgb1=[0.32, 0.36, 0.42],
-            rgb2=[0.24, 0.27, 0.32], width=512, height=512,
-        )
-        spec.add_texture(
-            name='pic_ros_sky', type=mujoco.mjtTexture.mjTEXTURE_SKYBOX,
-            builtin=mujoco.mjtBuiltin.mjBUILTIN_GRADIENT, rgb1=[0.55, 0.65, 0.8],
-            rgb2=[0.1, 0.12, 0.16], width=256, height=256,
-        )
-        material = spec.add_material(
-            name='pic_ros_floor', texrepeat=[4.0, 4.0], texuniform=True, reflectance=0.0
-        )
-        material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = 'pic_ros_grid'
-        spec.worldbody.add_geom(
-            name='pic_ros_floor', type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0.0, 0.0, 0.05],
-            pos=[0.0, 0.0, floor], material='pic_ros_floor', contype=_FLOOR_CONTACT,
-            conaffinity=_ROBOT_CONTACT,
-        )
-        spec.worldbody.add_light(
-            name='pic_ros_sun', type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL,
-            pos=[centre[0], centre[1], high[2] + 2.0], dir=[-0.3, -0.2, -1.0],
-            diffuse=[0.7, 0.7, 0.7], specular=[0.2, 0.2, 0.2], castshadow=config.shadows,
-        )
-        spec.visual.quality.shadowsize = _SHADOW_MAP_SIZE
-        spec.visual.quality.offsamples = 0
-        spec.visual.headlight.ambient = [0.35, 0.35, 0.35]
-        spec.visual.headlight.diffuse = [0.4, 0.4, 0.4]
 
     def _target_reach(self, velocity: FloatArray) -> FloatArray:
         """Return how far ahead of the measured position a servo target may be [rad] or [m]."""
@@ -759,7 +295,7 @@ class SimRobot:
 
     def render(self, width: int = 640, height: int = 480) -> npt.NDArray[np.uint8]:
         """
-        Render the scene from :data:`CAMERA_NAME`, offscreen.
+        Render the scene from :data:`~pic_ros.sim.scene.CAMERA_NAME`, offscreen.
 
         :param width: Image width [px], at most 1920.
         :param height: Image height [px], at most 1080.
@@ -799,154 +335,3 @@ class SimRobot:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-
-_WINDOWED_BACKENDS: Final = ('', 'glfw', 'glx', 'enable', 'enabled', 'on', 'true', '1')
-"""``MUJOCO_GL`` values that need a display (GLFW): without one, creating a context aborts."""
-
-
-def gl_backend_in_effect() -> str:
-    """
-    Return the OpenGL backend mujoco chose when it was imported (``MUJOCO_GL`` at that time).
-
-    :return: The lower-case ``MUJOCO_GL`` value mujoco read ('' if it was unset).
-    """
-    module = sys.modules.get('mujoco.rendering.classic.gl_context')
-    value = getattr(module, '_MUJOCO_GL', None)
-    if isinstance(value, str):
-        return value
-    return os.environ.get('MUJOCO_GL', '').lower().strip()
-
-
-def make_renderer(mujoco: Any, model: Any, width: int, height: int) -> Any:
-    """
-    Create a ``mujoco.Renderer`` or explain why it cannot be created.
-
-    A windowed backend without a display is refused here: GLFW would abort the process.
-
-    :param mujoco: The mujoco module.
-    :param model: The model to render.
-    :param width: Image width [px].
-    :param height: Image height [px].
-    :return: The renderer (its OpenGL context is current in the calling thread).
-    :raises RenderError: If no OpenGL backend works.
-    """
-    backend = gl_backend_in_effect()
-    hint = (
-        'install EGL (libegl1 libegl-mesa0 libgl1-mesa-dri) or OSMesa (libosmesa6) and set '
-        'MUJOCO_GL=egl or osmesa before mujoco is first imported'
-    )
-    if backend in ('disable', 'disabled', 'off', 'false', '0'):
-        raise RenderError(f'offscreen rendering is disabled (MUJOCO_GL={backend!r})')
-    has_display = bool(os.environ.get('DISPLAY') or os.environ.get('WAYLAND_DISPLAY'))
-    if backend in _WINDOWED_BACKENDS and not has_display:
-        raise RenderError(
-            f'mujoco was imported with MUJOCO_GL={backend!r}, a windowed backend, and there is '
-            f'no display; {hint}'
-        )
-    try:
-        return mujoco.Renderer(model, height, width)
-    except (ImportError, OSError, RuntimeError, AttributeError, mujoco.FatalError) as error:
-        raise RenderError(
-            f'offscreen rendering unavailable with MUJOCO_GL={backend!r}: {error}; {hint}'
-        ) from error
-
-
-class FrameRecorder:
-    """
-    Render frames of a :class:`SimRobot` to numbered PNG files from a background thread.
-
-    :meth:`submit` copies the current joint positions and returns at once; a worker thread with
-    its own ``MjData`` and OpenGL context renders them and writes ``frame_000000.png``, ...
-    While the worker is busy a submitted frame is skipped (counted), so a slow software renderer
-    never delays the simulation.
-
-    :param sim: The simulated robot (its model is shared read-only).
-    :param directory: Output folder (created if missing).
-    :param width: Image width [px].
-    :param height: Image height [px].
-    """
-
-    def __init__(self, sim: SimRobot, directory: str | Path, width: int = 640,
-                 height: int = 480) -> None:
-        if not (1 <= width <= MAX_IMAGE_SIZE[0] and 1 <= height <= MAX_IMAGE_SIZE[1]):
-            raise ConfigError(f'image size out of range: {width} x {height}')
-        self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self._sim = sim
-        self._size = (width, height)
-        self._queue: queue.Queue[tuple[float, FloatArray] | None] = queue.Queue(maxsize=1)
-        self._lock = threading.Lock()
-        self.frames_written = 0
-        self.frames_skipped = 0
-        self.render_seconds = 0.0
-        self.error: str | None = None
-        self._thread = threading.Thread(target=self._run, name='pic_ros_frames', daemon=True)
-        self._thread.start()
-
-    @property
-    def seconds_per_frame(self) -> float:
-        """Return the mean wall time to render and write one frame [s] (nan before the first)."""
-        with self._lock:
-            if self.frames_written == 0:
-                return math.nan
-            return self.render_seconds / self.frames_written
-
-    def submit(self) -> bool:
-        """
-        Queue the current state for rendering.
-
-        :return: False if the frame was skipped (worker busy or stopped after an error).
-        """
-        if self.error is not None or not self._thread.is_alive():
-            self.frames_skipped += 1
-            return False
-        try:
-            self._queue.put_nowait((self._sim.time, self._sim.data.qpos.copy()))
-        except queue.Full:
-            self.frames_skipped += 1
-            return False
-        return True
-
-    def _run(self) -> None:
-        mujoco = self._sim.mujoco
-        model = self._sim.model
-        data = mujoco.MjData(model)
-        width, height = self._size
-        try:
-            renderer = make_renderer(mujoco, model, width, height)
-        except RenderError as error:
-            self.error = str(error)
-            return
-        try:
-            while True:
-                item = self._queue.get()
-                if item is None:
-                    return
-                started = time.perf_counter()
-                data.time, data.qpos[:] = item[0], item[1]
-                mujoco.mj_forward(model, data)
-                renderer.update_scene(data, camera=CAMERA_NAME)
-                image = renderer.render()
-                path = self.directory / f'frame_{self.frames_written:06d}.png'
-                write_png(path, image)
-                with self._lock:
-                    self.frames_written += 1
-                    self.render_seconds += time.perf_counter() - started
-        except (OSError, RuntimeError, ValueError, mujoco.FatalError) as error:
-            self.error = f'frame recording stopped: {error}'
-        finally:
-            renderer.close()
-
-    def close(self, timeout: float = 10.0) -> None:
-        """
-        Finish the queued frame and stop the worker.
-
-        :param timeout: Longest wait for the worker [s].
-        """
-        if self._thread.is_alive():
-            try:
-                self._queue.put(None, timeout=timeout)
-            except queue.Full:
-                return
-            self._thread.join(timeout)

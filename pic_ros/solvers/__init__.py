@@ -2,6 +2,7 @@
 Solvers: FABRIK, PIC and PICs(η) on the robot point chain, with joint recovery on the URDF chain.
 
 Importing this package registers the built-in solvers; :func:`make_solver` creates one by name.
+Plug-in solvers come from other packages (:mod:`pic_ros.plugins`).
 """
 
 from pic_ros.solvers import point_imitation  # noqa: F401 - registers fabrik, pic, pics.
@@ -11,6 +12,7 @@ from pic_ros.solvers.base import (
     register_solver,
     solver_names,
     SolverConfig,
+    unregister_solver,
 )
 from pic_ros.solvers.iteration import IterationConfig, OctantConstraints
 from pic_ros.solvers.recovery import RecoveryConfig
@@ -29,4 +31,5 @@ __all__ = [
     'make_solver',
     'register_solver',
     'solver_names',
+    'unregister_solver',
 ]

@@ -12,21 +12,46 @@ Adding a solver means adding a module with an :class:`ArmSolver` subclass decora
 from __future__ import annotations
 
 import abc
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Callable, TypeVar
+from typing import Any, Callable, Final, TypeVar
 
 import numpy as np
 import numpy.typing as npt
-from pic_ros.checks import check_number
 from pic_ros.correspondence.targets import ArmTargets
 from pic_ros.exceptions import ConfigError, SkeletonError
+from pic_ros.plugins import load_plugins
 from pic_ros.robot.arm import ArmModel
-from pic_ros.solvers.iteration import IterationConfig
+from pic_ros.schema import ParameterDef
+from pic_ros.solvers.iteration import IterationConfig, MAX_ITERATIONS, TOLERANCE
 from pic_ros.solvers.octants import check_eta
 from pic_ros.solvers.recovery import RecoveryConfig
 from pic_ros.solvers.result import ArmSolveResult
 
 FloatArray = npt.NDArray[np.float64]
+
+
+SOLVER: Final = ParameterDef(
+    'solver', 'pic', 'Point solver (plug-ins add theirs)',
+    choices=lambda: solver_names(),
+)
+"""The solver node's ``solver``: a registered solver name (:attr:`SolverConfig.name`)."""
+
+ETA: Final = ParameterDef(
+    'eta', 1, 'PICs softening factor η (Hamming radius of the accepted octants)', low=1, high=3
+)
+"""The solver node's ``eta`` (:attr:`SolverConfig.eta`; 0 is PIC, internally)."""
+
+OCTANT_HYSTERESIS: Final = ParameterDef(
+    'octant_hysteresis', 0.1,
+    'PIC/PICs: how far (unit-direction component) a human bone must cross a coordinate plane '
+    "before its octant changes; also the octants' membership slack",
+    low=0.0, high=0.5,
+)
+"""The solver node's ``octant_hysteresis`` (:attr:`SolverConfig.octant_hysteresis`)."""
+
+SOLVER_PARAMETERS: Final = (SOLVER, ETA, MAX_ITERATIONS, TOLERANCE, OCTANT_HYSTERESIS)
+"""Everything :meth:`SolverConfig.from_parameters` reads."""
 
 
 @dataclass(frozen=True)
@@ -42,21 +67,42 @@ class SolverConfig:
         (unit-direction component, 0.1 is about 6 degrees) before its octant changes; 0 disables.
     """
 
-    name: str = 'pic'
-    eta: int = 1
+    name: str = SOLVER.default
+    eta: int = ETA.default
     iteration: IterationConfig = field(default_factory=IterationConfig)
     recovery: RecoveryConfig = field(default_factory=RecoveryConfig)
-    octant_hysteresis: float = 0.1
+    octant_hysteresis: float = OCTANT_HYSTERESIS.default
 
     def __post_init__(self) -> None:
-        if self.name not in _REGISTRY:
+        if self.name not in solver_names():
             raise ConfigError(
                 f'unknown solver {self.name!r}; available: {", ".join(sorted(_REGISTRY))}'
             )
         check_eta(self.eta)
-        check_number('octant_hysteresis', self.octant_hysteresis, 0.0, 0.5)
+        OCTANT_HYSTERESIS.check(self.octant_hysteresis)
         if self.name == 'pics' and self.eta == 0:
             raise ConfigError('pics needs eta in 1..3 (eta 0 is pic)')
+
+    @classmethod
+    def from_parameters(cls, values: Mapping[str, Any]) -> SolverConfig:
+        """
+        Build the settings from parameter values (:data:`SOLVER_PARAMETERS`).
+
+        :param values: ``solver``, ``eta``, ``max_iterations``, ``tolerance`` and
+            ``octant_hysteresis`` (missing ones take their defaults).
+        :return: The settings (default joint recovery).
+        :raises ConfigError: If a value is refused.
+        """
+        given = {item.name: item.check(values.get(item.name, item.default))
+                 for item in SOLVER_PARAMETERS}
+        return cls(
+            name=given['solver'],
+            eta=given['eta'],
+            iteration=IterationConfig(
+                max_iterations=given['max_iterations'], tolerance=given['tolerance']
+            ),
+            octant_hysteresis=given['octant_hysteresis'],
+        )
 
     @property
     def eta_label(self) -> int | None:
@@ -154,8 +200,25 @@ def register_solver(*names: str) -> Callable[[SolverType], SolverType]:
     return decorate
 
 
+def unregister_solver(name: str) -> None:
+    """
+    Remove a registered solver (for plug-ins that are unloaded, and tests).
+
+    :param name: A registered name.
+    :raises ConfigError: If no solver has that name.
+    """
+    if name not in _REGISTRY:
+        raise ConfigError(f'no solver {name!r} to unregister')
+    del _REGISTRY[name]
+
+
 def solver_names() -> tuple[str, ...]:
-    """Return the registered solver names, sorted."""
+    """
+    Return the registered solver names, sorted (plug-ins loaded first, :mod:`pic_ros.plugins`).
+
+    :return: E.g. ``('fabrik', 'pic', 'pics')``.
+    """
+    load_plugins()
     return tuple(sorted(_REGISTRY))
 
 

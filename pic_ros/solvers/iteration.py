@@ -18,14 +18,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import math
+from typing import Final
 
 import numpy as np
-from pic_ros.checks import check_integer, check_number
+from pic_ros.checks import check_number
+from pic_ros.schema import ParameterDef
 from pic_ros.solvers.octants import MEMBERSHIP_TOLERANCE, OCTANT_SIGNS, project_direction
 from pic_ros.solvers.point_chain import add_scaled, distance, PointChain, sub, unit, Vector
 from pic_ros.solvers.result import PointSolveResult, Termination
 
 _DOWN: Vector = (0.0, 0.0, -1.0)
+
+
+MAX_ITERATIONS: Final = ParameterDef(
+    'max_iterations', 20, 'Cap on backward-forward passes per arm and frame', low=1, high=1000
+)
+"""The solver node's ``max_iterations`` (:attr:`IterationConfig.max_iterations`)."""
+
+TOLERANCE: Final = ParameterDef(
+    'tolerance', 0.001, 'Wrist tolerance of the point solver', unit='m', low=1e-6, high=0.1
+)
+"""The solver node's ``tolerance`` (:attr:`IterationConfig.tolerance`)."""
 
 
 @dataclass(frozen=True)
@@ -42,14 +55,14 @@ class IterationConfig:
         between straight and bent when a target hovers at the edge of the reach.
     """
 
-    max_iterations: int = 20
-    tolerance: float = 1e-3
+    max_iterations: int = MAX_ITERATIONS.default
+    tolerance: float = TOLERANCE.default
     min_improvement: float = 1e-6
     min_elbow_bend: float = 0.1
 
     def __post_init__(self) -> None:
-        check_integer('max_iterations', self.max_iterations, 1, 1000)
-        check_number('tolerance', self.tolerance, 1e-6, 0.1)
+        MAX_ITERATIONS.check(self.max_iterations)
+        TOLERANCE.check(self.tolerance)
         check_number('min_improvement', self.min_improvement, 0.0, 0.1)
         check_number('min_elbow_bend', self.min_elbow_bend, 0.0, 1.0)
 

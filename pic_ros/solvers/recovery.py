@@ -415,7 +415,13 @@ class JointRecovery:
         bound = config.max_step
         low = [min(max(lo, x - bound), x + bound) - x for lo, x in zip(self._lower, start)]
         high = [max(min(hi, x + bound), x - bound) - x for hi, x in zip(self._upper, start)]
-        offset = [0.0] * len(start)
+        # A start outside the working range (a warm start set by hand) moves in first, within
+        # the step bound, whatever that does to the residual.
+        offset = [min(max(0.0, lo), hi) for lo, hi in zip(low, high)]
+        if any(offset):
+            for (_, index), x, d in zip(moving, start, offset):
+                full[index] = x + d
+            kinematics = None
         state = self._evaluate(full, goal, kinematics)
         termination = Termination.MAX_ITERATIONS
         iterations = 0

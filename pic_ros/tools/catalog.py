@@ -12,10 +12,10 @@ Where ``evaluate`` and ``bench`` find their recordings.
   a time-stamp file the frames get made-up 30 Hz stamps, and a one-line warning says so;
 - a path to a rosbag2 of body-tracking MarkerArrays (a bag directory, or a ``.mcap`` / ``.db3``
   file; Azure Kinect or Kinect v2 marker encoding, detected): see
-  :func:`pic_ros.recordings.bags.demonstration_from_bag` (segments stored in the bag by ``convert``
-  are used; otherwise the whole bag is one segment);
+  :func:`pic_ros.recordings.bag_demonstration.demonstration_from_bag` (segments stored in the
+  bag by ``convert`` are used; otherwise the whole bag is one segment);
 - the synthetic robustness suite (:func:`synthetic_suite`): many generated people and takes
-  (:mod:`pic_ros.tools.synthetic_suite`), each scored over its labelled task segments.
+  (:mod:`pic_ros.tools.synthetic.suite`), each scored over its labelled task segments.
 """
 
 from __future__ import annotations
@@ -28,13 +28,12 @@ from typing import Final
 import numpy as np
 from pic_ros.exceptions import RecordingError
 from pic_ros.human.skeleton import make_frame, Side
-from pic_ros.recordings.bags import demonstration_from_bag, is_bag_path
+from pic_ros.recordings.bag_demonstration import demonstration_from_bag, is_bag_path
 from pic_ros.recordings.demonstration import Demonstration
 from pic_ros.recordings.kinect_v2_text import load_kinect_v2_recording, SYNTHETIC_RATE
 from pic_ros.recordings.paper import load_paper_demonstration, Segment
 from pic_ros.resources import share_dir
-from pic_ros.tools.synthetic import SyntheticRecording
-from pic_ros.tools.synthetic_suite import generate_take, SUITE_COUNT, suite_specs
+from pic_ros.tools.synthetic import generate_take, SUITE_COUNT, suite_specs, SyntheticRecording
 from pic_ros.trackers.kinect_v2 import camera_to_tracker, KINECT_V2_TO_HUMAN
 
 PAPER_RECORDINGS: Final = ('assembly1', 'assembly2', 'assembly3', 'incision_straight3')
@@ -159,7 +158,7 @@ def demonstration_from_synthetic(take: SyntheticRecording) -> Demonstration:
 
 def synthetic_suite(count: int = SUITE_COUNT) -> tuple[Demonstration, ...]:
     """
-    Generate the synthetic robustness suite (:func:`pic_ros.tools.synthetic_suite.suite_specs`).
+    Generate the synthetic robustness suite (:func:`pic_ros.tools.synthetic.suite.suite_specs`).
 
     :param count: Number of takes (people), >= 1.
     :return: One demonstration per take, in suite order.

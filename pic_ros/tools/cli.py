@@ -4,7 +4,8 @@ Command line of the standalone package: ``python -m pic_ros <command>``.
 Commands: ``evaluate`` (metrics on recorded demonstrations and on the synthetic robustness
 suite), ``bench`` (solver timing against ikpy, pipeline throughput), ``calibrate`` (a person's
 arm lengths from a recording of the calibration pose, for the ``position`` correspondence) and
-the ROS 2 commands (``teleop``, ``sim``, ``replay``, ``demo``; need rclpy) and ``convert``.
+the ROS 2 commands (``teleop``, ``sim``, ``replay``, ``demo``; need rclpy), ``convert`` and
+``params`` (the nodes' parameters as a parameter file or Markdown tables).
 Errors the user can fix (unknown robot, missing recording, invalid value) print one line and exit
 with status 2.
 """
@@ -27,12 +28,16 @@ from pic_ros.correspondence import (
     DEFAULT_CORRESPONDENCE,
     MappingConfig,
 )
+from pic_ros.correspondence.base import CORRESPONDENCE, MAPPING, SCALE, USER_PROFILE
 from pic_ros.exceptions import ConfigError, PicRosError, SkeletonError
-from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor
+from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor, SMOOTHING, TIME_CONSTANT
 from pic_ros.recordings.demonstration import Demonstration
 from pic_ros.resources import shipped_robots
 from pic_ros.robot.robot import load_robot
-from pic_ros.solvers import IterationConfig, solver_names, SolverConfig
+from pic_ros.schema import add_option
+from pic_ros.solvers import IterationConfig, SolverConfig
+from pic_ros.solvers.base import ETA, SOLVER
+from pic_ros.solvers.iteration import MAX_ITERATIONS, TOLERANCE
 from pic_ros.tools.catalog import default_recordings, load_demonstration, synthetic_suite
 from pic_ros.tools.evaluation import evaluate_one, EvaluationSettings, SOLVER_SETTINGS
 from pic_ros.tools.report import evaluation_tables, setting_label
@@ -51,16 +56,6 @@ def _json_ready(value: Any) -> Any:
     return value
 
 
-def _scale_argument(text: str) -> str | float:
-    """Parse ``--scale``: ``auto`` or a positive number (argparse reports anything else)."""
-    if text == 'auto':
-        return text
-    try:
-        return float(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(f"expected 'auto' or a number, got {text!r}") from err
-
-
 def _add_recordings(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         '--recording', action='append',
@@ -74,30 +69,23 @@ def _add_recordings(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--bag-topic', help='MarkerArray topic of --bag (default: the first)')
     parser.add_argument('--segments', help='segment file for --bag (paper format)')
     parser.add_argument('--task-arms', help='paper config JSON giving the task arms of --bag')
-    parser.add_argument(
-        '--filter', default='exponential', choices=('exponential', 'kalman', 'none'),
-        help="skeleton smoothing (kalman = the paper's filter, about 1 s of lag)",
+    add_option(
+        parser, SMOOTHING, flag='--filter', default=SMOOTHING.default,
+        help_suffix=f' (default: {SMOOTHING.default})',
     )
-    parser.add_argument(
-        '--time-constant', type=float, default=ProcessingConfig().time_constant,
-        help='time constant of the exponential filter [s]',
-    )
+    add_option(parser, TIME_CONSTANT, default=TIME_CONSTANT.default)
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--robot', action='append', help='robot name (repeatable); default: all')
-    parser.add_argument(
-        '--solver', action='append', choices=solver_names(),
-        help='solver (repeatable); default: FABRIK, PIC and PICs η=1,2,3',
+    add_option(
+        parser, SOLVER, repeatable=True,
+        help_suffix='; repeatable; default: FABRIK, PIC and PICs η=1,2,3',
     )
-    parser.add_argument(
-        '--eta', action='append', type=int, choices=(1, 2, 3),
-        help='PICs softening η (repeatable); default: 1, 2 and 3',
-    )
-    parser.add_argument(
-        '--correspondence', action='append', choices=correspondence_names() + ('all',),
-        help=f'how the human arm becomes robot targets (repeatable; all: every one); default: '
-        f'{DEFAULT_CORRESPONDENCE}',
+    add_option(parser, ETA, repeatable=True, help_suffix='; repeatable; default: 1, 2 and 3')
+    add_option(
+        parser, CORRESPONDENCE, repeatable=True, extra_choices=('all',),
+        help_suffix=f'; repeatable, all: every one; default: {DEFAULT_CORRESPONDENCE}',
     )
     _add_recordings(parser)
     parser.add_argument(
@@ -112,22 +100,11 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         '--suite-size', type=int, default=50, help='number of synthetic takes of --suite'
     )
     parser.add_argument('--json', action='store_true', help='print one JSON object')
-    parser.add_argument('--mapping', choices=('same_side', 'mirror'), help='override the mapping')
-    parser.add_argument(
-        '--scale', type=_scale_argument,
-        help="position correspondence: 'auto' or a fixed human -> robot length factor",
-    )
-    parser.add_argument(
-        '--user-profile', help='position correspondence: a user profile YAML (from calibrate)'
-    )
-    parser.add_argument(
-        '--max-iterations', type=int, default=IterationConfig().max_iterations,
-        help='cap on backward-forward passes',
-    )
-    parser.add_argument(
-        '--tolerance', type=float, default=IterationConfig().tolerance,
-        help='wrist tolerance of the point solver [m]',
-    )
+    add_option(parser, MAPPING, help_suffix=" (default: the robot file's)")
+    add_option(parser, SCALE)
+    add_option(parser, USER_PROFILE)
+    add_option(parser, MAX_ITERATIONS, default=MAX_ITERATIONS.default)
+    add_option(parser, TOLERANCE, default=TOLERANCE.default)
 
 
 def _settings(args: argparse.Namespace) -> list[SolverConfig]:
@@ -154,14 +131,11 @@ def _mappings(args: argparse.Namespace) -> list[MappingConfig]:
         names = list(correspondence_names())
     mappings = []
     for name in dict.fromkeys(names):
-        data: dict[str, Any] = {'correspondence': name}
-        if args.mapping:
-            data['mode'] = args.mapping
-        if args.scale:
-            data['scale'] = args.scale
-        if args.user_profile:
-            data['user_profile'] = args.user_profile
-        mappings.append(MappingConfig.from_dict(data, where='command line'))
+        values: dict[str, Any] = {'correspondence': name}
+        for key in ('mapping', 'scale', 'user_profile'):
+            if getattr(args, key) is not None:
+                values[key] = getattr(args, key)
+        mappings.append(MappingConfig.from_parameters(values))
     return mappings
 
 
@@ -185,7 +159,7 @@ def _demonstrations(args: argparse.Namespace) -> list[Demonstration]:
             names = list(default_recordings())
         demonstrations = [load_demonstration(name) for name in names]
         if bags:
-            from pic_ros.recordings.bags import demonstration_from_bag
+            from pic_ros.recordings.bag_demonstration import demonstration_from_bag
 
             demonstrations += [
                 demonstration_from_bag(
@@ -331,7 +305,7 @@ def run_convert(argv: Sequence[str]) -> int:
     :param argv: The convert arguments.
     :return: Process exit status.
     """
-    from pic_ros.recordings.bags import run_convert as convert_main
+    from pic_ros.tools.convert import run_convert as convert_main
 
     return convert_main(list(argv))
 
@@ -348,14 +322,27 @@ def run_demo(argv: Sequence[str]) -> int:
     return demo_main(list(argv))
 
 
+def run_params(argv: Sequence[str]) -> int:
+    """
+    Print the documents derived from the nodes' parameter tables (no ROS needed).
+
+    :param argv: The params arguments.
+    :return: Process exit status.
+    """
+    from pic_ros.ros.parameter_docs import main as params_main
+
+    return params_main(list(argv))
+
+
 ROS_COMMANDS = {
     'demo': run_demo,
     'teleop': run_teleop,
     'sim': run_sim,
     'replay': run_replay,
     'convert': run_convert,
+    'params': run_params,
 }
-"""Commands that parse their own arguments (all but convert need rclpy)."""
+"""Commands that parse their own arguments (demo, teleop, sim and replay need rclpy)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -408,6 +395,7 @@ def build_parser() -> argparse.ArgumentParser:
         ('sim', 'MuJoCo robot following joint trajectories, publishing joint_states'),
         ('replay', 'play a rosbag2 (MCAP or sqlite3) with its original timing'),
         ('convert', 'PIC Kinect v2 text recording -> rosbag2 of MarkerArrays'),
+        ('params', "the nodes' parameters: config/teleop.yaml or the README's tables"),
     ):
         commands.add_parser(name, add_help=False, help=f'{text} (see {name} --help)')
     return parser

@@ -1,16 +1,16 @@
 """
 Which tracker frames reach the solvers: body selection, frame checks and counted drop reasons.
 
-Product §7: a frame with NaN/inf, missing arm joints, zero-length or impossible bones, a stamp
-not after the last accepted one, or a body that is not the tracked one is dropped with a counted
-:class:`DropReason`; the caller holds the last valid target. An empty marker array or a lost body
-is :attr:`DropReason.NO_BODY`, never an exception or a zero pose.
+A frame with NaN/inf, missing arm joints, zero-length or impossible bones, a stamp not after the
+last accepted one, or a body that is not the tracked one is dropped with a counted
+:class:`DropReason` (``docs/architecture.md``, "Bad input"); downstream, the last valid target
+is held. An empty marker array or a lost body is :attr:`DropReason.NO_BODY`, never an exception
+or a zero pose.
 
-- :class:`BodySelector` keeps one body id across marker arrays;
-- :class:`FrameValidator` checks one tracker-frame skeleton;
-- :class:`SkeletonFrontEnd` composes decoding (:mod:`pic_ros.trackers.markers`), selection,
-  validation and :class:`~pic_ros.human.processing.SkeletonProcessor` for one message, as the
-  skeleton node calls it.
+- :class:`BodySelector` keeps one body id across the readings of a tracker;
+- :class:`FrameValidator` checks one tracker-frame skeleton.
+
+:class:`~pic_ros.human.front_end.SkeletonFrontEnd` composes them with the smoothing.
 """
 
 from __future__ import annotations
@@ -22,10 +22,6 @@ from types import MappingProxyType
 from typing import Final
 
 import numpy as np
-import numpy.typing as npt
-from pic_ros.checks import check_number
-from pic_ros.exceptions import SkeletonError
-from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor
 from pic_ros.human.skeleton import (
     HumanJoint,
     MAX_BONE_LENGTH,
@@ -33,13 +29,13 @@ from pic_ros.human.skeleton import (
     Side,
     SkeletonFrame,
 )
-from pic_ros.trackers.markers import decode_markers, MarkerCounts, TrackerFormat
+from pic_ros.schema import ParameterDef
 
-DEFAULT_SWITCH_AFTER: Final = 1.0
-"""Default absence [s] of the tracked body before another body may be tracked."""
-
-MAX_SWITCH_AFTER: Final = 3600.0
-"""Largest accepted ``switch_after`` [s]."""
+SWITCH_AFTER = ParameterDef(
+    'switch_after', 1.0, 'Absence of the tracked body before another body may be tracked',
+    unit='s', low=0.0, high=3600.0,
+)
+"""The skeleton node's ``switch_after`` (:class:`BodySelector`)."""
 
 
 class DropReason(enum.Enum):
@@ -167,8 +163,8 @@ class BodySelector:
     :raises ConfigError: If ``switch_after`` is out of range.
     """
 
-    def __init__(self, switch_after: float = DEFAULT_SWITCH_AFTER) -> None:
-        self._switch_after = check_number('switch_after', switch_after, 0.0, MAX_SWITCH_AFTER)
+    def __init__(self, switch_after: float = SWITCH_AFTER.default) -> None:
+        self._switch_after = float(SWITCH_AFTER.check(switch_after))
         self._tracked: int | None = None
         self._last_seen = -math.inf
 
@@ -180,7 +176,7 @@ class BodySelector:
     @switch_after.setter
     def switch_after(self, value: float) -> None:
         """Change the absence [s] after which another body is tracked, keeping the body."""
-        self._switch_after = check_number('switch_after', value, 0.0, MAX_SWITCH_AFTER)
+        self._switch_after = float(SWITCH_AFTER.check(value))
 
     @property
     def tracked_id(self) -> int | None:
@@ -300,139 +296,3 @@ class FrameValidator:
         if np.any(~((lengths >= minima) & (lengths <= MAX_BONE_LENGTH))):
             return DropReason.BAD_BONE
         return None
-
-
-class SkeletonFrontEnd:
-    """
-    One marker array in, one body-frame skeleton or one drop reason out.
-
-    Composes :func:`~pic_ros.trackers.markers.decode_markers`, :class:`BodySelector`,
-    :class:`FrameValidator` and :class:`~pic_ros.human.processing.SkeletonProcessor` (smoothing
-    and body frame). The smoothing restarts when the tracked body changes. Every call is counted
-    once, in :attr:`counts` or :attr:`accepted`. The parts are public attributes (``tracker``,
-    ``selector``, ``validator``, ``processor``) for diagnostics; the validator keeps its own
-    counts of the frames that reached it.
-
-    :param tracker: The marker format (:data:`~pic_ros.trackers.markers.AZURE_KINECT` or
-        :data:`~pic_ros.trackers.markers.KINECT_V2`), or ``None`` for a source that delivers
-        skeletons (:meth:`process_frame` only).
-    :param switch_after: See :class:`BodySelector` [s].
-    :param processing: Smoothing settings; default :class:`ProcessingConfig()`.
-    :raises ConfigError: If ``switch_after`` is out of range.
-    """
-
-    def __init__(
-        self,
-        tracker: TrackerFormat | None,
-        *,
-        switch_after: float = DEFAULT_SWITCH_AFTER,
-        processing: ProcessingConfig | None = None,
-    ) -> None:
-        self.tracker = tracker
-        self.selector = BodySelector(switch_after)
-        self.validator = FrameValidator()
-        self.processor = SkeletonProcessor(processing)
-        self._counter = DropCounter()
-        self._markers = MarkerCounts()
-
-    @property
-    def counts(self) -> Mapping[DropReason, int]:
-        """Return the dropped messages per reason (read-only live view)."""
-        return self._counter.counts
-
-    @property
-    def accepted(self) -> int:
-        """Return the number of messages that gave a body-frame skeleton."""
-        return self._counter.accepted
-
-    @property
-    def marker_counts(self) -> MarkerCounts:
-        """Return the running counts of ignored and duplicate markers (live object)."""
-        return self._markers
-
-    def reset(self, *, keep_counts: bool = False) -> None:
-        """
-        Forget the tracked body, the last stamp and the filter state; zero every count.
-
-        :param keep_counts: Keep every count: a new session of the same stream (a looping
-            replay, a tracker restart) whose drops the diagnostics still report.
-        """
-        self.selector.reset()
-        self.validator.reset(keep_counts=keep_counts)
-        self.processor.reset()
-        if not keep_counts:
-            self._counter.reset()
-            self._markers.ignored = 0
-            self._markers.duplicates = 0
-
-    def configure(self, *, switch_after: float, processing: ProcessingConfig) -> None:
-        """
-        Change the settings at run time, keeping the tracked body, the last stamp and the counts.
-
-        The smoothing restarts only when its settings change. Nothing changes if a value is
-        refused.
-
-        :param switch_after: See :class:`BodySelector` [s].
-        :param processing: Smoothing settings.
-        :raises ConfigError: If ``switch_after`` is out of range.
-        """
-        check_number('switch_after', switch_after, 0.0, MAX_SWITCH_AFTER)
-        self.selector.switch_after = switch_after
-        if processing != self.processor.config:
-            self.processor = SkeletonProcessor(processing)
-
-    def process(
-        self, ids: npt.ArrayLike, positions: npt.ArrayLike, stamp: float
-    ) -> SkeletonFrame | DropReason:
-        """
-        Turn one marker array into the tracked person's body-frame skeleton.
-
-        :param ids: Marker ids, shape (N,), integers (N may be 0).
-        :param positions: Marker positions, shape (N, 3), [m], the tracker's camera frame.
-        :param stamp: The markers' ``header.stamp`` [s]; unused when N is 0.
-        :return: The smoothed skeleton in the ``'body'`` frame (12 rows, [m], valid rows
-            finite), or why the message was dropped.
-        :raises SkeletonError: Only if ``ids`` and ``positions`` have inconsistent shapes or the
-            ids are not integers (a caller bug); never for any values.
-        """
-        result = self._process(ids, positions, stamp)
-        self._counter.record(result if isinstance(result, DropReason) else None)
-        return result
-
-    def process_frame(self, frame: SkeletonFrame) -> SkeletonFrame | DropReason:
-        """
-        Validate and smooth a tracker-frame skeleton that needs no decoding (Xsens MVN).
-
-        :param frame: One person's skeleton in the ``'tracker'`` frame.
-        :return: The smoothed skeleton in the ``'body'`` frame, or why it was dropped.
-        """
-        result = self._checked(frame)
-        self._counter.record(result if isinstance(result, DropReason) else None)
-        return result
-
-    def _process(
-        self, ids: npt.ArrayLike, positions: npt.ArrayLike, stamp: float
-    ) -> SkeletonFrame | DropReason:
-        if self.tracker is None:
-            raise SkeletonError('this front end has no marker format; use process_frame()')
-        bodies = decode_markers(self.tracker, ids, positions, stamp, self._markers)
-        tracked = self.selector.tracked_id
-        frame = self.selector.select(bodies)
-        if isinstance(frame, DropReason):
-            return frame
-        if self.selector.tracked_id != tracked:
-            self.processor.reset()
-        return self._checked(frame)
-
-    def _checked(self, frame: SkeletonFrame) -> SkeletonFrame | DropReason:
-        reason = self.validator.check(frame)
-        if reason is not None:
-            return reason
-        try:
-            with np.errstate(over='ignore', invalid='ignore'):
-                body = self.processor.process(frame)
-        except SkeletonError:
-            return DropReason.BAD_FRAME
-        if not np.all(np.isfinite(body.positions[body.valid])):
-            return DropReason.BAD_FRAME
-        return body

@@ -7,7 +7,9 @@ frame, with every joint of every tracked body as one marker whose id is
 uses the same encoding with the 25 Kinect v2 joint indices. The ROS layer turns one array into
 plain arrays (marker ids, shape (N,), and positions, shape (N, 3), [m], in the camera frame of
 the message) and :func:`decode_markers` turns those into one :class:`SkeletonFrame` per body in
-the ``'tracker'`` frame of :mod:`pic_ros.human.skeleton`.
+the ``'tracker'`` frame of :mod:`pic_ros.human.skeleton`. :class:`MarkerArrayTracker` is the
+:class:`~pic_ros.trackers.base.TrackerSource` of each format (registered as ``azure_kinect`` and
+``kinect_v2``).
 
 Camera axes of the supported formats (the origin and the unit are kept; only axes change):
 
@@ -22,13 +24,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 from pic_ros.checks import check_choice
 from pic_ros.exceptions import ConfigError, SkeletonError
 from pic_ros.human.skeleton import JOINT_COUNT, SkeletonFrame
+from pic_ros.trackers.base import (
+    register_tracker,
+    TrackerFactory,
+    TrackerReading,
+    TrackerSource,
+    Transport,
+)
 from pic_ros.trackers.kinect_v2 import camera_to_tracker, KINECT_V2_JOINTS, KINECT_V2_TO_HUMAN
 
 FloatArray = npt.NDArray[np.float64]
@@ -332,3 +341,58 @@ def decode_markers(
         )
         for body, joints in decode_joints(tracker, ids, positions, counts).items()
     }
+
+
+class MarkerArrayTracker(TrackerSource):
+    """
+    A marker-based body tracker (:class:`TrackerFormat`): one marker array, every body in it.
+
+    Fed :class:`~pic_ros.trackers.marker_cdr.MarkerPositions`; counts the markers it could not
+    use (:class:`MarkerCounts`).
+
+    :param tracker: The marker format.
+    """
+
+    transport = Transport.MARKER_ARRAY
+
+    def __init__(self, tracker: TrackerFormat) -> None:
+        super().__init__(tracker.name)
+        self.format = tracker
+        self.counts = MarkerCounts()
+
+    def decode(self, message: Any, receive_time: float) -> TrackerReading:
+        """
+        Decode one marker array.
+
+        :param message: The array's :class:`~pic_ros.trackers.marker_cdr.MarkerPositions`.
+        :param receive_time: Unused (marker arrays carry their capture stamp) [s].
+        :return: One skeleton per body; empty for an empty array.
+        """
+        del receive_time
+        bodies = decode_markers(
+            self.format, message.ids, message.positions, message.stamp, self.counts
+        )
+        return TrackerReading(float(message.stamp), bodies)
+
+    def status(self) -> dict[str, int | float | str]:
+        """
+        Return the counts of markers not used as given.
+
+        :return: ``markers_ignored`` and ``markers_duplicate``.
+        """
+        return {
+            'markers_ignored': self.counts.ignored,
+            'markers_duplicate': self.counts.duplicates,
+        }
+
+
+def _marker_tracker(tracker: TrackerFormat) -> TrackerFactory:
+    def make(options: Mapping[str, Any]) -> TrackerSource:
+        del options  # marker trackers have no options
+        return MarkerArrayTracker(tracker)
+
+    return make
+
+
+for _format in TRACKER_FORMATS.values():
+    register_tracker(_format.name, _marker_tracker(_format))

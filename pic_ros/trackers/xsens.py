@@ -11,7 +11,8 @@ them by 180/pi, a bug this parser would reject as a non-unit quaternion.
 it cannot use is dropped and counted by :class:`~pic_ros.trackers.xsens_wire.XsensDropReason`,
 and the memory it keeps is bounded by its configuration (:class:`XsensParserConfig`).
 :func:`sample_to_skeleton` maps a completed :class:`XsensSample` to the
-:class:`~pic_ros.human.skeleton.SkeletonFrame` rows.
+:class:`~pic_ros.human.skeleton.SkeletonFrame` rows. :class:`XsensTracker` is the
+:class:`~pic_ros.trackers.base.TrackerSource` (registered as ``xsens_mvn``).
 """
 
 from __future__ import annotations
@@ -21,13 +22,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 import enum
 from types import MappingProxyType
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 from pic_ros.checks import check_integer, check_number
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT, make_frame, SkeletonFrame
+from pic_ros.schema import ParameterDef
+from pic_ros.trackers.base import register_tracker, TrackerReading, TrackerSource, Transport
 from pic_ros.trackers.xsens_wire import (
     HEADER_SIZE,
     ITEM_SIZE,
@@ -464,3 +467,72 @@ def sample_to_skeleton(
     else:
         stamp = sample.receive_time
     return make_frame(stamp, positions, valid, frame='tracker')
+
+
+XSENS_CHARACTER = ParameterDef(
+    'xsens_character', -1,
+    'Xsens MVN character (avatar) id to follow; -1 follows the first seen', low=-1, high=255,
+    read_only=True,
+)
+"""The skeleton node's choice of MVN character (:attr:`XsensParserConfig.character_id`)."""
+
+
+class XsensTracker(TrackerSource):
+    """
+    Xsens MVN: MXTP02 datagrams in, the followed character's skeleton out.
+
+    Stamps are the receive times (:attr:`XsensStampSource.RECEIVE_TIME`): MVN's time code runs
+    on the MVN machine's clock, not the node's. The body id of the reading is the character id.
+
+    :param config: Parser settings.
+    """
+
+    transport = Transport.UDP
+
+    def __init__(self, config: XsensParserConfig | None = None) -> None:
+        super().__init__('xsens_mvn')
+        self.parser = XsensParser(config)
+
+    @property
+    def max_message_size(self) -> int:
+        """Return the receive size: one byte more than the longest accepted datagram [bytes]."""
+        return self.parser.receive_buffer_size
+
+    def decode(self, message: Any, receive_time: float) -> TrackerReading | None:
+        """
+        Feed one datagram to the parser.
+
+        :param message: The datagram's bytes.
+        :param receive_time: When it was received [s], the node's clock.
+        :return: The character's skeleton when the datagram completes a sample, else None.
+        """
+        sample = self.parser.feed(message, receive_time)
+        if sample is None:
+            return None
+        frame = sample_to_skeleton(sample, XsensStampSource.RECEIVE_TIME)
+        return TrackerReading(frame.stamp, {sample.character_id: frame})
+
+    def status(self) -> dict[str, int | float | str]:
+        """
+        Return the parser's counters.
+
+        :return: ``xsens_dropped_<reason>`` per drop reason and ``xsens_samples``.
+        """
+        values: dict[str, int | float | str] = {
+            f'xsens_dropped_{reason.value}': count
+            for reason, count in self.parser.drop_counts.items()
+        }
+        values['xsens_samples'] = self.parser.sample_count
+        return values
+
+    def reset(self) -> None:
+        """Forget pending samples and the followed character (counters kept)."""
+        self.parser.reset()
+
+
+def _make_xsens(options: Mapping[str, Any]) -> TrackerSource:
+    character = int(XSENS_CHARACTER.check(options.get('xsens_character', -1)))
+    return XsensTracker(XsensParserConfig(character_id=None if character < 0 else character))
+
+
+register_tracker('xsens_mvn', _make_xsens)

@@ -16,6 +16,8 @@ import fnmatch
 from pathlib import Path
 from typing import Any, Iterator
 
+from pic_ros.ros.launch_arguments import parameter_arguments
+from pic_ros.ros.schema import PIPELINE, SET_BY_LAUNCH
 import pytest
 import yaml
 
@@ -33,7 +35,7 @@ DOCUMENTED_ARGUMENTS = {
     },
     'multi_robot.launch.py': {
         'robots', 'source', 'input_topic', 'solver', 'eta', 'mapping', 'correspondence',
-        'use_sim_time', 'params_file',
+        'user_profile', 'udp_address', 'udp_port', 'use_sim_time', 'params_file',
     },
     'gazebo.launch.py': {
         'robot', 'source', 'input_topic', 'solver', 'gz_args', 'replay_bag', 'distro',
@@ -54,15 +56,8 @@ EXTERNAL_EXECUTABLES = {
 PENDING_SCRIPTS = {'replay': 'pic_ros.ros.replay_node'}
 """pic_ros executables whose console script is still to be added to setup.py (module)."""
 
-TELEOP_NODES = {
-    '/**/skeleton_node': 'pic_ros.ros.skeleton_node',
-    '/**/solver_node': 'pic_ros.ros.solver_node',
-    '/**/trajectory_publisher': 'pic_ros.ros.trajectory_publisher_node',
-}
-"""Node keys of config/teleop.yaml and the modules holding their PARAMETERS tables."""
-
-SET_BY_LAUNCH = {'source', 'robot', 'arms'}
-"""Parameters that config/teleop.yaml leaves to the launch files (per run, per robot)."""
+TELEOP_NODES = {f'/**/{table.node}': table for table in PIPELINE}
+"""Node keys of config/teleop.yaml and the nodes' parameter tables."""
 
 TRAJECTORY_CONTROLLER = 'joint_trajectory_controller/JointTrajectoryController'
 BROADCASTER = 'joint_state_broadcaster/JointStateBroadcaster'
@@ -203,13 +198,34 @@ def test_documented_launch_files_are_the_shipped_ones():
     assert {path.name for path in _launch_files()} == set(DOCUMENTED_ARGUMENTS)
 
 
+def _parameter_argument_names(tree: ast.AST) -> set[str]:
+    """Return the arguments a launch file declares from parameter_arguments(...), if it does."""
+    names: set[str] = set()
+    for call in _calls(tree, 'parameter_arguments'):
+        wanted = None
+        if call.args:
+            assert isinstance(call.args[0], ast.Tuple), ast.unparse(call)
+            wanted = tuple(element.value for element in call.args[0].elts)
+        names.update(argument.name for argument in parameter_arguments(wanted))
+    return names
+
+
+def _from_table(call: ast.Call) -> bool:
+    """Tell whether a DeclareLaunchArgument takes its name from a parameter_arguments() item."""
+    first = call.args[0] if call.args else _keyword(call, 'name')
+    return isinstance(first, ast.Attribute) and first.attr == 'name'
+
+
 @pytest.mark.parametrize('path', _launch_files(), ids=lambda path: path.name)
 def test_every_argument_is_declared_with_a_description(path):
-    """Each DeclareLaunchArgument has a literal name and a non-empty description."""
+    """Each DeclareLaunchArgument has a literal name and description, or comes from a table."""
     tree = _tree(path)
     declarations = list(_calls(tree, 'DeclareLaunchArgument'))
     assert declarations
     for call in declarations:
+        if _from_table(call):
+            assert _parameter_argument_names(tree), f'{path.name}: {ast.unparse(call)}'
+            continue  # described from the parameter tables (test_parameter_schema.py)
         name = _strings(call.args[0] if call.args else _keyword(call, 'name'), tree)
         assert name is not None and len(name) == 1, ast.unparse(call)
         description = _keyword(call, 'description')
@@ -221,9 +237,10 @@ def test_every_argument_is_declared_with_a_description(path):
 def test_documented_arguments_are_declared(path):
     """The declared arguments are exactly the documented ones."""
     tree = _tree(path)
-    declared = set()
+    declared = _parameter_argument_names(tree)
     for call in _calls(tree, 'DeclareLaunchArgument'):
-        declared.update(_strings(call.args[0] if call.args else _keyword(call, 'name'), tree))
+        if not _from_table(call):
+            declared.update(_strings(call.args[0] if call.args else _keyword(call, 'name'), tree))
     assert declared == DOCUMENTED_ARGUMENTS[path.name]
 
 
@@ -367,19 +384,7 @@ def test_controller_doubles_are_written_as_doubles(robot):
             assert isinstance(value, float), f'{key}: {value!r} must be written with .0'
 
 
-# With rclpy: config/teleop.yaml against the nodes' parameter tables --------------------------
-
-
-def _parameter_tables() -> dict[str, dict[str, Any]]:
-    """Import the nodes' PARAMETERS tables (needs rclpy), by teleop.yaml node key."""
-    pytest.importorskip('rclpy')
-    import importlib
-
-    tables = {}
-    for key, module in TELEOP_NODES.items():
-        specs = importlib.import_module(module).PARAMETERS
-        tables[key] = {spec.name: spec for spec in specs}
-    return tables
+# config/teleop.yaml against the nodes' parameter tables ---------------------------------------
 
 
 def test_teleop_yaml_has_one_wildcard_block_per_node():
@@ -391,29 +396,12 @@ def test_teleop_yaml_has_one_wildcard_block_per_node():
 
 
 @pytest.mark.parametrize('key', sorted(TELEOP_NODES))
-def test_teleop_yaml_names_exactly_the_node_parameters(key):
-    """Every parameter of the node but the launch-chosen ones, and nothing else."""
-    table = _parameter_tables()[key]
+def test_teleop_yaml_values_are_accepted_by_the_node_table(key):
+    """Every parameter of the node but the launch-chosen ones, each value accepted."""
+    table = TELEOP_NODES[key]
     values = _teleop_yaml()[key]['ros__parameters']
-    assert set(values) <= set(table), f'unknown parameters: {set(values) - set(table)}'
-    assert set(values) == set(table) - SET_BY_LAUNCH
-
-
-@pytest.mark.parametrize('key', sorted(TELEOP_NODES))
-def test_teleop_yaml_values_have_the_declared_types_and_ranges(key):
-    """Types as the defaults (doubles as floats), numbers in range, strings among the choices."""
-    table = _parameter_tables()[key]
-    for name, value in _teleop_yaml()[key]['ros__parameters'].items():
-        spec = table[name]
-        if spec.dynamic:
-            assert isinstance(value, (str, int, float)) and not isinstance(value, bool), name
-            continue
-        expected = type(spec.default)
-        assert type(value) is expected, f'{name}: {value!r} is not a {expected.__name__}'
-        if spec.low is not None and spec.high is not None and expected is not bool:
-            assert spec.low <= value <= spec.high, f'{name}: {value!r} out of range'
-        if spec.choices:
-            assert value in spec.choices, f'{name}: {value!r} not in {spec.choices}'
+    assert set(values) == set(table.names) - SET_BY_LAUNCH
+    table.check(values)
 
 
 # With launch and launch_ros: load each launch file with launch's own loader -------------------

@@ -3,7 +3,13 @@ Cross-process tests over DDS on loopback: a separately started ``teleop`` driven
 
 Each test starts ``python -m pic_ros teleop`` as its own process (own session, stopped by its pid)
 with ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` and a private ``ROS_DOMAIN_ID``, feeds it from
-this process and checks what comes back on the controller topics.
+this process and checks what only separate processes can show: the command line's wiring
+(``--robot``, ``--source``, ``--param``, remapping), tracker input crossing into the process (DDS
+or UDP), one trajectory stream per arm controller coming back over DDS, and a clean stop. One
+robot is enough for that. What the commands contain -- joint limits, velocity limits, steps
+between commands, stamps -- is checked in-process, on the same Azure Kinect bag and on sim time
+(``test_teleop_pipeline.py``, ``test_solver_node.py``, ``test_trajectory_publisher_node.py``), as
+is the Xsens parsing of bad and split datagrams (``test_skeleton_node.py``, ``test_xsens.py``).
 """
 
 from __future__ import annotations
@@ -33,6 +39,11 @@ pytestmark = pytest.mark.ros
 
 RELIABLE = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
 BAG_TOPIC = '/kinect2/body_tracking_data'
+ROBOT = 'yumi'
+"""The one robot of these tests (two arm controllers)."""
+
+MIN_COMMANDS = 50
+"""Trajectories each controller must receive for a run to count as driven."""
 
 
 def _domain(offset: int) -> int:
@@ -40,14 +51,14 @@ def _domain(offset: int) -> int:
 
 
 class Probe:
-    """This test's node: publishes tracker messages, records trajectories with arrival times."""
+    """This test's node: publishes tracker messages, records the trajectories it receives."""
 
     def __init__(self, domain_id: int, topics: list[str]) -> None:
         os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
         self.context = Context()
         rclpy.init(context=self.context, domain_id=domain_id)
         self.node = Node('cross_process_probe', context=self.context)
-        self.received: dict[str, list[tuple[float, JointTrajectory]]] = {t: [] for t in topics}
+        self.received: dict[str, list[JointTrajectory]] = {t: [] for t in topics}
         for topic in topics:
             self.node.create_subscription(
                 JointTrajectory, topic, self._recorder(topic), RELIABLE
@@ -60,7 +71,7 @@ class Probe:
 
     def _recorder(self, topic: str):
         def record(message: JointTrajectory) -> None:
-            self.received[topic].append((time.monotonic(), message))
+            self.received[topic].append(message)
 
         return record
 
@@ -92,47 +103,38 @@ def start_teleop(
     return ManagedProcess(argv, loopback_environment(domain_id), log)
 
 
-def check_commands(robot_name: str, received: dict[str, list[tuple[float, JointTrajectory]]]):
-    """Assert names, stamps, limits and velocity limits of every received command."""
-    robot = load_robot(robot_name)
-    for arm in robot.arms.values():
-        topic = f'/{arm.spec.controller}/joint_trajectory'
+def controller_topics(robot_name: str) -> dict[str, tuple[str, ...]]:
+    """Return each arm controller's trajectory topic with the arm's joints, in order."""
+    return {
+        f'/{arm.spec.controller}/joint_trajectory': arm.joint_names
+        for arm in load_robot(robot_name).arms.values()
+    }
+
+
+def check_every_controller_was_driven(received: dict[str, list[JointTrajectory]]) -> None:
+    """Assert that every controller topic brought trajectories of its own arm's joints."""
+    for topic, joint_names in controller_topics(ROBOT).items():
         messages = received[topic]
-        assert len(messages) > 50, f'{topic}: only {len(messages)} trajectories'
-        previous = None
-        for arrival, message in messages:
-            assert list(message.joint_names) == list(arm.joint_names)
-            assert message.header.stamp.sec == 0 and message.header.stamp.nanosec == 0
+        assert len(messages) > MIN_COMMANDS, f'{topic}: only {len(messages)} trajectories'
+        for message in messages:
+            assert tuple(message.joint_names) == joint_names, topic
             assert len(message.points) >= 1
-            times = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec
-                     for p in message.points]
-            assert times[0] > 0.0 and all(b > a for a, b in zip(times, times[1:]))
-            point = message.points[0]
-            q = np.array(point.positions)
-            v = np.array(point.velocities)
-            assert np.all(q >= arm.lower - 1e-9) and np.all(q <= arm.upper + 1e-9)
-            assert np.all(np.abs(v) <= arm.velocity + 1e-9)
-            if previous is not None:
-                step = np.abs(q - previous[1])
-                # Commands are computed at arrival-time steps; allow the scheduling jitter.
-                allowed = arm.velocity * (arrival - previous[0] + 0.05) + 1e-9
-                assert np.all(step <= allowed), f'{topic}: step {step} > {allowed}'
-            previous = (arrival, q)
 
 
-@pytest.mark.parametrize('robot', ['baxter', 'yumi', 'tiago'])
-def test_real_azure_kinect_bag_drives_every_controller_within_limits(
-    robot, shared_data, tmp_path
-):
-    """The real Azure Kinect bag, replayed 4x fast, gives safe trajectories on every controller."""
+def test_real_azure_kinect_bag_drives_every_controller_across_processes(shared_data, tmp_path):
+    """
+    The real Azure Kinect bag, published 4x fast into a teleop process, drives every controller.
+
+    The remapped tracker topic reaches the process, each arm's trajectories come back on its own
+    controller topic, and the process runs through the tracking losses and stops cleanly.
+    """
     messages = bag_messages(shared_data / 'azure_kinect' / 'body_tracking_ergonomics')
     # The start (18 empty arrays), 15 s of tracking, and the end (one empty, 41 empty arrays).
     chosen = messages[:240] + messages[880:]
     assert sum(1 for _, raw in chosen if len(raw) < 100) >= 55
-    domain = _domain(['baxter', 'yumi', 'tiago'].index(robot))
-    arms = load_robot(robot).arms.values()
-    topics = [f'/{arm.spec.controller}/joint_trajectory' for arm in arms]
-    process = start_teleop(robot, 'azure_kinect', domain, tmp_path / 'teleop.log')
+    domain = _domain(0)
+    topics = list(controller_topics(ROBOT))
+    process = start_teleop(ROBOT, 'azure_kinect', domain, tmp_path / 'teleop.log')
     probe = Probe(domain, topics)
     try:
         connected = wait_until(
@@ -141,30 +143,36 @@ def test_real_azure_kinect_bag_drives_every_controller_within_limits(
             timeout=30.0,
         )
         assert connected, process.log_text()
-        rate = 4.0
+        # 4x the recorded pace; the 43 s left out between the two parts is not waited for.
+        stamps = np.array([stamp for stamp, _ in chosen]) * 1e-9
+        schedule = np.concatenate([[0.0], np.cumsum(np.minimum(np.diff(stamps), 0.2))]) / 4.0
         start = time.monotonic()
-        first = chosen[0][0]
-        for stamp, raw in chosen:
-            delay = start + (stamp - first) * 1e-9 / rate - time.monotonic()
+        for due, (_, raw) in zip(schedule, chosen, strict=True):
+            delay = start + due - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
             probe.publisher.publish(raw)
-        time.sleep(0.5)
+        wait_until(lambda: all(len(probe.received[t]) > MIN_COMMANDS for t in topics), 30.0)
         assert process.alive(), process.log_text()
     finally:
         probe.close()
         status = process.stop()
     assert status in (0, -2, 130), process.log_text()
-    check_commands(robot, probe.received)
+    check_every_controller_was_driven(probe.received)
 
 
-def test_xsens_stream_with_bad_datagrams_drives_the_robot(tmp_path):
-    """Good MXTP02 samples (also split) drive the pipeline; bad datagrams change nothing."""
+def test_xsens_udp_stream_drives_every_controller_across_processes(tmp_path):
+    """
+    MXTP02 samples sent over UDP to the port given by ``--param`` drive every controller.
+
+    The ``skeleton_node.udp_port`` parameter reaches the Xsens receiver of the teleop process, and
+    each arm's trajectories come back over DDS; the process stops cleanly.
+    """
     domain = _domain(7)
     port = 31000 + domain
-    topics = ['/left_arm_controller/joint_trajectory', '/right_arm_controller/joint_trajectory']
+    topics = list(controller_topics(ROBOT))
     process = start_teleop(
-        'yumi', 'xsens_mvn', domain, tmp_path / 'teleop.log',
+        ROBOT, 'xsens_mvn', domain, tmp_path / 'teleop.log',
         '--param', f'skeleton_node.udp_port={port}',
     )
     probe = Probe(domain, topics)
@@ -174,33 +182,17 @@ def test_xsens_stream_with_bad_datagrams_drives_the_robot(tmp_path):
             lambda: all(probe.node.count_publishers(t) > 0 for t in topics), timeout=30.0
         ), process.log_text()
         positions, quaternions = t_pose_segments()
-        good = []
         for index in range(240):
             moved = positions.copy()
             moved[:, 2] += 0.01 * np.sin(index / 20.0)
-            split = 256 if index % 3 == 0 else 2048
-            good.append(build_mxtp02_datagrams(
-                index + 1, index * 16, moved, quaternions, max_payload=split
-            ))
-        valid = good[0][0]
-        bad = [
-            b'XXXX02' + valid[6:],
-            valid[:40],
-            valid + b'\x00' * 9000,
-            b'MXTP13' + valid[6:],
-            b'',
-            bytes(range(256)) * 3,
-        ]
-        for index, datagrams in enumerate(good):
-            for datagram in datagrams:
+            for datagram in build_mxtp02_datagrams(index + 1, index * 16, moved, quaternions):
                 sender.sendto(datagram, ('127.0.0.1', port))
-            sender.sendto(bad[index % len(bad)], ('127.0.0.1', port))
             time.sleep(1.0 / 120.0)
-        time.sleep(0.5)
+        wait_until(lambda: all(len(probe.received[t]) > MIN_COMMANDS for t in topics), 30.0)
         assert process.alive(), process.log_text()
     finally:
         sender.close()
         probe.close()
         status = process.stop()
     assert status in (0, -2, 130), process.log_text()
-    check_commands('yumi', probe.received)
+    check_every_controller_was_driven(probe.received)

@@ -19,7 +19,7 @@ import time
 from typing import Iterator
 
 import numpy as np
-from pic_ros.recordings import bags
+from pic_ros.recordings import rosbag as bags
 import pytest
 
 rclpy = pytest.importorskip('rclpy', reason='the replay tests need rclpy and the message packages')
@@ -43,20 +43,6 @@ PLAYED_SECONDS = 14.0
 
 PROCESS_SECONDS = 60.0
 """Longest wall time a replay process may take before the test fails [s]."""
-
-# Timing tolerances [s] for arrivals against the recorded timing divided by the rate (after
-# removing the median offset) and for inter-arrival times against the recorded intervals / rate.
-# Measured on this 2-core machine (seven runs of these 210 messages at rate 4, 16.7 ms apart,
-# with a load average of 3-4 from parallel jobs): median error 0.03-0.10 ms, p90 0.2-0.6 ms,
-# p99 0.6-5 ms (23 ms once), max 1.3-9 ms (30 ms once), the same for inter-arrival times; span
-# error within 3 ms. The tail is the scheduling of the publisher's wake-up, the DDS threads and
-# this process's executor on two busy cores, not drift: deadlines are absolute, which the span
-# check verifies. The bounds leave room for a loaded CI machine, yet a wrong rate (a whole
-# interval, >= 12 ms, on most messages) or accumulating drift fails them at once.
-MEDIAN_ERROR = 0.003
-P90_ERROR = 0.010
-MAX_ERROR = 0.080
-SPAN_ERROR = 0.040
 
 
 def _domain(offset: int) -> int:
@@ -230,10 +216,16 @@ def _two_topic_bag(path: Path, count: int = 30, step_ns: int = 20_000_000) -> Pa
     return path
 
 
-def test_real_bag_arrives_complete_in_order_at_four_times_the_recorded_pace(
+def test_real_bag_arrives_complete_and_in_order_across_processes(
     shared_data: Path, listener, replay
 ) -> None:
-    """210 MarkerArrays of the real bag arrive, in order, as recorded, at the recorded pace / 4."""
+    """
+    210 MarkerArrays of the real bag arrive in another process, in order, as recorded.
+
+    The pace is checked on the replay's own clock
+    (:func:`test_messages_are_published_at_the_recorded_pace`); here, what only crossing
+    processes can show.
+    """
     bag = shared_data / 'azure_kinect' / 'body_tracking_ergonomics'
     start = bags.bag_info(bag).start_ns
     expected = _expected(bag, AZURE_TOPIC, stop_ns=start + int(PLAYED_SECONDS * 1e9))
@@ -254,24 +246,6 @@ def test_real_bag_arrives_complete_in_order_at_four_times_the_recorded_pace(
         got_ids, got_positions, got_stamp, got_frames = _content(data)
         assert got_ids == ids and got_stamp == stamp and got_frames == frames
         assert np.array_equal(got_positions, positions)
-    arrivals = np.array([when for when, _ in received])
-    recorded = np.array([stamp for stamp, *_ in expected]) / 1e9
-    error = (arrivals - arrivals[0]) - (recorded - recorded[0]) / RATE
-    error -= np.median(error)
-    gaps = np.abs(np.diff(arrivals) - np.diff(recorded) / RATE)
-    span = (arrivals[-1] - arrivals[0]) - (recorded[-1] - recorded[0]) / RATE
-    summary = (
-        f'arrival error [ms]: median {np.median(np.abs(error)) * 1e3:.2f}, p90 '
-        f'{np.percentile(np.abs(error), 90) * 1e3:.2f}, max {np.max(np.abs(error)) * 1e3:.2f}; '
-        f'inter-arrival error [ms]: median {np.median(gaps) * 1e3:.2f}, p90 '
-        f'{np.percentile(gaps, 90) * 1e3:.2f}, max {np.max(gaps) * 1e3:.2f}; span error '
-        f'{span * 1e3:.2f} ms'
-    )
-    for errors in (np.abs(error), gaps):
-        assert np.median(errors) <= MEDIAN_ERROR, summary
-        assert np.percentile(errors, 90) <= P90_ERROR, summary
-        assert np.max(errors) <= MAX_ERROR, summary
-    assert abs(span) <= SPAN_ERROR, summary
     output = process.output()
     assert 'tf2_msgs/msg/TFMessage is not installed' in output
     assert 'replay done: 210 messages on 1 topics' in output
@@ -335,3 +309,51 @@ def test_bad_arguments_exit_with_status_2_and_a_reason(tmp_path: Path) -> None:
         run_replay([str(DEMO_BAG), '--remap', 'no-separator'])
     assert run_replay([str(DEMO_BAG), '--rate', '0']) == 2
     assert run_replay([str(DEMO_BAG), '--info']) == 0
+
+
+class _VirtualTime:
+    """Stands in for the ``time`` module of the replay: a clock that sleeping advances."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        """Return the virtual time [s]."""
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        """Advance the virtual time instead of waiting."""
+        self.now += max(seconds, 0.0)
+
+
+def test_messages_are_published_at_the_recorded_pace(monkeypatch) -> None:
+    """Each message goes out at start + (its bag time - the first) / rate, on the replay clock."""
+    from pic_ros.ros import replay_node
+
+    virtual = _VirtualTime()
+    monkeypatch.setattr(replay_node, 'time', virtual)
+    monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    context = Context()
+    rclpy.init(context=context, domain_id=_domain(9))
+    try:
+        info = bags.bag_info(DEMO_BAG)
+        options = replay_node.ReplayOptions(bag=DEMO_BAG, rate=RATE, duration=3.0, delay=0.5)
+        node = replay_node.ReplayNode(options, info, context=context)
+        sent: list[float] = []
+        for publisher in node._outputs.values():
+            publisher.publish = lambda data, sent=sent: sent.append(virtual.now)
+        began = virtual.now
+
+        assert node.play()
+
+        node.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)
+    recorded = np.array([
+        message.timestamp_ns for message in bags.read_messages(
+            DEMO_BAG, start_ns=info.start_ns, stop_ns=info.start_ns + 3_000_000_000
+        )
+    ]) / 1e9
+    assert len(sent) == len(recorded) > 0
+    expected = began + options.delay + (recorded - recorded[0]) / RATE
+    np.testing.assert_allclose(sent, expected, atol=1e-9)

@@ -2,8 +2,13 @@
 sim_robot across processes over DDS: trajectories in, joint_states out, as ros2_control does.
 
 The node runs as its own process (``python -m pic_ros.ros.sim_robot_node``, robot YuMi) on a
-domain id of this test run, discovery kept on loopback; the test process is the client. Every wait
-is bounded and the node is stopped by its pid (SIGINT, then SIGKILL after 10 s).
+domain id of this test run, discovery kept on loopback; the test process is the client. The node
+publishes its simulation time (``publish_clock``) and stamps joint_states with it, so every
+behaviour is judged on the simulation's clock: a trajectory is sent with a start stamp in the
+simulated future and the measured positions are compared with it at their stamps. The wall clock
+only bounds the waits (a timeout, never the thing asserted); how fast the host runs the node is
+``python -m pic_ros bench``'s business, not a test's. Every wait is bounded and the node is stopped
+by its pid (SIGINT, then SIGKILL after 10 s).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import signal
 import subprocess
 import sys
 import time
+from typing import NamedTuple
 
 import numpy as np
 from pic_ros.robot import load_robot
@@ -25,8 +31,10 @@ rclpy = pytest.importorskip('rclpy')
 if importlib.util.find_spec('mujoco') is None:  # the node needs it; this process does not
     pytest.skip('sim_robot needs mujoco', allow_module_level=True)
 
+Time = pytest.importorskip('builtin_interfaces.msg').Time
 Duration = pytest.importorskip('builtin_interfaces.msg').Duration
 DiagnosticArray = pytest.importorskip('diagnostic_msgs.msg').DiagnosticArray
+ClockMessage = pytest.importorskip('rosgraph_msgs.msg').Clock
 SingleThreadedExecutor = pytest.importorskip('rclpy.executors').SingleThreadedExecutor
 _qos = pytest.importorskip('rclpy.qos')
 QoSProfile, ReliabilityPolicy = _qos.QoSProfile, _qos.ReliabilityPolicy
@@ -42,7 +50,13 @@ DOMAIN_ID = 120 + os.getpid() % 80
 """Domain of this test run (120..199), so that concurrent runs do not see each other."""
 
 STARTUP_TIMEOUT = 60.0
-"""Longest wait for the node's first joint_states [s]."""
+"""Longest wait for the node's first joint_states [s] (wall clock, a timeout)."""
+
+WAIT_TIMEOUT = 60.0
+"""Longest wall-clock wait for the simulation to reach a time or a count [s] (a timeout)."""
+
+LEAD = 1.0
+"""How far in the simulated future a timed trajectory starts [s]: time for DDS to deliver it."""
 
 LIMIT_TOLERANCE = 0.0
 """How far outside a URDF limit a measured position may be [rad]: not at all."""
@@ -51,8 +65,21 @@ ROBOT = load_robot('yumi')
 ARMS = {arm.spec.controller: arm for arm in ROBOT.arms.values()}
 
 
+class State(NamedTuple):
+    """One joint_states message: its stamp (simulation time) and the joints by name."""
+
+    stamp: float
+    positions: dict[str, float]
+    velocities: dict[str, float]
+
+
+def seconds(stamp) -> float:
+    """Return a ``builtin_interfaces/Time`` in seconds."""
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
 class Probe:
-    """The test's side of the graph: trajectory publishers and a joint_states recorder."""
+    """The test's side of the graph: trajectory publishers, joint_states and /clock recorders."""
 
     def __init__(self, context) -> None:
         self.node = rclpy.create_node('sim_robot_probe', context=context)
@@ -65,10 +92,15 @@ class Probe:
             )
             for controller in ARMS
         }
-        self.states: list[tuple[float, float, dict[str, float], dict[str, float]]] = []
+        self.states: list[State] = []
+        self.clock: list[float] = []
         self.diagnostics: list[DiagnosticArray] = []
         self.node.create_subscription(
             JointState, 'joint_states', self._on_state,
+            QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE),
+        )
+        self.node.create_subscription(
+            ClockMessage, '/clock', lambda message: self.clock.append(seconds(message.clock)),
             QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE),
         )
         self.node.create_subscription(
@@ -76,84 +108,89 @@ class Probe:
         )
 
     def _on_state(self, message: JointState) -> None:
-        stamp = message.header.stamp.sec + message.header.stamp.nanosec * 1e-9
-        self.states.append((
-            time.monotonic(), stamp, dict(zip(message.name, message.position)),
-            dict(zip(message.name, message.velocity)),
+        self.states.append(State(
+            seconds(message.header.stamp),
+            dict(zip(message.name, message.position, strict=True)),
+            dict(zip(message.name, message.velocity, strict=True)),
         ))
 
-    def now(self) -> float:
-        """Return the ROS time of this process [s] (the node stamps joint_states with it)."""
-        return self.node.get_clock().now().nanoseconds * 1e-9
-
-    def spin_for(self, seconds: float) -> None:
-        """Process callbacks for a while."""
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            self.executor.spin_once(timeout_sec=min(0.01, max(end - time.monotonic(), 0.0)))
-
-    def spin_until(self, predicate, timeout: float) -> bool:
-        """Process callbacks until ``predicate()`` holds or ``timeout`` [s] passes."""
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
+    def spin_until(self, predicate, timeout: float = WAIT_TIMEOUT) -> bool:
+        """Process callbacks until ``predicate()`` holds or ``timeout`` [s] of wall time passes."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
             if predicate():
                 return True
-            self.executor.spin_once(timeout_sec=0.05)
+            self.executor.spin_once(timeout_sec=0.01)
         return bool(predicate())
+
+    @property
+    def sim_time(self) -> float:
+        """Return the stamp of the last joint_states received (simulation time) [s]."""
+        return self.states[-1].stamp
+
+    def spin_until_sim_time(self, t: float) -> None:
+        """Process callbacks until a joint_states stamped at or after ``t`` arrives (bounded)."""
+        if not self.spin_until(lambda: self.sim_time >= t):
+            pytest.fail(f'the simulation did not reach {t:.3f} s (it is at {self.sim_time:.3f})')
 
     def positions(self, controller: str) -> np.ndarray:
         """Return the last measured positions of a controller's joints [rad]."""
-        named = self.states[-1][2]
+        named = self.states[-1].positions
         return np.array([named[name] for name in ARMS[controller].joint_names])
 
-    def send(self, controller, points, names=None) -> None:
+    def send(self, controller, points, names=None, start: float = 0.0) -> None:
         """
-        Publish a trajectory (stamp 0).
+        Publish a trajectory.
 
         :param points: ``(time_from_start [s], positions, velocities or None)`` tuples.
         :param names: Joint names (default: the controller's, in order).
+        :param start: Header stamp, simulation time [s]; 0 starts it on arrival.
         """
         message = JointTrajectory()
+        whole = math.floor(start)
+        message.header.stamp = Time(sec=int(whole), nanosec=int(round((start - whole) * 1e9)))
         message.joint_names = list(ARMS[controller].joint_names if names is None else names)
-        for seconds, positions, velocities in points:
+        for offset, positions, velocities in points:
             point = JointTrajectoryPoint()
             point.positions = [float(value) for value in positions]
             if velocities is not None:
                 point.velocities = [float(value) for value in velocities]
-            whole = math.floor(seconds)
+            whole = math.floor(offset)
             point.time_from_start = Duration(
-                sec=int(whole), nanosec=int(round((seconds - whole) * 1e9))
+                sec=int(whole), nanosec=int(round((offset - whole) * 1e9))
             )
             message.points.append(point)
         self.publishers[controller].publish(message)
 
-    def window(self, since: float):
-        """Return the states received after a monotonic time."""
-        return [state for state in self.states if state[0] >= since]
+    def window(self, since: float, until: float = math.inf) -> list[State]:
+        """Return the states stamped in ``[since, until]`` (simulation time)."""
+        return [state for state in self.states if since <= state.stamp <= until]
 
 
-def outside_limits(states) -> float:
+def joint_values(states: list[State], arm) -> np.ndarray:
+    """Return an arm's measured positions in some states, shape (len(states), dof)."""
+    return np.array([[state.positions[name] for name in arm.joint_names] for state in states])
+
+
+def outside_limits(states: list[State]) -> float:
     """Return how far the measured arm positions went outside their URDF limits [rad]."""
     worst = -math.inf
-    for _, _, positions, _ in states:
-        for arm in ARMS.values():
-            values = np.array([positions[name] for name in arm.joint_names])
-            worst = max(
-                worst, float(np.max(values - arm.upper)), float(np.max(arm.lower - values))
-            )
+    for arm in ARMS.values():
+        values = joint_values(states, arm)
+        worst = max(worst, float(np.max(values - arm.upper)), float(np.max(arm.lower - values)))
     return worst
 
 
 @pytest.fixture(scope='module')
 def sim_node(tmp_path_factory):
-    """Start sim_robot (YuMi) in its own process on this run's domain; stop it by pid."""
+    """Start sim_robot (YuMi, publishing its clock) in its own process; stop it by pid."""
     log_path = tmp_path_factory.mktemp('sim_robot') / 'sim_robot.log'
     env = dict(os.environ)
     env.update(ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', ROS_DOMAIN_ID=str(DOMAIN_ID))
     env.setdefault('MUJOCO_GL', 'egl')
     command = [
         sys.executable, '-m', 'pic_ros.ros.sim_robot_node', '--ros-args',
-        '-p', 'robot:=yumi', '-p', 'diagnostics_period:=0.5',
+        '-p', 'robot:=yumi', '-p', 'diagnostics_period:=0.5', '-p', 'publish_clock:=true',
     ]
     with open(log_path, 'wb') as log:
         process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -195,89 +232,102 @@ def probe(sim_node):
             rclpy.try_shutdown(context=context)
 
 
+def move_to(probe: Probe, targets: dict[str, np.ndarray]) -> None:
+    """Send arms to positions in 0.5 s, let 1.5 s of simulation pass, check they are there."""
+    for controller, target in targets.items():
+        probe.send(controller, [(0.5, target, None)])
+    probe.spin_until_sim_time(probe.sim_time + 1.5)
+    for controller, target in targets.items():
+        np.testing.assert_allclose(probe.positions(controller), target, atol=5e-3)
+
+
 def go_to_neutral(probe: Probe) -> None:
-    """Send both arms to the neutral pose in 0.5 s and wait until they are there."""
-    for controller, arm in ARMS.items():
-        probe.send(controller, [(0.5, arm.neutral, None)])
-    probe.spin_for(1.2)
-    for controller, arm in ARMS.items():
-        np.testing.assert_allclose(probe.positions(controller), arm.neutral, atol=5e-3)
+    """Send both arms to the neutral pose and check they are there."""
+    move_to(probe, {controller: arm.neutral for controller, arm in ARMS.items()})
 
 
-def test_joint_states_arrive_at_200_hz_with_every_movable_joint(probe):
-    """joint_states carries all 18 YuMi joints with velocities, stamped, at >= 100 Hz."""
-    start = time.monotonic()
-    probe.spin_for(2.0)
-    states = probe.window(start)
-    received_rate = len(states) / (states[-1][0] - states[0][0])
-    stamps = np.array([stamp for _, stamp, _, _ in states])
-    stamp_rate = (len(stamps) - 1) / (stamps[-1] - stamps[0])
-    assert received_rate >= 100.0 and stamp_rate >= 100.0, (received_rate, stamp_rate)
+def test_joint_states_carry_every_movable_joint_stamped_with_the_sim_time(probe):
+    """
+    joint_states has all 18 YuMi joints with velocities, stamped with the simulation's /clock.
+
+    Over 200 messages the stamps strictly increase, and every /clock time received among them is
+    the stamp of a joint_states message.
+    """
+    first = len(probe.states)
+    assert probe.spin_until(lambda: len(probe.states) >= first + 200)
+    states = probe.states[first:]
+    stamps = np.array([state.stamp for state in states])
     assert np.all(np.diff(stamps) > 0.0)
-    assert abs(stamps[-1] - probe.now()) < 1.0
-    names = set(states[-1][2])
+    ticks = [t for t in probe.clock if stamps[0] <= t <= stamps[-1]]
+    assert ticks and set(ticks) <= set(stamps.tolist())
+    names = set(states[-1].positions)
     assert names == {name for arm in ARMS.values() for name in arm.joint_names} | {
         'gripper_l_joint', 'gripper_l_joint_m', 'gripper_r_joint', 'gripper_r_joint_m'
     }
-    assert set(states[-1][3]) == names
+    assert set(states[-1].velocities) == names
 
 
 def test_a_step_is_followed_fast_within_the_limits(probe):
-    """A 0.2 rad jump (first point at time 0) settles to 10 mrad within 0.6 s, overshoot < 0.03."""
+    """A 0.2 rad jump at a set simulation time settles to 10 mrad in 0.6 s, overshoot < 0.03."""
     go_to_neutral(probe)
     controller = 'left_arm_controller'
     arm = ARMS[controller]
     target = np.clip(arm.neutral, arm.lower, arm.upper - 0.25) + 0.2
-    sent = time.monotonic()
-    probe.send(controller, [(0.0, target, None)])
-    probe.spin_for(1.2)
-    states = probe.window(sent)
-    errors = np.array([
-        [positions[name] for name in arm.joint_names] for _, _, positions, _ in states
-    ]) - target
-    times = np.array([received for received, _, _, _ in states]) - sent
+    start = probe.sim_time + LEAD
+    # Hold the neutral pose until `start`, then jump to the target in 1 ms.
+    probe.send(controller, [(0.0, arm.neutral, None), (0.001, target, None)], start=start)
+    jump = start + 0.001
+    probe.spin_until_sim_time(jump + 1.2)
+    before = probe.window(start - LEAD, start - 0.01)
+    assert before, 'no joint_states before the step'
+    np.testing.assert_allclose(joint_values(before, arm), np.tile(arm.neutral, (len(before), 1)),
+                               atol=5e-3, err_msg='the arm moved before the step was due')
+    after = probe.window(jump)
+    times = np.array([state.stamp for state in after]) - jump
+    errors = joint_values(after, arm) - target
     assert np.abs(errors[times > 0.6]).max() < 0.01
     assert errors.max() < 0.03
-    assert outside_limits(states) <= LIMIT_TOLERANCE
+    assert outside_limits(after) <= LIMIT_TOLERANCE
 
 
-def test_a_streamed_sine_is_tracked_within_the_servo_lag(probe):
+def test_a_sine_trajectory_is_tracked_within_the_servo_lag(probe):
     """
-    A 0.3 rad, 0.5 Hz sine streamed at 100 Hz (one point, 20 ms lead, with velocities).
+    A 0.3 rad, 0.5 Hz sine (points every 10 ms with velocities) is tracked within 0.045 rad.
 
-    Tracked within 0.06 rad of the sine at 90 % of the joint_states stamps (servo lag 33 ms x
-    0.94 rad/s = 0.031 rad, plus DDS latency; the sender is a Python loop on a shared machine, so
-    a late command now and then is the scheduler, not the servo); positions never leave the
+    The servo lags 33 ms behind a ramp, 0.031 rad at the sine's peak speed of 0.94 rad/s; after
+    the first second the measured positions stay within 0.045 rad of the sine at their stamps,
+    and are not on it either (the simulated arm lags as a real one does). They never leave the
     limits.
     """
-    go_to_neutral(probe)
-    amplitude, omega, lead = 0.3, 2 * math.pi * 0.5, 0.02
+    amplitude, omega, duration = 0.3, 2 * math.pi * 0.5, 3.0
     centres = {
         controller: np.clip(arm.neutral, arm.lower + amplitude, arm.upper - amplitude)
         for controller, arm in ARMS.items()
     }
-    for controller, arm in ARMS.items():
-        probe.send(controller, [(0.5, centres[controller], None)])
-    probe.spin_for(1.0)
-    t0 = probe.now()
-    started = time.monotonic()
-    while time.monotonic() - started < 3.0:
-        phase = probe.now() - t0 + lead
-        for controller in ARMS:
-            positions = centres[controller] + amplitude * math.sin(omega * phase)
-            velocities = np.full(7, amplitude * omega * math.cos(omega * phase))
-            probe.send(controller, [(lead, positions, velocities)])
-        probe.spin_for(0.01)
-    states = [state for state in probe.window(started) if state[1] - t0 > 1.0]
-    assert len(states) > 150
+    # The sine starts at its trough with zero velocity: first go there.
+    move_to(probe, {controller: centre - amplitude for controller, centre in centres.items()})
+    start = probe.sim_time + LEAD
+    times = np.arange(0.0, duration + 1e-9, 0.01)
+    for controller, centre in centres.items():
+        points = [
+            (t, centre - amplitude * math.cos(omega * t),
+             np.full(centre.size, amplitude * omega * math.sin(omega * t)))
+            for t in times
+        ]
+        probe.send(controller, points, start=start)
+    probe.spin_until_sim_time(start + duration)
+    states = probe.window(start + 1.0, start + duration)
+    assert len(states) > 100
     errors = []
-    for _, stamp, positions, _ in states:
-        for controller, arm in ARMS.items():
-            measured = np.array([positions[name] for name in arm.joint_names])
-            reference = centres[controller] + amplitude * math.sin(omega * (stamp - t0))
-            errors.append(float(np.abs(measured - reference).max()))
-    assert 0.01 < float(np.percentile(errors, 90)) < 0.06
-    assert outside_limits(probe.window(started)) <= LIMIT_TOLERANCE
+    for controller, arm in ARMS.items():
+        reference = np.array([
+            centres[controller] - amplitude * math.cos(omega * (state.stamp - start))
+            for state in states
+        ])
+        errors.append(np.abs(joint_values(states, arm) - reference).max())
+    lag_error = amplitude * omega * 2.0 / 60.0  # peak speed x tracking lag (wn 60, zeta 1)
+    assert 0.5 * lag_error < min(errors) and max(errors) < 0.045, errors
+    assert outside_limits(probe.window(start)) <= LIMIT_TOLERANCE
 
 
 def test_a_new_trajectory_replaces_the_old_one(probe):
@@ -286,18 +336,18 @@ def test_a_new_trajectory_replaces_the_old_one(probe):
     controller = 'right_arm_controller'
     arm = ARMS[controller]
     far = np.clip(arm.neutral + 0.6, arm.lower, arm.upper)
-    sent = time.monotonic()
-    probe.send(controller, [(4.0, far, None)])
-    probe.spin_for(1.0)
+    start = probe.sim_time + LEAD
+    probe.send(controller, [(0.0, arm.neutral, None), (4.0, far, None)], start=start)
+    probe.spin_until_sim_time(start + 1.0)
+    replaced = probe.sim_time  # the replacement arrives at or after this simulation time
     probe.send(controller, [(0.5, arm.neutral, None)])
-    probe.spin_for(1.5)
-    states = probe.window(sent)
-    progress = np.array([
-        [positions[name] for name in arm.joint_names] for _, _, positions, _ in states
-    ]) - arm.neutral
+    probe.spin_until_sim_time(replaced + 2.0)
     span = far - arm.neutral
     moving = np.abs(span) > 0.1
-    assert np.max(progress[:, moving] / span[moving]) < 0.4
+    progress = (joint_values(probe.window(start), arm) - arm.neutral)[:, moving] / span[moving]
+    at_replacement = (joint_values(probe.window(replaced, replaced), arm) - arm.neutral)
+    assert np.all(at_replacement[:, moving] / span[moving] > 0.15), 'the slow move was not on'
+    assert np.max(progress) < 0.6, 'the slow move went on after it was replaced'
     np.testing.assert_allclose(probe.positions(controller), arm.neutral, atol=5e-3)
 
 
@@ -318,22 +368,20 @@ def test_invalid_trajectories_are_rejected_and_the_robot_does_not_move(probe):
     names = list(arm.joint_names)
     far = np.clip(arm.neutral + 0.5, arm.lower, arm.upper)
     before = rejected_counts(probe, controller)
+    sent = probe.sim_time
     probe.send(controller, [(0.5, list(far) + [0.0], None)], names=names + ['yumi_joint_9_l'])
     probe.send(controller, [(0.5, far[:-1], None)], names=names[:-1])
     probe.send(controller, [(0.5, far, None), (0.5, arm.neutral, None)])
     probe.send(controller, [(0.5, far, None), (0.2, arm.neutral, None)])
     probe.send(controller, [])
     probe.send(controller, [(0.5, [], None)], names=[])
-    start = time.monotonic()
-    probe.spin_for(1.5)
-    states = probe.window(start)
-    assert states
-    for _, _, positions, _ in states:
-        measured = np.array([positions[name] for name in names])
-        np.testing.assert_allclose(measured, arm.neutral, atol=5e-3)
+    probe.spin_until_sim_time(sent + 1.5)
+    states = probe.window(sent)
+    np.testing.assert_allclose(joint_values(states, arm), np.tile(arm.neutral, (len(states), 1)),
+                               atol=5e-3)
     probe.spin_until(
         lambda: int(rejected_counts(probe, controller).get('rejected', 0))
-        >= int(before.get('rejected', 0)) + 6, 5.0,
+        >= int(before.get('rejected', 0)) + 6,
     )
     after = rejected_counts(probe, controller)
     assert int(after['rejected']) - int(before.get('rejected', 0)) == 6
@@ -357,8 +405,13 @@ def test_the_node_stops_cleanly_on_sigint(sim_node, probe):
     assert 'rejected trajectory (unknown_joint)' in log
 
 
-def test_the_sim_command_runs_for_its_duration_and_writes_frames(tmp_path):
-    """``run_sim`` with ``--duration 3 --render-dir D`` (TIAGo) exits 0 having written PNGs."""
+def test_the_sim_command_stops_after_its_duration_having_written_frames(tmp_path):
+    """
+    ``run_sim`` with ``--duration 3 --render-dir D`` (TIAGo) exits 0 having written PNGs.
+
+    How many frames fit in the 3 s depends on how fast the host renders, so at least one is
+    asked for (the recorder finishes the frame it has when the command stops).
+    """
     frames = tmp_path / 'frames'
     env = dict(os.environ)
     env.update(ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', ROS_DOMAIN_ID=str(DOMAIN_ID + 1))
@@ -388,7 +441,7 @@ def test_the_sim_command_runs_for_its_duration_and_writes_frames(tmp_path):
     if 'no more frames' in log:
         pytest.skip(f'no offscreen OpenGL in this environment: {log[-500:]}')
     written = sorted(frames.glob('frame_*.png'))
-    assert len(written) >= 5, log[-3000:]
+    assert len(written) >= 1, log[-3000:]
     assert written[0].read_bytes().startswith(b'\x89PNG')
 
 

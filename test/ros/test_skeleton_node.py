@@ -324,12 +324,12 @@ def test_xsens_samples_arrive_and_bad_datagrams_are_counted(xsens_node, wait_for
     send(bad)
     send(t_pose_sample(3))
 
-    wait_for(lambda: node._parser.received_count == 2 * len(bad) + 5, 'every datagram')
+    wait_for(lambda: node._tracker.parser.received_count == 2 * len(bad) + 5, 'every datagram')
     wait_for(lambda: len(handed) == 3, 'three skeletons')
     assert len(published) == 3
     assert all(item.frame == 'body' for item in handed)
     assert [item.stamp for item in handed] == sorted(item.stamp for item in handed)
-    drops = node._parser.drop_counts
+    drops = node._tracker.parser.drop_counts
     assert drops[XsensDropReason.WRONG_MAGIC] == 2
     assert drops[XsensDropReason.UNKNOWN_TYPE] == 2
     assert drops[XsensDropReason.TRUNCATED] == 4

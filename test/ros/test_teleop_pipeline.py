@@ -48,7 +48,8 @@ def test_real_recording_gives_commands_within_the_limits(
     skeleton, solver, trajectory = pipeline
     messages = bag_messages(shared_data)
     published = {
-        name: capture(trajectory, arm.publisher) for name, arm in trajectory._arms.items()
+        name: capture(trajectory, publisher)
+        for name, (_, publisher) in trajectory._arms.items()
     }
     clock = sim_clock(skeleton, solver, trajectory)
     offset = 100.0 - messages[0][0]  # recorded intervals, small numbers

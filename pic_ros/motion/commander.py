@@ -1,0 +1,296 @@
+"""
+One arm's command stream: joint targets in, safe trajectory chunks for its controller out.
+
+:class:`ArmCommander` is what the trajectory publisher runs per arm controller, without ROS:
+
+- **start**: nothing is sent before the arm's starting position is known -- the measured one
+  (:meth:`ArmCommander.start_from`, from ``joint_states``) or, with ``wait_for_joint_states``
+  false, the neutral pose -- nor before the first valid target;
+- **limits**: every command is clamped to the URDF position limits and rate-limited to the
+  velocity limits (times ``velocity_scale``) and an acceleration limit
+  (:mod:`pic_ros.motion.limiter`);
+- **tracking loss** (:mod:`pic_ros.motion.tracking_loss`): no valid target for ``hold_timeout``
+  -> hold; after ``neutral_timeout`` -> back to the neutral pose; targets again -> blend back in
+  over ``blend_time``;
+- **pace**: :meth:`ArmCommander.step` is called on each new target and from a timer at ``rate``;
+  a timer step less than half a period after the previous step is skipped, so a tracker slower
+  than ``rate`` still gives a steady stream; an arm standing still outside tracking is sent its
+  final command once, then nothing until it moves again;
+- **time**: the caller's clock (sim time in replays); when it goes back (a looping replay) the
+  arm starts over from its current command, as if no target had come yet.
+
+Each step gives a :class:`~pic_ros.motion.streaming.TrajectoryChunk` (one point ``lead_time``
+ahead) or None when nothing is to be sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+import math
+from typing import Any, Final, Protocol
+
+import numpy as np
+import numpy.typing as npt
+from pic_ros.motion.limiter import (
+    ACCELERATION_SCALE,
+    JointLimiter,
+    MotionLimits,
+    TargetStatus,
+    VELOCITY_SCALE,
+)
+from pic_ros.motion.streaming import LEAD_TIME, stream_chunk, TrajectoryChunk
+from pic_ros.motion.tracking_loss import (
+    TRACKING_PARAMETERS,
+    TrackingConfig,
+    TrackingState,
+    TrackingSupervisor,
+)
+from pic_ros.schema import ParameterDef
+
+FloatArray = npt.NDArray[np.float64]
+
+RATE: Final = ParameterDef(
+    'rate', 50.0,
+    'Rate of the commands sent between tracker frames slower than it, and of the hold and '
+    'neutral motions', unit='Hz', low=1.0, high=1000.0,
+)
+"""The trajectory publisher's ``rate`` (:attr:`CommanderConfig.rate`)."""
+
+WAIT_FOR_JOINT_STATES: Final = ParameterDef(
+    'wait_for_joint_states', True,
+    'Start each arm from its measured position (joint_states); false starts from the neutral '
+    'pose', read_only=True,
+)
+"""The trajectory publisher's ``wait_for_joint_states``."""
+
+COMMANDER_PARAMETERS: Final = (
+    *TRACKING_PARAMETERS, VELOCITY_SCALE, ACCELERATION_SCALE, LEAD_TIME, RATE,
+    WAIT_FOR_JOINT_STATES,
+)
+"""Everything :meth:`CommanderConfig.from_parameters` reads."""
+
+
+class CommandedArm(Protocol):
+    """What :class:`ArmCommander` needs of an arm (an :class:`~pic_ros.robot.arm.ArmModel`)."""
+
+    joint_names: tuple[str, ...]
+    lower: FloatArray
+    upper: FloatArray
+    velocity: FloatArray
+    neutral: FloatArray
+
+
+@dataclass(frozen=True)
+class CommanderConfig:
+    """
+    Settings of :class:`ArmCommander` (each field is the parameter of the same name).
+
+    :param tracking: Tracking-loss timing.
+    :param velocity_scale: Fraction of the URDF velocity limits used.
+    :param acceleration_scale: Acceleration limit = velocity limit x this [1/s].
+    :param lead_time: ``time_from_start`` of the streamed point [s].
+    :param rate: Rate of the timer steps [Hz].
+    :param wait_for_joint_states: Start from the measured position, not the neutral pose.
+    :raises ConfigError: If a value is out of range.
+    """
+
+    tracking: TrackingConfig = field(default_factory=TrackingConfig)
+    velocity_scale: float = VELOCITY_SCALE.default
+    acceleration_scale: float = ACCELERATION_SCALE.default
+    lead_time: float = LEAD_TIME.default
+    rate: float = RATE.default
+    wait_for_joint_states: bool = WAIT_FOR_JOINT_STATES.default
+
+    def __post_init__(self) -> None:
+        for item in (VELOCITY_SCALE, ACCELERATION_SCALE, LEAD_TIME, RATE, WAIT_FOR_JOINT_STATES):
+            object.__setattr__(self, item.name, item.check(getattr(self, item.name)))
+
+    @classmethod
+    def from_parameters(cls, values: Mapping[str, Any]) -> CommanderConfig:
+        """
+        Build the settings from parameter values (:data:`COMMANDER_PARAMETERS`).
+
+        :param values: Values by parameter name; missing ones take their defaults.
+        :return: The settings.
+        :raises ConfigError: If a value is refused.
+        """
+        given = {item.name: values.get(item.name, item.default) for item in COMMANDER_PARAMETERS}
+        return cls(
+            tracking=TrackingConfig.from_parameters(given),
+            velocity_scale=given['velocity_scale'],
+            acceleration_scale=given['acceleration_scale'],
+            lead_time=given['lead_time'],
+            rate=given['rate'],
+            wait_for_joint_states=given['wait_for_joint_states'],
+        )
+
+    @property
+    def period(self) -> float:
+        """Return the timer period, ``1 / rate`` [s]."""
+        return 1.0 / self.rate
+
+
+class ArmCommander:
+    """
+    Limit, supervise and pace the commands of one arm controller (see the module docstring).
+
+    Counters for diagnostics: :attr:`targets` (target messages that named the arm's joints),
+    :attr:`rejected` (incomplete, non-finite or stale ones), :attr:`clamped` (accepted but
+    outside the position limits), :attr:`published` (chunks returned) and
+    :attr:`clock_restarts`.
+
+    :param arm: The arm (joint names, limits, neutral pose).
+    :param config: Settings.
+    """
+
+    def __init__(self, arm: CommandedArm, config: CommanderConfig | None = None) -> None:
+        self._arm = arm
+        self._config = config if config is not None else CommanderConfig()
+        self._supervisor = TrackingSupervisor(arm.neutral, self._config.tracking)
+        self._limiter: JointLimiter | None = None
+        self._last_step: float | None = None
+        self._last_now = -math.inf
+        self._idle = False
+        self.targets = 0
+        self.rejected = 0
+        self.clamped = 0
+        self.published = 0
+        self.clock_restarts = 0
+        if not self._config.wait_for_joint_states:
+            self._limiter = self._make_limiter(arm.neutral, self._config)
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """Return the arm's joint names, in command order."""
+        return tuple(self._arm.joint_names)
+
+    @property
+    def config(self) -> CommanderConfig:
+        """Return the settings."""
+        return self._config
+
+    @config.setter
+    def config(self, config: CommanderConfig) -> None:
+        """Change the settings at run time, keeping the state, the command and any blend."""
+        limiter = self._limiter
+        if limiter is not None and (
+            config.velocity_scale != self._config.velocity_scale
+            or config.acceleration_scale != self._config.acceleration_scale
+        ):
+            rescaled = self._make_limiter(limiter.position, config)
+            rescaled.reset(limiter.position, limiter.velocity)
+            limiter = rescaled
+        self._supervisor.config = config.tracking
+        self._limiter = limiter
+        self._config = config
+
+    @property
+    def started(self) -> bool:
+        """Return whether the starting position is known (commands can be made)."""
+        return self._limiter is not None
+
+    @property
+    def state(self) -> TrackingState:
+        """Return the tracking state after the last step."""
+        return self._supervisor.state
+
+    @property
+    def position(self) -> FloatArray | None:
+        """Return the current command, shape (n,) (None before the start)."""
+        return None if self._limiter is None else self._limiter.position
+
+    def start_from(self, position: npt.ArrayLike) -> bool:
+        """
+        Start from a measured position, once (later calls change nothing).
+
+        :param position: Joint positions in :attr:`joint_names` order, shape (n,).
+        :return: Whether this call started the arm.
+        """
+        if self._limiter is not None:
+            return False
+        self._limiter = self._make_limiter(position, self._config)
+        return True
+
+    def covers(self, values: Mapping[str, float]) -> bool:
+        """
+        Return whether a target message names any joint of this arm.
+
+        :param values: Target positions by joint name.
+        :return: True if at least one of the arm's joints is given.
+        """
+        return any(name in values for name in self._arm.joint_names)
+
+    def on_target(self, now: float, values: Mapping[str, float]) -> TargetStatus:
+        """
+        Take a target message for this arm (every joint must be given and finite).
+
+        :param now: Arrival time on the caller's clock [s].
+        :param values: Target positions by joint name, [rad] or [m].
+        :return: ACCEPTED (or CLAMPED when outside the position limits, which the limiter
+            clamps), or why it was dropped.
+        """
+        self._check_clock(now)
+        self.targets += 1
+        if not all(name in values for name in self._arm.joint_names):
+            self.rejected += 1  # on the topic, a non-finite value is left out
+            return TargetStatus.WRONG_SHAPE
+        status = self._supervisor.on_target(now, [values[n] for n in self._arm.joint_names])
+        if status.rejected:
+            self.rejected += 1
+            return status
+        target = self._supervisor.last_target
+        assert target is not None  # just accepted
+        if np.any((target < self._arm.lower) | (target > self._arm.upper)):
+            self.clamped += 1
+            return TargetStatus.CLAMPED
+        return status
+
+    def step(self, now: float, *, timer: bool = False) -> TrajectoryChunk | None:
+        """
+        Advance the command to ``now`` and return the chunk to send, if any.
+
+        :param now: Current time on the caller's clock [s].
+        :param timer: A timer tick: skipped when a step happened less than half a period ago.
+        :return: The chunk for the controller, or None (not started, no target yet, a skipped
+            tick, or an arm at rest outside tracking that was already sent its rest).
+        """
+        self._check_clock(now)
+        limiter = self._limiter
+        if limiter is None:
+            return None
+        if timer and self._last_step is not None \
+                and now - self._last_step < 0.5 * self._config.period:
+            return None
+        guidance = self._supervisor.step(now, limiter.position)
+        if guidance.state is TrackingState.WAITING:
+            return None
+        dt = 0.0 if self._last_step is None else now - self._last_step
+        self._last_step = now
+        step = limiter.step(guidance.reference, dt, guidance.speed_scale)
+        moving = bool(np.any(step.velocity != 0.0))
+        if not moving and self._idle and guidance.state is not TrackingState.TRACKING:
+            return None
+        self._idle = not moving
+        chunk = stream_chunk(
+            self._arm.joint_names, step.position, step.velocity, self._config.lead_time
+        )
+        self.published += 1
+        return chunk
+
+    def _check_clock(self, now: float) -> None:
+        """Start over from the current command if the clock went back."""
+        if now < self._last_now:
+            self.clock_restarts += 1
+            self._supervisor.reset()
+            self._last_step = None
+            self._idle = False
+            if self._limiter is not None:
+                self._limiter.reset(self._limiter.position)  # the controller stopped there
+        self._last_now = now
+
+    def _make_limiter(self, position: npt.ArrayLike, config: CommanderConfig) -> JointLimiter:
+        limits = MotionLimits.from_arm(
+            self._arm, config.acceleration_scale, velocity_scale=config.velocity_scale
+        )
+        return JointLimiter(limits, limits.clamp(position))

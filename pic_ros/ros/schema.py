@@ -1,0 +1,139 @@
+"""
+The parameter table of every node, assembled from the definitions beside the core configs.
+
+One :class:`~pic_ros.schema.ParameterTable` per node. The nodes declare exactly these; the
+launch files, ``teleop``'s options, ``config/teleop.yaml`` and the README's tables are derived
+from them (``python -m pic_ros params``). This module imports no rclpy, so launch files and
+tools can read it anywhere.
+
+Parameters that only a node has (its robot, its topics' frame, the diagnostics period) are
+defined here; every other one is defined next to the core configuration it builds.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pic_ros.correspondence.base import MAPPING_PARAMETERS
+from pic_ros.human.front_end import RESTART_AFTER
+from pic_ros.human.processing import SMOOTHING, TIME_CONSTANT
+from pic_ros.motion.commander import COMMANDER_PARAMETERS
+from pic_ros.schema import ParameterDef, ParameterTable
+from pic_ros.solvers.base import SOLVER_PARAMETERS
+from pic_ros.trackers import SOURCE
+from pic_ros.trackers.frames import SWITCH_AFTER
+from pic_ros.trackers.xsens import XSENS_CHARACTER
+
+ROBOT: Final = ParameterDef(
+    'robot', 'baxter',
+    'Robot name (config/<robot>.yaml + its URDF) or the path of a robot YAML', read_only=True,
+)
+ARMS: Final = ParameterDef(
+    'arms', [''], "Arms to solve (names from the robot file); [''] or [] solves every arm",
+    read_only=True,
+)
+BODY_FRAME_ID: Final = ParameterDef(
+    'body_frame_id', 'pic_human', 'frame_id of the skeleton topics'
+)
+MARKER_RATE: Final = ParameterDef(
+    'marker_rate', 30.0, 'Largest publish rate of skeleton_markers for RViz (0: off)', unit='Hz',
+    low=0.0, high=30.0,
+)
+UDP_ADDRESS: Final = ParameterDef(
+    'udp_address', '127.0.0.1',
+    'UDP trackers (xsens_mvn): address the receiver binds to (a tracker on another PC needs '
+    "this PC's address on that network, or 0.0.0.0)", read_only=True,
+)
+UDP_PORT: Final = ParameterDef(
+    'udp_port', 9763, 'UDP trackers (xsens_mvn): port the receiver binds to', low=1, high=65535,
+    read_only=True,
+)
+DIAGNOSTICS_PERIOD: Final = ParameterDef(
+    'diagnostics_period', 1.0, 'Time between reports on /diagnostics', unit='s', low=0.1,
+    high=60.0,
+)
+
+SIM_PARAMETERS: Final = (
+    ParameterDef(
+        'rate', 200.0, 'Rate of joint_states and of the simulation updates', unit='Hz',
+        low=100.0, high=1000.0,
+    ),
+    ParameterDef(
+        'publish_clock', False,
+        'Publish the simulation time on /clock and stamp joint_states with it', read_only=True,
+    ),
+    ParameterDef(
+        'render_dir', '', 'Folder for PNG frames of the robot (empty: no rendering)',
+        read_only=True,
+    ),
+    ParameterDef(
+        'render_rate', 10.0, 'Frames per second written to render_dir', unit='Hz', low=0.1,
+        high=60.0, read_only=True,
+    ),
+    ParameterDef('render_width', 640, 'Frame width', unit='px', low=16, high=1920, read_only=True),
+    ParameterDef(
+        'render_height', 480, 'Frame height', unit='px', low=16, high=1080, read_only=True
+    ),
+    ParameterDef(
+        'timestep', 0.002, 'Physics time step', unit='s', low=1e-4, high=0.01, read_only=True
+    ),
+    ParameterDef(
+        'natural_frequency', 60.0,
+        'Natural frequency of the joint servos; tracking lag = 2 damping_ratio / it',
+        unit='rad/s', low=1.0, high=500.0, read_only=True,
+    ),
+    ParameterDef(
+        'damping_ratio', 1.0, 'Damping ratio of the joint servos', low=0.1, high=5.0,
+        read_only=True,
+    ),
+    ParameterDef(
+        'allow_nonzero_velocity_at_trajectory_end', True,
+        "Accept trajectories whose last point moves (the trajectory controller's parameter; "
+        'true on Humble)', read_only=True,
+    ),
+    ParameterDef(
+        'self_collisions', False, 'Let the robot links collide with each other', read_only=True
+    ),
+)
+"""The simulated robot's settings (:class:`~pic_ros.sim.config.SimConfig`, rendering)."""
+
+SKELETON_NODE: Final = ParameterTable('skeleton_node', (
+    SOURCE, SMOOTHING, TIME_CONSTANT, SWITCH_AFTER, RESTART_AFTER, BODY_FRAME_ID, MARKER_RATE,
+    UDP_ADDRESS, UDP_PORT, XSENS_CHARACTER, DIAGNOSTICS_PERIOD,
+))
+"""``skeleton_node``: tracker in, body-frame skeleton out."""
+
+SOLVER_NODE: Final = ParameterTable('solver_node', (
+    ROBOT, SOLVER_PARAMETERS[:2], ARMS, MAPPING_PARAMETERS, SOLVER_PARAMETERS[2:],
+    DIAGNOSTICS_PERIOD,
+))
+"""``solver_node``: skeleton in, joint targets out."""
+
+TRAJECTORY_PUBLISHER: Final = ParameterTable('trajectory_publisher', (
+    ROBOT, COMMANDER_PARAMETERS, DIAGNOSTICS_PERIOD,
+))
+"""``trajectory_publisher``: joint targets in, trajectory chunks out."""
+
+SIM_ROBOT: Final = ParameterTable('sim_robot', (ROBOT, SIM_PARAMETERS, DIAGNOSTICS_PERIOD))
+"""``sim_robot``: the MuJoCo stand-in for the robot and its controllers."""
+
+PIPELINE: Final = (SKELETON_NODE, SOLVER_NODE, TRAJECTORY_PUBLISHER)
+"""The teleoperation nodes, upstream first (the blocks of ``config/teleop.yaml``)."""
+
+SET_BY_LAUNCH: Final = frozenset({'source', 'robot', 'arms'})
+"""Parameters the launch files choose per run and per robot, so not in ``config/teleop.yaml``."""
+
+LAUNCH_ARGUMENTS: Final = (
+    ('skeleton_node', 'source'),
+    ('solver_node', 'solver'),
+    ('solver_node', 'eta'),
+    ('solver_node', 'mapping'),
+    ('solver_node', 'correspondence'),
+    ('solver_node', 'user_profile'),
+    ('skeleton_node', 'udp_address'),
+    ('skeleton_node', 'udp_port'),
+)
+"""Node parameters that ``teleop.launch.py`` exposes as launch arguments of the same name."""
+
+TABLES: Final = {table.node: table for table in (*PIPELINE, SIM_ROBOT)}
+"""Every node's table by node name."""

@@ -1,0 +1,211 @@
+"""
+The MuJoCo model of a robot: its URDF loaded with :class:`mujoco.MjSpec`, edited and compiled.
+
+:func:`build_model` makes the model a :class:`~pic_ros.sim.mujoco_robot.SimRobot` runs. Frames:
+the world frame is the URDF root link (REP-103: x forward, y left, z up, metres).
+
+Model choices (:class:`~pic_ros.sim.config.SimConfig` holds the numbers):
+
+* **Fixed base**: the URDF root is welded to the world (MuJoCo's URDF import does that).
+* **Arm joints** get a position actuator each, ``force = kp (target - q) - kv qdot``, tuned per
+  joint from the joint-space inertia ``I`` at the initial pose (diagonal of the mass matrix, with
+  the armature): ``kp = I wn^2``, ``kv = 2 zeta wn I`` (:class:`ServoGains`). That is a
+  second-order servo with natural frequency ``wn`` and damping ratio ``zeta`` whose lag behind a
+  ramp is ``kv / kp = 2 zeta / wn`` (:attr:`~pic_ros.sim.config.SimConfig.tracking_lag`; 33 ms
+  with the defaults wn = 60 rad/s, zeta = 1). The stiffness is explicit in the ``implicitfast``
+  integrator, so ``wn * timestep`` must stay small (checked <= 0.5; 0.12 by default). A uniform
+  reflected drive inertia (``armature``, 0.05 kg m^2) is added to every arm joint, as
+  gear-driven joints have; without it the wrist joints' inertia (down to 2e-4 kg m^2) would need
+  gains too small to reject the coupling torques of the shoulder.
+* **URDF dynamics**: the ``<dynamics damping>`` of the arm joints is dropped (it is simulator
+  tuning: TIAGo's 40 N m s/rad would need 94 N m at the velocity limit where the effort limit is
+  26 N m); the servo's ``kv`` is the joint damping. ``friction`` (Coulomb, TIAGo 1 N m) is kept.
+  The URDF effort limit bounds each joint's total actuator torque (MuJoCo ``actuatorfrcrange``).
+* **Position limits** are stiff limit stops (time constant 4 ms) that engage 3 mrad before the
+  URDF limit: a joint commanded to its limit rests 3 mrad inside it, and no joint passes its
+  limit even when every joint is thrown across its whole range at once (MuJoCo's default soft
+  limits let YuMi's joints through by 0.04 rad in that test).
+* **Gravity** is on, and compensated per body (``gravcomp = 1``) *through the actuators*
+  (``actuatorgravcomp``): the compensation torque counts against the effort limit, like a robot
+  controller's gravity feed-forward. So an arm at rest holds its pose exactly; an arm whose
+  gravity load exceeds the effort limit sags.
+* **Every other movable joint** (locked joints such as TIAGo's torso, head, grippers, fingers,
+  wheels, casters, suspension) is welded at its held value (the locked value, else 0 clamped
+  into its range) and reported with that value and zero velocity. Mimic equalities are dropped
+  with them. This is exact and cheap, and avoids servoing TIAGo's hand links, which have
+  near-zero inertia.
+* **Contacts**: robot geoms touch the floor but not each other. The simplified link shapes of
+  the URDFs overlap in the neutral pose (YuMi's first links sink 9 cm into the body, Baxter's
+  elbow and forearm shells overlap by 13 mm, TIAGo's arm_1 touches the torso) and YuMi's arms
+  collide with each other at the zero configuration; with every contact on, the arms drift from
+  the neutral pose by up to 1.2 rad. The simulation shows what the commands do; it is not a
+  collision checker. ``self_collisions=True`` turns robot-robot contacts on except for the body
+  pairs already touching in the initial pose (so the arms hold still, and arm-arm and
+  arm-torso contacts that appear later are simulated).
+* **Scene**: floor, sky, light and camera (:func:`pic_ros.sim.scene.add_scene`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+import math
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+from pic_ros.robot.robot import Robot
+from pic_ros.sim.config import SimConfig
+from pic_ros.sim.offscreen import MAX_IMAGE_SIZE
+from pic_ros.sim.scene import add_scene, FLOOR_CONTACT, ROBOT_CONTACT
+
+FloatArray = npt.NDArray[np.float64]
+
+_LIMIT_TIME_CONSTANT: Final = 0.004
+"""Time constant of the joint limit stops [s] (MuJoCo's default 0.02 lets a fast joint through
+by up to 0.04 rad; never below two time steps)."""
+
+_LIMIT_MARGIN: Final = 0.003
+"""Distance before a URDF position limit at which the limit stop engages [rad] or [m]."""
+
+
+@dataclass(frozen=True)
+class ServoGains:
+    """
+    Position servo of one arm joint.
+
+    :param inertia: Joint-space inertia at the initial pose, armature included [kg m^2].
+    :param kp: Stiffness [N m/rad].
+    :param kv: Damping [N m s/rad].
+    :param effort: Torque limit from the URDF [N m] (inf if none).
+    """
+
+    inertia: float
+    kp: float
+    kv: float
+    effort: float
+
+
+def _quat_to_matrix(quat: npt.ArrayLike) -> FloatArray:
+    w, x, y, z = np.asarray(quat, dtype=float) / np.linalg.norm(quat)
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+    ])
+
+
+def _quat_multiply(a: npt.ArrayLike, b: npt.ArrayLike) -> FloatArray:
+    w1, x1, y1, z1 = np.asarray(a, dtype=float)
+    w2, x2, y2, z2 = np.asarray(b, dtype=float)
+    return np.array([
+        w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+        w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+        w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+        w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+    ])
+
+
+def _weld_joint(mujoco: Any, spec: Any, joint: Any, value: float) -> None:
+    """Delete a joint of a spec, first moving its body to where the joint value puts it."""
+    body = joint.parent
+    if value != 0.0:
+        axis = np.asarray(joint.axis, dtype=float)
+        axis = axis / np.linalg.norm(axis)
+        rotation = _quat_to_matrix(body.quat)
+        if joint.type == mujoco.mjtJoint.mjJNT_SLIDE:
+            body.pos = np.asarray(body.pos) + rotation @ (axis * value)
+        else:
+            half = value / 2.0
+            turn = np.concatenate([[math.cos(half)], axis * math.sin(half)])
+            anchor = np.asarray(joint.pos, dtype=float)
+            body.pos = np.asarray(body.pos) + rotation @ (anchor - _quat_to_matrix(turn) @ anchor)
+            body.quat = _quat_multiply(body.quat, turn)
+    spec.delete(joint)
+
+
+def _exclude_initial_contacts(spec: Any, model: Any, data: Any) -> None:
+    """Exclude the body pairs in contact in the initial pose (overlapping link shapes)."""
+    pairs = set()
+    for contact in data.contact[:data.ncon]:
+        bodies = sorted(int(model.geom_bodyid[geom]) for geom in contact.geom)
+        pairs.add((bodies[0], bodies[1]))
+    for first, second in sorted(pairs):
+        spec.add_exclude(bodyname1=model.body(first).name, bodyname2=model.body(second).name)
+
+
+def build_model(
+    mujoco: Any, robot: Robot, config: SimConfig, start: Mapping[str, float]
+) -> tuple[Any, tuple[str, ...], dict[str, float], dict[str, ServoGains]]:
+    """
+    Edit and compile a robot's URDF into the simulated model.
+
+    :param mujoco: The mujoco module.
+    :param robot: The robot (its URDF file and locked joints).
+    :param config: Physics and servo settings.
+    :param start: Initial position of every arm joint by name [rad] or [m]; the joints not in it
+        are welded.
+    :return: ``(model, joint_order, held, gains)``: the compiled ``mujoco.MjModel``, every
+        movable joint of the URDF in URDF order, the welded joints with the value they are held
+        at [rad] or [m], and the servo of every arm joint.
+    """
+    spec = mujoco.MjSpec.from_file(str(robot.urdf_file))
+    locked = robot.spec.locked_joints
+    joint_order = tuple(joint.name for joint in spec.joints)
+    held: dict[str, float] = {}
+    for joint in list(spec.joints):
+        if joint.name in start:
+            continue
+        value = float(locked.get(joint.name, 0.0))
+        low, high = (float(bound) for bound in joint.range)
+        if low < high:
+            value = min(max(value, low), high)
+        held[joint.name] = value
+        _weld_joint(mujoco, spec, joint, value)
+    for equality in list(spec.equalities):
+        if equality.name1 in held or equality.name2 in held:
+            spec.delete(equality)
+    for joint in spec.joints:
+        joint.damping = [0.0] * len(joint.damping)
+        joint.armature = config.armature
+        joint.actgravcomp = config.gravity_compensation
+        joint.solref_limit = [max(_LIMIT_TIME_CONSTANT, 2.0 * config.timestep), 1.0]
+        joint.margin = _LIMIT_MARGIN
+    for body in spec.bodies:
+        body.gravcomp = 1.0 if config.gravity_compensation else 0.0
+    for geom in spec.geoms:
+        geom.contype = ROBOT_CONTACT
+        geom.conaffinity = FLOOR_CONTACT | (ROBOT_CONTACT if config.self_collisions else 0)
+    spec.option.timestep = config.timestep
+    spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    spec.option.gravity = [0.0, 0.0, -9.81]
+    spec.compiler.discardvisual = False  # keep the floor's material (the URDF has no visuals)
+    spec.visual.global_.offwidth = MAX_IMAGE_SIZE[0]
+    spec.visual.global_.offheight = MAX_IMAGE_SIZE[1]
+    model = spec.compile()
+    data = mujoco.MjData(model)
+    for name, value in start.items():
+        data.joint(name).qpos[0] = value
+    mujoco.mj_forward(model, data)
+    if config.self_collisions:
+        _exclude_initial_contacts(spec, model, data)
+    inertia = np.zeros((model.nv, model.nv))
+    mujoco.mj_fullM(model, data, inertia)
+    gains: dict[str, ServoGains] = {}
+    wn = config.natural_frequency
+    for name in start:
+        joint = model.joint(name)
+        dof = int(joint.dofadr[0])
+        moment = float(inertia[dof, dof])
+        limited = bool(model.jnt_actfrclimited[joint.id])
+        effort = float(model.jnt_actfrcrange[joint.id][1]) if limited else math.inf
+        gains[name] = ServoGains(
+            inertia=moment, kp=moment * wn**2, kv=2.0 * config.damping_ratio * wn * moment,
+            effort=effort,
+        )
+        actuator = spec.add_actuator(
+            name=name, target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT
+        )
+        actuator.set_to_position(kp=gains[name].kp, kv=gains[name].kv)
+    add_scene(mujoco, spec, model, data, robot, config.shadows)
+    return spec.compile(), joint_order, held, gains

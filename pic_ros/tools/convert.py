@@ -1,0 +1,224 @@
+"""
+Convert: a Kinect v2 text recording (the PIC paper's format) as a rosbag2 of body-tracking markers.
+
+``python -m pic_ros convert`` (:func:`run_convert`) writes every skeleton line of a
+``<task><n>_skel.txt`` as one MarkerArray in the Kinect v2 marker encoding
+(:mod:`pic_ros.recordings.skeleton_bag_writer`), and stores the recording's segments and task arms
+in the bag's ``custom_data`` (:mod:`pic_ros.recordings.annotations`) when known, so that a
+converted paper recording evaluates like its text files without them.
+
+Time stamps: the header stamp of every marker **and** the bag's receive time stamp of the message
+are both the frame's capture time, ``epoch_ns`` plus the recording's own time rounded to the
+nanosecond. The text recordings count seconds from the start of the take, so with the default
+``epoch_ns = 0`` the bag starts near 1970-01-01 00:00:00 UTC: no date is made up, ``ros2 bag
+play`` plays relative to the first message anyway, and stamps decode to exactly the floats of the
+text file (:mod:`pic_ros.recordings.stamps`), so ``evaluate`` gives bit-identical results on a
+converted bag and on its text recording. Nodes that compare stamps with their wall clock need
+``ros2 bag play --clock`` and ``use_sim_time``, as for any old bag, or a non-zero ``epoch_ns``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+import contextlib
+from pathlib import Path
+import sys
+
+from pic_ros.exceptions import PicRosError, RecordingError
+from pic_ros.human.skeleton import Side
+from pic_ros.recordings.annotations import CUSTOM_PREFIX, segment_annotations
+from pic_ros.recordings.kinect_v2_text import load_kinect_v2_recording
+from pic_ros.recordings.paper import (
+    load_paper_demonstration,
+    load_segments,
+    load_task_arms,
+    Segment,
+)
+from pic_ros.recordings.rosbag import absolute_topic, bag_info, format_bag_info
+from pic_ros.recordings.rosbag_writer import BAG_VERSION, STORAGES
+from pic_ros.recordings.skeleton_bag_writer import (
+    DEFAULT_BODY_ID,
+    DEFAULT_TOPIC,
+    KINECT_V2_FRAME_ID,
+    write_skeleton_bag,
+)
+from pic_ros.recordings.stamps import NS_PER_S, stamps_to_ns
+from pic_ros.trackers.markers import KINECT_V2
+
+
+def convert_kinect_v2_text(
+    skeleton_path: Path | str,
+    out_dir: Path | str,
+    *,
+    stamps_path: Path | str | None = None,
+    segments_path: Path | str | None = None,
+    config_path: Path | str | None = None,
+    topic: str = DEFAULT_TOPIC,
+    storage: str = 'mcap',
+    frame_id: str = KINECT_V2_FRAME_ID,
+    body_id: int = DEFAULT_BODY_ID,
+    epoch_ns: int = 0,
+    version: int = BAG_VERSION,
+    compress: bool = True,
+) -> Path:
+    """
+    Convert a Kinect v2 text recording (the PIC paper's format) into a rosbag2.
+
+    Every skeleton line becomes one MarkerArray in the Kinect v2 encoding: 25 SPHERE markers,
+    ``id = body_id * 100 + joint`` (Kinect v2 joint order), positions in metres in Kinect v2
+    camera space (x to the sensor's left, y up, z out), ``frame_id`` as given. Header stamps and
+    receive stamps are ``epoch_ns`` + the recording's stamps (seconds since the start of the
+    take; see the module docstring). So message *k* (1-based) on the topic is skeleton line *k*,
+    and the paper's segment files apply to the bag unchanged.
+
+    Segments and task arms are stored in the metadata's ``custom_data`` when known: from the
+    given files, else (when the sibling time stamps are used) from the paper layout around the
+    skeleton file (``<task>_<n>.txt`` with ``paper_configs/baxter_config_<task><n>.json`` or
+    ``<task><n>_config.json``), as :func:`~pic_ros.recordings.paper.load_paper_demonstration`
+    finds them.
+
+    :param skeleton_path: ``<task><n>_skel.txt``.
+    :param out_dir: Bag directory to create; it must not exist.
+    :param stamps_path: Time-stamp file; default the sibling ``_skelts.txt`` (or 30 Hz).
+    :param segments_path: Segment file to store; default: the paper layout's, if any.
+    :param config_path: Paper config whose ``arm`` field gives the task arms; default: the
+        paper layout's, if any.
+    :param topic: Topic name; stored absolute.
+    :param storage: ``'mcap'`` or ``'sqlite3'``.
+    :param frame_id: ``header.frame_id`` of the markers.
+    :param body_id: Body id of the markers.
+    :param epoch_ns: Added to every stamp [ns], >= 0.
+    :param version: Metadata version, 8 (Humble-readable) or 9.
+    :param compress: Compress MCAP chunks with zstd.
+    :return: The bag directory.
+    :raises RecordingError: If a file is missing or malformed, or the output exists.
+    :raises ConfigError: On invalid options.
+    """
+    skeleton = Path(skeleton_path)
+    recording = load_kinect_v2_recording(skeleton, stamps_path)
+    custom = {
+        CUSTOM_PREFIX + 'recording': recording.name,
+        CUSTOM_PREFIX + 'source': KINECT_V2.name,
+        CUSTOM_PREFIX + 'topic': absolute_topic(topic),
+        CUSTOM_PREFIX + 'epoch_ns': str(epoch_ns),
+    }
+    segments: tuple[Segment, ...] | None = None
+    task_arms: tuple[frozenset[Side], ...] | None = None
+    if stamps_path is None:
+        with contextlib.suppress(RecordingError):
+            paper = load_paper_demonstration(skeleton.parent, recording.name)
+            segments, task_arms = paper.segments, paper.task_arms
+    if segments_path is not None:
+        segments = load_segments(segments_path, frame_count=len(recording))
+    if config_path is not None:
+        task_arms = load_task_arms(config_path)
+    if task_arms is not None and segments is not None and len(task_arms) != len(segments):
+        raise RecordingError(
+            f'{skeleton}: {len(segments)} segments but {len(task_arms)} task-arm entries '
+            f'(config {config_path or "of the paper layout"})'
+        )
+    if segments is not None:
+        custom.update(segment_annotations(segments, task_arms))
+    return write_skeleton_bag(
+        out_dir,
+        stamps_to_ns(recording.stamps, epoch_ns),
+        recording.joints,
+        topic=topic,
+        frame_id=frame_id,
+        body_id=body_id,
+        storage=storage,
+        version=version,
+        compress=compress,
+        custom_data=custom,
+    )
+
+
+def _epoch_argument(text: str) -> int:
+    try:
+        seconds = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f'expected whole seconds since 1970, got {text!r}'
+        ) from None
+    if seconds < 0:
+        raise argparse.ArgumentTypeError(f'expected whole seconds >= 0, got {text!r}')
+    return seconds * NS_PER_S
+
+
+def build_convert_parser() -> argparse.ArgumentParser:
+    """
+    Build the argument parser of ``python -m pic_ros convert``.
+
+    :return: The parser.
+    """
+    parser = argparse.ArgumentParser(
+        prog='python -m pic_ros convert',
+        description='Convert a Kinect v2 text recording (the PIC paper format, *_skel.txt) into '
+        'a rosbag2 of visualization_msgs/MarkerArray in the Kinect v2 marker encoding '
+        '(source: kinect_v2).',
+    )
+    parser.add_argument('skeleton', type=Path, help='the <task><n>_skel.txt file')
+    parser.add_argument('out', type=Path, help='bag directory to create (must not exist)')
+    parser.add_argument('--stamps', type=Path, help='time-stamp file (default: the _skelts.txt)')
+    parser.add_argument(
+        '--segments', type=Path, help="segment file to store (default: the paper layout's)"
+    )
+    parser.add_argument(
+        '--config', type=Path,
+        help='paper config whose "arm" field gives the task arms (default: the paper '
+        "layout's)",
+    )
+    parser.add_argument('--topic', default=DEFAULT_TOPIC, help='topic (default: %(default)s)')
+    parser.add_argument('--storage', choices=STORAGES, default='mcap', help='storage plugin')
+    parser.add_argument(
+        '--frame-id', default=KINECT_V2_FRAME_ID, help='marker frame_id (default: %(default)s)'
+    )
+    parser.add_argument('--body-id', type=int, default=DEFAULT_BODY_ID, help='marker body id')
+    parser.add_argument(
+        '--epoch', type=_epoch_argument, default=0,
+        help='whole seconds since 1970 added to every stamp (default 0: stamps are seconds '
+        'since the start of the take)',
+    )
+    parser.add_argument(
+        '--metadata-version', type=int, choices=(8, 9), default=BAG_VERSION,
+        help='rosbag2 metadata version (8 is readable by Humble; default: %(default)s)',
+    )
+    parser.add_argument(
+        '--no-compression', action='store_true', help='do not zstd-compress the MCAP chunks'
+    )
+    return parser
+
+
+def run_convert(argv: Sequence[str] | None = None) -> int:
+    """
+    Run ``python -m pic_ros convert`` and print what was written.
+
+    :param argv: Arguments without the program and command names; default ``sys.argv[1:]``.
+    :return: Process exit status (0 success, 2 for an input or usage error).
+    """
+    args = build_convert_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        path = convert_kinect_v2_text(
+            args.skeleton,
+            args.out,
+            stamps_path=args.stamps,
+            segments_path=args.segments,
+            config_path=args.config,
+            topic=args.topic,
+            storage=args.storage,
+            frame_id=args.frame_id,
+            body_id=args.body_id,
+            epoch_ns=args.epoch,
+            version=args.metadata_version,
+            compress=not args.no_compression,
+        )
+        info = bag_info(path)
+    except PicRosError as err:
+        print(f'pic_ros convert: {err}', file=sys.stderr)
+        return 2
+    print(format_bag_info(info))
+    return 0
+
+
+__all__ = ['build_convert_parser', 'convert_kinect_v2_text', 'run_convert']

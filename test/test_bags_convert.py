@@ -1,0 +1,185 @@
+"""Tests of converting the paper's Kinect v2 text recordings to rosbag2 (``convert``)."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+from bag_helpers import decoded_markers, DEMO_BAG, same_frames, TIMING_KEYS
+import numpy as np
+from pic_ros.recordings.bag_demonstration import demonstration_from_bag
+from pic_ros.recordings.kinect_v2_text import load_kinect_v2_recording
+from pic_ros.recordings.rosbag import bag_info
+from pic_ros.recordings.skeleton_bag_reader import skeleton_frames_from_bag
+from pic_ros.recordings.skeleton_bag_writer import KINECT_V2_FRAME_ID
+from pic_ros.recordings.stamps import stamp_from_ns
+from pic_ros.robot.robot import load_robot
+from pic_ros.solvers import SolverConfig
+from pic_ros.tools.catalog import load_demonstration
+from pic_ros.tools.convert import convert_kinect_v2_text, run_convert
+from pic_ros.tools.evaluation import evaluate_one
+import pytest
+import yaml
+
+
+@pytest.fixture(scope='module')
+def pic_demos(shared_data: Path) -> Path:
+    """Return the PIC paper's demonstration folder."""
+    return shared_data / 'pic_demos'
+
+
+@pytest.fixture(scope='module')
+def assembly1_bag(pic_demos: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Convert the paper's assembly1 recording once for the module."""
+    out = tmp_path_factory.mktemp('converted') / 'assembly1_bag'
+    return convert_kinect_v2_text(pic_demos / 'assembly1_skel.txt', out)
+
+
+@pytest.fixture
+def small_recording(tmp_path: Path) -> Path:
+    """Write the first 40 frames of the shipped demo text recording; return the skeleton file."""
+    folder = tmp_path / 'small'
+    folder.mkdir()
+    for suffix in ('_skel.txt', '_skelts.txt'):
+        lines = (DEMO_BAG.parent / f'synthetic1{suffix}').read_text(encoding='utf-8').splitlines()
+        (folder / f'small1{suffix}').write_text('\n'.join(lines[:40]) + '\n', encoding='utf-8')
+    return folder / 'small1_skel.txt'
+
+
+def test_converted_recording_holds_one_kinect_v2_array_per_line(
+    assembly1_bag: Path, pic_demos: Path
+) -> None:
+    """Message k is skeleton line k: 25 markers, ids 100..124, camera space, the file's stamp."""
+    recording = load_kinect_v2_recording(pic_demos / 'assembly1_skel.txt')
+    decoded = decoded_markers(assembly1_bag)
+    assert len(decoded) == len(recording) == 1404
+    for index in (0, 1, 700, 1403):
+        receive, header, ids, positions = decoded[index]
+        assert ids == tuple(range(100, 125))
+        assert np.array_equal(positions, recording.joints[index])
+        assert receive == header == round(recording.stamps[index] * 1e9)
+        assert stamp_from_ns(header) == recording.stamps[index]
+    from rosbags.highlevel import AnyReader
+
+    with AnyReader([assembly1_bag]) as reader:
+        connection, _, raw = next(iter(reader.messages()))
+        marker = reader.deserialize(raw, connection.msgtype).markers[0]
+    assert connection.topic == '/body_tracking_data'
+    assert marker.header.frame_id == KINECT_V2_FRAME_ID
+    assert (marker.type, marker.action, marker.scale.x) == (2, 0, 0.05)
+    assert (marker.pose.orientation.w, marker.lifetime.nanosec) == (1.0, 250_000_000)
+
+
+def test_converted_recording_evaluates_like_its_text_files(
+    assembly1_bag: Path, pic_demos: Path
+) -> None:
+    """PIC on Baxter: every metric except the solve times is identical for the bag and the text."""
+    robot = load_robot('baxter')
+    solver = SolverConfig(name='pic')
+    text = load_demonstration('assembly1')
+    bag = demonstration_from_bag(
+        assembly1_bag,
+        segments=pic_demos / 'assembly_1.txt',
+        task_arms=pic_demos / 'paper_configs' / 'baxter_config_assembly1.json',
+        name='assembly1',
+    )
+    assert same_frames(text.frames, bag.frames)
+    assert bag.segments == text.segments and bag.task_arms == text.task_arms
+    expected = evaluate_one(robot, text, solver)
+    got = evaluate_one(robot, bag, solver)
+    assert expected.keys() == got.keys()
+    for key in expected:
+        if key not in TIMING_KEYS:
+            assert got[key] == expected[key], key
+    assert expected['segments'] == 10 and expected['frames'] > 0
+
+
+def test_converted_recording_keeps_the_paper_segments_in_its_metadata(
+    assembly1_bag: Path,
+) -> None:
+    """Without files, the segments and task arms stored by ``convert`` are used."""
+    text = load_demonstration('assembly1')
+    stored = load_demonstration(str(assembly1_bag))
+    assert stored.name == 'assembly1_bag'
+    assert stored.segments == text.segments
+    assert stored.task_arms == text.task_arms
+    custom = bag_info(assembly1_bag).custom_data
+    assert custom['pic_ros.recording'] == 'assembly1'
+    assert custom['pic_ros.source'] == 'kinect_v2'
+
+
+def test_written_metadata_is_version_8_with_qos_as_a_string(assembly1_bag: Path) -> None:
+    """Version 8 keeps ``offered_qos_profiles`` a YAML string, which Humble's reader requires."""
+    metadata = yaml.safe_load((assembly1_bag / 'metadata.yaml').read_text(encoding='utf-8'))
+    information = metadata['rosbag2_bagfile_information']
+    assert information['version'] == 8
+    assert information['storage_identifier'] == 'mcap'
+    for topic in information['topics_with_message_count']:
+        assert isinstance(topic['topic_metadata']['offered_qos_profiles'], str)
+    assert information['starting_time']['nanoseconds_since_epoch'] == 33_589_800
+
+
+def test_an_independent_mcap_reader_decodes_the_zstd_bags(assembly1_bag: Path) -> None:
+    """The mcap + mcap_ros2 libraries read the written bags (zstd chunks, embedded schema)."""
+    mcap_reader = pytest.importorskip('mcap_ros2.reader')
+    summary = pytest.importorskip('mcap.reader')
+    for bag, count in ((assembly1_bag, 1404), (DEMO_BAG, 1099)):
+        mcap_file = next(bag.glob('*.mcap'))
+        with mcap_file.open('rb') as stream:
+            found = summary.make_reader(stream).get_summary()
+        assert found.statistics.message_count == count
+        assert found.chunk_indexes
+        assert {chunk.compression for chunk in found.chunk_indexes} == {'zstd'}
+        messages = itertools.islice(mcap_reader.read_ros2_messages(str(mcap_file)), 40)
+        reference = decoded_markers(bag)[:40]
+        for message, (stamp, _, ids, positions) in zip(messages, reference, strict=True):
+            assert message.log_time_ns == stamp
+            assert tuple(m.id for m in message.ros_msg.markers) == ids
+            assert [m.pose.position.z for m in message.ros_msg.markers] == positions[:, 2].tolist()
+
+
+def test_sqlite3_and_version_9_bags_read_back_the_same(
+    small_recording: Path, tmp_path: Path
+) -> None:
+    """The sqlite3 storage and metadata version 9 hold the same skeletons as MCAP version 8."""
+    mcap = convert_kinect_v2_text(small_recording, tmp_path / 'small_mcap')
+    sqlite = convert_kinect_v2_text(
+        small_recording, tmp_path / 'small_sqlite', storage='sqlite3', version=9
+    )
+    assert (bag_info(mcap).storage, bag_info(mcap).version) == ('mcap', 8)
+    assert (bag_info(sqlite).storage, bag_info(sqlite).version) == ('sqlite3', 9)
+    frames = skeleton_frames_from_bag(mcap)
+    assert len(frames) == 40
+    assert same_frames(skeleton_frames_from_bag(sqlite), frames)
+    assert same_frames(skeleton_frames_from_bag(sqlite / 'small_sqlite.db3'), frames)
+    assert 'pic_ros.segments' not in bag_info(mcap).custom_data
+
+
+def test_epoch_shifts_every_stamp(small_recording: Path, tmp_path: Path) -> None:
+    """``epoch_ns`` is added to the header and receive stamps; the joints do not change."""
+    epoch = 1_700_000_000 * 1_000_000_000
+    plain = convert_kinect_v2_text(small_recording, tmp_path / 'plain')
+    shifted = convert_kinect_v2_text(small_recording, tmp_path / 'epoch', epoch_ns=epoch)
+    for before, after in zip(decoded_markers(plain), decoded_markers(shifted), strict=True):
+        assert after[0] == after[1] == before[0] + epoch
+        assert np.array_equal(after[3], before[3])
+
+
+def test_convert_command_writes_and_describes_the_bag(
+    small_recording: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``python -m pic_ros convert`` exits 0 and prints the bag; a bad input exits 2."""
+    out = tmp_path / 'cli_bag'
+    status = run_convert(
+        [str(small_recording), str(out), '--topic', 'skeletons', '--body-id', '3', '--epoch', '5']
+    )
+    assert status == 0
+    printed = capsys.readouterr().out
+    assert '/skeletons' in printed and '40 msgs' in printed
+    first = decoded_markers(out)[0]
+    assert first[2] == tuple(range(300, 325))
+    assert first[0] == 5_000_000_000 + 46_842_000
+    assert run_convert([str(tmp_path / 'none_skel.txt'), str(tmp_path / 'x')]) == 2
+    assert 'not found' in capsys.readouterr().err
+    assert run_convert([str(small_recording), str(out)]) == 2
+    assert 'exists' in capsys.readouterr().err

@@ -1,0 +1,262 @@
+"""
+ArmCommander: the safety behaviour of the command stream, without ROS.
+
+Start, limits, hold / neutral / re-engage on tracking loss, pacing and clock jumps, driven by a
+simulated clock: every test steps time explicitly, nothing waits.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+import numpy.typing as npt
+from pic_ros.exceptions import ConfigError
+from pic_ros.motion.commander import ArmCommander, CommanderConfig
+from pic_ros.motion.limiter import TargetStatus
+from pic_ros.motion.streaming import TrajectoryChunk
+from pic_ros.motion.tracking_loss import TrackingState
+from pic_ros.robot import load_robot
+from pic_ros.robot.arm import ArmModel
+import pytest
+
+START = 100.0
+"""Time at which every test starts [s]."""
+
+EPSILON = 1e-9
+
+
+@pytest.fixture(scope='module')
+def arm() -> ArmModel:
+    """Return Baxter's left arm."""
+    return load_robot('baxter').arms['left']
+
+
+class Stream:
+    """One arm's commander, stepped as the trajectory publisher steps it; chunks recorded."""
+
+    def __init__(self, arm: ArmModel, **parameters: Any) -> None:
+        values = {'wait_for_joint_states': False, **parameters}
+        self.arm = arm
+        self.commander = ArmCommander(arm, CommanderConfig.from_parameters(values))
+        self.sent: list[tuple[float, TrajectoryChunk]] = []
+
+    def target(self, now: float, q: npt.ArrayLike) -> TargetStatus:
+        """Hand a target over at ``now`` and step on it, as the node does."""
+        status = self.commander.on_target(now, dict(zip(self.arm.joint_names, np.ravel(q))))
+        if not status.rejected:
+            self._record(now, self.commander.step(now))
+        return status
+
+    def tick(self, now: float) -> None:
+        """Fire the node's timer at ``now``."""
+        self._record(now, self.commander.step(now, timer=True))
+
+    def run(
+        self, start: float, stop: float, period: float,
+        target: Callable[[float], npt.ArrayLike] | None = None,
+    ) -> float:
+        """Step from start to stop: a target (if given) and a timer tick at each period."""
+        now = start
+        for now in np.arange(start, stop, period):
+            if target is not None:
+                self.target(float(now), target(float(now)))
+            self.tick(float(now))
+        return float(now)
+
+    def _record(self, now: float, chunk: TrajectoryChunk | None) -> None:
+        if chunk is not None:
+            self.sent.append((now, chunk))
+
+    def commands(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Return the times, positions and velocities of the chunks sent."""
+        times = np.array([now for now, _ in self.sent])
+        positions = np.array([chunk.points[0].positions for _, chunk in self.sent])
+        velocities = np.array([chunk.points[0].velocities for _, chunk in self.sent])
+        return times, positions, velocities
+
+    def assert_safe(self, lead_time: float = 0.05) -> None:
+        """Check every chunk sent: form, position and velocity limits, every step."""
+        for _, chunk in self.sent:
+            assert chunk.joint_names == self.arm.joint_names and len(chunk.points) == 1
+            assert chunk.points[0].time_from_start == pytest.approx(lead_time, abs=1e-9)
+        if not self.sent:
+            return
+        times, positions, velocities = self.commands()
+        assert np.all(positions >= self.arm.lower - EPSILON)
+        assert np.all(positions <= self.arm.upper + EPSILON)
+        assert np.all(np.abs(velocities) <= self.arm.velocity + EPSILON)
+        steps = np.abs(np.diff(positions, axis=0))
+        allowed = self.arm.velocity * np.maximum(np.diff(times), 0.0)[:, None] + EPSILON
+        assert np.argwhere(steps > allowed).size == 0
+
+
+def test_nothing_is_sent_before_the_first_target(arm: ArmModel) -> None:
+    """Without targets the robot is not commanded, not even to the neutral pose."""
+    stream = Stream(arm)
+    stream.run(START, START + 0.5, 0.02)
+    assert stream.sent == [] and stream.commander.state is TrackingState.WAITING
+
+
+def test_nothing_is_sent_before_the_start_position_is_known(arm: ArmModel) -> None:
+    """wait_for_joint_states: no command until start_from; the first one moves from there."""
+    stream = Stream(arm, wait_for_joint_states=True)
+    target = arm.neutral - 0.2
+    stream.run(START, START + 0.3, 1 / 30, lambda now: target)
+    assert stream.sent == [] and not stream.commander.started
+    measured = np.clip(arm.neutral + 0.3, arm.lower, arm.upper)
+    assert stream.commander.start_from(measured)
+    assert not stream.commander.start_from(arm.neutral)  # only once
+    stream.run(START + 0.3, START + 0.6, 1 / 30, lambda now: target)
+    first = stream.commands()[1][0]
+    assert np.all(np.abs(first - measured) <= arm.velocity / 30 + EPSILON)
+    stream.assert_safe()
+
+
+def test_a_far_target_is_reached_within_the_limits_and_held_exactly(arm: ArmModel) -> None:
+    """A target across the joint range is approached step by step and then held still."""
+    stream = Stream(arm)
+    far = arm.lower + 0.05 * (arm.upper - arm.lower)
+    stream.run(START, START + 6.0, 1 / 30, lambda now: far)
+    stream.assert_safe()
+    times, positions, velocities = stream.commands()
+    np.testing.assert_allclose(positions[-1], far, atol=1e-9)
+    assert np.all(velocities[-1] == 0.0) and len(times) > 100
+
+
+def test_tracking_loss_holds_returns_to_neutral_and_blends_back(arm: ArmModel) -> None:
+    """Lost targets: hold, then neutral within limits; found again: blend in without a jump."""
+    stream = Stream(arm, hold_timeout=0.25, neutral_timeout=1.5, blend_time=0.5)
+
+    def moving(now: float) -> np.ndarray:
+        return arm.neutral + 0.3 * math.sin(math.pi * (now - START))
+
+    last = stream.run(START, START + 2.0, 1 / 30, moving)
+    assert stream.commander.state is TrackingState.TRACKING
+    stream.run(last + 0.02, last + 1.4, 0.02)
+    assert stream.commander.state is TrackingState.HOLDING
+    held_times, held, held_velocities = stream.commands()
+    stream.run(last + 1.4, last + 8.0, 0.02)
+    assert stream.commander.state is TrackingState.AT_NEUTRAL
+    at_neutral = stream.sent[-1][1].points[0]
+    found = np.clip(arm.neutral - 0.5, arm.lower, arm.upper)
+    stream.run(last + 8.0, last + 8.2, 1 / 30, lambda now: found)
+    assert stream.commander.state is TrackingState.BLENDING
+    stream.run(last + 8.2, last + 12.0, 1 / 30, lambda now: found)
+    assert stream.commander.state is TrackingState.TRACKING
+
+    stream.assert_safe()
+    holding = held_times > last + 0.25 + 0.6  # braking from full speed takes at most 1/3 s
+    assert np.all(held[holding] == held[-1]) and np.all(held_velocities[-1] == 0.0)
+    np.testing.assert_allclose(at_neutral.positions, arm.neutral, atol=1e-9)
+    assert np.all(at_neutral.velocities == 0.0)
+    np.testing.assert_allclose(stream.sent[-1][1].points[0].positions, found, atol=1e-9)
+
+
+def test_an_arm_at_rest_outside_tracking_is_sent_its_rest_once(arm: ArmModel) -> None:
+    """At neutral the stream stops after one final command, until something moves again."""
+    stream = Stream(arm, hold_timeout=0.1, neutral_timeout=0.2)
+    stream.run(START, START + 0.5, 1 / 30, lambda now: arm.neutral)
+    last = stream.run(START + 0.5, START + 3.0, 0.02)
+    sent = len(stream.sent)
+    stream.run(last + 0.02, last + 2.0, 0.02)
+    assert len(stream.sent) == sent
+    assert stream.commander.state is TrackingState.AT_NEUTRAL
+
+
+def test_targets_outside_the_limits_stop_at_the_limits_and_are_counted(arm: ArmModel) -> None:
+    """Targets past the limits give commands that end on the limits."""
+    stream = Stream(arm)
+    stream.run(START, START + 6.0, 1 / 30, lambda now: arm.upper + 1.0)
+    stream.assert_safe()
+    np.testing.assert_allclose(stream.commands()[1][-1], arm.upper, atol=1e-9)
+    assert stream.commander.clamped > 0
+
+
+def test_incomplete_and_non_finite_targets_are_rejected_and_counted(arm: ArmModel) -> None:
+    """A missing joint or a NaN sends nothing and counts once per message."""
+    stream = Stream(arm)
+    partial = dict(zip(arm.joint_names[:3], arm.neutral[:3]))
+    assert stream.commander.on_target(START, partial) is TargetStatus.WRONG_SHAPE
+    broken = arm.neutral.copy()
+    broken[2] = math.nan
+    assert stream.target(START, broken) is TargetStatus.NON_FINITE
+    assert stream.sent == []
+    assert (stream.commander.targets, stream.commander.rejected) == (2, 2)
+
+
+def test_a_timer_tick_right_after_a_target_step_is_skipped(arm: ArmModel) -> None:
+    """The timer fills the gaps between slow targets without doubling the fast ones."""
+    stream = Stream(arm, rate=50.0)
+    stream.target(START, arm.neutral + 0.1)
+    stream.tick(START + 0.005)  # < half a period after the target's step
+    assert len(stream.sent) == 1
+    stream.tick(START + 0.02)
+    assert len(stream.sent) == 2
+
+
+def test_slow_targets_still_get_a_steady_command_stream(arm: ArmModel) -> None:
+    """Targets at 10 Hz, timer at 50 Hz: commands at least every 30 ms."""
+    stream = Stream(arm, rate=50.0)
+    far = arm.lower + 0.1 * (arm.upper - arm.lower)
+    for tick in range(100):  # one second in 10 ms steps, a target every 100 ms
+        now = START + 0.01 * tick
+        if tick % 10 == 0:
+            stream.target(now, far)
+        if tick % 2 == 0:
+            stream.tick(now)
+    stream.assert_safe()
+    times = stream.commands()[0]
+    assert len(times) >= 40 and np.max(np.diff(times)) <= 0.03 + EPSILON
+
+
+def test_the_clock_going_back_starts_tracking_over(arm: ArmModel) -> None:
+    """After a replay loop (time jumps back) targets are accepted again, not stale."""
+    stream = Stream(arm)
+    stream.run(START, START + 1.0, 1 / 30, lambda now: arm.neutral + 0.2)
+    before = len(stream.sent)
+    stream.run(10.0, 12.0, 1 / 30, lambda now: arm.neutral - 0.2)
+    assert stream.commander.rejected == 0 and stream.commander.clock_restarts == 1
+    assert stream.commander.state is TrackingState.TRACKING
+    np.testing.assert_allclose(
+        stream.sent[-1][1].points[0].positions, arm.neutral - 0.2, atol=1e-9
+    )
+    first_after = stream.sent[before][1].points[0].positions
+    last_before = stream.sent[before - 1][1].points[0].positions
+    assert np.all(np.abs(first_after - last_before) <= arm.velocity / 30 + EPSILON)
+
+
+def test_new_settings_keep_the_state_and_the_command(arm: ArmModel) -> None:
+    """New limits and timing apply at once; the commanded motion carries on from where it is."""
+    stream = Stream(arm, blend_time=0.2)
+    far = arm.lower + 0.1 * (arm.upper - arm.lower)
+    last = stream.run(START, START + 0.5, 1 / 30, lambda now: far)
+    position = stream.commander.position
+    assert position is not None and stream.commander.state is TrackingState.TRACKING
+    before = position.copy()
+    stream.commander.config = CommanderConfig.from_parameters(
+        {'acceleration_scale': 5.0, 'hold_timeout': 0.5, 'wait_for_joint_states': False}
+    )
+    np.testing.assert_array_equal(stream.commander.position, before)
+    assert stream.commander.config.tracking.hold_timeout == 0.5
+    stream.run(last + 1 / 30, last + 0.5, 1 / 30, lambda now: far)
+    assert stream.commander.state is TrackingState.TRACKING
+    stream.assert_safe()
+
+
+@pytest.mark.parametrize(
+    ('values', 'reason'),
+    [
+        ({'neutral_timeout': 0.1}, r'neutral_timeout must be in \[0.25, 3600.0\], got 0.1'),
+        ({'hold_timeout': 5.0}, r'neutral_timeout must be in \[5.0, 3600.0\], got 3.0'),
+        ({'lead_time': 2.0}, 'lead_time'),
+        ({'rate': 0.5}, 'rate'),
+    ],
+)
+def test_inconsistent_settings_are_refused_with_their_reason(
+    values: dict[str, float], reason: str
+) -> None:
+    """The timing and the limits are checked together, before anything changes."""
+    with pytest.raises(ConfigError, match=reason):
+        CommanderConfig.from_parameters(values)
