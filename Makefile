@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 ROBOT ?= baxter
 STAMP := $(VENV)/.pic_ros-installed
 
-.PHONY: setup test demo evaluate bench lint clean
+.PHONY: setup check test demo evaluate bench lint clean
 
 $(STAMP): requirements.txt setup.py package.xml
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,13 @@ $(STAMP): requirements.txt setup.py package.xml
 
 setup: $(STAMP)
 
-test: setup
+# The gates: ruff (configured to agree with the ament linters) and mypy strict on the core.
+# The ament flake8 / pep257 checks run inside the test suite, as `colcon test` runs them.
+check: setup
+	$(VENV)/bin/ruff check .
+	$(PY) -m mypy pic_ros
+
+test: check
 	$(PY) -m pytest -q
 
 demo: setup
@@ -29,8 +35,8 @@ evaluate: setup
 bench: setup
 	$(PY) -m pic_ros bench
 
-lint: setup
-	$(PY) -m mypy pic_ros --exclude 'pic_ros/ros/'
+lint: check
+	$(PY) -m pytest -q test/test_flake8.py test/test_pep257.py
 
 clean:
 	rm -rf $(VENV) build install log demo_out *.egg-info

@@ -7,8 +7,9 @@ Each helper returns the checked value (converted to the expected Python type) or
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 import math
-from typing import Iterable, TypeVar
+from typing import TypeVar
 
 from pic_ros.exceptions import ConfigError
 

@@ -8,10 +8,10 @@ solves it with the configured solver (:mod:`pic_ros.solvers`), keeping each arm'
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 import time
 from types import MappingProxyType
-from typing import Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt

@@ -7,8 +7,9 @@ simulated clock: every test steps time explicitly, nothing waits.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import math
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt

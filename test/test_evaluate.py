@@ -37,7 +37,7 @@ RECORD_KEYS = (
     'dir_err_free_deg', 'ee_err_cm', 'free_share', 'limit_share', 'limit_violations',
     'jump_frames', 'solve_ms_p50', 'solve_ms_p99', 'solve_us_histogram',
 )
-"""Keys every ``evaluate`` record has (product §6 and the evaluate issue)."""
+"""Keys every ``evaluate`` record has (``docs/method.md#definitions`` and the evaluate issue)."""
 
 TIMING_KEYS = ('solve_ms_p50', 'solve_ms_p99', 'solve_us_histogram')
 SHORT_FRAMES = 240

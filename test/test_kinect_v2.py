@@ -41,7 +41,11 @@ SEGMENT_FRAMES = {
     'assembly_2': (115, 101, 111, 109, 1, 101, 104, 102, 139, 118),
     'assembly_3': (97, 98, 98, 119, 103, 112, 113, 100, 90, 90),
 }
-"""Frames processed per segment by the original evaluator (pic_method.md section 2.5)."""
+"""
+Frames processed per segment by the original evaluator.
+
+See docs/method.md#segment-files-task_ntxt-and-the-single-cursor.
+"""
 
 SEGMENT_TOTALS = {
     'incision_straight_3': 1980,
@@ -381,7 +385,7 @@ def test_recording_constructor_validates_shapes() -> None:
 
 @pytest.mark.parametrize('stem', sorted(SEGMENT_FRAMES))
 def test_real_segment_files_give_the_paper_frame_counts(pic_demos: Path, stem: str) -> None:
-    """Single-cursor semantics reproduce the frames per segment of pic_method.md section 2.5."""
+    """Single-cursor semantics reproduce the frames per segment of the original evaluator."""
     segments = load_segments(pic_demos / f'{stem}.txt')
     assert tuple(len(segment) for segment in segments) == SEGMENT_FRAMES[stem]
     assert sum(len(segment) for segment in segments) == SEGMENT_TOTALS[stem]

@@ -21,8 +21,6 @@ import pytest
 
 CONFIGURATIONS = 40
 FK_TOLERANCE = 1e-12  # [m] and axis components
-JACOBIAN_STEP = 1e-6  # [rad] or [m]
-JACOBIAN_TOLERANCE = 1e-7  # [m/rad]
 
 
 def _arm_chains() -> list[tuple[str, KinematicChain]]:
@@ -189,54 +187,6 @@ def test_prismatic_torso_translates_the_arm_along_its_axis(rng):
     np.testing.assert_allclose(moved[0], positions[0], atol=1e-12)
     np.testing.assert_allclose(moved[1:] - positions[1:], np.tile(0.2 * axes[0], (chain.dof, 1)),
                                atol=1e-12)
-
-
-def _finite_difference(chain: KinematicChain, q: np.ndarray, row: int) -> np.ndarray:
-    """Return the central-difference Jacobian of FK row ``row`` (an origin or the tip)."""
-    jacobian = np.zeros((3, chain.dof))
-    for index in range(chain.dof):
-        step = np.zeros(chain.dof)
-        step[index] = JACOBIAN_STEP
-        ahead = chain.joint_positions(q + step)[row]
-        behind = chain.joint_positions(q - step)[row]
-        jacobian[:, index] = (ahead - behind) / (2.0 * JACOBIAN_STEP)
-    return jacobian
-
-
-@pytest.mark.parametrize('chain', [c for _, c in CHAINS], ids=CHAIN_IDS)
-def test_point_jacobian_matches_finite_differences(chain, rng):
-    """The Jacobian of every joint origin and of the tip equals central differences."""
-    for _ in range(3):
-        q = _random_q(chain, rng)
-        positions, axes = chain.positions_and_axes(q)
-        for row in range(1, chain.dof + 1):
-            jacobian = chain.point_jacobian(positions, axes, positions[row], row)
-            assert jacobian.shape == (3, chain.dof)
-            np.testing.assert_array_equal(jacobian[:, row:], 0.0)
-            np.testing.assert_allclose(
-                jacobian, _finite_difference(chain, q, row), rtol=0.0, atol=JACOBIAN_TOLERANCE
-            )
-
-
-def test_point_jacobian_of_a_point_on_the_tool_matches_finite_differences(tmp_path, rng):
-    """A point fixed in the tip link (off every joint axis) has the right Jacobian."""
-    chain = _odd_axes_chain(tmp_path)
-    offset = np.array([0.03, -0.07, 0.11, 1.0])
-
-    def tool_point(q: np.ndarray) -> np.ndarray:
-        return (chain.link_transforms(q)[chain.tip_link] @ offset)[:3]
-
-    for _ in range(5):
-        q = _random_q(chain, rng)
-        positions, axes = chain.positions_and_axes(q)
-        jacobian = chain.point_jacobian(positions, axes, tool_point(q), chain.dof)
-        expected = np.zeros((3, chain.dof))
-        for index in range(chain.dof):
-            step = np.zeros(chain.dof)
-            step[index] = JACOBIAN_STEP
-            difference = tool_point(q + step) - tool_point(q - step)
-            expected[:, index] = difference / (2.0 * JACOBIAN_STEP)
-        np.testing.assert_allclose(jacobian, expected, rtol=0.0, atol=JACOBIAN_TOLERANCE)
 
 
 def test_within_limits_checks_every_coordinate_with_a_tolerance():

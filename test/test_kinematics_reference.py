@@ -230,32 +230,6 @@ def test_the_simulated_robot_has_its_arm_joints_where_the_arm_model_has_them(
 # --- Jacobians ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(('robot_name', 'arm_name'), ARMS, ids=ARM_IDS)
-def test_point_jacobians_of_the_landmarks_match_mujoco(
-    robots, references, rng, robot_name, arm_name
-):
-    """The chain's Jacobian of the elbow, wrist and tool points equals ``mj_jac`` (1e-9)."""
-    arm = robots[robot_name].arms[arm_name]
-    chain = arm.chain
-    reference = references[robot_name]
-    # A joint origin is fixed in the link before the joint (and on the joint's axis).
-    rows = {
-        arm.elbow_index: chain.movable_joints[arm.elbow_index].parent,
-        arm.wrist_index: chain.movable_joints[arm.wrist_index].parent,
-        chain.dof: chain.tip_link,
-    }
-    for _ in range(JACOBIAN_CONFIGURATIONS):
-        q = inside_limits(arm, rng)
-        full = arm.full_q(q)
-        reference.set_arm(arm, q)
-        positions, axes = chain.positions_and_axes(full)
-        for row, link in rows.items():
-            jacobian = chain.point_jacobian(positions, axes, positions[row], row)
-            expected = reference.point_jacobian(positions[row], link, chain.joint_names)
-            np.testing.assert_allclose(jacobian, expected, rtol=0.0, atol=JACOBIAN_TOLERANCE,
-                                       err_msg=f'{robot_name} {arm_name} row {row}')
-
-
 def mujoco_landmarks(reference: MujocoReference, arm, q) -> np.ndarray:
     """Return MuJoCo's shoulder, elbow and wrist landmarks (joint origins) at ``q``, (3, 3)."""
     reference.set_arm(arm, q)

@@ -1,4 +1,8 @@
-"""Imitation metrics (product §6): elbow angle, Pose Accuracy hits, jumps, limits, percentiles."""
+"""
+Imitation metrics: elbow angle, Pose Accuracy hits, jumps, limits, percentiles.
+
+The definitions are in docs/method.md#definitions.
+"""
 
 from __future__ import annotations
 

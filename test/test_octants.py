@@ -22,7 +22,8 @@ from pic_ros.solvers.octants import (
 )
 import pytest
 
-# The paper's neighbourhood table (pic_method.md §5.1), by octant: η=1 adds, η=2 adds, antipode.
+# The paper's neighbourhood table (docs/method.md#numbering), by octant: η=1 adds, η=2 adds,
+# antipode.
 PAPER_TABLE = {
     1: ({2, 4, 5}, {3, 6, 8}, 7),
     2: ({1, 3, 6}, {4, 5, 7}, 8),

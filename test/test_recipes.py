@@ -9,6 +9,7 @@ importing that module; in another process (``python -m pic_ros``) by an entry po
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 import importlib
 import json
 import os
@@ -17,7 +18,6 @@ import shutil
 import subprocess
 import sys
 from types import ModuleType
-from typing import Iterator
 
 import numpy as np
 from pic_ros.human.front_end import SkeletonFrontEnd

@@ -116,7 +116,9 @@ def test_elbow_working_range_stops_at_the_straight_arm(arms):
     """The elbow's working range ends where the landmarks are straightest, on the bent side."""
     for arm in arms.values():
         elbow = arm.joint_names.index(arm.spec.elbow)
-        straight = arm.elbow_straight()
+        # The working range's bound on the side where the URDF range was cut.
+        cut_low = arm.work_lower[elbow] != arm.lower[elbow]
+        straight = float(arm.work_lower[elbow] if cut_low else arm.work_upper[elbow])
         assert arm.lower[elbow] <= straight <= arm.upper[elbow]
         q = arm.neutral.copy()
         q[elbow] = straight

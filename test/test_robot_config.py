@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import copy
 import dataclasses
 from pathlib import Path
 import re
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from pic_ros import resources

@@ -410,7 +410,7 @@ def test_foreshortening_offsets_follow_the_documented_model() -> None:
 
 def test_truth_is_noise_free_and_errors_sit_in_the_measured_joints(suite: Suite) -> None:
     """Measured joints differ from the truth by millimetres; outliers only in tracked frames."""
-    for spec, take in suite[:10]:
+    for _spec, take in suite[:10]:
         tracked = take.tracked
         error = np.linalg.norm(take.joints[tracked] - take.truth[tracked], axis=2)
         clean = ~take.outliers[tracked]

@@ -129,7 +129,7 @@ def states_of(records: Sequence[Record]) -> list[TrackingState]:
 
 
 def test_default_config_follows_the_product_timeouts() -> None:
-    """The defaults are hold 0.25 s and neutral 3 s (product §7)."""
+    """The defaults are hold 0.25 s and neutral 3 s (docs/method.md#tracking-loss)."""
     config = TrackingConfig()
     assert (config.hold_timeout, config.neutral_timeout) == (0.25, 3.0)
 

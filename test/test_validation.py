@@ -169,7 +169,7 @@ def test_first_seen_body_is_tracked_while_present() -> None:
     assert isinstance(frame, SkeletonFrame) and selector.tracked_id == 4
     frame = selector.select(_bodies(0.1, b4=_person(3.0), b2=_person(1.5)))
     assert isinstance(frame, SkeletonFrame) and frame.positions[0, 0] == 3.0
-    assert selector.tracked_id == 4 and selector.last_seen == 0.1
+    assert selector.tracked_id == 4
 
 
 def test_nearest_body_wins_when_several_appear_at_once() -> None:
@@ -217,7 +217,6 @@ def test_non_finite_stamp_does_not_lock_the_selector() -> None:
     selector = BodySelector(switch_after=0.5)
     selector.select(_bodies(1.0, b1=_person()))
     selector.select(_bodies(math.inf, b1=_person()))
-    assert selector.last_seen == 1.0
     assert isinstance(selector.select(_bodies(2.0, b2=_person())), SkeletonFrame)
     assert selector.tracked_id == 2
 

@@ -13,9 +13,8 @@ from pic_ros.exceptions import ConfigError
 from pic_ros.human.body_frame import to_body_frame
 from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT
 from pic_ros.tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
-from pic_ros.trackers.xsens import (
-    sample_to_skeleton,
-    XSENS_TO_HUMAN,
+from pic_ros.trackers.xsens import sample_to_skeleton, XSENS_TO_HUMAN, XsensTracker
+from pic_ros.trackers.xsens_parser import (
     XsensParser,
     XsensParserConfig,
     XsensSample,
@@ -538,6 +537,19 @@ def test_corrupted_datagrams_never_raise(edits):
     parser.feed(_t_pose_datagram(2 ** 31), 1.0)
     assert _total_drops(parser) + parser.pending_count + parser.sample_count == 2
     assert parser.received_count == 2
+
+
+def test_tracker_status_accounts_for_every_datagram():
+    """The tracker's status counts datagrams, samples, pending samples and each drop reason."""
+    tracker = XsensTracker()
+    tracker.decode(_t_pose_datagram(1), 0.0)
+    tracker.decode(b'not a datagram', 0.1)
+    status = tracker.status()
+    assert status['xsens_datagrams'] == 2
+    assert status['xsens_restarts'] == 0
+    dropped = sum(value for key, value in status.items() if key.startswith('xsens_dropped_'))
+    assert status['xsens_samples'] + status['xsens_pending'] + dropped == 2
+    assert dropped >= 1
 
 
 def test_default_config_is_valid():

@@ -211,7 +211,7 @@ class Correspondence(abc.ABC):
         self.robot = robot
         self.human_side = human_side_for(robot.side, config.mode)
 
-    def reset(self) -> None:
+    def reset(self) -> None:  # noqa: B027 (optional hook: nothing to forget by default)
         """Forget anything learnt about the person (a new person, or a new session)."""
 
     def adopt(self, other: Correspondence) -> None:

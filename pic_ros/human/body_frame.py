@@ -1,11 +1,12 @@
 """
-The body-centred human frame (product §3).
+The body-centred human frame.
 
-Origin at the chest (midpoint of the shoulders); y along the shoulder line to the person's left;
-z up along the spine (pelvis -> chest), made perpendicular to y; x = y x z, forward out of the
-chest. When the pelvis or chest is missing, the tracker's up axis stands in for the spine. This
-removes the camera placement: every tracker looks the same downstream, and the arms are expressed
-relative to the torso, as a robot with a fixed torso must copy them.
+Defined in ``docs/method.md#body-centred-human-frame-body-ros-frame-pic_human``. Origin at the
+chest (midpoint of the shoulders); y along the shoulder line to the person's left; z up along the
+spine (pelvis -> chest), made perpendicular to y; x = y x z, forward out of the chest. When the
+pelvis or chest is missing, the tracker's up axis stands in for the spine. This removes the camera
+placement: every tracker looks the same downstream, and the arms are expressed relative to the
+torso, as a robot with a fixed torso must copy them.
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ of the input's shape and unit.
 - :class:`ExponentialFilter`: first-order low-pass with a time constant in seconds, so that it
   behaves the same at any frame rate; the live default.
 - :class:`KalmanFilter`: the PIC paper's scalar random-walk Kalman filter per coordinate
-  (``pic_method.md`` section 3.1); frame-indexed, for reproducing the paper (about 1.1 s of lag
-  with the paper's settings, too slow for live use).
+  (``docs/method.md#the-papers-kalman-filter-kalman``); frame-indexed, for reproducing the
+  paper (about 1.1 s of lag with the paper's settings, too slow for live use).
 - :class:`PassThroughFilter`: no smoothing.
 """
 
@@ -183,7 +183,6 @@ class ExponentialFilter(_RowFilter):
         """Return the longest gap [s] smoothed over before a row re-initialises."""
         return self._reset_after
 
-    @property
     def row_stamps(self) -> FloatArray | None:
         """Return when each row was last ingested [s], shape (rows,), NaN if never, or None."""
         return None if self._row_stamps is None else self._row_stamps.copy()
@@ -255,11 +254,12 @@ class KalmanFilter(_RowFilter):
     """
     The PIC paper's scalar random-walk Kalman filter, independently per element.
 
-    Exactly as ``pic_method.md`` section 3.1: the state starts at ``x0 = initial_estimate`` with
-    variance ``P0 = initial_variance``. The **first** valid sample of a row is not ingested: the
-    output for it is ``x0`` (zeros with the paper's settings, like row 0 of the paper's
-    ``kalman_smooth_*`` files). Each later valid sample ``y`` does ``P- = P + Q``,
-    ``K = P- / (P- + R)``, ``x <- x + K (y - x)``, ``P <- (1 - K) P-``.
+    Exactly as ``docs/method.md#the-papers-kalman-filter-kalman``: the state starts at
+    ``x0 = initial_estimate`` with variance ``P0 = initial_variance``. The **first** valid
+    sample of a row is not ingested: the output for it is ``x0`` (zeros with the paper's
+    settings, like row 0 of the paper's ``kalman_smooth_*`` files). Each later valid sample
+    ``y`` does ``P- = P + Q``, ``K = P- / (P- + R)``, ``x <- x + K (y - x)``,
+    ``P <- (1 - K) P-``.
 
     The filter is frame-indexed like the paper: time stamps are ignored (repeated stamps are
     ordinary steps, and gaps are not re-initialised). Invalid or non-finite rows keep both their

@@ -9,8 +9,8 @@ Frames are named, not implied:
 
 - ``tracker``: the tracker's own origin with REP-103 axes as seen from the sensor (x away from the
   sensor, y to the sensor's left, z up), metres;
-- ``body``: the body-centred human frame of product §3 -- origin at the chest (midpoint of the
-  shoulders), x forward out of the chest, y to the person's left, z up, metres.
+- ``body``: the body-centred human frame (``docs/method.md#frames``) -- origin at the chest
+  (midpoint of the shoulders), x forward out of the chest, y to the person's left, z up, metres.
 """
 
 from __future__ import annotations
@@ -67,7 +67,11 @@ ARM_JOINTS: Final = {
 """Shoulder, elbow and wrist of each arm."""
 
 MAX_BONE_LENGTH: Final = 1.5
-"""Longest believable bone [m] (product §7): longer ones come from a tracking error."""
+"""
+Longest believable bone [m]: longer ones come from a tracking error.
+
+See ``docs/method.md#sessions-body-identity-and-drop-reasons``.
+"""
 
 MIN_BONE_LENGTH: Final = 1e-3
 """Shortest believable bone [m]: shorter ones are coincident joints."""

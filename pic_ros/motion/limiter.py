@@ -217,7 +217,8 @@ class MotionLimits:
         :param position: Positions, shape (n,), [rad] or [m].
         :return: A clamped copy, shape (n,).
         """
-        return np.minimum(np.maximum(np.asarray(position, dtype=float), self.lower), self.upper)
+        clamped: FloatArray = np.clip(np.asarray(position, dtype=float), self.lower, self.upper)
+        return clamped
 
 
 class TargetStatus(enum.Enum):

@@ -13,9 +13,10 @@ a little late, for one period more of lag. The node copies a :class:`TrajectoryC
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 import math
-from typing import Final, Sequence
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt

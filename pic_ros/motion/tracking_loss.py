@@ -7,7 +7,7 @@ the :class:`~pic_ros.motion.limiter.JointLimiter` should track
 (:meth:`~TrackingSupervisor.step`). Times are passed in (the core never reads a clock); ``stamp``
 and ``now`` must come from the same clock, so a node passes the *receive* time of a target (its
 own clock), not the capture stamp, unless both are known to share a clock. With ``age`` the time
-since the last valid target (product §7):
+since the last valid target (``docs/method.md#tracking-loss``):
 
 - WAITING: no valid target yet. Reference: the current command, so the robot stops where it is.
 - TRACKING: ``age <= hold_timeout``. Reference: the last valid target (frames dropped for less than

@@ -7,8 +7,8 @@ turned into a :class:`Demonstration`; ``evaluate`` and ``bench`` take nothing el
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from pic_ros.human.skeleton import Side, SkeletonFrame
 from pic_ros.recordings.paper import PaperDemonstration, Segment

@@ -6,7 +6,8 @@ The PIC paper's demonstrations: segment files, task arms and the recordings they
 - ``paper_configs/<robot>_config_<task><n>.json``: the paper-era configurations; only their
   ``arm`` field (the task arm(s) of each segment) is read here.
 
-See ``pic_demos/README.md`` and ``docs/pic_method.md`` section 2 for the formats.
+The formats are described in ``docs/method.md#the-pic-papers-recordings`` (and in
+``pic_demos/README.md`` of the authors' repository ``glebysg/PIC``).
 """
 
 from __future__ import annotations

@@ -92,10 +92,10 @@ def _marker_topic(resolved: Path, connections: Sequence[Any], topic: str | None)
                                  f'{MARKER_ARRAY}')
         return wanted
     if len(arrays) == 1:
-        return arrays[0]
+        return str(arrays[0])
     tracking = [name for name in arrays if name.endswith('body_tracking_data')]
     if len(tracking) == 1:
-        return tracking[0]
+        return str(tracking[0])
     if not arrays:
         raise RecordingError(f'{resolved}: the bag has no {MARKER_ARRAY} topic')
     raise RecordingError(

@@ -2,13 +2,13 @@
 Skeleton bags: write skeletons as a rosbag2 of body-tracking MarkerArrays.
 
 The bags hold ``visualization_msgs/msg/MarkerArray`` messages in the Azure Kinect ROS driver
-encoding (``docs/ros_interfaces.md`` section 1.1): one array per body-tracking frame, one SPHERE
+encoding (``docs/interfaces.md#marker-arrays``): one array per body-tracking frame, one SPHERE
 marker per joint with ``id = body_id * 100 + joint_index``, positions in metres in the camera
 frame of the format, identity orientations, scale 0.05 m, lifetime 0.25 s; a frame without a
 body is an **empty** array, as the driver publishes it. The messages are serialized with
 ``rosbags`` (``ts.serialize_cdr``, typestore ``ROS2_KILTED``; the MarkerArray layout and type hash
 are the same from Humble to Kilted), never with ``rclpy.serialization.serialize_message``, whose
-buffers carry uninitialised trailing bytes (``docs/environment.md`` section 5).
+buffers carry uninitialised trailing bytes (``docs/interfaces.md#bags``).
 
 The header stamp of every marker **and** the bag's receive time stamp of the message are both the
 frame's capture time, so that the bag decodes to the stamps it was given

@@ -5,10 +5,10 @@ The chain runs from the robot's base frame to the arm's tool link. Its movable j
 joints plus any ``locked_joints`` of the robot that lie on the path (TIAGo's torso lift), which are
 held at their configured value. Arm joint values ``q`` are in the arm's joint order.
 
-Landmarks (product §5) are the origins of the shoulder, elbow and wrist joints. The *root* is the
-origin of the movable joint just before the shoulder (Baxter ``s0``, YuMi ``joint_1``, TIAGo
-``arm_1``): the point chain that FABRIK and PIC move starts there, because that joint is the one
-that swings the shoulder around.
+Landmarks (``docs/method.md#robot-landmarks-and-the-point-chain``) are the origins of the
+shoulder, elbow and wrist joints. The *root* is the origin of the movable joint just before the
+shoulder (Baxter ``s0``, YuMi ``joint_1``, TIAGo ``arm_1``): the point chain that FABRIK and PIC
+move starts there, because that joint is the one that swings the shoulder around.
 
 Besides the URDF limits, an arm has a *working range* for imitation (:attr:`ArmModel.work_lower`,
 :attr:`ArmModel.work_upper`): the URDF range, except that the elbow landmark joint stops where
@@ -21,8 +21,8 @@ elbow. The straight position is found on the URDF at load time, so it holds for 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -251,17 +251,6 @@ class ArmModel:
             positions[-1],
         ]
         return landmarks, (positions, axes)
-
-    def elbow_straight(self) -> float:
-        """
-        Return the elbow landmark joint's value where the arm's landmarks are straightest.
-
-        :return: Joint value [rad], the bound of the working range on the elbow's straight side.
-        """
-        position = self.joint_names.index(self.spec.elbow)
-        if self.work_lower[position] != self.lower[position]:
-            return float(self.work_lower[position])
-        return float(self.work_upper[position])
 
     def clamp(self, q: npt.ArrayLike) -> FloatArray:
         """

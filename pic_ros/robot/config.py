@@ -3,8 +3,9 @@ Robot description files, ``config/<robot>.yaml``: all that is robot-specific bey
 
 A robot file names the URDF, the base frame the person is mapped into, the joints held still while
 imitating (``locked_joints``, e.g. TIAGo's torso), and per arm: its side, joints, the shoulder /
-elbow / wrist landmark joints (product §5), the tool link, the neutral pose and the
-ros2_control controller that drives it. Adding a robot means adding a URDF and one of these files.
+elbow / wrist landmark joints (``docs/method.md#robot-landmarks-and-the-point-chain``), the
+tool link, the neutral pose and the ros2_control controller that drives it. Adding a robot means
+adding a URDF and one of these files.
 
 Example (units: radians for revolute joints, metres for prismatic ones)::
 
@@ -25,10 +26,11 @@ Example (units: radians for revolute joints, metres for prismatic ones)::
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from pic_ros.checks import check_choice
 from pic_ros.correspondence import MappingConfig

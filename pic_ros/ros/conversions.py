@@ -7,8 +7,8 @@ Directions are named ``<core>_from_msg`` and ``<core>_to_msg``. ROS quaternions 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 import math
-from typing import Mapping, Sequence
 
 from builtin_interfaces.msg import Duration, Time
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue

@@ -11,11 +11,12 @@ and the metrics (:mod:`pic_ros.tools.demo_report`).
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 import os
 from pathlib import Path
 import threading
 import time
-from typing import Any, Sequence
+from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseArray

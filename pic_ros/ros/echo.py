@@ -13,9 +13,9 @@ Run as ``python -m pic_ros.ros.echo --mode dds`` (the benchmark starts and stops
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 import socket
 import threading
-from typing import Sequence
 
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
@@ -76,7 +76,7 @@ class EchoNode(Node):
         while not self._stop.is_set():
             try:
                 self._socket.recvfrom(65536)
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError:
                 return

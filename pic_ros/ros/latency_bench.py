@@ -19,6 +19,7 @@ bound) and the result says so.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 import math
 import os
@@ -27,7 +28,7 @@ import socket
 import tempfile
 import threading
 import time
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 from pic_ros.ros.processes import (

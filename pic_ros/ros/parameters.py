@@ -11,7 +11,8 @@ when either fails (never clamped).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pic_ros.exceptions import ConfigError
 from pic_ros.schema import ParameterDef, ParameterTable, ParameterType

@@ -9,13 +9,13 @@ session so that it can be stopped, with its children, by its own process group i
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 import os
 from pathlib import Path
 import signal
 import subprocess
 import sys
 import time
-from typing import Callable, Mapping, Sequence
 
 
 def loopback_environment(domain_id: int, extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -107,12 +107,6 @@ class ManagedProcess:
         if self._log is not subprocess.DEVNULL:
             self._log.close()
         return int(self.process.returncode)
-
-    def log_text(self) -> str:
-        """Return what the process wrote so far (empty without a log file)."""
-        if self.log_path is None or not self.log_path.exists():
-            return ''
-        return self.log_path.read_text(encoding='utf-8', errors='replace')
 
     def __enter__(self) -> ManagedProcess:
         """Return the process (started at construction)."""

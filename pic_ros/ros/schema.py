@@ -19,6 +19,8 @@ from pic_ros.human.front_end import RESTART_AFTER
 from pic_ros.human.processing import SMOOTHING, TIME_CONSTANT
 from pic_ros.motion.commander import COMMANDER_PARAMETERS
 from pic_ros.schema import ParameterDef, ParameterTable
+from pic_ros.sim.config import SIM_CONFIG_PARAMETERS
+from pic_ros.sim.frame_recorder import RENDER_PARAMETERS
 from pic_ros.solvers.base import SOLVER_PARAMETERS
 from pic_ros.trackers import SOURCE
 from pic_ros.trackers.frames import SWITCH_AFTER
@@ -53,49 +55,14 @@ DIAGNOSTICS_PERIOD: Final = ParameterDef(
     high=60.0,
 )
 
-SIM_PARAMETERS: Final = (
-    ParameterDef(
-        'rate', 200.0, 'Rate of joint_states and of the simulation updates', unit='Hz',
-        low=100.0, high=1000.0,
-    ),
-    ParameterDef(
-        'publish_clock', False,
-        'Publish the simulation time on /clock and stamp joint_states with it', read_only=True,
-    ),
-    ParameterDef(
-        'render_dir', '', 'Folder for PNG frames of the robot (empty: no rendering)',
-        read_only=True,
-    ),
-    ParameterDef(
-        'render_rate', 10.0, 'Frames per second written to render_dir', unit='Hz', low=0.1,
-        high=60.0, read_only=True,
-    ),
-    ParameterDef('render_width', 640, 'Frame width', unit='px', low=16, high=1920, read_only=True),
-    ParameterDef(
-        'render_height', 480, 'Frame height', unit='px', low=16, high=1080, read_only=True
-    ),
-    ParameterDef(
-        'timestep', 0.002, 'Physics time step', unit='s', low=1e-4, high=0.01, read_only=True
-    ),
-    ParameterDef(
-        'natural_frequency', 60.0,
-        'Natural frequency of the joint servos; tracking lag = 2 damping_ratio / it',
-        unit='rad/s', low=1.0, high=500.0, read_only=True,
-    ),
-    ParameterDef(
-        'damping_ratio', 1.0, 'Damping ratio of the joint servos', low=0.1, high=5.0,
-        read_only=True,
-    ),
-    ParameterDef(
-        'allow_nonzero_velocity_at_trajectory_end', True,
-        "Accept trajectories whose last point moves (the trajectory controller's parameter; "
-        'true on Humble)', read_only=True,
-    ),
-    ParameterDef(
-        'self_collisions', False, 'Let the robot links collide with each other', read_only=True
-    ),
+SIM_RATE: Final = ParameterDef(
+    'rate', 200.0, 'Rate of joint_states and of the simulation updates', unit='Hz', low=100.0,
+    high=1000.0,
 )
-"""The simulated robot's settings (:class:`~pic_ros.sim.config.SimConfig`, rendering)."""
+PUBLISH_CLOCK: Final = ParameterDef(
+    'publish_clock', False, 'Publish the simulation time on /clock and stamp joint_states with it',
+    read_only=True,
+)
 
 SKELETON_NODE: Final = ParameterTable('skeleton_node', (
     SOURCE, SMOOTHING, TIME_CONSTANT, SWITCH_AFTER, RESTART_AFTER, BODY_FRAME_ID, MARKER_RATE,
@@ -114,7 +81,9 @@ TRAJECTORY_PUBLISHER: Final = ParameterTable('trajectory_publisher', (
 ))
 """``trajectory_publisher``: joint targets in, trajectory chunks out."""
 
-SIM_ROBOT: Final = ParameterTable('sim_robot', (ROBOT, SIM_PARAMETERS, DIAGNOSTICS_PERIOD))
+SIM_ROBOT: Final = ParameterTable('sim_robot', (
+    ROBOT, SIM_RATE, PUBLISH_CLOCK, RENDER_PARAMETERS, SIM_CONFIG_PARAMETERS, DIAGNOSTICS_PERIOD,
+))
 """``sim_robot``: the MuJoCo stand-in for the robot and its controllers."""
 
 PIPELINE: Final = (SKELETON_NODE, SOLVER_NODE, TRAJECTORY_PUBLISHER)

@@ -26,10 +26,11 @@ background thread (offscreen OpenGL: ``MUJOCO_GL=egl`` or ``osmesa``).
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 import math
 import sys
 import time
-from typing import Any, Sequence
+from typing import Any
 
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticStatus
@@ -41,7 +42,7 @@ from pic_ros.ros.schema import SIM_ROBOT
 from pic_ros.sim.config import SimConfig
 from pic_ros.sim.frame_recorder import FrameRecorder
 from pic_ros.sim.mujoco_robot import SimRobot
-from pic_ros.sim.trajectory import FollowerConfig, Trajectory, TrajectoryStatus, Waypoint
+from pic_ros.sim.trajectory import Trajectory, TrajectoryStatus, Waypoint
 import rclpy
 from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import InvalidParameterValueException
@@ -85,28 +86,6 @@ def trajectory_from_msg(message: JointTrajectory, stamp: float) -> Trajectory:
     return Trajectory(joint_names=list(message.joint_names), points=points, stamp=stamp)
 
 
-def sim_config_from_values(values: Values) -> SimConfig:
-    """
-    Build the simulation settings from the node parameters.
-
-    :param values: Parameter values by name.
-    :return: The settings.
-    :raises ConfigError: If they are inconsistent (e.g. a stiffness too high for the step).
-    """
-    follower = FollowerConfig(
-        allow_nonzero_velocity_at_trajectory_end=bool(
-            values['allow_nonzero_velocity_at_trajectory_end']
-        )
-    )
-    return SimConfig(
-        timestep=float(values['timestep']),
-        natural_frequency=float(values['natural_frequency']),
-        damping_ratio=float(values['damping_ratio']),
-        self_collisions=bool(values['self_collisions']),
-        follower=follower,
-    )
-
-
 class _ControllerReport:
     """Tracking error and log throttling of one controller."""
 
@@ -128,7 +107,7 @@ class SimRobotNode(Node):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__('sim_robot', **kwargs)
         self._values: Values = declare_parameters(self, PARAMETERS)
-        self.sim = SimRobot(str(self._values['robot']), sim_config_from_values(self._values))
+        self.sim = SimRobot(str(self._values['robot']), SimConfig.from_parameters(self._values))
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._wall_start: float | None = None
         self._sim_origin = self.sim.time

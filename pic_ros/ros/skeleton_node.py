@@ -21,10 +21,11 @@ nothing: downstream, the trajectory publisher holds.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import socket
 import threading
 import time
-from typing import Any, Callable
+from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import PoseArray
@@ -148,7 +149,7 @@ class SkeletonNode(Node):
         while not self._stop.is_set():
             try:
                 datagram, _ = self._socket.recvfrom(size)
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError:
                 return
@@ -157,7 +158,7 @@ class SkeletonNode(Node):
                 self._input.tick()
                 try:
                     self._feed(datagram, received)
-                except Exception as err:  # the receiver thread must survive anything
+                except Exception as err:  # noqa: BLE001 (the receiver thread survives anything)
                     self.get_logger().error(
                         f'UDP receiver: {type(err).__name__}: {err}', throttle_duration_sec=2.0
                     )
@@ -201,7 +202,7 @@ class SkeletonNode(Node):
         for handler in self._handlers:
             try:
                 handler(result)
-            except Exception as err:  # a consumer's failure must not stop the tracker input
+            except Exception as err:  # noqa: BLE001 (a consumer's failure must not stop the input)
                 self._handler_errors += 1
                 self.get_logger().error(
                     f'skeleton consumer failed: {type(err).__name__}: {err}',

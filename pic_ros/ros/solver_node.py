@@ -16,10 +16,11 @@ scale). The response says what was measured, or why not (how long the pose was h
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 import os
 from pathlib import Path
 import threading
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import PoseArray

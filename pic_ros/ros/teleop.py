@@ -14,7 +14,8 @@ Run it with ``ros2 run pic_ros teleop`` (parameters by ``--ros-args -p node:name
 from __future__ import annotations
 
 import argparse
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pic_ros.exceptions import ConfigError, PicRosError
 from pic_ros.ros.schema import PIPELINE, ROBOT, SKELETON_NODE, SOLVER_NODE, TRAJECTORY_PUBLISHER

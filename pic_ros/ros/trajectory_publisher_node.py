@@ -18,8 +18,9 @@ publishes the chunks.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 import threading
-from typing import Any, Sequence
+from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticStatus
 from pic_ros.exceptions import PicRosError, SkeletonError
@@ -155,7 +156,7 @@ class TrajectoryPublisherNode(Node):
     def _statuses(self) -> list[DiagnosticStatus]:
         statuses = []
         with self._lock:
-            for name, (commander, publisher) in self._arms.items():
+            for name, (commander, _publisher) in self._arms.items():
                 model = self.robot.arms[name]
                 started = commander.started
                 values: dict[str, object] = {

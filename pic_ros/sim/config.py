@@ -7,11 +7,33 @@ simulated robot (:mod:`pic_ros.sim.mujoco_robot`) are built from.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any, Final
 
 from pic_ros.checks import check_number
 from pic_ros.exceptions import ConfigError
-from pic_ros.sim.trajectory import FollowerConfig
+from pic_ros.schema import ParameterDef
+from pic_ros.sim.trajectory import ALLOW_NONZERO_VELOCITY_AT_END, FollowerConfig
+
+TIMESTEP: Final = ParameterDef(
+    'timestep', 0.002, 'Physics time step', unit='s', low=1e-4, high=0.01, read_only=True
+)
+NATURAL_FREQUENCY: Final = ParameterDef(
+    'natural_frequency', 60.0,
+    'Natural frequency of the joint servos; tracking lag = 2 damping_ratio / it',
+    unit='rad/s', low=1.0, high=500.0, read_only=True,
+)
+DAMPING_RATIO: Final = ParameterDef(
+    'damping_ratio', 1.0, 'Damping ratio of the joint servos', low=0.1, high=5.0, read_only=True,
+)
+SELF_COLLISIONS: Final = ParameterDef(
+    'self_collisions', False, 'Let the robot links collide with each other', read_only=True
+)
+SIM_CONFIG_PARAMETERS: Final = (
+    TIMESTEP, NATURAL_FREQUENCY, DAMPING_RATIO, ALLOW_NONZERO_VELOCITY_AT_END, SELF_COLLISIONS,
+)
+"""Everything :meth:`SimConfig.from_parameters` reads."""
 
 
 @dataclass(frozen=True)
@@ -38,26 +60,20 @@ class SimConfig:
     :raises ConfigError: If a value is out of range.
     """
 
-    timestep: float = 0.002
-    natural_frequency: float = 60.0
-    damping_ratio: float = 1.0
+    timestep: float = TIMESTEP.default
+    natural_frequency: float = NATURAL_FREQUENCY.default
+    damping_ratio: float = DAMPING_RATIO.default
     armature: float = 0.05
     gravity_compensation: bool = True
-    self_collisions: bool = False
+    self_collisions: bool = SELF_COLLISIONS.default
     limit_velocity: bool = True
     shadows: bool = False
     follower: FollowerConfig = field(default_factory=FollowerConfig)
 
     def __post_init__(self) -> None:
         set_field = object.__setattr__
-        set_field(self, 'timestep', check_number('timestep', self.timestep, 1e-4, 0.01))
-        set_field(
-            self, 'natural_frequency',
-            check_number('natural_frequency', self.natural_frequency, 1.0, 500.0),
-        )
-        set_field(
-            self, 'damping_ratio', check_number('damping_ratio', self.damping_ratio, 0.1, 5.0)
-        )
+        for item in (TIMESTEP, NATURAL_FREQUENCY, DAMPING_RATIO):
+            set_field(self, item.name, item.check(getattr(self, item.name)))
         set_field(self, 'armature', check_number('armature', self.armature, 0.0, 10.0))
         for name in ('gravity_compensation', 'self_collisions', 'limit_velocity', 'shadows'):
             if not isinstance(getattr(self, name), bool):
@@ -69,6 +85,27 @@ class SimConfig:
                 f'natural_frequency * timestep = {self.natural_frequency * self.timestep:.3f} '
                 '> 0.5: the servo stiffness would make the integration unstable; lower one'
             )
+
+    @classmethod
+    def from_parameters(cls, values: Mapping[str, Any]) -> SimConfig:
+        """
+        Build the settings from parameter values (:data:`SIM_CONFIG_PARAMETERS`).
+
+        :param values: Values by parameter name; missing ones take their defaults.
+        :return: The settings (the others at their defaults).
+        :raises ConfigError: If a value is refused or the values are inconsistent (e.g. a
+            stiffness too high for the time step).
+        """
+        checked = {
+            item.name: item.check(values.get(item.name, item.default))
+            for item in SIM_CONFIG_PARAMETERS
+        }
+        follower = FollowerConfig(
+            allow_nonzero_velocity_at_trajectory_end=checked.pop(
+                ALLOW_NONZERO_VELOCITY_AT_END.name
+            )
+        )
+        return cls(follower=follower, **checked)
 
     @property
     def tracking_lag(self) -> float:

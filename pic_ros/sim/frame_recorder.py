@@ -12,11 +12,12 @@ from pathlib import Path
 import queue
 import threading
 import time
-from typing import TYPE_CHECKING
+from typing import Final, TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
+from pic_ros.schema import ParameterDef
 from pic_ros.sim.offscreen import make_renderer, MAX_IMAGE_SIZE, RenderError
 from pic_ros.sim.scene import CAMERA_NAME
 
@@ -24,6 +25,23 @@ if TYPE_CHECKING:
     from pic_ros.sim.mujoco_robot import SimRobot
 
 FloatArray = npt.NDArray[np.float64]
+
+RENDER_DIR: Final = ParameterDef(
+    'render_dir', '', 'Folder for PNG frames of the robot (empty: no rendering)', read_only=True
+)
+RENDER_RATE: Final = ParameterDef(
+    'render_rate', 10.0, 'Frames per second written to render_dir', unit='Hz', low=0.1,
+    high=60.0, read_only=True,
+)
+RENDER_WIDTH: Final = ParameterDef(
+    'render_width', 640, 'Frame width', unit='px', low=16, high=MAX_IMAGE_SIZE[0], read_only=True
+)
+RENDER_HEIGHT: Final = ParameterDef(
+    'render_height', 480, 'Frame height', unit='px', low=16, high=MAX_IMAGE_SIZE[1],
+    read_only=True,
+)
+RENDER_PARAMETERS: Final = (RENDER_DIR, RENDER_RATE, RENDER_WIDTH, RENDER_HEIGHT)
+"""What a node recording frames reads: where, how often, how large."""
 
 
 def write_png(path: str | Path, image: npt.NDArray[np.uint8]) -> None:
@@ -57,8 +75,9 @@ class FrameRecorder:
     :param height: Image height [px].
     """
 
-    def __init__(self, sim: SimRobot, directory: str | Path, width: int = 640,
-                 height: int = 480) -> None:
+    def __init__(self, sim: SimRobot, directory: str | Path,
+                 width: int = RENDER_WIDTH.default,
+                 height: int = RENDER_HEIGHT.default) -> None:
         if not (1 <= width <= MAX_IMAGE_SIZE[0] and 1 <= height <= MAX_IMAGE_SIZE[1]):
             raise ConfigError(f'image size out of range: {width} x {height}')
         self.directory = Path(directory)

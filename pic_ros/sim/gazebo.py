@@ -33,10 +33,11 @@ This module is part of the core (standard library, numpy, PyYAML, pic_ros): no R
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 import math
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 from xml.etree import ElementTree
 from xml.sax.saxutils import escape, quoteattr
 

@@ -215,7 +215,8 @@ class SimRobot:
         :param controller: Controller name.
         :return: Positions in the controller's joint order, shape (n,), [rad] or [m].
         """
-        return self._data.qpos[self._controller(controller).qpos].copy()
+        positions: FloatArray = self._data.qpos[self._controller(controller).qpos].copy()
+        return positions
 
     def commanded(self, controller: str) -> JointCommand:
         """

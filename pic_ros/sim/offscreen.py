@@ -55,7 +55,7 @@ def import_mujoco() -> Any:
     """
     select_gl_backend()
     try:
-        import mujoco  # type: ignore[import-untyped]
+        import mujoco
     except ImportError as error:
         raise ConfigError(f'the simulation needs the mujoco package: {error}') from error
     return mujoco

@@ -100,7 +100,8 @@ def _geom_corners(model: Any, data: Any, geom: int) -> FloatArray:
     signs = np.array(list(itertools.product((-1.0, 1.0), repeat=3)))
     local = centre + signs * half
     rotation = data.geom_xmat[geom].reshape(3, 3)
-    return data.geom_xpos[geom] + local @ rotation.T
+    corners: FloatArray = data.geom_xpos[geom] + local @ rotation.T
+    return corners
 
 
 def add_scene(

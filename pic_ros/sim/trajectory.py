@@ -8,7 +8,7 @@ checks them the way JTC's ``validate_trajectory_msg`` does and answers with a :c
 commanded state at any time with :meth:`TrajectoryFollower.sample`. No exception is raised for a
 bad trajectory: a controller logs it and keeps doing what it did.
 
-Semantics (``docs/ros_interfaces.md`` §4.1; Humble/Jazzy JTC unless said otherwise):
+Semantics (``docs/interfaces.md#ros2_control``; Humble/Jazzy JTC unless said otherwise):
 
 * Times are seconds on the follower's clock (the simulation clock). ``stamp == 0`` means "start
   now"; a non-zero stamp is the start time, and a trajectory whose end (stamp + last
@@ -43,14 +43,16 @@ at a limit by the clamp. So the commanded position never leaves the limits.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 import enum
 import math
-from typing import Mapping, Sequence
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
+from pic_ros.schema import ParameterDef
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -154,6 +156,13 @@ class JointCommand:
     moving: bool
 
 
+ALLOW_NONZERO_VELOCITY_AT_END: Final = ParameterDef(
+    'allow_nonzero_velocity_at_trajectory_end', True,
+    "Accept trajectories whose last point moves (the trajectory controller's parameter; "
+    'true on Humble)', read_only=True,
+)
+
+
 @dataclass(frozen=True)
 class FollowerConfig:
     """
@@ -163,7 +172,7 @@ class FollowerConfig:
         velocities (JTC default: true on Humble, false on Jazzy and later).
     """
 
-    allow_nonzero_velocity_at_trajectory_end: bool = True
+    allow_nonzero_velocity_at_trajectory_end: bool = ALLOW_NONZERO_VELOCITY_AT_END.default
 
     def __post_init__(self) -> None:
         if not isinstance(self.allow_nonzero_velocity_at_trajectory_end, bool):
@@ -547,13 +556,3 @@ class TrajectoryFollower:
         velocity = np.where(stopped, 0.0, velocity)
         acceleration = np.where(stopped, 0.0, acceleration)
         return JointCommand(inside, velocity, acceleration, moving=True)
-
-    def positions_by_name(self, t: float) -> Mapping[str, float]:
-        """
-        Return the commanded positions at a time, by joint name.
-
-        :param t: Time on the follower's clock [s].
-        :return: ``{joint: position}`` [rad] or [m].
-        """
-        command = self.sample(t)
-        return dict(zip(self._names, command.positions.tolist()))

@@ -216,7 +216,7 @@ def solve_point_chain(
     upper_fallback = unit(sub(elbow, shoulder), _DOWN)
     fore_fallback = unit(sub(wrist, elbow), _DOWN)
     fore_back = (-fore_fallback[0], -fore_fallback[1], -fore_fallback[2])
-    for iterations in range(1, config.max_iterations + 1):
+    for iterations in range(1, config.max_iterations + 1):  # noqa: B007 (read after)
         # Backward pass: wrist on the target, the forearm's IN constraint seen from the wrist.
         # (The upper arm's IN constraint, seen from the elbow, would only move the shoulder,
         # which is the fixed base; the same bone is held by shoulder-OUT in the forward pass.)

@@ -26,13 +26,14 @@ all 8 (PICs, Eq. 3). Octants are closed sets: a direction with a zero component 
 octants that share that face, and membership allows a small tolerance for rounding.
 
 Unlike the authors' research code, membership and projection use the link *direction* (a relative
-vector), never absolute positions (``docs/pic_method.md`` §10.1).
+vector), never absolute positions (``docs/method.md#human-octants-per-frame``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 import math
-from typing import Final, Sequence
+from typing import Final
 
 from pic_ros.exceptions import ConfigError
 

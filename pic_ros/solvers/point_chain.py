@@ -19,9 +19,9 @@ times faster than numpy calls at this size.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 import math
-from typing import Sequence
 
 import numpy as np
 import numpy.typing as npt

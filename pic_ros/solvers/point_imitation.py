@@ -24,8 +24,9 @@ Per frame and arm:
 The human octants are the sign octants of the link directions in the robot base frame:
 shoulder-OUT is the octant of shoulder->elbow and elbow-IN its antipode (the same bone seen from
 the other end); elbow-OUT is the octant of elbow->wrist and wrist-IN its antipode (the paper's
-intended rule, ``docs/pic_method.md`` §5.2). The octant hysteresis band is also the octants'
-membership slack, so the human's own bones always satisfy the octants read from them.
+intended rule, ``docs/method.md#human-octants-per-frame``). The octant hysteresis band is also
+the octants' membership slack, so the human's own bones always satisfy the octants read from
+them.
 """
 
 from __future__ import annotations

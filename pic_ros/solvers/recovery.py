@@ -41,9 +41,9 @@ inside the URDF position limits.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 import math
-from typing import Sequence
 
 import numpy as np
 import numpy.typing as npt

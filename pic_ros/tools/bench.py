@@ -17,11 +17,12 @@ Timings depend on the machine and its load; the JSON records the Python and nump
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 import gc
 import os
 import platform
 import time
-from typing import Any, Sequence
+from typing import Any
 import warnings
 
 import numpy as np

@@ -13,13 +13,14 @@ with status 2.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 import itertools
 import json
 import logging
 import math
 from pathlib import Path
 import sys
-from typing import Any, Sequence
+from typing import Any
 
 from pic_ros.correspondence import (
     CalibrationConfig,
@@ -271,7 +272,7 @@ def run_teleop(argv: Sequence[str]) -> int:
     """
     from pic_ros.ros.teleop import main as teleop_main
 
-    return teleop_main(argv)
+    return int(teleop_main(argv))
 
 
 def run_sim(argv: Sequence[str]) -> int:
@@ -283,7 +284,7 @@ def run_sim(argv: Sequence[str]) -> int:
     """
     from pic_ros.ros.sim_robot_node import run_sim as sim_main
 
-    return sim_main(list(argv))
+    return int(sim_main(list(argv)))
 
 
 def run_replay(argv: Sequence[str]) -> int:
@@ -295,7 +296,7 @@ def run_replay(argv: Sequence[str]) -> int:
     """
     from pic_ros.ros.replay_node import run_replay as replay_main
 
-    return replay_main(list(argv))
+    return int(replay_main(list(argv)))
 
 
 def run_convert(argv: Sequence[str]) -> int:
@@ -319,7 +320,7 @@ def run_demo(argv: Sequence[str]) -> int:
     """
     from pic_ros.ros.demo import run_demo as demo_main
 
-    return demo_main(list(argv))
+    return int(demo_main(list(argv)))
 
 
 def run_params(argv: Sequence[str]) -> int:
@@ -331,7 +332,7 @@ def run_params(argv: Sequence[str]) -> int:
     """
     from pic_ros.ros.parameter_docs import main as params_main
 
-    return params_main(list(argv))
+    return int(params_main(list(argv)))
 
 
 ROS_COMMANDS = {
@@ -357,7 +358,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest='command', required=True)
     evaluate = commands.add_parser(
-        'evaluate', help='metrics of the solvers on recorded demonstrations (product §6)'
+        'evaluate',
+        help='metrics of the solvers on recorded demonstrations (docs/method.md#metrics)',
     )
     _add_common(evaluate)
     evaluate.set_defaults(run=run_evaluate)

@@ -15,11 +15,12 @@ matplotlib, Pillow and MuJoCo are imported when needed.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 import json
 import math
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt

@@ -1,7 +1,8 @@
 """
 Offline evaluation (``python -m pic_ros evaluate``): the pipeline on recordings, scored.
 
-The pipeline runs on recorded demonstrations and is scored with the metrics of product §6.
+The pipeline runs on recorded demonstrations and is scored with the metrics of
+``docs/method.md#metrics``.
 
 The whole recording is processed causally, frame by frame, as a live system would (filter,
 body frame, correspondence, solver with warm start); the metrics are then taken over the frames of
@@ -28,17 +29,19 @@ What the metrics compare:
   solve (records carry a histogram in microseconds so that tables can pool them exactly).
 
 The PIC paper's published Pose Accuracy (Table I; η = 1, 2 from Fig. 7, recomputed from the
-authors' result files, ``docs/pic_method.md`` §8) is kept here to print beside ours. Those numbers
-come from 4-link ball-joint polylines with no joint limits and from the research code's octant
-bugs; ours come from the real URDF kinematics with joint limits and correct octant geometry.
+authors' result files, ``docs/method.md#published-numbers-printed-beside-ours``) is kept here
+to print beside ours. Those numbers come from 4-link ball-joint polylines with no joint limits
+and from the research code's octant bugs; ours come from the real URDF kinematics with joint
+limits and correct octant geometry.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 import math
 from types import MappingProxyType
-from typing import Any, Final, Iterable, Mapping, Sequence
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -419,7 +422,7 @@ def score(
     :param demonstration: The recording, with its segments and task arms.
     :param robot: The robot.
     :param solver: The solver setting.
-    :return: The JSON record (keys of product §6 and more), plain Python types.
+    :return: The JSON record (keys of ``docs/method.md#definitions`` and more), plain Python types.
     """
     scores: list[SegmentScore] = []
     for segment, task_arms in zip(demonstration.segments, demonstration.task_arms):

@@ -1,5 +1,5 @@
 """
-Imitation metrics (product §6): pure functions over arrays.
+Imitation metrics (``docs/method.md#metrics``): pure functions over arrays.
 
 - **Pose Accuracy** (the PIC paper's Eq. 4 as its evaluation computes it): the fraction of
   samples whose interior elbow angles satisfy ``(theta_h - theta_r)^2 <= 0.087 rad^2``, i.e.
@@ -30,7 +30,8 @@ JUMP_THRESHOLD: Final = 0.35
 def _unit_rows(vectors: FloatArray) -> FloatArray:
     lengths = np.linalg.norm(vectors, axis=-1, keepdims=True)
     with np.errstate(invalid='ignore', divide='ignore'):
-        return vectors / lengths
+        units: FloatArray = vectors / lengths
+    return units
 
 
 def angle_between(first: npt.ArrayLike, second: npt.ArrayLike) -> FloatArray:
@@ -44,7 +45,8 @@ def angle_between(first: npt.ArrayLike, second: npt.ArrayLike) -> FloatArray:
     a = _unit_rows(np.asarray(first, dtype=float))
     b = _unit_rows(np.asarray(second, dtype=float))
     cosine = np.clip(np.sum(a * b, axis=-1), -1.0, 1.0)
-    return np.arccos(cosine)
+    angles: FloatArray = np.arccos(cosine)
+    return angles
 
 
 def elbow_angle(shoulder: npt.ArrayLike, elbow: npt.ArrayLike, wrist: npt.ArrayLike) -> FloatArray:

@@ -7,8 +7,9 @@ in brackets beside ours where the paper has one.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 import math
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from pic_ros.tools.evaluation import (
@@ -239,7 +240,9 @@ def suite_table(records: Sequence[Record]) -> str:
     ]
     rows = []
     for robot, setting, group in _groups(records):
-        def values(key: str, index: int | None = None) -> np.ndarray:
+        def values(
+            key: str, index: int | None = None, group: list[Record] = group
+        ) -> np.ndarray:
             raw = [r[key] if index is None else r[key][index] for r in group]
             return np.array([np.nan if v is None else v for v in raw], dtype=float)
 

@@ -133,7 +133,7 @@ def t_pose_segments() -> tuple[FloatArray, FloatArray]:
     Return a T-pose (MVN null pose) facing +x, for tests and benchmarks.
 
     Positions are the null-pose segment origins decoded from a real MVN type-13 packet
-    (``docs/ros_interfaces.md`` section 3.4): arms straight out sideways at 1.61 m, left side at
+    (``docs/interfaces.md#xsens-mvn``): arms straight out sideways at 1.61 m, left side at
     +y, toes at +x; upper arms 0.345 m, forearms 0.282 m. Orientations are identity, segment
     frames aligned with the world as in the null pose.
 

@@ -97,7 +97,7 @@ class TrackerSource(abc.ABC):
         """
         return {}
 
-    def reset(self) -> None:
+    def reset(self) -> None:  # noqa: B027 (optional hook: nothing to forget by default)
         """Forget any partial state (a new session of the stream); counters are kept."""
 
 

@@ -183,7 +183,6 @@ class BodySelector:
         """Return the tracked body id, or None before the first body."""
         return self._tracked
 
-    @property
     def last_seen(self) -> float | None:
         """Return the latest finite stamp [s] of the tracked body, or None if none yet."""
         return self._last_seen if math.isfinite(self._last_seen) else None

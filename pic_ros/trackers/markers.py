@@ -3,7 +3,7 @@ Marker-based body trackers: joint tables, axes and the decoding of one marker ar
 
 The Azure Kinect ROS driver publishes one ``visualization_msgs/MarkerArray`` per body-tracking
 frame, with every joint of every tracked body as one marker whose id is
-``body_id * 100 + joint_index`` (``docs/ros_interfaces.md`` section 1.1). ``source: kinect_v2``
+``body_id * 100 + joint_index`` (``docs/interfaces.md#marker-arrays``). ``source: kinect_v2``
 uses the same encoding with the 25 Kinect v2 joint indices. The ROS layer turns one array into
 plain arrays (marker ids, shape (N,), and positions, shape (N, 3), [m], in the camera frame of
 the message) and :func:`decode_markers` turns those into one :class:`SkeletonFrame` per body in

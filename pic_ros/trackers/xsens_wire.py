@@ -2,7 +2,7 @@
 Xsens MVN network stream, the wire format: MXTP datagram headers, segment ids, drop reasons.
 
 MVN (Analyze / Animate) streams one UDP datagram per sample and character, or several when a
-sample does not fit (``docs/ros_interfaces.md`` section 3). Every datagram starts with a 24-byte
+sample does not fit (``docs/interfaces.md#xsens-mvn``). Every datagram starts with a 24-byte
 big-endian header:
 
 ======  ====  ===================================================================================

@@ -12,9 +12,10 @@ package they name exists and is installed; and ``config/teleop.yaml`` and
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 import fnmatch
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from pic_ros.ros.launch_arguments import parameter_arguments
 from pic_ros.ros.schema import PIPELINE, SET_BY_LAUNCH

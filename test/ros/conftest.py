@@ -10,9 +10,10 @@ bounded.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 import os
 import time
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Any, NamedTuple
 
 import pytest
 

@@ -9,6 +9,7 @@ stamps, frame ids), never as CDR bytes.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 import os
 from pathlib import Path
 import signal
@@ -16,7 +17,6 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Iterator
 
 import numpy as np
 from pic_ros.recordings import rosbag as bags

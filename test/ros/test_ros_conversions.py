@@ -106,7 +106,8 @@ def test_joint_state_from_msg_rejects_a_length_mismatch():
 
 
 @pytest.mark.parametrize(
-    ('lead_time', 'sec', 'nanosec'), [(0.05, 0, 50_000_000), (0.999999999, 0, 999_999_999), (1.0, 1, 0)]
+    ('lead_time', 'sec', 'nanosec'),
+    [(0.05, 0, 50_000_000), (0.999999999, 0, 999_999_999), (1.0, 1, 0)],
 )
 def test_trajectory_to_msg_streams_one_point_at_the_lead_time(lead_time, sec, nanosec):
     """The trajectory keeps stamp 0, every name, positions, velocities and time_from_start."""

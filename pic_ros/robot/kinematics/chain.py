@@ -13,9 +13,9 @@ All positions are in the chain's base-link frame, in [m].
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 import math
-from typing import Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -230,26 +230,6 @@ class KinematicChain:
         :raises ChainError: If ``q`` has the wrong shape.
         """
         return self.positions_and_axes(q)[0]
-
-    def point_jacobian(
-        self, positions: FloatArray, axes: FloatArray, point: FloatArray, upto: int
-    ) -> FloatArray:
-        """
-        Return the position Jacobian of a point carried by the chain.
-
-        :param positions: Joint origins from :meth:`positions_and_axes`, shape (dof + 1, 3).
-        :param axes: Joint axes from :meth:`positions_and_axes`, shape (dof, 3).
-        :param point: The point, shape (3,), [m], base-link frame.
-        :param upto: Only joints ``0 .. upto - 1`` move the point (the joints before it).
-        :return: ``d point / d q``, shape (3, dof); columns of joints after the point are zero.
-        """
-        jacobian = np.zeros((3, self.dof))
-        for index in range(upto):
-            if self._prismatic[index]:
-                jacobian[:, index] = axes[index]
-            else:
-                jacobian[:, index] = np.cross(axes[index], point - positions[index])
-        return jacobian
 
     def link_transforms(self, q: npt.ArrayLike) -> dict[str, FloatArray]:
         """

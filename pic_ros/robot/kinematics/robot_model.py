@@ -8,12 +8,12 @@ Units are the URDF's: metres, radians, rad/s (m/s for prismatic joints).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 import enum
 import math
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping
 
 import numpy as np
 import numpy.typing as npt
