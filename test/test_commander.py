@@ -155,15 +155,22 @@ def test_tracking_loss_holds_returns_to_neutral_and_blends_back(arm: ArmModel) -
     np.testing.assert_allclose(stream.sent[-1][1].points[0].positions, found, atol=1e-9)
 
 
-def test_an_arm_at_rest_outside_tracking_is_sent_its_rest_once(arm: ArmModel) -> None:
-    """At neutral the stream stops after one final command, until something moves again."""
-    stream = Stream(arm, hold_timeout=0.1, neutral_timeout=0.2)
-    stream.run(START, START + 0.5, 1 / 30, lambda now: arm.neutral)
-    last = stream.run(START + 0.5, START + 3.0, 0.02)
+def test_commands_continue_at_the_rate_while_holding_and_at_neutral(arm: ArmModel) -> None:
+    """Without targets every timer tick still sends a command: holding, returning, at neutral."""
+    stream = Stream(arm, rate=50.0, hold_timeout=0.1, neutral_timeout=0.5)
+    last = stream.run(START, START + 0.5, 1 / 30, lambda now: arm.neutral + 0.2)
     sent = len(stream.sent)
-    stream.run(last + 0.02, last + 2.0, 0.02)
-    assert len(stream.sent) == sent
+    ticks = np.arange(last + 0.02, last + 4.0, 0.02)
+    for now in ticks:
+        stream.tick(float(now))
     assert stream.commander.state is TrackingState.AT_NEUTRAL
+    assert len(stream.sent) - sent == len(ticks)
+    times = np.array([now for now, _ in stream.sent[sent:]])
+    assert np.max(np.diff(times)) <= 0.02 + 1e-9
+    rest = stream.sent[-1][1].points[0]
+    np.testing.assert_allclose(rest.positions, arm.neutral, atol=1e-9)
+    assert np.all(rest.velocities == 0.0)
+    stream.assert_safe()
 
 
 def test_targets_outside_the_limits_stop_at_the_limits_and_are_counted(arm: ArmModel) -> None:

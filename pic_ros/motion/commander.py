@@ -151,7 +151,6 @@ class ArmCommander:
         self._limiter: JointLimiter | None = None
         self._last_step: float | None = None
         self._last_now = -math.inf
-        self._idle = False
         self.targets = 0
         self.rejected = 0
         self.clamped = 0
@@ -252,8 +251,9 @@ class ArmCommander:
 
         :param now: Current time on the caller's clock [s].
         :param timer: A timer tick: skipped when a step happened less than half a period ago.
-        :return: The chunk for the controller, or None (not started, no target yet, a skipped
-            tick, or an arm at rest outside tracking that was already sent its rest).
+        :return: The chunk for the controller, or None (not started, no target yet, or a skipped
+            tick). Once a target came, every other step sends one, holding and at neutral too,
+            so a controller with a command timeout never sees the stream stop.
         """
         self._check_clock(now)
         limiter = self._limiter
@@ -268,10 +268,6 @@ class ArmCommander:
         dt = 0.0 if self._last_step is None else now - self._last_step
         self._last_step = now
         step = limiter.step(guidance.reference, dt, guidance.speed_scale)
-        moving = bool(np.any(step.velocity != 0.0))
-        if not moving and self._idle and guidance.state is not TrackingState.TRACKING:
-            return None
-        self._idle = not moving
         chunk = stream_chunk(
             self._arm.joint_names, step.position, step.velocity, self._config.lead_time
         )
@@ -284,7 +280,6 @@ class ArmCommander:
             self.clock_restarts += 1
             self._supervisor.reset()
             self._last_step = None
-            self._idle = False
             if self._limiter is not None:
                 self._limiter.reset(self._limiter.position)  # the controller stopped there
         self._last_now = now

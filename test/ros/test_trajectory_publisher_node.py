@@ -188,6 +188,11 @@ def test_tracking_loss_holds_returns_to_neutral_and_blends_back(streamer, diagno
         np.testing.assert_allclose(
             final.positions, np.clip(arm.neutral - 0.5, arm.lower, arm.upper), atol=1e-9
         )
+        # Commands never stop while targets are lost (a controller's cmd_timeout never fires).
+        times = commands(published[name])[0]
+        lost_times = times[(times > last) & (times < last + 8.0)]
+        assert lost_times[0] <= last + 0.04 and lost_times[-1] >= last + 8.0 - 0.04
+        assert np.max(np.diff(lost_times)) <= 0.02 + 0.02 + EPSILON
 
 
 def test_non_finite_targets_are_ignored_and_counted(streamer, diagnostics):
