@@ -5,9 +5,9 @@ PY := $(VENV)/bin/python
 ROBOT ?= baxter
 STAMP := $(VENV)/.pic_ros-installed
 
-.PHONY: setup check test demo evaluate bench lint clean
+.PHONY: setup check test test-jazzy demo evaluate bench lint clean
 
-$(STAMP): requirements.txt setup.py package.xml
+$(STAMP): requirements.txt requirements-common.txt setup.py package.xml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
@@ -26,6 +26,22 @@ check: setup
 test: check
 	$(PY) -m pytest -q
 
+# The same suite on ROS 2 Jazzy (rclpy 7.1.6) in a venv of its own; the gates and the ament
+# linters do not depend on the distro, so they run once, in `make test`.
+JAZZY_VENV ?= .venv-jazzy
+JAZZY_STAMP := $(JAZZY_VENV)/.pic_ros-installed
+
+$(JAZZY_STAMP): requirements-jazzy.txt requirements-common.txt setup.py package.xml
+	$(PYTHON) -m venv $(JAZZY_VENV)
+	$(JAZZY_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(JAZZY_VENV)/bin/python -m pip install --quiet -r requirements-jazzy.txt
+	$(JAZZY_VENV)/bin/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	touch $(JAZZY_VENV)/AMENT_IGNORE
+	touch $@
+
+test-jazzy: $(JAZZY_STAMP)
+	$(JAZZY_VENV)/bin/python -m pytest -q --deselect test/test_flake8.py --deselect test/test_pep257.py
+
 demo: setup
 	$(PY) -m pic_ros demo --robot $(ROBOT) --out demo_out
 
@@ -39,4 +55,4 @@ lint: check
 	$(PY) -m pytest -q test/test_flake8.py test/test_pep257.py
 
 clean:
-	rm -rf $(VENV) build install log demo_out *.egg-info
+	rm -rf $(VENV) $(JAZZY_VENV) build install log demo_out *.egg-info
