@@ -146,6 +146,25 @@ def test_front_end_restarts_smoothing_for_a_new_body() -> None:
     np.testing.assert_allclose(result.positions, expected.positions, atol=1e-12)
 
 
+def test_a_new_person_under_the_same_id_restarts_smoothing_and_far_bodies_are_counted() -> None:
+    """Same id, far away after a gap: FAR_BODY until reacquire_after, then a fresh start."""
+    front = _MarkerFrontEnd(
+        switch_after=1.0, reacquire_radius=1.0, reacquire_after=5.0,
+        processing=ProcessingConfig(time_constant=1.0),
+    )
+    first = _person(2.0)
+    first[HumanJoint.WRIST_LEFT] += [0.0, -0.1, 0.2]
+    assert isinstance(front.process(*_markers(first, body=1), stamp=0.0), SkeletonFrame)
+    other = _person(2.0, side=3.0)
+    assert front.process(*_markers(other, body=1), stamp=3.0) is DropReason.FAR_BODY
+    result = front.process(*_markers(other, body=1), stamp=5.0)
+    assert isinstance(result, SkeletonFrame)
+    expected = to_body_frame(make_frame(5.0, other))
+    np.testing.assert_allclose(result.positions, expected.positions, atol=1e-12)
+    assert front.counts[DropReason.FAR_BODY] == 1
+    assert front.selector.acquisitions == 2
+
+
 def test_front_end_counts_ignored_and_duplicate_markers() -> None:
     """Markers outside the format and repeated ids are counted across messages."""
     front = _MarkerFrontEnd()

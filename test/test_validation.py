@@ -199,9 +199,43 @@ def test_other_body_is_dropped_until_the_tracked_one_is_gone_long_enough() -> No
     assert selector.select(_bodies(10.2, b2=_person())) is DropReason.OTHER_BODY
     assert selector.select(_bodies(10.49, b2=_person())) is DropReason.OTHER_BODY
     assert selector.tracked_id == 1
+    # After the gap the place decides, not the id: b2 stands where the person was.
     frame = selector.select(_bodies(10.5, b2=_person(), b3=_person(1.0)))
-    assert isinstance(frame, SkeletonFrame) and selector.tracked_id == 3
+    assert isinstance(frame, SkeletonFrame) and selector.tracked_id == 2
     assert selector.select(_bodies(10.6, b1=_person())) is DropReason.OTHER_BODY
+
+
+def test_after_a_gap_the_same_id_far_away_is_not_the_person() -> None:
+    """A figure 4.2 m away with the person's id after an 8.3 s gap is dropped as FAR_BODY."""
+    selector = BodySelector(switch_after=1.0, reacquire_radius=1.0, reacquire_after=10.0)
+    for step in range(10):
+        assert isinstance(selector.select(_bodies(step / 30, b1=_person())), SkeletonFrame)
+    gone = 9 / 30
+    for stamp in np.arange(gone + 8.3, gone + 9.9, 1 / 30):
+        result = selector.select(_bodies(float(stamp), b1=_person(2.0, side=4.2)))
+        assert result is DropReason.FAR_BODY
+    assert selector.acquisitions == 1
+
+
+def test_after_a_gap_the_person_is_found_near_their_place_under_a_new_id() -> None:
+    """Back within reacquire_radius with a new id: followed at once, as the same person."""
+    selector = BodySelector(switch_after=1.0, reacquire_radius=1.0, reacquire_after=10.0)
+    selector.select(_bodies(0.0, b1=_person()))
+    frame = selector.select(_bodies(3.0, b7=_person(2.4, side=0.3), b8=_person(1.0, side=-3.0)))
+    assert isinstance(frame, SkeletonFrame) and selector.tracked_id == 7
+    assert selector.acquisitions == 1
+
+
+def test_after_reacquire_after_a_body_anywhere_is_a_new_person() -> None:
+    """Only after reacquire_after is a far body taken, and counted as a new person."""
+    selector = BodySelector(switch_after=1.0, reacquire_radius=1.0, reacquire_after=10.0)
+    selector.select(_bodies(0.0, b1=_person()))
+    assert selector.select(_bodies(9.9, b1=_person(2.0, side=4.2))) is DropReason.FAR_BODY
+    frame = selector.select(_bodies(10.0, b1=_person(2.0, side=4.2)))
+    assert isinstance(frame, SkeletonFrame) and selector.tracked_id == 1
+    assert selector.acquisitions == 2
+    # The new person's place is where they are now: they are kept from here on.
+    assert isinstance(selector.select(_bodies(10.1, b1=_person(2.0, side=4.2))), SkeletonFrame)
 
 
 def test_zero_switch_after_switches_as_soon_as_the_body_is_absent() -> None:

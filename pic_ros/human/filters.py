@@ -183,10 +183,6 @@ class ExponentialFilter(_RowFilter):
         """Return the longest gap [s] smoothed over before a row re-initialises."""
         return self._reset_after
 
-    def row_stamps(self) -> FloatArray | None:
-        """Return when each row was last ingested [s], shape (rows,), NaN if never, or None."""
-        return None if self._row_stamps is None else self._row_stamps.copy()
-
     def reset(self) -> None:
         """Forget every sample (the next update starts afresh, with any shape)."""
         super().reset()

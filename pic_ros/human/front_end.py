@@ -8,12 +8,13 @@ tracker message and composes, whatever the tracker:
    a new session (a looping replay, a restarted tracker): the followed body, the last stamp and
    the smoothing are forgotten, the counts kept, and :attr:`SkeletonFrontEnd.restarts` counts
    it. A smaller step back is an old frame and is dropped (``OLD_STAMP``);
-2. **selection** (:class:`~pic_ros.trackers.frames.BodySelector`): one body followed across
-   readings, another one only after ``switch_after`` without it;
+2. **selection** (:class:`~pic_ros.trackers.frames.BodySelector`): one person followed across
+   readings by body id; after a gap of ``switch_after``, by place (``reacquire_radius``), or as
+   a new person after ``reacquire_after``;
 3. **checks** (:class:`~pic_ros.trackers.frames.FrameValidator`): non-finite values, missing
    arm joints, impossible bones, stamps not after the last accepted one;
 4. **smoothing and the body frame** (:class:`~pic_ros.human.processing.SkeletonProcessor`),
-   restarted when the followed body changes.
+   restarted when the followed body id changes or a new person is taken up.
 
 Every reading is counted once, as accepted or by its
 :class:`~pic_ros.trackers.frames.DropReason`.
@@ -37,6 +38,8 @@ from pic_ros.trackers.frames import (
     DropCounter,
     DropReason,
     FrameValidator,
+    REACQUIRE_AFTER,
+    REACQUIRE_RADIUS,
     SWITCH_AFTER,
 )
 
@@ -54,8 +57,12 @@ class FrontEndConfig:
     """
     Settings of :class:`SkeletonFrontEnd`.
 
-    :param switch_after: Absence of the followed body before another may be followed [s]
+    :param switch_after: Absence of the followed person that makes a gap [s]
         (:data:`~pic_ros.trackers.frames.SWITCH_AFTER`).
+    :param reacquire_radius: Distance from the person's last place within which a body is the
+        person after a gap [m] (:data:`~pic_ros.trackers.frames.REACQUIRE_RADIUS`).
+    :param reacquire_after: Absence after which a body anywhere is a new person [s]
+        (:data:`~pic_ros.trackers.frames.REACQUIRE_AFTER`).
     :param restart_after: Step back of the stamps that starts a new session [s]
         (:data:`RESTART_AFTER`).
     :param processing: Smoothing settings.
@@ -63,11 +70,14 @@ class FrontEndConfig:
     """
 
     switch_after: float = SWITCH_AFTER.default
+    reacquire_radius: float = REACQUIRE_RADIUS.default
+    reacquire_after: float = REACQUIRE_AFTER.default
     restart_after: float = RESTART_AFTER.default
     processing: ProcessingConfig = field(default_factory=ProcessingConfig)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, 'switch_after', SWITCH_AFTER.check(self.switch_after))
+        for item in (SWITCH_AFTER, REACQUIRE_RADIUS, REACQUIRE_AFTER):
+            object.__setattr__(self, item.name, item.check(getattr(self, item.name)))
         object.__setattr__(self, 'restart_after', RESTART_AFTER.check(self.restart_after))
 
     @classmethod
@@ -75,13 +85,16 @@ class FrontEndConfig:
         """
         Build the settings from the skeleton node's parameter values.
 
-        :param values: ``switch_after``, ``restart_after``, ``smoothing``, ``time_constant``
-            (missing ones take their defaults).
+        :param values: ``switch_after``, ``reacquire_radius``, ``reacquire_after``,
+            ``restart_after``, ``smoothing``, ``time_constant`` (missing ones take their
+            defaults).
         :return: The settings.
         :raises ConfigError: If a value is refused.
         """
         return cls(
             switch_after=values.get('switch_after', SWITCH_AFTER.default),
+            reacquire_radius=values.get('reacquire_radius', REACQUIRE_RADIUS.default),
+            reacquire_after=values.get('reacquire_after', REACQUIRE_AFTER.default),
             restart_after=values.get('restart_after', RESTART_AFTER.default),
             processing=ProcessingConfig.from_parameters(values),
         )
@@ -99,7 +112,9 @@ class SkeletonFrontEnd:
 
     def __init__(self, config: FrontEndConfig | None = None) -> None:
         self._config = config if config is not None else FrontEndConfig()
-        self.selector = BodySelector(self._config.switch_after)
+        self.selector = BodySelector(
+            self._config.switch_after, self._config.reacquire_radius, self._config.reacquire_after
+        )
         self.validator = FrameValidator()
         self.processor = SkeletonProcessor(self._config.processing)
         self._counter = DropCounter()
@@ -114,6 +129,8 @@ class SkeletonFrontEnd:
     def config(self, config: FrontEndConfig) -> None:
         """Change the settings, keeping the followed body, the last stamp and the counts."""
         self.selector.switch_after = config.switch_after
+        self.selector.reacquire_radius = config.reacquire_radius
+        self.selector.reacquire_after = config.reacquire_after
         if config.processing != self._config.processing:
             self.processor = SkeletonProcessor(config.processing)  # smoothing starts over
         self._config = config
@@ -170,10 +187,11 @@ class SkeletonFrontEnd:
 
     def _select(self, reading: TrackerReading) -> SkeletonFrame | DropReason:
         tracked = self.selector.tracked_id
+        acquisitions = self.selector.acquisitions
         frame = self.selector.select(reading.bodies)
         if isinstance(frame, DropReason):
             return frame
-        if self.selector.tracked_id != tracked:
+        if self.selector.tracked_id != tracked or self.selector.acquisitions != acquisitions:
             self.processor.reset()
         reason = self.validator.check(frame)
         if reason is not None:

@@ -220,6 +220,7 @@ class SkeletonNode(Node):
                 'frames_in': self._input.total,
                 'skeletons_out': self._published.total,
                 'session_restarts': self._front.restarts,
+                'people_taken_up': self._front.selector.acquisitions,
                 'handler_errors': self._handler_errors,
             }
             counts['malformed_message'] = self._malformed

@@ -5,7 +5,7 @@ A :class:`TrackerSource` is fed the tracker's messages one by one, as its :class
 delivers them (the ROS layer owns the transport: a topic subscription or a UDP socket), and
 returns a :class:`TrackerReading`: every body it saw, as a skeleton in the ``'tracker'`` frame of
 :mod:`pic_ros.human.skeleton`. Which body to follow, whether a frame is usable and the smoothing
-are the business of :class:`~pic_ros.trackers.frames.SkeletonFrontEnd`, the same for every
+are the business of :class:`~pic_ros.human.front_end.SkeletonFrontEnd`, the same for every
 tracker.
 
 Trackers are registered by name (:func:`register_tracker`); the name is the ``source``

@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 from pic_ros.human.skeleton import (
     HumanJoint,
     MAX_BONE_LENGTH,
@@ -31,11 +32,27 @@ from pic_ros.human.skeleton import (
 )
 from pic_ros.schema import ParameterDef
 
+FloatArray = npt.NDArray[np.float64]
+
 SWITCH_AFTER = ParameterDef(
     'switch_after', 1.0, 'Absence of the tracked body before another body may be tracked',
     unit='s', low=0.0, high=3600.0,
 )
 """The skeleton node's ``switch_after`` (:class:`BodySelector`)."""
+
+REACQUIRE_RADIUS = ParameterDef(
+    'reacquire_radius', 1.0,
+    'After a gap longer than switch_after, a body (whatever its id) is taken for the person only '
+    'within this distance of where the person was last seen', unit='m', low=0.0, high=100.0,
+)
+"""The skeleton node's ``reacquire_radius`` (:class:`BodySelector`)."""
+
+REACQUIRE_AFTER = ParameterDef(
+    'reacquire_after', 10.0,
+    'Absence of the person after which a body anywhere is taken as a new person (a new '
+    'session); 0 never waits', unit='s', low=0.0, high=3600.0,
+)
+"""The skeleton node's ``reacquire_after`` (:class:`BodySelector`)."""
 
 
 class DropReason(enum.Enum):
@@ -45,6 +62,8 @@ class DropReason(enum.Enum):
     - ``NO_BODY``: the array holds no usable marker (empty array, body lost);
     - ``OTHER_BODY``: only bodies other than the tracked one, which is absent for less than
       ``switch_after``;
+    - ``FAR_BODY``: after a gap longer than ``switch_after``, only bodies (whatever their id)
+      farther than ``reacquire_radius`` from where the person was, before ``reacquire_after``;
     - ``NON_FINITE``: a received joint of the skeleton, or the stamp, is NaN or inf;
     - ``OLD_STAMP``: the stamp is not after the last accepted one;
     - ``MISSING_ARM_JOINTS``: neither arm has its shoulder, elbow and wrist;
@@ -56,6 +75,7 @@ class DropReason(enum.Enum):
 
     NO_BODY = 'no_body'
     OTHER_BODY = 'other_body'
+    FAR_BODY = 'far_body'
     NON_FINITE = 'non_finite'
     OLD_STAMP = 'old_stamp'
     MISSING_ARM_JOINTS = 'missing_arm_joints'
@@ -128,92 +148,169 @@ class DropCounter:
         self._accepted = 0
 
 
-def _distance(frame: SkeletonFrame) -> float:
-    """Distance [m] from the sensor to the mean of the finite valid joints; inf if none."""
+def _centre(frame: SkeletonFrame) -> FloatArray | None:
+    """Return the mean [m] of the finite valid joints, shape (3,), or None if there is none."""
     rows = frame.valid & np.all(np.isfinite(frame.positions), axis=1)
     if not np.any(rows):
-        return math.inf
+        return None
     with np.errstate(over='ignore', invalid='ignore'):
-        distance = float(np.linalg.norm(np.mean(frame.positions[rows], axis=0)))
-    return distance if math.isfinite(distance) else math.inf
+        centre: FloatArray = np.mean(frame.positions[rows], axis=0)
+    return centre if np.all(np.isfinite(centre)) else None
+
+
+def _distance(frame: SkeletonFrame) -> float:
+    """Distance [m] from the sensor to the mean of the finite valid joints; inf if none."""
+    centre = _centre(frame)
+    return math.inf if centre is None else float(np.linalg.norm(centre))
 
 
 class BodySelector:
     """
-    Keep tracking one body id across marker arrays.
+    Follow one person across marker arrays, by body id and, after a gap, by place.
 
     Rules, per array (``{body_id: frame}`` from
-    :func:`~pic_ros.trackers.markers.decode_markers`):
+    :func:`~pic_ros.trackers.markers.decode_markers`); the person's *place* is the mean of the
+    finite valid joints of their last frame, in the tracker frame:
 
     - no body: :attr:`DropReason.NO_BODY`, nothing changes (an empty array is not "another
       body");
-    - nothing tracked yet: track the body nearest to the sensor (distance from the sensor origin
-      to the mean of the body's finite valid joints; ties go to the lower id), so a single body
-      is tracked as soon as it is seen;
-    - the tracked body is in the array: return it (other bodies are ignored);
-    - only other bodies: :attr:`DropReason.OTHER_BODY` until the tracked body has been absent
-      for ``switch_after`` seconds (frame stamp minus the stamp at which it was last seen), then
-      track the nearest of them.
+    - nothing followed yet: follow the body nearest to the sensor (ties go to the lower id), so a
+      single body is followed as soon as it is seen;
+    - the followed id is in the array and the person was seen less than ``switch_after`` ago:
+      return it (other bodies are ignored);
+    - only other ids, the person seen less than ``switch_after`` ago:
+      :attr:`DropReason.OTHER_BODY`;
+    - a gap: the person not seen for ``switch_after`` or more. A tracker may give the person a
+      new id, or give the old id to somebody else (Kinect v2 recordings carry one id), so the id
+      no longer decides: the body nearest to the person's place is followed if it is within
+      ``reacquire_radius``; otherwise :attr:`DropReason.FAR_BODY` until the gap reaches
+      ``reacquire_after``, when the body nearest to the sensor is followed as a new person
+      (:attr:`acquisitions` counts it, and the front end starts the smoothing over).
 
-    "Present" means that markers came for the body, whatever their values: a tracked body with
-    broken joints stays tracked and its frames are dropped by the validator.
+    "Present" means that markers came for the body, whatever their values: a followed body with
+    broken joints stays followed and its frames are dropped by the validator.
 
-    :param switch_after: Absence [s] of the tracked body after which another body is tracked,
-        in [0, 3600].
-    :raises ConfigError: If ``switch_after`` is out of range.
+    :param switch_after: Absence [s] of the person that makes a gap, in [0, 3600].
+    :param reacquire_radius: Largest distance [m] from the person's place at which a body is
+        taken for the person after a gap, in [0, 100].
+    :param reacquire_after: Absence [s] after which a body anywhere is taken as a new person, in
+        [0, 3600]; values below ``switch_after`` act as ``switch_after``.
+    :raises ConfigError: If a value is out of range.
     """
 
-    def __init__(self, switch_after: float = SWITCH_AFTER.default) -> None:
+    def __init__(
+        self,
+        switch_after: float = SWITCH_AFTER.default,
+        reacquire_radius: float = REACQUIRE_RADIUS.default,
+        reacquire_after: float = REACQUIRE_AFTER.default,
+    ) -> None:
         self._switch_after = float(SWITCH_AFTER.check(switch_after))
+        self._radius = float(REACQUIRE_RADIUS.check(reacquire_radius))
+        self._reacquire_after = float(REACQUIRE_AFTER.check(reacquire_after))
         self._tracked: int | None = None
         self._last_seen = -math.inf
+        self._place: FloatArray | None = None
+        self._acquisitions = 0
 
     @property
     def switch_after(self) -> float:
-        """Return the absence [s] after which another body is tracked."""
+        """Return the absence [s] of the person that makes a gap."""
         return self._switch_after
 
     @switch_after.setter
     def switch_after(self, value: float) -> None:
-        """Change the absence [s] after which another body is tracked, keeping the body."""
+        """Change the absence [s] that makes a gap, keeping the person."""
         self._switch_after = float(SWITCH_AFTER.check(value))
 
     @property
+    def reacquire_radius(self) -> float:
+        """Return the distance [m] from the person's place within which a body is the person."""
+        return self._radius
+
+    @reacquire_radius.setter
+    def reacquire_radius(self, value: float) -> None:
+        """Change the re-acquisition distance [m], keeping the person."""
+        self._radius = float(REACQUIRE_RADIUS.check(value))
+
+    @property
+    def reacquire_after(self) -> float:
+        """Return the absence [s] after which a body anywhere is taken as a new person."""
+        return self._reacquire_after
+
+    @reacquire_after.setter
+    def reacquire_after(self, value: float) -> None:
+        """Change the absence [s] after which a new person is taken, keeping the person."""
+        self._reacquire_after = float(REACQUIRE_AFTER.check(value))
+
+    @property
     def tracked_id(self) -> int | None:
-        """Return the tracked body id, or None before the first body."""
+        """Return the followed body id, or None before the first body."""
         return self._tracked
 
-    def last_seen(self) -> float | None:
-        """Return the latest finite stamp [s] of the tracked body, or None if none yet."""
-        return self._last_seen if math.isfinite(self._last_seen) else None
+    @property
+    def acquisitions(self) -> int:
+        """Return how many times a person was taken up without continuity (first one included)."""
+        return self._acquisitions
 
     def reset(self) -> None:
-        """Forget the tracked body."""
+        """Forget the followed person."""
         self._tracked = None
         self._last_seen = -math.inf
+        self._place = None
 
     def select(self, bodies: Mapping[int, SkeletonFrame]) -> SkeletonFrame | DropReason:
         """
-        Choose the frame of the tracked body in one decoded marker array.
+        Choose the frame of the followed person in one decoded marker array.
 
         :param bodies: ``{body_id: frame}`` of one array (any frame; stamps [s]).
-        :return: The tracked body's frame, or :attr:`DropReason.NO_BODY` or
-            :attr:`DropReason.OTHER_BODY`.
+        :return: The person's frame, or :attr:`DropReason.NO_BODY`,
+            :attr:`DropReason.OTHER_BODY` or :attr:`DropReason.FAR_BODY`.
         """
         if not bodies:
             return DropReason.NO_BODY
-        if self._tracked is not None and self._tracked not in bodies:
-            now = max(frame.stamp for frame in bodies.values())
-            if not now - self._last_seen >= self._switch_after:  # False for NaN too
-                return DropReason.OTHER_BODY
-            self._tracked = None
         if self._tracked is None:
-            self._tracked = min(bodies, key=lambda body: (_distance(bodies[body]), body))
-            self._last_seen = -math.inf
-        frame = bodies[self._tracked]
+            return self._acquire(bodies)
+        now = max(frame.stamp for frame in bodies.values())
+        absent = now - self._last_seen
+        if not absent >= self._switch_after:  # no gap (also for NaN stamps)
+            if self._tracked in bodies:
+                return self._keep(self._tracked, bodies[self._tracked])
+            return DropReason.OTHER_BODY
+        near = self._nearest_to_place(bodies)
+        if near is not None:
+            return self._keep(near, bodies[near])
+        if absent >= self._reacquire_after:
+            return self._acquire(bodies)
+        return DropReason.FAR_BODY
+
+    def _acquire(self, bodies: Mapping[int, SkeletonFrame]) -> SkeletonFrame:
+        body = min(bodies, key=lambda item: (_distance(bodies[item]), item))
+        self._acquisitions += 1
+        self._last_seen = -math.inf
+        self._place = None
+        return self._keep(body, bodies[body])
+
+    def _keep(self, body: int, frame: SkeletonFrame) -> SkeletonFrame:
+        self._tracked = body
         if math.isfinite(frame.stamp) and frame.stamp > self._last_seen:
             self._last_seen = frame.stamp
+        place = _centre(frame)
+        if place is not None:
+            self._place = place
         return frame
+
+    def _nearest_to_place(self, bodies: Mapping[int, SkeletonFrame]) -> int | None:
+        if self._place is None:
+            return None
+        best: tuple[float, int] | None = None
+        for body, frame in bodies.items():
+            centre = _centre(frame)
+            if centre is None:
+                continue
+            distance = float(np.linalg.norm(centre - self._place))
+            if distance <= self._radius and (best is None or (distance, body) < best):
+                best = (distance, body)
+        return None if best is None else best[1]
 
 
 class FrameValidator:

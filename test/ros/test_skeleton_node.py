@@ -125,8 +125,8 @@ def test_valid_body_publishes_one_body_frame_skeleton(skeleton_node, diagnostics
 
 
 DROP_KEYS = (
-    'no_body', 'other_body', 'non_finite', 'old_stamp', 'missing_arm_joints', 'bad_bone',
-    'bad_frame', 'malformed_message',
+    'no_body', 'other_body', 'far_body', 'non_finite', 'old_stamp', 'missing_arm_joints',
+    'bad_bone', 'bad_frame', 'malformed_message',
 )
 """Every drop reason the skeleton node reports as ``dropped_<reason>``."""
 
