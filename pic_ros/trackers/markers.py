@@ -38,6 +38,7 @@ from pic_ros.trackers.base import (
     TrackerSource,
     Transport,
 )
+from pic_ros.trackers.gaps import GapCounter
 from pic_ros.trackers.kinect_v2 import camera_to_tracker, KINECT_V2_JOINTS, KINECT_V2_TO_HUMAN
 
 FloatArray = npt.NDArray[np.float64]
@@ -359,6 +360,8 @@ class MarkerArrayTracker(TrackerSource):
         super().__init__(tracker.name)
         self.format = tracker
         self.counts = MarkerCounts()
+        self.gaps = GapCounter()
+        """Arrays never received, from gaps in the stamps (``lost_upstream``)."""
 
     def decode(self, message: Any, receive_time: float) -> TrackerReading:
         """
@@ -372,15 +375,22 @@ class MarkerArrayTracker(TrackerSource):
         bodies = decode_markers(
             self.format, message.ids, message.positions, message.stamp, self.counts
         )
+        if bodies:
+            self.gaps.stamp(float(message.stamp))
+        else:
+            self.gaps.interrupt()
         return TrackerReading(float(message.stamp), bodies)
 
     def status(self) -> dict[str, int | float | str]:
         """
-        Return the counts of markers not used as given.
+        Return the counts of arrays lost upstream and of markers not used as given.
 
-        :return: ``markers_ignored`` and ``markers_duplicate``.
+        :return: ``lost_upstream`` (arrays missing from the stamps' sequence, see
+            :class:`~pic_ros.trackers.gaps.GapCounter`), ``markers_ignored`` and
+            ``markers_duplicate``.
         """
         return {
+            'lost_upstream': self.gaps.lost,
             'markers_ignored': self.counts.ignored,
             'markers_duplicate': self.counts.duplicates,
         }

@@ -134,11 +134,13 @@ class XsensTracker(TrackerSource):
         """
         Return the parser's counters.
 
-        :return: ``xsens_datagrams`` fed, ``xsens_samples`` returned, ``xsens_pending``
-            incomplete samples held, ``xsens_restarts`` of the sample counter and
+        :return: ``lost_upstream`` (samples missing from the sample counter's sequence),
+            ``xsens_datagrams`` fed, ``xsens_samples`` returned, ``xsens_pending`` incomplete
+            samples held, ``xsens_restarts`` of the sample counter and
             ``xsens_dropped_<reason>`` per drop reason.
         """
         values: dict[str, int | float | str] = {
+            'lost_upstream': self.parser.gaps.lost,
             'xsens_datagrams': self.parser.received_count,
             'xsens_samples': self.parser.sample_count,
             'xsens_pending': self.parser.pending_count,

@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.checks import check_integer, check_number
 from pic_ros.exceptions import ConfigError
+from pic_ros.trackers.gaps import GapCounter
 from pic_ros.trackers.xsens_wire import (
     HEADER_SIZE,
     ITEM_SIZE,
@@ -171,6 +172,8 @@ class XsensParser:
         self._last_counter: int | None = None
         self._received = 0
         self._emitted = 0
+        self.gaps = GapCounter()
+        """Samples never received, from gaps in the sample counter (``lost_upstream``)."""
         self._restarts = 0
 
     @property
@@ -264,6 +267,8 @@ class XsensParser:
             if header.message_type in METADATA_MESSAGE_TYPES:
                 return XsensDropReason.METADATA
             return XsensDropReason.UNKNOWN_TYPE
+        if self._character is None or header.character_id == self._character:
+            self.gaps.counter(header.sample_counter)
         payload = len(datagram) - HEADER_SIZE
         if payload < header.payload_size:
             return XsensDropReason.TRUNCATED
@@ -327,6 +332,8 @@ class XsensParser:
         if last - counter <= self._config.reorder_window:
             return XsensDropReason.STALE
         self._restarts += 1
+        self.gaps.restart()
+        self.gaps.counter(counter)
         self._drops[XsensDropReason.EVICTED] += len(self._pending)
         self._pending.clear()
         self._last_counter = None
