@@ -183,3 +183,15 @@ def test_convert_command_writes_and_describes_the_bag(
     assert 'not found' in capsys.readouterr().err
     assert run_convert([str(small_recording), str(out)]) == 2
     assert 'exists' in capsys.readouterr().err
+
+
+def test_convert_says_in_one_line_when_it_makes_up_stamps(tmp_path: Path, capsys) -> None:
+    """A recording without its _skelts.txt is converted with a one-line notice on stderr."""
+    skeleton = tmp_path / 'take1_skel.txt'
+    demo = Path(__file__).parent.parent / 'demo' / 'synthetic1_skel.txt'
+    lines = demo.read_text().splitlines()[:30]
+    skeleton.write_text('\n'.join(lines) + '\n')
+    assert run_convert([str(skeleton), str(tmp_path / 'bag')]) == 0
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and 'made-up 30 Hz stamps' in err
+    assert load_kinect_v2_recording(skeleton).synthetic_stamps

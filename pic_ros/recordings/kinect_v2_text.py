@@ -62,12 +62,15 @@ class KinectV2Recording:
     :param stamps: Capture times, shape (T,), [s], strictly increasing.
     :param joints: Joint positions, shape (T, 25, 3), [m], Kinect v2 camera space, Kinect v2
         joint order (:data:`KINECT_V2_JOINTS`); all finite.
+    :param synthetic_stamps: The stamps were made up at :data:`SYNTHETIC_RATE` (no time-stamp
+        file); tools say so in one line.
     :raises RecordingError: On wrong shapes, non-finite values or non-increasing stamps.
     """
 
     name: str
     stamps: FloatArray
     joints: FloatArray
+    synthetic_stamps: bool = False
 
     def __post_init__(self) -> None:
         stamps = _read_only(self.stamps)
@@ -210,6 +213,22 @@ def _load_table(path: Path, columns: int, what: str) -> FloatArray:
     return table
 
 
+def synthetic_stamps_notice(recording: KinectV2Recording, path: str | Path) -> str:
+    """
+    Return the one line a tool prints when a recording's stamps were made up.
+
+    :param recording: The loaded recording.
+    :param path: Its skeleton file, as the user named it.
+    :return: The notice, or ``''`` when the stamps came from a file.
+    """
+    if not recording.synthetic_stamps:
+        return ''
+    return (
+        f'pic_ros: {path} has no time-stamp file ({recording.name}{STAMPS_SUFFIX}): using '
+        f'made-up {SYNTHETIC_RATE:.0f} Hz stamps'
+    )
+
+
 def load_kinect_v2_recording(
     skeleton_path: Path | str, stamps_path: Path | str | None = None
 ) -> KinectV2Recording:
@@ -261,4 +280,6 @@ def load_kinect_v2_recording(
                 f'{joints.shape[0]} frames'
             )
         _check_increasing(stamps, str(stamps_path))
-    return KinectV2Recording(name=name, stamps=stamps, joints=joints)
+    return KinectV2Recording(
+        name=name, stamps=stamps, joints=joints, synthetic_stamps=stamps_path is None
+    )

@@ -30,7 +30,10 @@ from pic_ros.exceptions import RecordingError
 from pic_ros.human.skeleton import make_frame, Side
 from pic_ros.recordings.bag_demonstration import demonstration_from_bag, is_bag_path
 from pic_ros.recordings.demonstration import Demonstration
-from pic_ros.recordings.kinect_v2_text import load_kinect_v2_recording, SYNTHETIC_RATE
+from pic_ros.recordings.kinect_v2_text import (
+    load_kinect_v2_recording,
+    synthetic_stamps_notice,
+)
 from pic_ros.recordings.paper import load_paper_demonstration, Segment
 from pic_ros.resources import share_dir
 from pic_ros.tools.synthetic import generate_take, SUITE_COUNT, suite_specs, SyntheticRecording
@@ -119,12 +122,8 @@ def load_demonstration(name: str) -> Demonstration:
     else:
         stem = path.stem
     recording = load_kinect_v2_recording(path)
-    if not path.with_name(stem + '_skelts.txt').is_file():
-        print(
-            f'pic_ros: {path} has no time-stamp file ({stem}_skelts.txt): using made-up '
-            f'{SYNTHETIC_RATE:.0f} Hz stamps',
-            file=sys.stderr,
-        )
+    if recording.synthetic_stamps:
+        print(synthetic_stamps_notice(recording, path), file=sys.stderr)
     return Demonstration.whole(stem, tuple(recording.frames()))
 
 

@@ -20,7 +20,7 @@ converted bag and on its text recording. Nodes that compare stamps with their wa
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 import contextlib
 from pathlib import Path
 import sys
@@ -28,7 +28,7 @@ import sys
 from pic_ros.exceptions import PicRosError, RecordingError
 from pic_ros.human.skeleton import Side
 from pic_ros.recordings.annotations import CUSTOM_PREFIX, segment_annotations
-from pic_ros.recordings.kinect_v2_text import load_kinect_v2_recording
+from pic_ros.recordings.kinect_v2_text import load_kinect_v2_recording, synthetic_stamps_notice
 from pic_ros.recordings.paper import (
     load_paper_demonstration,
     load_segments,
@@ -61,6 +61,7 @@ def convert_kinect_v2_text(
     epoch_ns: int = 0,
     version: int = BAG_VERSION,
     compress: bool = True,
+    notice: Callable[[str], None] | None = None,
 ) -> Path:
     """
     Convert a Kinect v2 text recording (the PIC paper's format) into a rosbag2.
@@ -91,12 +92,15 @@ def convert_kinect_v2_text(
     :param epoch_ns: Added to every stamp [ns], >= 0.
     :param version: Metadata version, 8 (Humble-readable) or 9.
     :param compress: Compress MCAP chunks with zstd.
+    :param notice: Called with one line when the stamps are made up (no time-stamp file).
     :return: The bag directory.
     :raises RecordingError: If a file is missing or malformed, or the output exists.
     :raises ConfigError: On invalid options.
     """
     skeleton = Path(skeleton_path)
     recording = load_kinect_v2_recording(skeleton, stamps_path)
+    if notice is not None and recording.synthetic_stamps:
+        notice(synthetic_stamps_notice(recording, skeleton_path))
     custom = {
         CUSTOM_PREFIX + 'recording': recording.name,
         CUSTOM_PREFIX + 'source': KINECT_V2.name,
@@ -212,6 +216,7 @@ def run_convert(argv: Sequence[str] | None = None) -> int:
             epoch_ns=args.epoch,
             version=args.metadata_version,
             compress=not args.no_compression,
+            notice=lambda line: print(line, file=sys.stderr),
         )
         info = bag_info(path)
     except PicRosError as err:
