@@ -52,7 +52,7 @@ class Stream:
 
     def tick(self, now: float) -> None:
         """Fire the node's timer at ``now``."""
-        self._record(now, self.commander.step(now, timer=True))
+        self._record(now, self.commander.step(now))
 
     def run(
         self, start: float, stop: float, period: float,
@@ -202,6 +202,25 @@ def test_a_timer_tick_right_after_a_target_step_is_skipped(arm: ArmModel) -> Non
     assert len(stream.sent) == 1
     stream.tick(START + 0.02)
     assert len(stream.sent) == 2
+
+
+def test_targets_that_queued_during_a_stall_leave_as_one_command_not_a_burst(
+    arm: ArmModel,
+) -> None:
+    """After a 300 ms stall, ten queued targets handled at once give one command, the last."""
+    stream = Stream(arm, rate=50.0)
+    last = stream.run(START, START + 0.5, 0.02, lambda now: arm.neutral)
+    sent = len(stream.sent)
+    resumed = last + 0.3
+    queued = [arm.neutral + 0.01 * (index + 1) for index in range(10)]
+    for target in queued:
+        assert not stream.target(resumed, target).rejected
+    stream.tick(resumed)
+    assert len(stream.sent) == sent + 1
+    stream.tick(resumed + 0.02)
+    times = np.array([now for now, _ in stream.sent])
+    assert np.min(np.diff(times)) >= 0.5 * 0.02 - 1e-12
+    stream.assert_safe()
 
 
 def test_slow_targets_still_get_a_steady_command_stream(arm: ArmModel) -> None:

@@ -13,9 +13,10 @@ One arm's command stream: joint targets in, safe trajectory chunks for its contr
   -> hold; after ``neutral_timeout`` -> back to the neutral pose; targets again -> blend back in
   over ``blend_time``;
 - **pace**: :meth:`ArmCommander.step` is called on each new target and from a timer at ``rate``;
-  a timer step less than half a period after the previous step is skipped, so a tracker slower
-  than ``rate`` still gives a steady stream; an arm standing still outside tracking is sent its
-  final command once, then nothing until it moves again;
+  any step less than half a period after the previous one is skipped (its target is taken by
+  the next step), so a tracker slower than ``rate`` still gives a steady stream and targets that
+  queued up while the process was starved do not leave in a burst; every step sends a command,
+  holding and at neutral too;
 - **time**: the caller's clock (sim time in replays); when it goes back (a looping replay) the
   arm starts over from its current command, as if no target had come yet.
 
@@ -245,12 +246,11 @@ class ArmCommander:
             return TargetStatus.CLAMPED
         return status
 
-    def step(self, now: float, *, timer: bool = False) -> TrajectoryChunk | None:
+    def step(self, now: float) -> TrajectoryChunk | None:
         """
         Advance the command to ``now`` and return the chunk to send, if any.
 
         :param now: Current time on the caller's clock [s].
-        :param timer: A timer tick: skipped when a step happened less than half a period ago.
         :return: The chunk for the controller, or None (not started, no target yet, or a skipped
             tick). Once a target came, every other step sends one, holding and at neutral too,
             so a controller with a command timeout never sees the stream stop.
@@ -259,9 +259,8 @@ class ArmCommander:
         limiter = self._limiter
         if limiter is None:
             return None
-        if timer and self._last_step is not None \
-                and now - self._last_step < 0.5 * self._config.period:
-            return None
+        if self._last_step is not None and now - self._last_step < 0.5 * self._config.period:
+            return None  # no bursts: a target that came sooner is taken by the next step
         guidance = self._supervisor.step(now, limiter.position)
         if guidance.state is TrackingState.WAITING:
             return None

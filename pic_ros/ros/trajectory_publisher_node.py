@@ -130,19 +130,19 @@ class TrajectoryPublisherNode(Node):
             now = self._now()
             for arm, (commander, publisher) in self._arms.items():
                 if commander.covers(values) and not commander.on_target(now, values).rejected:
-                    self._step(arm, commander, publisher, now, timer=False)
+                    self._step(arm, commander, publisher, now)
 
     def _on_timer(self) -> None:
         with self._lock:
             now = self._now()
             for arm, (commander, publisher) in self._arms.items():
-                self._step(arm, commander, publisher, now, timer=True)
+                self._step(arm, commander, publisher, now)
 
     def _step(
-        self, arm: str, commander: ArmCommander, publisher: Publisher, now: float, timer: bool
+        self, arm: str, commander: ArmCommander, publisher: Publisher, now: float
     ) -> None:
         try:
-            chunk = commander.step(now, timer=timer)
+            chunk = commander.step(now)
         except PicRosError as err:
             self.get_logger().error(f'{arm}: not publishing: {err}')
             return
