@@ -4,8 +4,12 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 ROBOT ?= baxter
 STAMP := $(VENV)/.pic_ros-installed
+# The ROS 2 launch system, the ros2 CLI and colcon for the launch tests: from ../shared when it is
+# there (the launch tests skip, saying what is missing, when it is not).
+ROS_TOOLS ?= ../shared/ros-tools
+ROS_STAMP := $(VENV)/.pic_ros-ros-tools-installed
 
-.PHONY: setup check test demo evaluate bench lint clean
+.PHONY: setup check test demo evaluate bench lint clean ros-tools
 
 $(STAMP): requirements.txt setup.py package.xml
 	$(PYTHON) -m venv $(VENV)
@@ -17,13 +21,26 @@ $(STAMP): requirements.txt setup.py package.xml
 
 setup: $(STAMP)
 
+$(ROS_STAMP): $(STAMP) requirements-ros-tools.txt $(wildcard $(ROS_TOOLS)/install $(ROS_TOOLS)/wheels/*.whl)
+	$(PY) -m pip install --quiet -r requirements-ros-tools.txt
+	$(ROS_TOOLS)/install $(VENV)
+	touch $@
+
+# Idempotent: installs once per venv, again when the pins or the shared wheels change.
+ros-tools: setup
+	@if [ -x $(ROS_TOOLS)/install ]; then \
+		$(MAKE) --no-print-directory $(ROS_STAMP); \
+	else \
+		echo "$(ROS_TOOLS)/install not found: the launch and colcon tests will be skipped"; \
+	fi
+
 # The gates: ruff (configured to agree with the ament linters) and mypy strict on the core.
 # The ament flake8 / pep257 checks run inside the test suite, as `colcon test` runs them.
 check: setup
 	$(VENV)/bin/ruff check .
 	$(PY) -m mypy pic_ros
 
-test: check
+test: check ros-tools
 	$(PY) -m pytest -q
 
 demo: setup
