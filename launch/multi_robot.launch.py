@@ -6,6 +6,7 @@ Usage::
     ros2 launch pic_ros multi_robot.launch.py
     ros2 launch pic_ros multi_robot.launch.py robots:=baxter,tiago solver:=pics eta:=2
     ros2 launch pic_ros multi_robot.launch.py input_topic:=/kinect2/body_tracking_data
+    ros2 launch pic_ros multi_robot.launch.py sim:=true   # one MuJoCo robot per namespace
 
 What it starts:
 
@@ -17,6 +18,12 @@ What it starts:
   and streams ``/<robot>/<controller>/joint_trajectory`` (so each robot's controller manager runs
   in its namespace, e.g. ``/baxter/left_arm_controller``).
 
+With ``sim:=true``, each robot also gets a ``sim_robot`` (MuJoCo) in its namespace that follows
+its trajectories and publishes ``/<robot>/joint_states``.
+
+Every process is essential: when one exits while the launch runs, the launch stops as a whole
+(exit status 1, one message naming it); an unknown robot stops it before anything starts.
+
 Parameters come from ``params_file`` (default ``config/teleop.yaml``: wildcard node keys, so one
 file serves every namespace); non-empty launch arguments override it per node, as in
 ``teleop.launch.py``.
@@ -24,11 +31,13 @@ file serves every namespace); non-empty launch arguments override it per node, a
 
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, GroupAction, OpaqueFunction
+from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node, PushRosNamespace, SetParameter
 from launch_ros.parameter_descriptions import ParameterFile
 from launch_ros.substitutions import FindPackageShare
 from pic_ros.ros.launch_arguments import node_overrides, parameter_arguments
+from pic_ros.ros.launch_support import LaunchAbort, stop_launch_when_exits
 
 PACKAGE = 'pic_ros'
 ROBOTS = ('baxter', 'yumi', 'tiago')
@@ -58,6 +67,10 @@ def declare_arguments():
             'use_sim_time', default_value='false',
             description='Use /clock (true with Gazebo or a bag played with --clock)'),
         DeclareLaunchArgument(
+            'sim', default_value='false',
+            description='Also start one sim_robot per robot, in its namespace: the MuJoCo '
+                        'simulation follows the trajectories and publishes joint_states'),
+        DeclareLaunchArgument(
             'params_file',
             default_value=PathJoinSubstitution([FindPackageShare(PACKAGE), 'config',
                                                 'teleop.yaml']),
@@ -76,7 +89,7 @@ def robot_list(text):
 
     :param text: Comma-separated robot names.
     :return: The names, in the given order, without duplicates.
-    :raises ValueError: If the list is empty or names an unknown robot.
+    :raises LaunchAbort: If the list is empty or names an unknown robot.
     """
     robots = []
     for item in text.split(','):
@@ -84,10 +97,11 @@ def robot_list(text):
         if not name or name in robots:
             continue
         if name not in ROBOTS:
-            raise ValueError(f'robots: {name!r} is not one of {", ".join(ROBOTS)}')
+            raise LaunchAbort(
+                f'robots: {name!r} is not one of {", ".join(ROBOTS)}; nothing was started')
         robots.append(name)
     if not robots:
-        raise ValueError(f'robots is empty; give some of {", ".join(ROBOTS)}')
+        raise LaunchAbort(f'robots is empty; give some of {", ".join(ROBOTS)}')
     return robots
 
 
@@ -101,36 +115,45 @@ def launch_setup(context):
     skeleton_values = overrides[robots[0]]['skeleton_node']  # one tracker for every robot
     # name= and namespace given (directly or by PushRosNamespace): launch_ros keys the override
     # dictionaries by the node's full name, which rclpy applies over the wildcard file.
-    actions = [
-        Node(
-            package=PACKAGE, executable='skeleton_node', name='skeleton_node', namespace='/',
-            parameters=[parameter_file, skeleton_values],
-            remappings=[('body_tracking_data', LaunchConfiguration('input_topic')),
-                        ('skeleton', SHARED_SKELETON)],
-            output='screen',
-        ),
-    ]
+    skeleton = Node(
+        package=PACKAGE, executable='skeleton_node', name='skeleton_node', namespace='/',
+        parameters=[parameter_file, skeleton_values],
+        remappings=[('body_tracking_data', LaunchConfiguration('input_topic')),
+                    ('skeleton', SHARED_SKELETON)],
+        output='screen',
+    )
+    actions = [skeleton, _essential(skeleton, 'skeleton_node')]
+    sim = IfCondition(LaunchConfiguration('sim')).evaluate(context)
     for robot in robots:
-        actions.append(
-            GroupAction([
-                # PushRosNamespace: the Iron+ name is PushROSNamespace; the old one stays
-                # exported (launch_ros actions/__init__.py) and is the only one on Humble.
-                PushRosNamespace(robot),
-                Node(
-                    package=PACKAGE, executable='solver_node', name='solver_node',
-                    parameters=[parameter_file, overrides[robot]['solver_node']],
-                    remappings=[('skeleton', SHARED_SKELETON)],
-                    output='screen',
-                ),
-                Node(
-                    package=PACKAGE, executable='trajectory_publisher',
-                    name='trajectory_publisher',
-                    parameters=[parameter_file, overrides[robot]['trajectory_publisher']],
-                    output='screen',
-                ),
-            ])
-        )
+        nodes = {
+            'solver_node': Node(
+                package=PACKAGE, executable='solver_node', name='solver_node',
+                parameters=[parameter_file, overrides[robot]['solver_node']],
+                remappings=[('skeleton', SHARED_SKELETON)],
+                output='screen',
+            ),
+            'trajectory_publisher': Node(
+                package=PACKAGE, executable='trajectory_publisher',
+                name='trajectory_publisher',
+                parameters=[parameter_file, overrides[robot]['trajectory_publisher']],
+                output='screen',
+            ),
+        }
+        if sim:
+            nodes['sim_robot'] = Node(
+                package=PACKAGE, executable='sim_robot', name='sim_robot',
+                parameters=[{'robot': robot}], output='screen',
+            )
+        # PushRosNamespace: the Iron+ name is PushROSNamespace; the old one stays exported
+        # (launch_ros actions/__init__.py) and is the only one on Humble.
+        actions.append(GroupAction([PushRosNamespace(robot), *nodes.values()]))
+        actions += [_essential(node, f'/{robot}/{name}') for name, node in nodes.items()]
     return actions
+
+
+def _essential(node, name):
+    """Return the handler that stops the whole launch when a node's process exits."""
+    return stop_launch_when_exits(node, name, 'the pipeline is incomplete')
 
 
 def generate_launch_description():

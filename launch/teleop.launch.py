@@ -9,6 +9,7 @@ Usage::
     ros2 launch pic_ros teleop.launch.py input_topic:=/kinect2/body_tracking_data
     ros2 launch pic_ros teleop.launch.py robot:=yumi source:=xsens_mvn udp_address:=0.0.0.0
     ros2 launch pic_ros teleop.launch.py robot:=baxter single_process:=true
+    ros2 launch pic_ros teleop.launch.py robot:=tiago sim:=true   # MuJoCo robot, no hardware
 
 What it starts, in the namespace ``namespace``:
 
@@ -19,7 +20,15 @@ What it starts, in the namespace ``namespace``:
   ``<controller>/joint_trajectory`` for each arm controller of ``config/<robot>.yaml``);
 - with ``single_process:=true`` the ``teleop`` executable instead: the same three nodes on one
   executor in one process (lowest latency);
+- with ``sim:=true`` also ``sim_robot``: the MuJoCo simulation of the robot follows the
+  trajectories and publishes ``joint_states``, as a robot's ros2_control would (no robot, no
+  Gazebo needed);
 - RViz if ``use_rviz:=true`` (fixed frame ``pic_human``, the skeleton's frame).
+
+A launch that cannot run the whole pipeline stops as a whole, with one message and exit status
+1, and leaves no process behind: an unknown ``robot``, ``use_rviz:=true`` without rviz2 (checked
+before anything starts), or a pipeline process (or ``sim_robot``) that exits while the launch
+runs (:mod:`pic_ros.ros.launch_support`).
 
 Parameters come from ``params_file`` (default: the installed ``config/teleop.yaml``, whose node
 keys are wildcards ``/**/<node>`` so they apply in any namespace). Launch arguments left empty
@@ -36,7 +45,10 @@ from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node, SetParameter
 from launch_ros.parameter_descriptions import ParameterFile
 from launch_ros.substitutions import FindPackageShare
+from pic_ros.exceptions import PicRosError
+from pic_ros.robot import load_robot
 from pic_ros.ros.launch_arguments import node_overrides, parameter_arguments, teleop_options
+from pic_ros.ros.launch_support import LaunchAbort, require_packages, stop_launch_when_exits
 from pic_ros.ros.schema import ROBOT, SKELETON_NODE
 
 PACKAGE = 'pic_ros'
@@ -79,8 +91,13 @@ def declare_arguments():
                                                 'teleop.yaml']),
             description='Parameter file of the three nodes (wildcard node keys /**/<node>)'),
         DeclareLaunchArgument(
+            'sim', default_value='false',
+            description='Also start sim_robot: the MuJoCo simulation of the robot follows the '
+                        'trajectories and publishes joint_states (no robot or Gazebo needed)'),
+        DeclareLaunchArgument(
             'use_rviz', default_value='false',
-            description='Start RViz (fixed frame pic_human) to show skeleton_markers'),
+            description='Start RViz (fixed frame pic_human) to show skeleton_markers; needs '
+                        'rviz2'),
     ]
 
 
@@ -89,34 +106,81 @@ def _text(context, name):
     return LaunchConfiguration(name).perform(context).strip()
 
 
+def _flag(context, name):
+    """Return the value of a boolean launch argument."""
+    return IfCondition(LaunchConfiguration(name)).evaluate(context)
+
+
+def check_robot(robot):
+    """
+    Load the robot file, so that a wrong ``robot`` stops the launch before anything starts.
+
+    :param robot: The ``robot`` argument: a name or the path of a robot YAML.
+    :raises LaunchAbort: Saying what is wrong with it.
+    """
+    try:
+        load_robot(robot)
+    except PicRosError as error:
+        raise LaunchAbort(f'robot:={robot}: {error}; nothing was started') from None
+
+
+def essential(action, name):
+    """Return a process action and the handler that stops the launch when it exits."""
+    return [action, stop_launch_when_exits(action, name, 'the pipeline is incomplete')]
+
+
 def launch_setup(context):
-    """Create the pipeline's nodes once the launch arguments are known."""
-    overrides = node_overrides(lambda name: _text(context, name), _text(context, 'robot'))
+    """Check the arguments, then create the pipeline's nodes (all or nothing)."""
+    robot = _text(context, 'robot')
+    overrides = node_overrides(lambda name: _text(context, name), robot)
+    check_robot(robot)
+    if _flag(context, 'use_rviz'):
+        require_packages(
+            ['rviz2'], 'use_rviz:=true',
+            'Install RViz (ros-$ROS_DISTRO-rviz2) or leave use_rviz false.')
     namespace = LaunchConfiguration('namespace')
     parameter_file = ParameterFile(LaunchConfiguration('params_file'), allow_substs=False)
     remappings = [('body_tracking_data', LaunchConfiguration('input_topic'))]
-    if IfCondition(LaunchConfiguration('single_process')).evaluate(context):
+    actions = []
+    if _flag(context, 'single_process'):
         # No name=: '-r __node:=...' would rename all three nodes of the process.
-        return [
+        actions += essential(
             Node(
                 package=PACKAGE, executable='teleop', namespace=namespace,
                 arguments=teleop_options(overrides),
                 parameters=[parameter_file], remappings=remappings, output='screen',
             ),
-        ]
-    # name= and namespace= both given: launch_ros then keys the override dictionaries by the
-    # node's full name instead of '/**' (launch_ros Node._create_params_file_from_dict). rclpy
-    # applies parameter-file entries in the order their keys first appear, and an earlier '/**'
-    # entry (SetParameter's use_sim_time) would otherwise let the wildcard file win.
-    return [
-        Node(
-            package=PACKAGE, executable=node, name=node, namespace=namespace,
-            parameters=[parameter_file, overrides[node]],
-            remappings=remappings if node == 'skeleton_node' else [],
-            output='screen',
+            'teleop',
         )
-        for node in ('skeleton_node', 'solver_node', 'trajectory_publisher')
-    ]
+    else:
+        # name= and namespace= both given: launch_ros then keys the override dictionaries by the
+        # node's full name instead of '/**' (launch_ros Node._create_params_file_from_dict).
+        # rclpy applies parameter-file entries in the order their keys first appear, and an
+        # earlier '/**' entry (SetParameter's use_sim_time) would otherwise let the wildcard file
+        # win.
+        for node in ('skeleton_node', 'solver_node', 'trajectory_publisher'):
+            actions += essential(
+                Node(
+                    package=PACKAGE, executable=node, name=node, namespace=namespace,
+                    parameters=[parameter_file, overrides[node]],
+                    remappings=remappings if node == 'skeleton_node' else [],
+                    output='screen',
+                ),
+                node,
+            )
+    if _flag(context, 'sim'):
+        actions += essential(
+            Node(
+                package=PACKAGE, executable='sim_robot', name='sim_robot', namespace=namespace,
+                parameters=[{'robot': robot}], output='screen',
+            ),
+            'sim_robot',
+        )
+    if _flag(context, 'use_rviz'):
+        actions.append(
+            Node(package='rviz2', executable='rviz2', arguments=['-f', BODY_FRAME],
+                 output='screen'))
+    return actions
 
 
 def generate_launch_description():
@@ -126,8 +190,4 @@ def generate_launch_description():
         # Applies to every node started below (launch_ros SetParameter: same scope).
         SetParameter(name='use_sim_time', value=LaunchConfiguration('use_sim_time')),
         OpaqueFunction(function=launch_setup),
-        Node(
-            package='rviz2', executable='rviz2', arguments=['-f', BODY_FRAME],
-            condition=IfCondition(LaunchConfiguration('use_rviz')), output='screen',
-        ),
     ])

@@ -1,9 +1,10 @@
 """
 The launch files and the configuration files they load.
 
-Two layers: where ``launch`` and ``launch_ros`` are importable (a ROS machine), each launch file is
-loaded with launch's own Python loader and its declared arguments are compared with the
-documented ones. Everywhere (no ``launch`` needed), the launch files are read with :mod:`ast`:
+Two layers: with the ROS tools installed (``make ros-tools``, whenever ``../shared`` is present),
+each launch file is loaded with launch's own Python loader and its declared arguments are compared
+with the documented ones (running them is ``test_ros2_launch.py``'s). Everywhere (no ``launch``
+needed), the launch files are read with :mod:`ast`:
 every argument is declared with a description, every executable exists, every file of this
 package they name exists and is installed; and ``config/teleop.yaml`` and
 ``config/controllers/*.yaml`` are checked against the node parameter tables and the robot files.
@@ -32,11 +33,11 @@ DOCUMENTED_ARGUMENTS = {
     'teleop.launch.py': {
         'robot', 'source', 'input_topic', 'solver', 'eta', 'mapping', 'correspondence',
         'user_profile', 'namespace', 'use_sim_time', 'single_process', 'udp_address', 'udp_port',
-        'params_file', 'use_rviz',
+        'params_file', 'use_rviz', 'sim',
     },
     'multi_robot.launch.py': {
         'robots', 'source', 'input_topic', 'solver', 'eta', 'mapping', 'correspondence',
-        'user_profile', 'udp_address', 'udp_port', 'use_sim_time', 'params_file',
+        'user_profile', 'udp_address', 'udp_port', 'use_sim_time', 'params_file', 'sim',
     },
     'gazebo.launch.py': {
         'robot', 'source', 'input_topic', 'solver', 'gz_args', 'replay_bag', 'distro',
@@ -405,16 +406,14 @@ def test_teleop_yaml_values_are_accepted_by_the_node_table(key):
     table.check(values)
 
 
-# With launch and launch_ros: load each launch file with launch's own loader -------------------
+# With the ROS tools: load each launch file with launch's own loader -------------------------
 
 
 @pytest.mark.parametrize('path', _launch_files(), ids=lambda path: path.name)
-def test_launch_file_loads_and_declares_the_documented_arguments(path):
+def test_launch_file_loads_and_declares_the_documented_arguments(path, ros_tools):
     """get_launch_description_from_python_launch_file builds a LaunchDescription."""
-    # The submodules, not 'launch': without ROS, the repository's launch/ folder would be
-    # imported as a namespace package named launch.
-    sources = pytest.importorskip('launch.launch_description_sources')
-    pytest.importorskip('launch_ros.actions')
+    del ros_tools  # installed (or the test skipped, naming what is missing)
+    from launch import launch_description_sources as sources
     from launch import LaunchDescription
 
     description = sources.get_launch_description_from_python_launch_file(str(path))

@@ -1,0 +1,453 @@
+"""
+``ros2 launch`` of the installed package, driven by the real Azure Kinect bag.
+
+Each test runs what a ROS user types, from a colcon workspace (``conftest.py``): ``ros2 launch
+pic_ros <file> ...`` with ``sim:=true`` (``sim_robot``, the MuJoCo robot, follows the
+trajectories and publishes ``joint_states``, closing the loop the trajectory publisher waits for),
+and ``ros2 run pic_ros replay`` playing a few seconds of the Azure Kinect bag
+(``../shared/data/azure_kinect/body_tracking_ergonomics``) at 4x into ``/body_tracking_data``
+(the topic the Azure Kinect driver publishes). A node of the
+test's own records every controller's trajectories and ``/diagnostics``. Then the launch gets
+SIGINT on its process group, as Ctrl-C in a terminal, and must end with status 0 leaving no
+process of its session behind.
+
+The launches that cannot run (unknown robot, ``use_rviz:=true`` without rviz2, a pipeline node
+that dies, Gazebo without its packages) must stop as a whole: status 1, one message saying why,
+no process left.
+
+One robot (Baxter, separate processes) is checked fully -- trajectories within the URDF limits
+on every controller, ``/diagnostics`` of every node, ``ros2 param set`` refused with its reason,
+the calibration service -- and the other robot / ``single_process`` combinations and
+``multi_robot.launch.py`` more briefly, to keep the launch tests within a few minutes on two
+cores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+import re
+import socket
+import time
+
+from launch_harness import (
+    BAG_TOPIC,
+    controller_joints,
+    DOMAIN_ID,
+    Probe,
+    RosProcess,
+    STOP_TIMEOUT,
+    urdf_limits,
+    wait_for,
+    Workspace,
+)
+import numpy as np
+from pic_ros.tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
+import pytest
+
+pytestmark = [pytest.mark.launch, pytest.mark.ros]
+
+INPUT_TOPIC = '/body_tracking_data'
+"""Where the launches read the tracker (README: ``input_topic:=/body_tracking_data``)."""
+
+BAG = Path('azure_kinect') / 'body_tracking_ergonomics'
+START_TIMEOUT = 60.0
+"""Longest wait for a launch's nodes to appear in the graph [s] (two cores, up to 10 processes)."""
+
+RUN_TIMEOUT = 60.0
+"""Longest wait for the replay to end and the trajectories to arrive [s]."""
+
+MIN_TRAJECTORIES = 20
+"""Trajectories each controller must receive for a run to count as driven."""
+
+LIMIT_SLACK = 1e-9
+"""Rounding allowed on a position limit [rad]."""
+
+
+def bag_path(shared_data: Path) -> Path:
+    """Return the Azure Kinect bag, or skip naming it."""
+    path = shared_data / BAG
+    if not path.is_dir():
+        pytest.skip(f'the Azure Kinect bag is not at {path}')
+    return path
+
+
+def start_replay(
+    ros2: Callable[..., RosProcess], bag: Path, start: float, duration: float, rate: float = 4.0
+) -> RosProcess:
+    """
+    Play part of the bag's tracker topic into ``/body_tracking_data``: ``ros2 run pic_ros replay``.
+
+    :param ros2: The ``ros2`` starter.
+    :param bag: The bag.
+    :param start: Bag time skipped [s].
+    :param duration: Bag time played [s].
+    :param rate: Speed factor.
+    :return: The replay process; it waits for the skeleton node's subscription, then plays.
+    """
+    return ros2(
+        'run', 'pic_ros', 'replay', str(bag), '--topics', BAG_TOPIC,
+        '--remap', f'{BAG_TOPIC}:={INPUT_TOPIC}', '--start-offset', str(start),
+        '--playback-duration', str(duration), '--rate', str(rate), '--wait-for-subscribers',
+        log='replay',
+    )
+
+
+def topics_of(share: Path, robot: str, namespace: str = '') -> dict[str, list[str]]:
+    """Return each controller's trajectory topic (absolute) with the arm's joints."""
+    return {
+        f'{namespace}/{controller}/joint_trajectory': joints
+        for controller, joints in controller_joints(share, robot).items()
+    }
+
+
+def wait_for_nodes(launch: RosProcess, probe: Probe, names: Sequence[str]) -> None:
+    """Wait until the launched nodes are in the graph, or fail with the launch's output."""
+    wait_for(
+        lambda: set(names) <= probe.node_names() or not launch.alive(),
+        f'the nodes {sorted(names)}', START_TIMEOUT, launch.output(),
+    )
+    assert launch.alive(), launch.output()
+
+
+def play_and_collect(
+    launch: RosProcess, replay: RosProcess, probe: Probe, topics: Sequence[str]
+) -> None:
+    """Wait for the replay to end and for every controller to have been driven."""
+    status = replay.wait(RUN_TIMEOUT)
+    assert status == 0, f'replay: status {status}\n{replay.output()}\n{launch.output()}'
+    wait_for(
+        lambda: all(probe.counts()[topic] >= MIN_TRAJECTORIES for topic in topics),
+        f'{MIN_TRAJECTORIES} trajectories on each of {list(topics)}: got {probe.counts()}',
+        RUN_TIMEOUT, launch.output(),
+    )
+    assert launch.alive(), launch.output()
+
+
+def check_trajectories(
+    probe: Probe, share: Path, robot: str, namespace: str = ''
+) -> None:
+    """
+    Assert that each controller of the robot got trajectories of its arm, within the URDF limits.
+
+    Every point's positions lie within the URDF position limits and its velocities within the
+    URDF velocity limits; and the arm moved (the commands follow the person, not a fixed pose).
+    """
+    limits = urdf_limits(share, robot)
+    for topic, joints in topics_of(share, robot, namespace).items():
+        messages = probe.trajectories[topic]
+        assert len(messages) >= MIN_TRAJECTORIES, f'{topic}: {len(messages)} trajectories'
+        spans = {joint: [float('inf'), float('-inf')] for joint in joints}
+        for message in messages:
+            assert list(message.joint_names) == joints, topic
+            assert message.points, f'{topic}: a trajectory without points'
+            for point in message.points:
+                assert len(point.positions) == len(joints), topic
+                for joint, position, velocity in zip(
+                    joints, point.positions, point.velocities or [0.0] * len(joints),
+                    strict=True,
+                ):
+                    lower, upper, speed = limits[joint]
+                    assert lower - LIMIT_SLACK <= position <= upper + LIMIT_SLACK, (
+                        f'{topic}: {joint} = {position} outside [{lower}, {upper}]'
+                    )
+                    assert abs(velocity) <= speed * (1 + 1e-6), (
+                        f'{topic}: {joint} velocity {velocity} over the limit {speed}'
+                    )
+                    spans[joint][0] = min(spans[joint][0], position)
+                    spans[joint][1] = max(spans[joint][1], position)
+        moved = max(high - low for low, high in spans.values())
+        assert moved > 0.05, f'{topic}: the arm did not follow the person (span {moved:.3f} rad)'
+
+
+def stop_cleanly(launch: RosProcess) -> str:
+    """
+    Send SIGINT to the launch's process group (Ctrl-C) and check the end.
+
+    :return: The launch's output.
+    """
+    status = launch.stop(timeout=STOP_TIMEOUT)
+    left = launch.leftovers()
+    output = launch.output()
+    assert not left, f'processes left running after the launch ended: {left}\n{output}'
+    assert status == 0, f'ros2 launch ended with {status}\n{output}'
+    assert 'Caught exception' not in output, output
+    return output
+
+
+def check_stopped_as_a_whole(launch: RosProcess, message: str, timeout: float = 30.0) -> str:
+    """
+    Assert that a launch ends by itself with status 1, saying ``message``, leaving nothing.
+
+    :param launch: The launch.
+    :param message: Regular expression the launch's error line must match.
+    :param timeout: Longest wait for the end [s].
+    :return: The output.
+    """
+    status = launch.wait(timeout)
+    output = launch.output()
+    left = launch.leftovers()
+    assert status is not None, f'the launch still runs after {timeout} s\n{output}'
+    assert not left, f'processes left running after the launch ended: {left}\n{output}'
+    assert status == 1, f'ros2 launch ended with {status}\n{output}'
+    errors = [line for line in output.splitlines() if 'Caught exception in launch' in line]
+    assert len(errors) == 1, output
+    assert re.search(message, errors[0]), errors[0]
+    return output
+
+
+# The pipeline, fully: Baxter as three processes --------------------------------------------
+
+
+def test_teleop_launch_drives_baxter_from_the_azure_kinect_bag(
+    ros2, ros2_commands, probe, workspace: Workspace, shared_data
+):
+    """
+    The README's first command, with sim:=true and the bag replayed, drives both of Baxter's arms.
+
+    Trajectories reach both controller topics within the URDF's position and velocity limits,
+    every node reports on /diagnostics (the skeleton node having taken the bag's frames), an
+    invalid ``ros2 param set`` is refused with its reason (the value stays) while a valid one is
+    taken, the calibration service answers (no calibration pose in this recording), and Ctrl-C
+    ends everything with status 0.
+    """
+    bag = bag_path(shared_data)
+    topics = topics_of(workspace.share, 'baxter')
+    watcher = probe(list(topics))
+    launch = ros2(
+        'launch', 'pic_ros', 'teleop.launch.py', 'robot:=baxter', 'source:=azure_kinect',
+        f'input_topic:={INPUT_TOPIC}', 'sim:=true', log='launch',
+    )
+    wait_for_nodes(
+        launch, watcher, ['/skeleton_node', '/solver_node', '/trajectory_publisher', '/sim_robot']
+    )
+    replay = start_replay(ros2, bag, start=2.0, duration=12.0)
+    play_and_collect(launch, replay, watcher, list(topics))
+    check_trajectories(watcher, workspace.share, 'baxter')
+
+    # What a user types (--no-daemon: a ros2 daemon would outlive the test), side by side.
+    refused, taken, answer = ros2_commands(
+        ['param', 'set', '--no-daemon', '--timeout', '10', '/solver_node', 'eta', '7'],
+        ['param', 'set', '--no-daemon', '--timeout', '10', '/solver_node', 'solver', 'pics'],
+        ['service', 'call', '/solver_node/calibrate', 'std_srvs/srv/Trigger'],
+    )
+    assert 'Setting parameter failed' in refused, refused
+    assert re.search(r'eta .*(out of range|must be)', refused), refused
+    assert 'Set parameter successful' in taken, taken
+    assert 'success=False' in answer and 'message=' in answer, answer
+    assert watcher.get_parameter('/solver_node', 'eta') == 1
+    assert watcher.get_parameter('/solver_node', 'solver') == 'pics'
+    assert watcher.set_parameter('/solver_node', 'solver', 'foo') == (
+        False, "solver must be one of 'fabrik', 'pic', 'pics', got 'foo'"
+    )
+
+    wait_for(
+        lambda: {
+            'pic_ros: /skeleton_node', 'pic_ros: /solver_node',
+            'pic_ros: /trajectory_publisher left', 'pic_ros: /trajectory_publisher right',
+            'pic_ros: /sim_robot simulation',
+        } <= set(watcher.diagnostic_statuses()),
+        f'the statuses of every node on /diagnostics: got {sorted(watcher.diagnostic_statuses())}',
+        10.0, launch.output(),
+    )
+    skeleton = watcher.diagnostic_statuses()['pic_ros: /skeleton_node']
+    assert int(skeleton['frames_in']) > 100 and int(skeleton['skeletons_out']) > 100, skeleton
+    stop_cleanly(launch)
+
+
+# Every robot, one process and three -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    'robot, single_process',
+    [('baxter', 'true'), ('yumi', 'false'), ('yumi', 'true'), ('tiago', 'false'),
+     ('tiago', 'true')],
+)
+def test_teleop_launch_drives_every_controller_of_each_robot(
+    robot, single_process, ros2, probe, workspace: Workspace, shared_data
+):
+    """Each robot, in one process or three, turns a few seconds of the bag into trajectories."""
+    bag = bag_path(shared_data)
+    topics = topics_of(workspace.share, robot)
+    watcher = probe(list(topics))
+    launch = ros2(
+        'launch', 'pic_ros', 'teleop.launch.py', f'robot:={robot}',
+        f'single_process:={single_process}', f'input_topic:={INPUT_TOPIC}', 'sim:=true',
+        log='launch',
+    )
+    nodes = ['/skeleton_node', '/solver_node', '/trajectory_publisher', '/sim_robot']
+    wait_for_nodes(launch, watcher, nodes)
+    replay = start_replay(ros2, bag, start=2.0, duration=8.0)
+    play_and_collect(launch, replay, watcher, list(topics))
+    check_trajectories(watcher, workspace.share, robot)
+    output = stop_cleanly(launch)
+    executables = ['teleop'] if single_process == 'true' else nodes
+    for name in [*executables, 'sim_robot']:
+        assert re.search(rf'\[{name.strip("/")}-\d+\]: process started', output), name
+
+
+def test_teleop_launch_takes_the_xsens_stream_over_udp(ros2, probe, workspace: Workspace):
+    """
+    The README's Xsens command: MXTP02 datagrams sent to the bound UDP port drive TIAGo's arm.
+
+    ``udp_port`` is given besides the README's arguments so that runs in parallel do not meet.
+    """
+    port = 31000 + DOMAIN_ID
+    topics = topics_of(workspace.share, 'tiago')
+    watcher = probe(list(topics))
+    launch = ros2(
+        'launch', 'pic_ros', 'teleop.launch.py', 'robot:=tiago', 'source:=xsens_mvn',
+        'udp_address:=0.0.0.0', f'udp_port:={port}', 'sim:=true', log='launch',
+    )
+    wait_for_nodes(
+        launch, watcher, ['/skeleton_node', '/solver_node', '/trajectory_publisher', '/sim_robot']
+    )
+    positions, quaternions = t_pose_segments()
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+        for index in range(360):  # 3 s at 120 Hz: the arms rise and fall
+            moved = positions.copy()
+            moved[:, 2] += 0.02 * np.sin(index / 30.0)
+            for datagram in build_mxtp02_datagrams(index + 1, index * 8, moved, quaternions):
+                sender.sendto(datagram, ('127.0.0.1', port))
+            time.sleep(1.0 / 120.0)
+    wait_for(
+        lambda: all(watcher.counts()[topic] >= MIN_TRAJECTORIES for topic in topics),
+        f'{MIN_TRAJECTORIES} trajectories on {list(topics)}: got {watcher.counts()}',
+        RUN_TIMEOUT, launch.output(),
+    )
+    check_trajectories(watcher, workspace.share, 'tiago')
+    stop_cleanly(launch)
+
+
+def test_multi_robot_launch_drives_every_controller_of_every_robot(
+    ros2, probe, workspace: Workspace, shared_data
+):
+    """One skeleton node feeds Baxter, YuMi and TIAGo, each in its namespace with its sim."""
+    bag = bag_path(shared_data)
+    robots = ('baxter', 'yumi', 'tiago')
+    topics = {
+        topic: joints for robot in robots
+        for topic, joints in topics_of(workspace.share, robot, f'/{robot}').items()
+    }
+    watcher = probe(list(topics))
+    launch = ros2(
+        'launch', 'pic_ros', 'multi_robot.launch.py', 'source:=azure_kinect',
+        f'input_topic:={INPUT_TOPIC}', 'sim:=true', log='launch',
+    )
+    nodes = ['/skeleton_node'] + [
+        f'/{robot}/{node}' for robot in robots
+        for node in ('solver_node', 'trajectory_publisher', 'sim_robot')
+    ]
+    wait_for_nodes(launch, watcher, nodes)
+    replay = start_replay(ros2, bag, start=2.0, duration=8.0)
+    play_and_collect(launch, replay, watcher, list(topics))
+    for robot in robots:
+        check_trajectories(watcher, workspace.share, robot, f'/{robot}')
+    wait_for(
+        lambda: {f'pic_ros: /{robot}/solver_node' for robot in robots}
+        <= set(watcher.diagnostic_statuses()),
+        'the solver statuses of every robot on /diagnostics', 10.0, launch.output(),
+    )
+    stop_cleanly(launch)
+
+
+# Launches that cannot run stop as a whole ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    'arguments, message',
+    [
+        (['teleop.launch.py', 'robot:=foo'], r"robot:=foo: no robot file for 'foo'"),
+        (['teleop.launch.py', 'robot:=foo', 'single_process:=true'],
+         r"robot:=foo: no robot file for 'foo'"),
+        (['multi_robot.launch.py', 'robots:=baxter,foo'],
+         r"robots: 'foo' is not one of baxter, yumi, tiago"),
+        (['teleop.launch.py', 'eta:=7'], r'eta'),
+    ],
+    ids=['teleop-robot-foo', 'teleop-single-process-robot-foo', 'multi-robot-foo',
+         'teleop-eta-7'],
+)
+def test_launch_with_a_wrong_argument_starts_nothing(arguments, message, ros2):
+    """A wrong argument ends the launch with status 1 and one message, before any node starts."""
+    launch = ros2('launch', 'pic_ros', *arguments, log='launch')
+    output = check_stopped_as_a_whole(launch, message)
+    assert 'process started' not in output, output
+
+
+def test_use_rviz_without_rviz2_starts_nothing(ros2):
+    """
+    use_rviz:=true where rviz2 is not installed: one message naming rviz2, nothing started.
+
+    (It used to start the three nodes, fail on rviz2 and exit, leaving them running.)
+    """
+    launch = ros2('launch', 'pic_ros', 'teleop.launch.py', 'use_rviz:=true', log='launch')
+    output = check_stopped_as_a_whole(launch, r'use_rviz:=true needs .*: rviz2 ')
+    assert 'process started' not in output, output
+
+
+def test_a_pipeline_node_that_dies_stops_the_whole_launch(ros2, tmp_path):
+    """
+    A node that exits while the launch runs takes the launch down, with status 1 and its name.
+
+    The parameter file gives solver_node an eta it refuses, so solver_node exits at start; the
+    skeleton node and the trajectory publisher must not keep running without it.
+    """
+    params = tmp_path / 'bad_params.yaml'
+    params.write_text(
+        '/**/solver_node:\n  ros__parameters:\n    eta: 7\n', encoding='utf-8'
+    )
+    launch = ros2(
+        'launch', 'pic_ros', 'teleop.launch.py', f'params_file:={params}', log='launch'
+    )
+    output = check_stopped_as_a_whole(
+        launch, r'solver_node exited with code 1: the pipeline is incomplete; stopping the launch'
+    )
+    assert 'process started' in output, output
+
+
+def _fake_package(prefix: Path, package: str, executable: str) -> Path:
+    """
+    Install a stand-in ROS package whose executable only writes a mark and waits (bounded).
+
+    :return: The mark file, which exists once the executable has started.
+    """
+    (prefix / 'share' / 'ament_index' / 'resource_index' / 'packages').mkdir(parents=True)
+    (prefix / 'share' / 'ament_index' / 'resource_index' / 'packages' / package).touch()
+    (prefix / 'share' / package).mkdir(parents=True)
+    mark = prefix / f'{executable}.started'
+    script = prefix / 'lib' / package / executable
+    script.parent.mkdir(parents=True)
+    script.write_text(f'#!/bin/sh\ntouch {mark}\nexec sleep 60\n', encoding='utf-8')
+    script.chmod(0o755)
+    return mark
+
+
+@pytest.mark.parametrize('with_robot_state_publisher', [False, True],
+                         ids=['nothing-installed', 'robot-state-publisher-installed'])
+def test_gazebo_launch_without_gazebo_names_every_missing_package(
+    with_robot_state_publisher, ros2, workspace: Workspace, shared_data, tmp_path
+):
+    """
+    The README's Gazebo command without Gazebo: status 1, one message naming what is missing.
+
+    Nothing is started: with robot_state_publisher installed (a stand-in here) it used to be, and
+    to keep running after the launch had failed on ros_gz_sim.
+    """
+    bag = bag_path(shared_data)
+    missing = ['ros_gz_sim', 'ros_gz_bridge', 'controller_manager', 'joint_state_broadcaster',
+               'joint_trajectory_controller', 'gz_ros2_control']
+    arguments = ['launch', 'pic_ros', 'gazebo.launch.py', 'robot:=baxter', f'replay_bag:={bag}']
+    mark = None
+    if with_robot_state_publisher:
+        mark = _fake_package(tmp_path / 'fake', 'robot_state_publisher', 'robot_state_publisher')
+        launch = ros2(*arguments, log='launch', prefix=tmp_path / 'fake')
+    else:
+        missing.insert(0, 'robot_state_publisher')
+        launch = ros2(*arguments, log='launch')
+    output = check_stopped_as_a_whole(
+        launch, r'gazebo.launch.py \(distro \w+\) needs ROS packages that are not installed: '
+        + re.escape(', '.join(missing)) + r' \(searched AMENT_PREFIX_PATH'
+    )
+    assert 'process started' not in output, output
+    if mark is not None:
+        assert not mark.exists(), 'robot_state_publisher was started'
