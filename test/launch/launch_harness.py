@@ -378,6 +378,22 @@ class Probe:
         response = self._result(client.get_parameters([name]), f'{node_name} {name}')
         return parameter_value_to_python(response.values[0])
 
+    def call_trigger(self, service: str) -> str:
+        """
+        Call a ``std_srvs/Trigger`` service (bounded wait) and describe the answer.
+
+        :return: ``success=<bool> message=<text>``, as ``ros2 service call`` prints its fields.
+        """
+        from std_srvs.srv import Trigger
+
+        client = self.node.create_client(Trigger, service)
+        try:
+            assert client.wait_for_service(timeout_sec=10.0), f'no service {service}'
+            response = self._result(client.call_async(Trigger.Request()), service)
+        finally:
+            self.node.destroy_client(client)
+        return f'success={response.success} message={response.message!r}'
+
     def close(self) -> None:
         """Stop spinning and shut the context down."""
         self.executor.shutdown(timeout_sec=2.0)

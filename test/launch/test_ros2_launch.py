@@ -199,6 +199,10 @@ def check_stopped_as_a_whole(launch: RosProcess, message: str, timeout: float = 
 # The pipeline, fully: Baxter as three processes --------------------------------------------
 
 
+ROS2CLI_NEEDS_NEWER_RCLPY = "'NoneType' object does not support the context manager protocol"
+"""How ``ros2 service call`` of the shared tools fails on Jazzy's rclpy (nothing to do with us)."""
+
+
 def test_teleop_launch_drives_baxter_from_the_azure_kinect_bag(
     ros2, ros2_commands, probe, workspace: Workspace, shared_data
 ):
@@ -234,6 +238,10 @@ def test_teleop_launch_drives_baxter_from_the_azure_kinect_bag(
     assert 'Setting parameter failed' in refused, refused
     assert re.search(r'eta .*(out of range|must be)', refused), refused
     assert 'Set parameter successful' in taken, taken
+    if ROS2CLI_NEEDS_NEWER_RCLPY in answer:
+        # The shared ros2cli (built from rolling) calls `with rclpy.init()`, which Jazzy's
+        # rclpy 7 does not offer: the CLI fails before calling. The node is called directly.
+        answer = watcher.call_trigger('/solver_node/calibrate')
     assert 'success=False' in answer and 'message=' in answer, answer
     assert watcher.get_parameter('/solver_node', 'eta') == 1
     assert watcher.get_parameter('/solver_node', 'solver') == 'pics'
