@@ -137,6 +137,7 @@ class SimRobotNode(Node):
             if self._publish_clock else None
         )
         self._published = RateMeter()
+        self._published_time: float | None = None  # simulation time of the last joint_states
         self._render_timer: Any = None
         if self._values['render_dir']:
             self._recorder = FrameRecorder(
@@ -232,6 +233,9 @@ class SimRobotNode(Node):
 
     def _on_tick(self) -> None:
         self._advance()
+        if self.sim.time == self._published_time:
+            return  # a late tick caught up within one physics step: nothing new to publish
+        self._published_time = self.sim.time
         stamp = self._stamp()
         positions = self.sim.joint_positions()
         velocities = self.sim.joint_velocities()
