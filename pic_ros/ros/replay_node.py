@@ -368,7 +368,7 @@ def run_replay(argv: Sequence[str] | None = None, prog: str = 'python -m pic_ros
 
     return run_nodes(
         prog, ros_arguments, lambda: [ReplayNode(options, info)], spin=play,
-        before_destroy=summary,
+        before_destroy=summary, error_status=2,  # what it cannot play is an input error
     )
 
 

@@ -17,8 +17,10 @@ Every executable (``skeleton_node``, ``solver_node``, ``trajectory_publisher``, 
   ``KeyboardInterrupt``, so the clean-up (``destroy_node``, ``rclpy.try_shutdown``) is never cut
   short and the exit status is 0. A signal before the node is up skips the spin.
 - **Errors the user can fix** (a bad robot file, a missing package such as mujoco, a refused
-  parameter value): one line ``prog: reason`` on stderr and exit status 2, no traceback. Anything
-  else raised while rclpy still runs is a real failure and propagates.
+  parameter value): one line ``prog: reason`` on stderr, no traceback, and exit status 1 for a
+  ``ros2 run`` executable whose node could not start (``python -m pic_ros`` commands keep their
+  status 2 for an input error). Anything else raised while rclpy still runs is a real failure and
+  propagates.
 """
 
 from __future__ import annotations
@@ -42,7 +44,10 @@ from rclpy.parameter import Parameter
 from rclpy.utilities import remove_ros_args
 
 USAGE_ERROR = 2
-"""Exit status of a usage error or an error the user can fix (argparse's)."""
+"""Exit status of a command-line error (argparse's)."""
+
+START_FAILED = 1
+"""Exit status of an executable whose node could not start (bad robot, refused parameter)."""
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 """The signals that ask an executable to stop."""
@@ -237,6 +242,7 @@ def run_nodes(
     executor: Callable[[], Executor] = SingleThreadedExecutor,
     spin: Spin = spin_until_shutdown,
     before_destroy: Callable[[Sequence[Node]], None] | None = None,
+    error_status: int = START_FAILED,
     exiting: bool = True,
 ) -> int:
     """
@@ -251,9 +257,12 @@ def run_nodes(
     :param executor: Makes the executor (default: single-threaded).
     :param spin: Runs the nodes (default: until shutdown).
     :param before_destroy: Called with the nodes before they are destroyed (e.g. a summary).
+    :param error_status: Exit status when a node cannot be built or run for a reason the user
+        can fix (:data:`USER_ERRORS`, reported in one line).
     :param exiting: The process exits after this: the stop signals stay ignored through the
         interpreter's teardown. False puts the previous handlers back instead.
-    :return: Exit status: 0 (also when stopped by signals), 2 for an error the user can fix.
+    :return: Exit status: 0 (also when stopped by signals), ``error_status`` for an error the
+        user can fix, 2 for malformed ROS arguments.
     """
     stop = StopSignals().install()
     try:
@@ -262,7 +271,7 @@ def run_nodes(
         except RuntimeError as error:  # malformed ROS arguments
             print(f'{prog}: invalid ROS arguments: {error}', file=sys.stderr)
             return USAGE_ERROR
-        return _run(prog, build, executor, spin, before_destroy, stop)
+        return _run(prog, build, executor, spin, before_destroy, error_status, stop)
     finally:
         if exiting:
             stop.ignore()
@@ -276,6 +285,7 @@ def _run(
     make_executor: Callable[[], Executor],
     spin: Spin,
     before_destroy: Callable[[Sequence[Node]], None] | None,
+    error_status: int,
     stop: StopSignals,
 ) -> int:
     nodes: Sequence[Node] = ()
@@ -290,7 +300,7 @@ def _run(
     except USER_ERRORS as error:
         if not stop.requested:
             print(f'{prog}: {error}', file=sys.stderr)
-            status = USAGE_ERROR
+            status = error_status
     except Exception:
         if rclpy.ok() and not stop.requested:
             raise  # a real failure, not a signal that shut the context down mid-callback

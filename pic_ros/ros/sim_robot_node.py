@@ -43,6 +43,7 @@ from pic_ros.ros.runner import (
     run_nodes,
     spin_for,
     spin_until_shutdown,
+    START_FAILED,
 )
 from pic_ros.ros.schema import SIM_ROBOT
 from pic_ros.sim.config import SimConfig
@@ -352,18 +353,23 @@ def parse_arguments(
     return args, parameter_overrides(PARAMETERS, args), ros_arguments
 
 
-def run_sim(argv: Sequence[str], prog: str = 'python -m pic_ros sim') -> int:
+def run_sim(
+    argv: Sequence[str], prog: str = 'python -m pic_ros sim', error_status: int = 2
+) -> int:
     """
     Run ``sim_robot [--robot R] [--render-dir D] [--duration S] ... [--ros-args ...]``.
 
     :param argv: Arguments without the program name (and without the command).
     :param prog: The program name shown in the usage and the error messages.
-    :return: Exit status (0, or 2 for an invalid robot or setting or a missing mujoco).
+    :param error_status: Exit status for an invalid robot or setting or a missing mujoco (2 for
+        ``python -m pic_ros sim``, 1 for ``sim_robot``: its node could not start).
+    :return: Exit status (0, ``error_status``, or 2 for an invalid command line).
     """
     args, overrides, ros_arguments = parse_arguments(argv, prog)
     spin = spin_until_shutdown if args.duration is None else spin_for(args.duration)
     return run_nodes(
-        prog, ros_arguments, lambda: [SimRobotNode(parameter_overrides=overrides)], spin=spin
+        prog, ros_arguments, lambda: [SimRobotNode(parameter_overrides=overrides)], spin=spin,
+        error_status=error_status,
     )
 
 
@@ -375,7 +381,7 @@ def main(args: list[str] | None = None) -> None:
         parameter (``--help`` lists them), ``--duration``, then ``--ros-args ...``.
     """
     arguments = sys.argv if args is None else args
-    raise SystemExit(run_sim(list(arguments[1:]), prog='sim_robot'))
+    raise SystemExit(run_sim(list(arguments[1:]), prog='sim_robot', error_status=START_FAILED))
 
 
 if __name__ == '__main__':

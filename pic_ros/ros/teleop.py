@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pic_ros.exceptions import ConfigError, PicRosError
-from pic_ros.ros.runner import parse_command_line, run_nodes
+from pic_ros.ros.runner import parse_command_line, run_nodes, START_FAILED
 from pic_ros.ros.schema import PIPELINE, ROBOT, SKELETON_NODE, SOLVER_NODE, TRAJECTORY_PUBLISHER
 from pic_ros.ros.skeleton_node import SkeletonNode
 from pic_ros.ros.solver_node import SolverNode
@@ -193,13 +193,19 @@ def node_parameters(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     return values
 
 
-def main(argv: Sequence[str] | None = None, prog: str = 'python -m pic_ros teleop') -> int:
+def main(
+    argv: Sequence[str] | None = None,
+    prog: str = 'python -m pic_ros teleop',
+    error_status: int = 2,
+) -> int:
     """
     Run the one-process pipeline until shutdown.
 
     :param argv: Arguments without the program name (default: the process arguments).
     :param prog: The program name shown in the usage and the error messages.
-    :return: Exit status (0, or 2 for invalid options or parameters).
+    :param error_status: Exit status when a node cannot start (a bad robot file or parameter
+        value): 2 for ``python -m pic_ros teleop``, 1 for the ``teleop`` executable.
+    :return: Exit status (0, ``error_status``, or 2 for invalid options).
     """
     import sys
 
@@ -212,10 +218,10 @@ def main(argv: Sequence[str] | None = None, prog: str = 'python -m pic_ros teleo
 
     return run_nodes(
         prog, ros_arguments, lambda: build_pipeline(args.robot, args.source, parameters),
-        executor=lambda: make_executor(args.executor),
+        executor=lambda: make_executor(args.executor), error_status=error_status,
     )
 
 
 def console_main() -> None:
     """Entry point of the ``teleop`` executable."""
-    raise SystemExit(main(prog='teleop'))
+    raise SystemExit(main(prog='teleop', error_status=START_FAILED))

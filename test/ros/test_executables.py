@@ -362,7 +362,7 @@ main(['sim_robot', '--robot', 'yumi', *sys.argv[1:]])
 
 def test_sim_robot_without_mujoco_fails_in_one_line(tmp_path) -> None:
     """
-    With mujoco missing, sim_robot says so in one line and exits 2.
+    With mujoco missing, sim_robot says so in one line and exits 1 (its node could not start).
 
     No second traceback from destroying the half-built node (``'SimRobotNode' object has no
     attribute '_recorder'``), which rclpy's shutdown used to do.
@@ -373,7 +373,32 @@ def test_sim_robot_without_mujoco_fails_in_one_line(tmp_path) -> None:
     )
 
     lines = [line for line in completed.stderr.splitlines() if line.strip()]
-    assert completed.returncode == 2, completed.stderr
+    assert completed.returncode == 1, completed.stderr
     assert len(lines) == 1, completed.stderr
     assert lines[0].startswith('sim_robot: the simulation needs the mujoco package')
     assert 'pip install mujoco' in lines[0]
+
+
+@pytest.mark.parametrize(('argv', 'status', 'message'), [
+    (python_m('pic_ros.ros.solver_node', '--robot', 'no_such_robot'), 1,
+     "solver_node: no robot file for 'no_such_robot'"),
+    (python_m('pic_ros.ros.trajectory_publisher_node', '--ros-args', '-p', 'rate:=abc'), 1,
+     "trajectory_publisher: Trying to set parameter 'rate' to 'abc'"),
+    (python_m('pic_ros', 'teleop', '--robot', 'no_such_robot'), 2,
+     "python -m pic_ros teleop: no robot file for 'no_such_robot'"),
+], ids=['bad-robot', 'bad-parameter-type', 'cli-command'])
+def test_a_node_that_cannot_start_says_why_in_one_line(argv, status, message) -> None:
+    """
+    A robot or parameter the node refuses: one line, no traceback; status 1 for an executable.
+
+    The ``python -m pic_ros`` commands keep their status 2 for an input error.
+    """
+    completed = subprocess.run(
+        [*argv, *ROS_ARGS], env=loopback_environment(), cwd=ROOT, capture_output=True,
+        text=True, timeout=EXIT_TIMEOUT, check=False,
+    )
+
+    said = [line for line in completed.stderr.splitlines() if line.strip() and line[0] != '[']
+    assert completed.returncode == status, completed.stderr
+    assert len(said) == 1 and said[0].startswith(message), completed.stderr  # besides ROS logs
+    assert 'Traceback' not in completed.stderr
