@@ -370,7 +370,8 @@ def add_option(
     Add a command-line option for a parameter: type, choices and help from its definition.
 
     The option parses text with :meth:`ParameterDef.from_text`, so it accepts exactly what the
-    parameter accepts; choices are read when the parser is built (a registry's names then).
+    parameter accepts; choices are read when the parser is built (a registry's names then). A
+    boolean option given without a value means true (``--publish-clock``).
 
     :param parser: The parser (or an argument group).
     :param definition: The parameter.
@@ -403,4 +404,6 @@ def add_option(
         kwargs['metavar'] = '{' + ','.join(allowed) + '}'
     if repeatable:
         kwargs['action'] = 'append'
+    if definition.ros_type is ParameterType.BOOL:
+        kwargs.update(nargs='?', const=True, metavar='{true,false}')
     parser.add_argument(flag or definition.option, **kwargs)

@@ -2,10 +2,10 @@
 ``python -m pic_ros demo``: the whole pipeline as separate ROS 2 processes, recorded and drawn.
 
 replay (the shipped synthetic bag, Azure Kinect encoding) -> skeleton_node -> solver_node ->
-trajectory_publisher -> sim_robot (MuJoCo), each its own process, talking DDS on loopback with a
-private domain id. This process records the topics, stops every process (also on failure), and
-writes into the output folder the animation (skeleton beside the simulated robot), the joint plot
-and the metrics (:mod:`pic_ros.tools.demo_report`).
+trajectory_publisher -> sim_robot (MuJoCo), each its own process, talking DDS on loopback in the
+exported ``ROS_DOMAIN_ID`` (else a domain id of its own). This process records the topics, stops
+every process (also on failure), and writes into the output folder the animation (skeleton beside
+the simulated robot), the joint plot and the metrics (:mod:`pic_ros.tools.demo_report`).
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from pic_ros.exceptions import PicRosError
 from pic_ros.resources import share_dir
 from pic_ros.robot.robot import load_robot, Robot
 from pic_ros.ros.processes import (
-    free_domain_id,
     loopback_environment,
     ManagedProcess,
     python_module,
+    use_run_domain,
     wait_until,
 )
 from pic_ros.tools.demo_report import (
@@ -173,9 +173,8 @@ def run_demo(argv: Sequence[str] | None = None) -> int:
     logs = out / 'logs'
     logs.mkdir(parents=True, exist_ok=True)
     bag = share_dir() / 'demo' / 'synthetic1_bag'
-    domain = free_domain_id()
+    domain = use_run_domain()  # an exported ROS_DOMAIN_ID, else one of this run's own
     environment = loopback_environment(domain)
-    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     context = Context()
     rclpy.init(context=context, domain_id=domain)
     processes: list[ManagedProcess] = []

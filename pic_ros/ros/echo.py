@@ -15,10 +15,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 import socket
+import sys
 import threading
 
-import rclpy
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from pic_ros.ros.runner import parse_command_line, run_nodes
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.serialization import serialize_message
@@ -101,20 +101,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog='python -m pic_ros.ros.echo')
     parser.add_argument('--mode', choices=('dds', 'udp'), default='dds')
     parser.add_argument('--udp-port', type=int, default=9764)
-    args, ros_args = parser.parse_known_args(argv)
-    rclpy.init(args=['echo'] + ros_args)
-    node = None
-    try:
-        node = EchoNode(args.mode, args.udp_port)
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+    args, ros_arguments = parse_command_line(parser, sys.argv[1:] if argv is None else argv)
+    raise SystemExit(run_nodes(
+        parser.prog, ros_arguments, lambda: [EchoNode(args.mode, args.udp_port)]
+    ))
 
 
 if __name__ == '__main__':

@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 import math
-import os
 from pathlib import Path
 import socket
 import tempfile
@@ -32,10 +31,10 @@ from typing import Any
 
 import numpy as np
 from pic_ros.ros.processes import (
-    free_domain_id,
     loopback_environment,
     ManagedProcess,
     python_module,
+    use_run_domain,
     wait_until,
 )
 from pic_ros.tools.metrics import percentile_ms
@@ -246,7 +245,7 @@ def measure(
     :param robot: Robot of the pipeline.
     :param markers: MarkerArrays to cycle through (azure_kinect).
     :param log_dir: Where the child processes log.
-    :param domain_id: Private ROS domain id.
+    :param domain_id: ROS domain id of the run.
     :param warmup: Inputs sent before measuring [s].
     :return: The measurement.
     """
@@ -345,7 +344,7 @@ def run_latency_bench(
     :param log_dir: Where the child processes log (default: a temporary directory).
     :return: One record per (path, source), as dicts.
     """
-    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    domain = use_run_domain()  # an exported ROS_DOMAIN_ID, else one of this run's own
     if bag is None:
         bag = _default_bag()
     markers = bag_marker_arrays(bag)
@@ -355,9 +354,8 @@ def run_latency_bench(
     with tempfile.TemporaryDirectory(prefix='pic_ros_latency_') as scratch:
         logs = log_dir or Path(scratch)
         runs = [('azure_kinect', 30.0), ('xsens_mvn', 240.0)]
-        for offset, (source, rate) in enumerate(runs):
-            for path in ('floor', 'pic_ros'):
-                domain = (free_domain_id() + 2 * offset + (path == 'pic_ros')) % 100 + 1
+        for source, rate in runs:
+            for path in ('floor', 'pic_ros'):  # one after the other, each stopped before the next
                 result = measure(source, path, rate, seconds, robot, markers, logs, domain)
                 results.append(asdict(result))
     return results

@@ -1,10 +1,12 @@
 """
 Start and stop ROS 2 processes on loopback for tests, benchmarks and the demo.
 
-Every process gets ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` (Fast DDS otherwise multicasts out
-of the machine's interfaces) and the caller's private ``ROS_DOMAIN_ID``; it runs in its own
-session so that it can be stopped, with its children, by its own process group id: SIGINT first
-(the nodes shut down cleanly), SIGKILL after a bound.
+Every process gets the run's ``ROS_DOMAIN_ID`` and ``ROS_AUTOMATIC_DISCOVERY_RANGE``
+(:func:`domain_id`, :func:`discovery_range`): the ones exported in the environment when they are
+set -- on a shared host the domain is the caller's reservation -- otherwise a domain of this run's
+own and ``LOCALHOST`` (Fast DDS otherwise multicasts out of the machine's interfaces). It runs in
+its own session so that it can be stopped, with its children, by its own process group id: SIGINT
+first (the nodes shut down cleanly), SIGKILL after a bound.
 """
 
 from __future__ import annotations
@@ -17,27 +19,95 @@ import subprocess
 import sys
 import time
 
+DOMAIN_VARIABLE = 'ROS_DOMAIN_ID'
+"""Environment variable of the ROS domain."""
 
-def loopback_environment(domain_id: int, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+RANGE_VARIABLE = 'ROS_AUTOMATIC_DISCOVERY_RANGE'
+"""Environment variable of the DDS discovery range."""
+
+DEFAULT_DISCOVERY_RANGE = 'LOCALHOST'
+"""Discovery range when none is exported: this machine only."""
+
+MAX_DOMAIN_ID = 232
+"""Largest domain id Fast DDS accepts (its ports must stay below 65536)."""
+
+
+def domain_id(environment: Mapping[str, str] | None = None, seed: int | None = None) -> int:
     """
-    Return the environment of a process that talks DDS on loopback only.
+    Return the ROS domain id of this run: the exported one if any, else one of its own.
 
-    :param domain_id: Private ROS domain id (0..101 or 215..232 are safe with Fast DDS ports).
+    An exported ``ROS_DOMAIN_ID`` is honoured as it is (on a shared host it is what the user
+    reserved), for every process and test of the run; only when none is exported is an id
+    chosen, from the process id (:func:`free_domain_id`).
+
+    :param environment: Where to look (default: this process's environment).
+    :param seed: Number the chosen id is derived from (default: this process id).
+    :return: The domain id.
+    :raises ValueError: If the exported value is not an integer in 0..232.
+    """
+    text = (os.environ if environment is None else environment).get(DOMAIN_VARIABLE, '').strip()
+    if not text:
+        return free_domain_id(seed)
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_DOMAIN_ID:
+        raise ValueError(
+            f'{DOMAIN_VARIABLE}={text!r} is not a domain id (an integer in 0..{MAX_DOMAIN_ID})'
+        )
+    return value
+
+
+def discovery_range(environment: Mapping[str, str] | None = None) -> str:
+    """
+    Return the DDS discovery range of this run: the exported one if any, else ``LOCALHOST``.
+
+    :param environment: Where to look (default: this process's environment).
+    :return: E.g. ``LOCALHOST``, ``SUBNET``, ``OFF``, ``SYSTEM_DEFAULT``.
+    """
+    text = (os.environ if environment is None else environment).get(RANGE_VARIABLE, '').strip()
+    return text or DEFAULT_DISCOVERY_RANGE
+
+
+def loopback_environment(
+    domain: int | None = None, extra: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """
+    Return the environment of a child process of this run, in its domain and discovery range.
+
+    :param domain: ROS domain id (default: :func:`domain_id`; 0..101 or 215..232 are safe with
+        Fast DDS ports).
     :param extra: More variables to set.
     :return: A copy of this process's environment with the ROS variables set.
     """
     environment = dict(os.environ)
-    environment['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    environment['ROS_DOMAIN_ID'] = str(domain_id)
+    environment[RANGE_VARIABLE] = discovery_range(environment)
+    environment[DOMAIN_VARIABLE] = str(domain_id(environment) if domain is None else domain)
     environment.pop('ROS_LOCALHOST_ONLY', None)
     environment.setdefault('PYTHONUNBUFFERED', '1')
     environment.update(extra or {})
     return environment
 
 
+def use_run_domain() -> int:
+    """
+    Put this run's domain and discovery range into this process's environment.
+
+    For contexts made in this process after the call (``rclpy.init`` reads the variables) and for
+    every child started with a copy of the environment.
+
+    :return: The domain id (:func:`domain_id`).
+    """
+    domain = domain_id()
+    os.environ[RANGE_VARIABLE] = discovery_range()
+    os.environ[DOMAIN_VARIABLE] = str(domain)
+    return domain
+
+
 def free_domain_id(seed: int | None = None) -> int:
     """
-    Pick a ROS domain id for one test or benchmark run.
+    Choose a ROS domain id for a run that was given none.
 
     :param seed: Number to derive it from (default: this process id).
     :return: An id in 1..100.

@@ -54,10 +54,9 @@ from pic_ros.ros.replay_options import (
     ReplayOptions,
     split_ros_args,
 )
-import rclpy
+from pic_ros.ros.runner import run_nodes
 from rclpy.duration import Duration
 from rclpy.exceptions import InvalidTopicNameException
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
@@ -254,7 +253,12 @@ class ReplayNode(Node):
 
         :return: True when the playback ended, False when it was interrupted.
         """
-        if self._replay_options.wait_for_subscribers and not self._wait_for_subscribers():
+        wait = self._replay_options.wait_for_subscribers
+        waiting = ', once every topic has a subscriber' if wait else ''
+        self.get_logger().info(
+            f'playing {", ".join(self.topic_names.values())} from {self._bag_info.path}{waiting}'
+        )
+        if wait and not self._wait_for_subscribers():
             return False
         while True:
             self._paused = True
@@ -329,44 +333,43 @@ def _summary(node: ReplayNode, finished: bool, seconds: float) -> str:
     )
 
 
-def run_replay(argv: Sequence[str] | None = None) -> int:
+def run_replay(argv: Sequence[str] | None = None, prog: str = 'python -m pic_ros replay') -> int:
     """
     Run ``python -m pic_ros replay BAG [options] [--ros-args ...]``.
 
     :param argv: Arguments without the program and command names; default ``sys.argv[1:]``.
+    :param prog: The program name shown in the usage and the error messages.
     :return: Exit status: 0 when played (or interrupted), 2 for a usage or input error.
     """
     own, ros_arguments = split_ros_args(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(own)
+    parser = build_parser()
+    parser.prog = prog
+    args = parser.parse_args(own)
     try:
         options = options_from_args(args)
         info = bag_info(options.bag)
         options.selected(info)
     except PicRosError as err:
-        print(f'pic_ros replay: {err}', file=sys.stderr)
+        print(f'{prog}: {err}', file=sys.stderr)
         return 2
     if args.info:
         print(format_bag_info(info))
         return 0
-    rclpy.init(args=['replay'] + ros_arguments)
-    node = None
-    status = 0
     began = time.monotonic()
     finished = False
-    try:
-        node = ReplayNode(options, info)
-        finished = node.play()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except PicRosError as err:
-        print(f'pic_ros replay: {err}', file=sys.stderr)
-        status = 2
-    finally:
-        if node is not None:
-            print(_summary(node, finished, time.monotonic() - began), flush=True)
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return status
+
+    def play(executor: object, nodes: Sequence[Node]) -> None:
+        nonlocal finished
+        finished = nodes[0].play()
+
+    def summary(nodes: Sequence[Node]) -> None:
+        if nodes:
+            print(_summary(nodes[0], finished, time.monotonic() - began), flush=True)
+
+    return run_nodes(
+        prog, ros_arguments, lambda: [ReplayNode(options, info)], spin=play,
+        before_destroy=summary, error_status=2,  # what it cannot play is an input error
+    )
 
 
 def main(args: list[str] | None = None) -> None:
@@ -376,7 +379,7 @@ def main(args: list[str] | None = None) -> None:
     :param args: The full command line, program name first; default ``sys.argv``.
     """
     arguments = sys.argv if args is None else args
-    raise SystemExit(run_replay(list(arguments[1:])))
+    raise SystemExit(run_replay(list(arguments[1:]), prog='replay'))
 
 
 if __name__ == '__main__':

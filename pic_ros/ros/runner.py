@@ -1,36 +1,341 @@
-"""The rclpy canon ``main()`` shared by the node executables."""
+"""
+The ``main()`` of every node executable: its command line, signals and a clean shutdown.
+
+Every executable (``skeleton_node``, ``solver_node``, ``trajectory_publisher``, ``sim_robot``,
+``teleop``, ``replay``) runs its nodes through :func:`run_nodes`; :func:`run_node` is the whole
+``main`` of an executable whose options are its node's parameters.
+
+- **Command line.** :func:`parse_command_line` sets the ROS arguments apart with
+  ``rclpy.utilities.remove_ros_args`` and parses the rest strictly: ``--help`` prints the usage
+  and exits 0 before any node exists, an unknown option or malformed ROS arguments print the
+  usage and exit 2. A node's options are its parameters (:func:`node_parser`, from its table in
+  :mod:`pic_ros.ros.schema`): ``--robot tiago`` is the parameter override ``robot:=tiago``, as
+  ``--ros-args -p robot:=tiago`` is, and wins over a ``-p`` of the same parameter.
+- **Signals.** SIGINT and SIGTERM, however many and whenever they arrive, only ask for a stop
+  (:class:`StopSignals`). rclpy's handlers, installed by ``rclpy.init`` on top of ours, shut the
+  context down, which ends the spin; ours then record the signal instead of raising
+  ``KeyboardInterrupt``, so the clean-up (``destroy_node``, ``rclpy.try_shutdown``) is never cut
+  short and the exit status is 0. A signal before the node is up skips the spin.
+- **Errors the user can fix** (a bad robot file, a missing package such as mujoco, a refused
+  parameter value): one line ``prog: reason`` on stderr, no traceback, and exit status 1 for a
+  ``ros2 run`` executable whose node could not start (``python -m pic_ros`` commands keep their
+  status 2 for an input error). Anything else raised while rclpy still runs is a real failure and
+  propagates.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import argparse
+from collections.abc import Callable, Sequence
+import signal
+import sys
+import threading
+import time
+from types import FrameType
+from typing import Any
 
+from pic_ros.exceptions import PicRosError
+from pic_ros.schema import add_option, ParameterDef, ParameterTable, ParameterType
 import rclpy
-from rclpy.executors import ExternalShutdownException
+from rclpy.exceptions import ParameterException
+from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.utilities import remove_ros_args
+
+USAGE_ERROR = 2
+"""Exit status of a command-line error (argparse's)."""
+
+START_FAILED = 1
+"""Exit status of an executable whose node could not start (bad robot, refused parameter)."""
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""The signals that ask an executable to stop."""
+
+ROS_ARGUMENTS_HELP = (
+    'ROS arguments follow --ros-args (-p NAME:=VALUE, -r FROM:=TO, --params-file FILE, ...). '
+    'An option above sets the node parameter of the same name and wins over -p.'
+)
+"""Epilog of the executables' usage."""
+
+USER_ERRORS: tuple[type[Exception], ...] = (PicRosError, ParameterException)
+"""Errors reported in one line: a bad robot file or setting, a missing package, a refused value."""
+
+_ROS_TYPES = {
+    ParameterType.BOOL: Parameter.Type.BOOL,
+    ParameterType.INTEGER: Parameter.Type.INTEGER,
+    ParameterType.DOUBLE: Parameter.Type.DOUBLE,
+    ParameterType.STRING: Parameter.Type.STRING,
+    ParameterType.STRING_ARRAY: Parameter.Type.STRING_ARRAY,
+}
+
+Spin = Callable[[Executor, Sequence[Node]], object]
+"""Runs the nodes (with the executor made for them) until done or shut down."""
 
 
-def run_node(factory: Callable[[], Node], args: list[str] | None = None) -> None:
+class StopSignals:
     """
-    Initialise rclpy, spin one node until shutdown, then clean up.
+    SIGINT and SIGTERM as stop requests: recorded, never raised as ``KeyboardInterrupt``.
 
-    Portable from Humble on: init -> spin -> destroy_node -> try_shutdown. Ctrl-C and external
-    shutdowns end quietly; an exception raised while rclpy still runs is a real failure and
-    propagates.
-
-    :param factory: Builds the node (after ``rclpy.init``).
-    :param args: Command-line arguments for rclpy (``--ros-args ...``).
+    Installed before ``rclpy.init``, whose handlers then shut the rclpy contexts down and call
+    these. Only the main thread can install signal handlers; elsewhere nothing is installed.
     """
-    rclpy.init(args=args)
-    node = None
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self._previous: dict[int, Any] = {}
+
+    @property
+    def requested(self) -> bool:
+        """Return whether a stop signal has arrived."""
+        return bool(self.received)
+
+    def install(self) -> StopSignals:
+        """
+        Install the handlers, keeping the previous ones for :meth:`restore`.
+
+        :return: This object.
+        """
+        if threading.current_thread() is threading.main_thread():
+            for number in STOP_SIGNALS:
+                self._previous[number] = signal.signal(number, self._on_signal)
+        return self
+
+    def _on_signal(self, number: int, frame: FrameType | None) -> None:
+        del frame
+        self.received.append(number)
+
+    def ignore(self) -> None:
+        """
+        Ignore the stop signals from now on, for a process that is about to exit.
+
+        The interpreter puts its own handlers back to the default action while it finalizes, which
+        would let a late signal kill it during its teardown; an ignored signal stays ignored.
+        """
+        if self._previous:
+            for number in STOP_SIGNALS:
+                signal.signal(number, signal.SIG_IGN)
+
+    def restore(self) -> None:
+        """Put back the handlers that were installed before :meth:`install`."""
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
+        self._previous.clear()
+
+
+def parse_command_line(
+    parser: argparse.ArgumentParser, argv: Sequence[str]
+) -> tuple[argparse.Namespace, list[str]]:
+    """
+    Parse an executable's own options and set its ROS arguments apart for ``rclpy.init``.
+
+    ``--help`` prints the usage and exits 0; an unknown option, a refused value or malformed ROS
+    arguments print the usage and the reason and exit 2 (``argparse``'s ``SystemExit``).
+
+    :param parser: The executable's parser.
+    :param argv: The arguments, without the program name.
+    :return: The options, and the ROS arguments (``--ros-args ...`` sections) in their order.
+    """
+    arguments = list(argv)
     try:
-        node = factory()
-        rclpy.spin(node)
+        own = remove_ros_args([parser.prog, *arguments])[1:]
+    except RuntimeError as error:  # rclpy's UnknownROSArgsError, RCLInvalidROSArgsError
+        parser.error(f'invalid ROS arguments: {error}')
+    options = parser.parse_args(own)
+    ros: list[str] = []
+    kept = iter(own)
+    next_kept = next(kept, None)
+    for item in arguments:  # own is what is left of arguments, in order: the rest is ROS's
+        if item == next_kept:
+            next_kept = next(kept, None)
+        else:
+            ros.append(item)
+    return options, ros
+
+
+def node_parser(table: ParameterTable, prog: str, description: str) -> argparse.ArgumentParser:
+    """
+    Build the parser of a node executable: one option per parameter of its table.
+
+    :param table: The node's parameters (:mod:`pic_ros.ros.schema`).
+    :param prog: The program name shown in the usage.
+    :param description: What the executable does.
+    :return: The parser; add the executable's other options to it.
+    """
+    parser = argparse.ArgumentParser(prog=prog, description=description, epilog=ROS_ARGUMENTS_HELP)
+    group = parser.add_argument_group(
+        'parameters', f'each sets the {table.node} parameter of the same name'
+    )
+    for definition in table:
+        add_option(group, definition, help_suffix=f' (default: {_default_text(definition)})')
+    return parser
+
+
+def _default_text(definition: ParameterDef) -> str:
+    value = definition.default
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (list, tuple)):
+        return ','.join(str(item) for item in value) or "''"
+    return str(value) if value != '' else "''"
+
+
+def parameter_overrides(table: ParameterTable, options: argparse.Namespace) -> list[Parameter]:
+    """
+    Turn the parameter options given on the command line into parameter overrides.
+
+    An empty list becomes ``['']``: rclpy reads an empty override back as a byte array, which a
+    string-array parameter refuses (the tables' string arrays take ``['']`` for "none given").
+
+    :param table: The node's parameters.
+    :param options: From a parser of :func:`node_parser`.
+    :return: One override per option given, typed as the parameter is declared.
+    """
+    overrides = []
+    for definition in table:
+        value = getattr(options, definition.name, None)
+        if value is None:
+            continue
+        value = definition.value_for_ros(value)
+        if definition.ros_type is ParameterType.STRING_ARRAY and not value:
+            value = ['']
+        kind = _ROS_TYPES.get(definition.ros_type)  # a dynamic parameter: the value's own type
+        overrides.append(Parameter(definition.name, kind, value))
+    return overrides
+
+
+def spin_until_shutdown(executor: Executor, nodes: Sequence[Node]) -> None:
+    """
+    Spin nodes until their context is shut down (a stop signal, ``rclpy.shutdown``).
+
+    :param executor: The executor.
+    :param nodes: The nodes.
+    """
+    for node in nodes:
+        executor.add_node(node)
+    executor.spin()
+
+
+def spin_for(seconds: float) -> Spin:
+    """
+    Return a spin that stops after a time, or earlier at shutdown.
+
+    :param seconds: How long to spin [s] (monotonic clock).
+    :return: The spin function.
+    """
+
+    def spin(executor: Executor, nodes: Sequence[Node]) -> None:
+        for node in nodes:
+            executor.add_node(node)
+        deadline = time.monotonic() + seconds
+        while rclpy.ok() and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=min(0.1, max(deadline - time.monotonic(), 0.0)))
+
+    return spin
+
+
+def run_nodes(
+    prog: str,
+    ros_arguments: Sequence[str],
+    build: Callable[[], Sequence[Node]],
+    *,
+    executor: Callable[[], Executor] = SingleThreadedExecutor,
+    spin: Spin = spin_until_shutdown,
+    before_destroy: Callable[[Sequence[Node]], None] | None = None,
+    error_status: int = START_FAILED,
+    exiting: bool = True,
+) -> int:
+    """
+    Initialise rclpy, build the nodes, spin them until done or stopped, then clean up.
+
+    The executor is made right after ``rclpy.init``, before the nodes: rclpy cannot make one once
+    a signal has shut the context down.
+
+    :param prog: The executable's name, for the one-line error messages.
+    :param ros_arguments: The ROS arguments for ``rclpy.init`` (``--ros-args ...``).
+    :param build: Makes the nodes (after ``rclpy.init``), destroying any it made if it fails.
+    :param executor: Makes the executor (default: single-threaded).
+    :param spin: Runs the nodes (default: until shutdown).
+    :param before_destroy: Called with the nodes before they are destroyed (e.g. a summary).
+    :param error_status: Exit status when a node cannot be built or run for a reason the user
+        can fix (:data:`USER_ERRORS`, reported in one line).
+    :param exiting: The process exits after this: the stop signals stay ignored through the
+        interpreter's teardown. False puts the previous handlers back instead.
+    :return: Exit status: 0 (also when stopped by signals), ``error_status`` for an error the
+        user can fix, 2 for malformed ROS arguments.
+    """
+    stop = StopSignals().install()
+    try:
+        try:
+            rclpy.init(args=[prog, *ros_arguments])
+        except RuntimeError as error:  # malformed ROS arguments
+            print(f'{prog}: invalid ROS arguments: {error}', file=sys.stderr)
+            return USAGE_ERROR
+        return _run(prog, build, executor, spin, before_destroy, error_status, stop)
+    finally:
+        if exiting:
+            stop.ignore()
+        else:
+            stop.restore()
+
+
+def _run(
+    prog: str,
+    build: Callable[[], Sequence[Node]],
+    make_executor: Callable[[], Executor],
+    spin: Spin,
+    before_destroy: Callable[[Sequence[Node]], None] | None,
+    error_status: int,
+    stop: StopSignals,
+) -> int:
+    nodes: Sequence[Node] = ()
+    status = 0
+    try:
+        executor = make_executor()
+        nodes = build()
+        if not stop.requested:
+            spin(executor, nodes)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except USER_ERRORS as error:
+        if not stop.requested:
+            print(f'{prog}: {error}', file=sys.stderr)
+            status = error_status
     except Exception:
-        if rclpy.ok():
+        if rclpy.ok() and not stop.requested:
             raise  # a real failure, not a signal that shut the context down mid-callback
     finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+        try:
+            if before_destroy is not None:
+                before_destroy(nodes)
+        finally:
+            for node in nodes:
+                node.destroy_node()
+            rclpy.try_shutdown()
+    return status
+
+
+def run_node(
+    node_class: Callable[..., Node],
+    table: ParameterTable,
+    args: Sequence[str] | None = None,
+    *,
+    prog: str,
+    description: str,
+) -> None:
+    """
+    Be the whole ``main`` of a node executable whose options are the node's parameters.
+
+    :param node_class: The node; called with ``parameter_overrides``.
+    :param table: Its parameter table.
+    :param args: The command line, program name first (default: ``sys.argv``).
+    :param prog: The executable's name (``ros2 run pic_ros <prog>``).
+    :param description: What it does, for the usage.
+    :raises SystemExit: Always, with the exit status.
+    """
+    arguments = list(sys.argv if args is None else args)[1:]
+    options, ros_arguments = parse_command_line(node_parser(table, prog, description), arguments)
+    overrides = parameter_overrides(table, options)
+    raise SystemExit(
+        run_nodes(prog, ros_arguments, lambda: [node_class(parameter_overrides=overrides)])
+    )

@@ -29,24 +29,28 @@ import argparse
 from collections.abc import Sequence
 import math
 import sys
-import time
 from typing import Any
 
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticStatus
-from pic_ros.exceptions import PicRosError
 from pic_ros.ros.conversions import status_to_msg, time_from_msg, time_to_msg
 from pic_ros.ros.diagnostics import DiagnosticsReporter, RateMeter
 from pic_ros.ros.parameters import declare_parameters, validation_callback, Values
+from pic_ros.ros.runner import (
+    node_parser,
+    parameter_overrides,
+    parse_command_line,
+    run_nodes,
+    spin_for,
+    spin_until_shutdown,
+    START_FAILED,
+)
 from pic_ros.ros.schema import SIM_ROBOT
 from pic_ros.sim.config import SimConfig
 from pic_ros.sim.frame_recorder import FrameRecorder
 from pic_ros.sim.mujoco_robot import SimRobot
 from pic_ros.sim.trajectory import Trajectory, TrajectoryStatus, Waypoint
-import rclpy
 from rclpy.clock import Clock, ClockType
-from rclpy.exceptions import InvalidParameterValueException
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -106,8 +110,15 @@ class SimRobotNode(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__('sim_robot', **kwargs)
-        self._values: Values = declare_parameters(self, PARAMETERS)
-        self.sim = SimRobot(str(self._values['robot']), SimConfig.from_parameters(self._values))
+        self._recorder: FrameRecorder | None = None  # first: destroy_node needs it
+        try:
+            self._values: Values = declare_parameters(self, PARAMETERS)
+            self.sim = SimRobot(
+                str(self._values['robot']), SimConfig.from_parameters(self._values)
+            )
+        except BaseException:
+            self.destroy_node()  # a node that failed to start leaves nothing behind for rclpy
+            raise
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._wall_start: float | None = None
         self._sim_origin = self.sim.time
@@ -127,7 +138,7 @@ class SimRobotNode(Node):
             if self._publish_clock else None
         )
         self._published = RateMeter()
-        self._recorder: FrameRecorder | None = None
+        self._published_time: float | None = None  # simulation time of the last joint_states
         self._render_timer: Any = None
         if self._values['render_dir']:
             self._recorder = FrameRecorder(
@@ -223,6 +234,9 @@ class SimRobotNode(Node):
 
     def _on_tick(self) -> None:
         self._advance()
+        if self.sim.time == self._published_time:
+            return  # a late tick caught up within one physics step: nothing new to publish
+        self._published_time = self.sim.time
         stamp = self._stamp()
         positions = self.sim.joint_positions()
         velocities = self.sim.joint_velocities()
@@ -292,99 +306,82 @@ class SimRobotNode(Node):
         """Stop the frame recorder, free the renderer and destroy the node."""
         if self._recorder is not None:
             self._recorder.close()
-        self.sim.close()
+        sim = getattr(self, 'sim', None)  # None when the simulation failed to start
+        if sim is not None:
+            sim.close()
         super().destroy_node()
+
+
+DESCRIPTION = (
+    'Simulated robot (MuJoCo) in place of ros2_control: <controller>/joint_trajectory in, '
+    'joint_states out.'
+)
+"""What ``sim_robot`` does, for its usage."""
+
+
+def build_parser(prog: str = 'sim_robot') -> argparse.ArgumentParser:
+    """
+    Build the parser of ``sim_robot`` and ``python -m pic_ros sim``: its parameters and a duration.
+
+    :param prog: The program name shown in the usage.
+    :return: The parser.
+    """
+    parser = node_parser(PARAMETERS, prog, DESCRIPTION)
+    parser.add_argument(
+        '--duration', type=float, help='stop after this many seconds (default: until Ctrl-C)'
+    )
+    return parser
+
+
+def parse_arguments(
+    argv: Sequence[str], prog: str = 'sim_robot'
+) -> tuple[argparse.Namespace, list[Parameter], list[str]]:
+    """
+    Parse the command line of ``sim_robot``; what follows ``--ros-args`` goes to rclpy.
+
+    ``--help`` prints the usage and exits 0, an unknown option exits 2 (``SystemExit``).
+
+    :param argv: Arguments without the program name.
+    :param prog: The program name shown in the usage.
+    :return: The options, the parameter overrides they ask for (``--robot tiago`` is
+        ``robot:=tiago``) and the ROS arguments.
+    """
+    parser = build_parser(prog)
+    args, ros_arguments = parse_command_line(parser, argv)
+    if args.duration is not None and not args.duration > 0.0:
+        parser.error(f'--duration must be > 0, got {args.duration}')
+    return args, parameter_overrides(PARAMETERS, args), ros_arguments
+
+
+def run_sim(
+    argv: Sequence[str], prog: str = 'python -m pic_ros sim', error_status: int = 2
+) -> int:
+    """
+    Run ``sim_robot [--robot R] [--render-dir D] [--duration S] ... [--ros-args ...]``.
+
+    :param argv: Arguments without the program name (and without the command).
+    :param prog: The program name shown in the usage and the error messages.
+    :param error_status: Exit status for an invalid robot or setting or a missing mujoco (2 for
+        ``python -m pic_ros sim``, 1 for ``sim_robot``: its node could not start).
+    :return: Exit status (0, ``error_status``, or 2 for an invalid command line).
+    """
+    args, overrides, ros_arguments = parse_arguments(argv, prog)
+    spin = spin_until_shutdown if args.duration is None else spin_for(args.duration)
+    return run_nodes(
+        prog, ros_arguments, lambda: [SimRobotNode(parameter_overrides=overrides)], spin=spin,
+        error_status=error_status,
+    )
 
 
 def main(args: list[str] | None = None) -> None:
     """
-    Run the simulated robot until shutdown (``ros2 run pic_ros sim_robot``).
+    Run the simulated robot until shutdown (``ros2 run pic_ros sim_robot [options]``).
 
-    :param args: Command-line arguments for rclpy (``--ros-args ...``).
+    :param args: The command line, program name first (default: ``sys.argv``): an option per
+        parameter (``--help`` lists them), ``--duration``, then ``--ros-args ...``.
     """
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = SimRobotNode()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-
-
-def parse_arguments(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
-    """
-    Parse the options of ``python -m pic_ros sim``; ``--ros-args`` and what follows go to rclpy.
-
-    :param argv: Arguments without the program name.
-    :return: The options and the rclpy arguments.
-    """
-    arguments = list(argv)
-    split = arguments.index('--ros-args') if '--ros-args' in arguments else len(arguments)
-    parser = argparse.ArgumentParser(
-        prog='python -m pic_ros sim',
-        description='Simulated robot (MuJoCo): <controller>/joint_trajectory in, '
-        'joint_states out.',
-    )
-    parser.add_argument('--robot', default='baxter', help='robot name or robot YAML path')
-    parser.add_argument('--render-dir', help='write PNG frames of the robot to this folder')
-    parser.add_argument('--render-rate', type=float, help='frames per second [Hz]')
-    parser.add_argument('--rate', type=float, help='joint_states rate [Hz] (>= 100)')
-    parser.add_argument(
-        '--publish-clock', action='store_true', help='publish the simulation time on /clock'
-    )
-    parser.add_argument(
-        '--duration', type=float, help='stop after this many seconds (default: until Ctrl-C)'
-    )
-    args = parser.parse_args(arguments[:split])
-    if args.duration is not None and not args.duration > 0.0:
-        parser.error(f'--duration must be > 0, got {args.duration}')
-    return args, arguments[split:]
-
-
-def run_sim(argv: Sequence[str]) -> int:
-    """
-    Run ``python -m pic_ros sim --robot R [--render-dir D] [--duration S] [--ros-args ...]``.
-
-    :param argv: Arguments without the program name and the command.
-    :return: Exit status (0, or 2 for an invalid robot or setting).
-    """
-    args, ros_args = parse_arguments(argv)
-    overrides = [Parameter('robot', value=args.robot)]
-    if args.render_dir:
-        overrides.append(Parameter('render_dir', value=args.render_dir))
-    if args.render_rate is not None:
-        overrides.append(Parameter('render_rate', value=float(args.render_rate)))
-    if args.rate is not None:
-        overrides.append(Parameter('rate', value=float(args.rate)))
-    if args.publish_clock:
-        overrides.append(Parameter('publish_clock', value=True))
-    rclpy.init(args=['sim'] + ros_args)
-    node = None
-    status = 0
-    try:
-        node = SimRobotNode(parameter_overrides=overrides)
-        if args.duration is None:
-            rclpy.spin(node)
-        else:
-            executor = SingleThreadedExecutor()
-            executor.add_node(node)
-            deadline = time.monotonic() + args.duration
-            while rclpy.ok() and time.monotonic() < deadline:
-                executor.spin_once(timeout_sec=min(0.1, max(deadline - time.monotonic(), 0.0)))
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except (PicRosError, InvalidParameterValueException) as err:
-        print(f'pic_ros sim: {err}', file=sys.stderr)
-        status = 2
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return status
+    arguments = sys.argv if args is None else args
+    raise SystemExit(run_sim(list(arguments[1:]), prog='sim_robot', error_status=START_FAILED))
 
 
 if __name__ == '__main__':

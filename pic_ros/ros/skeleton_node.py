@@ -64,6 +64,10 @@ class SkeletonNode(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__('skeleton_node', **kwargs)
+        # First: destroy_node needs them, also when rclpy destroys a node that failed to start.
+        self._socket: socket.socket | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
         self._values: Values = declare_parameters(self, PARAMETERS)
         self._lock = threading.Lock()
         self._handlers: list[SkeletonHandler] = []
@@ -78,9 +82,6 @@ class SkeletonNode(Node):
         reliable = QoSProfile(depth=5, reliability=ReliabilityPolicy.RELIABLE)
         self._skeleton_pub = self.create_publisher(PoseArray, 'skeleton', reliable)
         self._markers_pub = self.create_publisher(MarkerArray, 'skeleton_markers', reliable)
-        self._socket: socket.socket | None = None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         if self._tracker.transport is Transport.UDP:
             self._start_udp()
         else:
@@ -248,11 +249,16 @@ class SkeletonNode(Node):
 
 def main(args: list[str] | None = None) -> None:
     """
-    Run the node until shutdown (``ros2 run pic_ros skeleton_node``).
+    Run the node until shutdown (``ros2 run pic_ros skeleton_node [options]``).
 
-    :param args: Command-line arguments for rclpy (``--ros-args ...``).
+    :param args: The command line, program name first (default: ``sys.argv``): an option per
+        parameter (``--help`` lists them), then ``--ros-args ...``.
     """
-    run_node(SkeletonNode, args)
+    run_node(
+        SkeletonNode, PARAMETERS, args, prog='skeleton_node',
+        description="One body tracker in (body_tracking_data or UDP), the tracked person's "
+        'body-frame skeleton out.',
+    )
 
 
 if __name__ == '__main__':

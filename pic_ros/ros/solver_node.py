@@ -227,11 +227,16 @@ class SolverNode(Node):
 
 def main(args: list[str] | None = None) -> None:
     """
-    Run the node until shutdown (``ros2 run pic_ros solver_node``).
+    Run the node until shutdown (``ros2 run pic_ros solver_node [options]``).
 
-    :param args: Command-line arguments for rclpy (``--ros-args ...``).
+    :param args: The command line, program name first (default: ``sys.argv``): an option per
+        parameter (``--help`` lists them), then ``--ros-args ...``.
     """
-    run_node(SolverNode, args)
+    run_node(
+        SolverNode, PARAMETERS, args, prog='solver_node',
+        description="The skeleton in, the joint targets of one robot's arms out (PIC, PICs "
+        'or FABRIK).',
+    )
 
 
 if __name__ == '__main__':

@@ -18,15 +18,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from pic_ros.exceptions import ConfigError, PicRosError
+from pic_ros.ros.runner import parse_command_line, run_nodes, START_FAILED
 from pic_ros.ros.schema import PIPELINE, ROBOT, SKELETON_NODE, SOLVER_NODE, TRAJECTORY_PUBLISHER
 from pic_ros.ros.skeleton_node import SkeletonNode
 from pic_ros.ros.solver_node import SolverNode
 from pic_ros.ros.trajectory_publisher_node import TrajectoryPublisherNode
 from pic_ros.schema import add_option, ParameterTable
-import rclpy
 from rclpy.context import Context
-from rclpy.exceptions import ParameterException
-from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import Executor, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
@@ -131,19 +130,25 @@ SOLVER_OPTIONS = ('solver', 'eta', 'mapping', 'correspondence')
 """solver_node parameters that have their own option (``--solver pics``)."""
 
 
-def parse_arguments(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
+def parse_arguments(
+    argv: Sequence[str], prog: str = 'python -m pic_ros teleop'
+) -> tuple[argparse.Namespace, list[str]]:
     """
-    Parse teleop's own options; everything after ``--ros-args`` goes to rclpy.
+    Parse teleop's own options; the ROS arguments (``--ros-args ...``) are left for rclpy.
 
     Types, choices and help come from the nodes' parameter tables; the choices of ``--source``
-    and ``--solver`` are the registries' names, plug-ins included.
+    and ``--solver`` are the registries' names, plug-ins included. ``--help`` prints the usage
+    and exits 0; an unknown option prints the usage and exits 2 (``SystemExit``).
 
     :param argv: Arguments without the program name.
-    :return: The options and the rclpy arguments.
+    :param prog: The program name shown in the usage.
+    :return: The options and the ROS arguments.
     """
     parser = argparse.ArgumentParser(
-        prog='python -m pic_ros teleop',
+        prog=prog,
         description='Tracker -> skeleton -> solver -> joint trajectories, in one process.',
+        epilog='ROS arguments follow --ros-args (-p NODE:NAME:=VALUE, -r FROM:=TO, '
+        '--params-file FILE, ...).',
     )
     parser.add_argument('--robot', default=ROBOT.default, help=ROBOT.help_text())
     add_option(parser, SKELETON_NODE['source'], default=SKELETON_NODE['source'].default)
@@ -157,8 +162,7 @@ def parse_arguments(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]
         '--param', action='append', default=[], metavar='NODE.NAME=VALUE',
         help='set a parameter, e.g. trajectory_publisher.wait_for_joint_states=false',
     )
-    args, ros_args = parser.parse_known_args(argv)
-    return args, ros_args
+    return parse_command_line(parser, argv)
 
 
 def node_parameters(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
@@ -189,44 +193,35 @@ def node_parameters(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     return values
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None,
+    prog: str = 'python -m pic_ros teleop',
+    error_status: int = 2,
+) -> int:
     """
     Run the one-process pipeline until shutdown.
 
     :param argv: Arguments without the program name (default: the process arguments).
-    :return: Exit status (0, or 2 for invalid options or parameters).
+    :param prog: The program name shown in the usage and the error messages.
+    :param error_status: Exit status when a node cannot start (a bad robot file or parameter
+        value): 2 for ``python -m pic_ros teleop``, 1 for the ``teleop`` executable.
+    :return: Exit status (0, ``error_status``, or 2 for invalid options).
     """
     import sys
 
-    args, ros_args = parse_arguments(sys.argv[1:] if argv is None else argv)
+    args, ros_arguments = parse_arguments(sys.argv[1:] if argv is None else argv, prog)
     try:
         parameters = node_parameters(args)
     except PicRosError as err:
-        print(f'teleop: {err}', file=sys.stderr)
+        print(f'{prog}: {err}', file=sys.stderr)
         return 2
-    rclpy.init(args=['teleop'] + list(ros_args))
-    nodes: list[Node] = []
-    status = 0
-    try:
-        nodes = build_pipeline(args.robot, args.source, parameters)
-        executor = make_executor(args.executor)
-        for node in nodes:
-            executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except (PicRosError, ParameterException) as err:  # a bad robot file or parameter value
-        print(f'teleop: {err}', file=sys.stderr)
-        status = 2
-    except Exception:
-        if rclpy.ok():
-            raise  # a real failure, not a signal that shut the context down mid-callback
-    finally:
-        destroy_pipeline(nodes)
-        rclpy.try_shutdown()
-    return status
+
+    return run_nodes(
+        prog, ros_arguments, lambda: build_pipeline(args.robot, args.source, parameters),
+        executor=lambda: make_executor(args.executor), error_status=error_status,
+    )
 
 
 def console_main() -> None:
     """Entry point of the ``teleop`` executable."""
-    raise SystemExit(main())
+    raise SystemExit(main(prog='teleop', error_status=START_FAILED))

@@ -176,11 +176,15 @@ class TrajectoryPublisherNode(Node):
 
 def main(args: list[str] | None = None) -> None:
     """
-    Run the node until shutdown (``ros2 run pic_ros trajectory_publisher``).
+    Run the node until shutdown (``ros2 run pic_ros trajectory_publisher [options]``).
 
-    :param args: Command-line arguments for rclpy (``--ros-args ...``).
+    :param args: The command line, program name first (default: ``sys.argv``): an option per
+        parameter (``--help`` lists them), then ``--ros-args ...``.
     """
-    run_node(TrajectoryPublisherNode, args)
+    run_node(
+        TrajectoryPublisherNode, PARAMETERS, args, prog='trajectory_publisher',
+        description='Joint targets in, limited joint trajectories out to the arm controllers.',
+    )
 
 
 if __name__ == '__main__':

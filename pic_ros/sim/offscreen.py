@@ -57,7 +57,10 @@ def import_mujoco() -> Any:
     try:
         import mujoco
     except ImportError as error:
-        raise ConfigError(f'the simulation needs the mujoco package: {error}') from error
+        raise ConfigError(
+            f'the simulation needs the mujoco package ({error}): pip install mujoco, or rosdep '
+            'install --from-paths src --ignore-src (rosdep key python3-mujoco-pip)'
+        ) from error
     return mujoco
 
 

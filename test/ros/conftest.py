@@ -1,5 +1,5 @@
 """
-Fixtures of the node tests: an isolated DDS domain, one rclpy context per module, nodes, capture.
+Fixtures of the node tests: the run's DDS domain, one rclpy context per module, nodes, capture.
 
 The nodes are built with ``parameter_overrides`` and their callbacks called directly with messages
 built in the tests; what they publish is captured by wrapping their publishers' ``publish``.
@@ -11,15 +11,17 @@ bounded.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-import os
 import time
 from typing import Any, NamedTuple
 
+from pic_ros.ros.processes import use_run_domain
 import pytest
 
-# Before any rclpy.init: keep DDS on this machine, in a domain of this test run's own.
-os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-os.environ['ROS_DOMAIN_ID'] = str(100 + os.getpid() % 100)
+# Before any rclpy.init: the exported ROS_DOMAIN_ID and ROS_AUTOMATIC_DISCOVERY_RANGE when set (a
+# shared host's reservation, honoured as it is), else a domain of this run's own and LOCALHOST.
+# Every test of the run uses this one domain, one test after another; tests that run side
+# processes at the same time keep them apart by namespace, not by another domain.
+RUN_DOMAIN = use_run_domain()
 
 rclpy = pytest.importorskip('rclpy', reason='the node tests need rclpy and the message packages')
 

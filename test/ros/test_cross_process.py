@@ -2,11 +2,11 @@
 Cross-process tests over DDS on loopback: a separately started ``teleop`` driven by real data.
 
 Each test starts ``python -m pic_ros teleop`` as its own process (own session, stopped by its pid)
-with ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` and a private ``ROS_DOMAIN_ID``, feeds it from
-this process and checks what only separate processes can show: the command line's wiring
-(``--robot``, ``--source``, ``--param``, remapping), tracker input crossing into the process (DDS
-or UDP), one trajectory stream per arm controller coming back over DDS, and a clean stop. One
-robot is enough for that. What the commands contain -- joint limits, velocity limits, steps
+in the run's ``ROS_DOMAIN_ID`` and discovery range (``conftest.py``), feeds it from this process
+and checks what only separate processes can show: the command line's wiring (``--robot``,
+``--source``, ``--param``, remapping), tracker input crossing into the process (DDS or UDP), one
+trajectory stream per arm controller coming back over DDS, and a clean stop. One robot is enough
+for that. What the commands contain -- joint limits, velocity limits, steps
 between commands, stamps -- is checked in-process, on the same Azure Kinect bag and on sim time
 (``test_teleop_pipeline.py``, ``test_solver_node.py``, ``test_trajectory_publisher_node.py``), as
 is the Xsens parsing of bad and split datagrams (``test_skeleton_node.py``, ``test_xsens.py``).
@@ -14,7 +14,6 @@ is the Xsens parsing of bad and split datagrams (``test_skeleton_node.py``, ``te
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 import socket
 import threading
@@ -22,7 +21,13 @@ import time
 
 import numpy as np
 from pic_ros.robot import load_robot
-from pic_ros.ros.processes import loopback_environment, ManagedProcess, python_module, wait_until
+from pic_ros.ros.processes import (
+    domain_id,
+    loopback_environment,
+    ManagedProcess,
+    python_module,
+    wait_until,
+)
 from pic_ros.tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
 import pytest
 
@@ -46,15 +51,14 @@ MIN_COMMANDS = 50
 """Trajectories each controller must receive for a run to count as driven."""
 
 
-def _domain(offset: int) -> int:
-    return 1 + (os.getpid() + 37 * offset) % 100
+DOMAIN = domain_id()
+"""The run's ROS domain (exported, else its own: ``conftest.py``); the tests use it in turn."""
 
 
 class Probe:
     """This test's node: publishes tracker messages, records the trajectories it receives."""
 
     def __init__(self, domain_id: int, topics: list[str]) -> None:
-        os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
         self.context = Context()
         rclpy.init(context=self.context, domain_id=domain_id)
         self.node = Node('cross_process_probe', context=self.context)
@@ -139,7 +143,7 @@ def test_real_azure_kinect_bag_drives_every_controller_across_processes(shared_d
     # The start (18 empty arrays), 15 s of tracking, and the end (one empty, 41 empty arrays).
     chosen = messages[:240] + messages[880:]
     assert sum(1 for _, raw in chosen if len(raw) < 100) >= 55
-    domain = _domain(0)
+    domain = DOMAIN
     topics = list(controller_topics(ROBOT))
     process = start_teleop(ROBOT, 'azure_kinect', domain, tmp_path / 'teleop.log')
     probe = Probe(domain, topics)
@@ -175,7 +179,7 @@ def test_xsens_udp_stream_drives_every_controller_across_processes(tmp_path):
     The ``skeleton_node.udp_port`` parameter reaches the Xsens receiver of the teleop process, and
     each arm's trajectories come back over DDS; the process stops cleanly.
     """
-    domain = _domain(7)
+    domain = DOMAIN
     port = 31000 + domain
     topics = list(controller_topics(ROBOT))
     process = start_teleop(

@@ -1,8 +1,8 @@
 """
 Cross-process tests of ``replay`` over DDS on loopback.
 
-Each test starts ``python -m pic_ros.ros.replay_node`` as a process of its own (own session, own
-``ROS_DOMAIN_ID``, ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``), listens in this process with raw
+Each test starts ``python -m pic_ros.ros.replay_node`` as a process of its own (own session, the
+run's ``ROS_DOMAIN_ID`` and discovery range, see ``conftest.py``), listens in this process with raw
 subscriptions, and stops the process by its pid. Content is compared decoded (ids, positions,
 stamps, frame ids), never as CDR bytes.
 """
@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 from pic_ros.recordings import rosbag as bags
+from pic_ros.ros.processes import domain_id, loopback_environment
 import pytest
 
 rclpy = pytest.importorskip('rclpy', reason='the replay tests need rclpy and the message packages')
@@ -45,16 +46,14 @@ PROCESS_SECONDS = 60.0
 """Longest wall time a replay process may take before the test fails [s]."""
 
 
-def _domain(offset: int) -> int:
-    """Return a ROS domain id for one test (distinct per test and per test run)."""
-    return 1 + (os.getpid() * 7 + 17 * offset) % 99
+DOMAIN = domain_id()
+"""The run's ROS domain (exported, else its own: ``conftest.py``); the tests use it in turn."""
 
 
 class Listener:
     """This test's node: raw subscriptions recording (arrival time, bytes) per topic."""
 
     def __init__(self, domain_id: int, topics: dict[str, type]) -> None:
-        os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
         self.context = Context()
         rclpy.init(context=self.context, domain_id=domain_id)
         self.node = Node('replay_test_listener', context=self.context)
@@ -101,11 +100,7 @@ class Replay:
     """A replay process in its own session, stopped by its pid."""
 
     def __init__(self, domain_id: int, args: list[str], log_dir: Path) -> None:
-        environment = dict(os.environ)
-        environment['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-        environment['ROS_DOMAIN_ID'] = str(domain_id)
-        environment.pop('ROS_LOCALHOST_ONLY', None)
-        environment['PYTHONUNBUFFERED'] = '1'
+        environment = loopback_environment(domain_id)
         self.stdout_path = log_dir / f'replay_{domain_id}.out'
         self.stderr_path = log_dir / f'replay_{domain_id}.err'
         with self.stdout_path.open('wb') as out, self.stderr_path.open('wb') as err:
@@ -230,7 +225,7 @@ def test_real_bag_arrives_complete_and_in_order_across_processes(
     start = bags.bag_info(bag).start_ns
     expected = _expected(bag, AZURE_TOPIC, stop_ns=start + int(PLAYED_SECONDS * 1e9))
     assert len(expected) == 210 and sum(1 for e in expected if not e[1]) == 18
-    domain = _domain(0)
+    domain = DOMAIN
     heard = listener(domain, {AZURE_TOPIC: MarkerArray})
     process = replay(domain, [
         str(bag), '--rate', str(RATE), '--playback-duration', str(PLAYED_SECONDS),
@@ -257,7 +252,7 @@ def test_topics_and_remap_choose_and_rename_what_is_published(
     """``--topics a --remap a:=/renamed`` publishes only /a, as /renamed; /clock follows."""
     bag = _two_topic_bag(tmp_path / 'two')
     expected = _expected(bag, '/a')
-    domain = _domain(1)
+    domain = DOMAIN
     heard = listener(domain, {
         '/renamed': MarkerArray, '/a': MarkerArray, '/b': MarkerArray, '/clock': Clock,
     })
@@ -284,7 +279,7 @@ def test_topics_and_remap_choose_and_rename_what_is_published(
 def test_sigint_stops_a_looping_replay_cleanly(tmp_path: Path, listener, replay) -> None:
     """A looping replay plays the bag again and again until SIGINT, then exits with status 0."""
     bag = _two_topic_bag(tmp_path / 'loop', count=10)
-    domain = _domain(2)
+    domain = DOMAIN
     heard = listener(domain, {'/a': MarkerArray})
     process = replay(domain, [
         str(bag), '--loop', '--rate', '2', '--topics', '/a', '--wait-for-subscribers',
@@ -332,9 +327,8 @@ def test_messages_are_published_at_the_recorded_pace(monkeypatch) -> None:
 
     virtual = _VirtualTime()
     monkeypatch.setattr(replay_node, 'time', virtual)
-    monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     context = Context()
-    rclpy.init(context=context, domain_id=_domain(9))
+    rclpy.init(context=context, domain_id=DOMAIN)
     try:
         info = bags.bag_info(DEMO_BAG)
         options = replay_node.ReplayOptions(bag=DEMO_BAG, rate=RATE, duration=3.0, delay=0.5)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import os
 from pathlib import Path
 import signal
 import subprocess
@@ -25,6 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 from pic_ros.robot import load_robot
+from pic_ros.ros.processes import discovery_range, domain_id, loopback_environment
 import pytest
 
 rclpy = pytest.importorskip('rclpy')
@@ -46,8 +46,11 @@ JointTrajectory, JointTrajectoryPoint = (
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
-DOMAIN_ID = 120 + os.getpid() % 80
-"""Domain of this test run (120..199), so that concurrent runs do not see each other."""
+DOMAIN_ID = domain_id()
+"""The run's domain (exported, else its own: ``conftest.py``)."""
+
+SIDE_NAMESPACE = '/sim_command_test'
+"""Namespace of the sim processes started beside the module's node: the probe never hears them."""
 
 STARTUP_TIMEOUT = 60.0
 """Longest wait for the node's first joint_states [s] (wall clock, a timeout)."""
@@ -185,8 +188,7 @@ def outside_limits(states: list[State]) -> float:
 def sim_node(tmp_path_factory):
     """Start sim_robot (YuMi, publishing its clock) in its own process; stop it by pid."""
     log_path = tmp_path_factory.mktemp('sim_robot') / 'sim_robot.log'
-    env = dict(os.environ)
-    env.update(ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', ROS_DOMAIN_ID=str(DOMAIN_ID))
+    env = loopback_environment(DOMAIN_ID)
     env.setdefault('MUJOCO_GL', 'egl')
     command = [
         sys.executable, '-m', 'pic_ros.ros.sim_robot_node', '--ros-args',
@@ -211,7 +213,7 @@ def probe(sim_node):
     """Join the node's domain (loopback only) and wait for its first joint_states."""
     process, log_path = sim_node
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+        patch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', discovery_range())
         patch.setenv('ROS_DOMAIN_ID', str(DOMAIN_ID))
         context = rclpy.Context()
         rclpy.init(context=context, domain_id=DOMAIN_ID)
@@ -413,14 +415,14 @@ def test_the_sim_command_stops_after_its_duration_having_written_frames(tmp_path
     asked for (the recorder finishes the frame it has when the command stops).
     """
     frames = tmp_path / 'frames'
-    env = dict(os.environ)
-    env.update(ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', ROS_DOMAIN_ID=str(DOMAIN_ID + 1))
+    env = loopback_environment(DOMAIN_ID)
     env.setdefault('MUJOCO_GL', 'egl')
     script = (
         'import sys\n'
         'from pic_ros.ros.sim_robot_node import run_sim\n'
         f"sys.exit(run_sim(['--robot', 'tiago', '--duration', '3', '--render-dir', "
-        f"{str(frames)!r}, '--render-rate', '5']))\n"
+        f"{str(frames)!r}, '--render-rate', '5', '--ros-args', '-r', "
+        f"'__ns:={SIDE_NAMESPACE}']))\n"
     )
     process = subprocess.Popen(
         [sys.executable, '-c', script], env=env, stdout=subprocess.PIPE,
@@ -447,12 +449,12 @@ def test_the_sim_command_stops_after_its_duration_having_written_frames(tmp_path
 
 def test_the_sim_command_refuses_an_unknown_robot():
     """An unknown robot is an input error: one line on stderr, exit status 2."""
-    env = dict(os.environ)
-    env.update(ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', ROS_DOMAIN_ID=str(DOMAIN_ID + 1))
+    env = loopback_environment(DOMAIN_ID)
     script = (
         'import sys\n'
         'from pic_ros.ros.sim_robot_node import run_sim\n'
-        "sys.exit(run_sim(['--robot', 'no_such_robot', '--duration', '1']))\n"
+        "sys.exit(run_sim(['--robot', 'no_such_robot', '--duration', '1', '--ros-args', '-r', "
+        f"'__ns:={SIDE_NAMESPACE}']))\n"
     )
     completed = subprocess.run(
         [sys.executable, '-c', script], env=env, capture_output=True, text=True, timeout=60.0,

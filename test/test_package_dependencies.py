@@ -1,0 +1,168 @@
+"""
+package.xml declares, with its rosdep key, every package the code and the tests import.
+
+The imports are read from the sources (``ast``), not from the installed environment: every
+``import``/``from`` of ``pic_ros/`` and ``launch/`` (wherever it stands: inside a function, under
+``try``) and, for the tests, also every ``pytest.importorskip('name')``. Each top-level module
+that is neither in the standard library nor part of this repository must map to a rosdep key
+(:data:`ROSDEP_KEYS`, or the module's own name for a ROS package: ``rclpy``, ``launch``, any
+``*_msgs``, ``*_srvs``, ``*_interfaces``), and that key must be declared: an ``exec_depend`` (or
+``depend``) for what the package imports at run time, a ``test_depend`` or better for what only
+the tests import. A new import without a key here fails with the line to add.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from pathlib import Path
+import re
+import sys
+import xml.etree.ElementTree as ElementTree
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+ROSDEP_KEYS = {
+    'numpy': 'python3-numpy',
+    'yaml': 'python3-yaml',
+    'transforms3d': 'python3-transforms3d',
+    'urdf_parser_py': 'urdfdom_py',
+    'rosbags': 'python3-rosbags-pip',
+    'mujoco': 'python3-mujoco-pip',
+    'matplotlib': 'python3-matplotlib',
+    'PIL': 'python3-pil',
+    'ikpy': 'python3-ikpy-pip',
+    'pytest': 'python3-pytest',
+    'hypothesis': 'python3-hypothesis',
+    'mcap': 'mcap-ros2-support',
+    'mcap_ros2': 'mcap-ros2-support',
+}
+"""Top-level module -> rosdep key, for the modules that are not ROS packages."""
+
+OPTIONAL = {
+    'ikpy': 'python -m pic_ros bench compares with ikpy only when it is installed',
+}
+"""Modules the package imports at run time only if present: a test_depend is enough."""
+
+ROS_PACKAGE = re.compile(r'^(rclpy|launch|launch_ros|ament_\w+|\w+_(msgs|srvs|interfaces))$')
+"""ROS packages: the module is the package, its name is the rosdep key."""
+
+RUN = ('exec_depend', 'depend')
+TEST = ('test_depend', 'exec_depend', 'depend')
+
+
+def declared(kinds: Iterable[str]) -> set[str]:
+    """Return the keys package.xml declares with the given tags."""
+    root = ElementTree.parse(ROOT / 'package.xml').getroot()
+    return {(element.text or '').strip() for kind in kinds for element in root.iter(kind)}
+
+
+def imported_modules(source: str, filename: str) -> set[str]:
+    """
+    Return the top-level modules a Python source imports, anywhere in it.
+
+    Absolute imports and the literal names of ``pytest.importorskip`` / ``importorskip`` calls;
+    relative imports are the repository's own.
+
+    :param source: The source text.
+    :param filename: Its name, for syntax errors.
+    :return: Top-level module names.
+    """
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source, filename)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module)
+        elif isinstance(node, ast.Call) and node.args:
+            function = node.func
+            called = function.attr if isinstance(function, ast.Attribute) else getattr(
+                function, 'id', ''
+            )
+            first = node.args[0]
+            if called == 'importorskip' and isinstance(first, ast.Constant):
+                names.add(str(first.value))
+    return {name.split('.')[0] for name in names}
+
+
+def third_party(files: Iterable[Path], local: set[str]) -> dict[str, list[str]]:
+    """
+    Return the modules from outside the standard library and this repository, with their users.
+
+    :param files: Python files to read.
+    :param local: Top-level names that belong to the repository.
+    :return: Module -> the files (relative to the root) that import it.
+    """
+    found: dict[str, list[str]] = {}
+    for path in sorted(files):
+        for name in imported_modules(path.read_text(encoding='utf-8'), str(path)):
+            if name in sys.stdlib_module_names or name in local:
+                continue
+            found.setdefault(name, []).append(str(path.relative_to(ROOT)))
+    return found
+
+
+def rosdep_key(module: str) -> str | None:
+    """Return the rosdep key that provides a top-level module, or None if it is unknown."""
+    if module in ROSDEP_KEYS:
+        return ROSDEP_KEYS[module]
+    return module if ROS_PACKAGE.match(module) else None
+
+
+def missing(modules: dict[str, list[str]], allowed: set[str], tag: str) -> list[str]:
+    """Describe each module whose key is unknown or not declared with an allowed tag."""
+    problems = []
+    for module, users in sorted(modules.items()):
+        key = rosdep_key(module)
+        if key is None:
+            problems.append(
+                f'{module} (imported by {users[0]}): no rosdep key known; add it to ROSDEP_KEYS '
+                'and declare it in package.xml'
+            )
+        elif key not in allowed:
+            problems.append(f'{module} (imported by {users[0]}): add <{tag}>{key}</{tag}>')
+    return problems
+
+
+def package_sources() -> list[Path]:
+    """Return the installed Python sources: the package and the launch files."""
+    return [*(ROOT / 'pic_ros').rglob('*.py'), *(ROOT / 'launch').glob('*.py')]
+
+
+def test_every_runtime_import_is_declared_as_an_exec_depend() -> None:
+    """Each module the package or its launch files import is an exec_depend (optional: any)."""
+    modules = third_party(package_sources(), {'pic_ros'})
+    required = {name: users for name, users in modules.items() if name not in OPTIONAL}
+    optional = {name: users for name, users in modules.items() if name in OPTIONAL}
+    problems = missing(required, declared(RUN), 'exec_depend')
+    problems += missing(optional, declared(TEST), 'test_depend')
+    assert not problems, '\n'.join(problems)
+
+
+def test_every_test_import_is_declared() -> None:
+    """Each module the tests import (or importorskip) is a test_depend or an exec_depend."""
+    tests = list((ROOT / 'test').rglob('*.py'))
+    local = {'pic_ros', 'test', 'conftest'} | {path.stem for path in tests}
+    problems = missing(third_party(tests, local), declared(TEST), 'test_depend')
+    assert not problems, '\n'.join(problems)
+
+
+def test_the_runtime_imports_found_include_the_ones_the_issue_named() -> None:
+    """The walk sees the imports that were once undeclared: rosbags, mujoco, rcl_interfaces."""
+    modules = third_party(package_sources(), {'pic_ros'})
+    assert {'rosbags', 'mujoco', 'rcl_interfaces', 'PIL', 'matplotlib'} <= set(modules)
+
+
+@pytest.mark.parametrize(('source', 'expected'), [
+    ('import numpy as np', {'numpy'}),
+    ('from rclpy.node import Node', {'rclpy'}),
+    ('def f():\n    try:\n        import mujoco\n    except ImportError:\n        pass',
+     {'mujoco'}),
+    ("chain = pytest.importorskip('ikpy.chain')", {'ikpy'}),
+    ('from . import sibling', set()),
+])
+def test_imports_are_found_wherever_they_stand(source: str, expected: set[str]) -> None:
+    """Imports inside functions and ``try``, and importorskip names, count; relative ones not."""
+    assert imported_modules(source, '<test>') == expected
