@@ -1,9 +1,14 @@
-"""A test person in the body-centred frame, shared by the body-frame and correspondence tests."""
+"""Test people: in the body-centred frame, and in front of a sensor (the tracker frame)."""
 
 from __future__ import annotations
 
 import numpy as np
-from pic_ros.human.skeleton import HumanJoint, make_frame, SkeletonFrame
+import numpy.typing as npt
+from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT, make_frame, SkeletonFrame
+from pic_ros.trackers.markers import AZURE_KINECT, AZURE_KINECT_TO_HUMAN
+
+FloatArray = npt.NDArray[np.float64]
+IdArray = npt.NDArray[np.int64]
 
 J = HumanJoint
 HALF_WIDTH = 0.18  # [m] half the shoulder width of the test person
@@ -72,3 +77,48 @@ def with_right_arm(length: float, stamp: float) -> SkeletonFrame:
     upper = np.array([0.2, -0.1, -0.9]) / np.linalg.norm([0.2, -0.1, -0.9])
     fore = np.array([1.0, 0.2, 0.1]) / np.linalg.norm([1.0, 0.2, 0.1])
     return with_arm(0.5 * length * upper, 0.5 * length * fore, stamp)
+
+
+# --- A person in front of a sensor (tracker frame) ---------------------------------------
+
+TRACKER_PERSON = {
+    HumanJoint.PELVIS: (0.0, 0.0, 0.9),
+    HumanJoint.SPINE_CHEST: (0.0, 0.0, 1.3),
+    HumanJoint.NECK: (0.0, 0.0, 1.45),
+    HumanJoint.HEAD: (0.0, 0.0, 1.6),
+    HumanJoint.SHOULDER_LEFT: (0.0, -0.18, 1.4),
+    HumanJoint.ELBOW_LEFT: (-0.1, -0.22, 1.15),
+    HumanJoint.WRIST_LEFT: (-0.35, -0.22, 1.15),
+    HumanJoint.HAND_LEFT: (-0.43, -0.22, 1.15),
+    HumanJoint.SHOULDER_RIGHT: (0.0, 0.18, 1.4),
+    HumanJoint.ELBOW_RIGHT: (-0.1, 0.22, 1.15),
+    HumanJoint.WRIST_RIGHT: (-0.35, 0.22, 1.15),
+    HumanJoint.HAND_RIGHT: (-0.43, 0.22, 1.15),
+}
+"""A person facing the sensor, tracker frame [m] relative to the point below the chest."""
+
+
+def tracker_person(distance: float = 2.0, side: float = 0.0) -> FloatArray:
+    """Return the 12 joints, (12, 3), [m], tracker frame, ``distance`` ahead, ``side`` left."""
+    return np.array([TRACKER_PERSON[joint] for joint in HumanJoint]) + [distance, side, 0.0]
+
+
+def tracker_frame(
+    stamp: float = 1.0, **changes: tuple[float, float, float] | None
+) -> SkeletonFrame:
+    """Build a tracker skeleton of :func:`tracker_person`; ``JOINT=None`` drops, else moves."""
+    positions = tracker_person()
+    valid = np.ones(JOINT_COUNT, dtype=bool)
+    for name, value in changes.items():
+        if value is None:
+            valid[HumanJoint[name]] = False
+        else:
+            positions[HumanJoint[name]] = value
+    positions[~valid] = np.nan
+    return SkeletonFrame(stamp=stamp, positions=positions, valid=valid)
+
+
+def azure_markers(tracker_joints: FloatArray, body: int) -> tuple[IdArray, FloatArray]:
+    """Azure Kinect markers (ids, depth-camera positions) of one body's 12 tracker-frame joints."""
+    ids = body * 100 + np.array(AZURE_KINECT_TO_HUMAN, dtype=np.int64)
+    return ids, tracker_joints @ AZURE_KINECT.rotation  # rows: p_camera = R^T p_tracker

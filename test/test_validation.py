@@ -4,63 +4,30 @@ from __future__ import annotations
 
 import math
 
+from human_poses import (
+    tracker_frame as _frame,
+)
+from human_poses import (
+    TRACKER_PERSON as _PERSON,
+)
+from human_poses import (
+    tracker_person as _person,
+)
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.skeleton import (
     HumanJoint,
-    JOINT_COUNT,
     make_frame,
     MAX_BONE_LENGTH,
     Side,
     SkeletonFrame,
 )
 from pic_ros.trackers.frames import BodySelector, CHECKED_BONES, DropReason, FrameValidator
-from pic_ros.trackers.markers import AZURE_KINECT, AZURE_KINECT_TO_HUMAN
 import pytest
 
 FloatArray = npt.NDArray[np.float64]
 IdArray = npt.NDArray[np.int64]
-
-_PERSON = {
-    HumanJoint.PELVIS: (0.0, 0.0, 0.9),
-    HumanJoint.SPINE_CHEST: (0.0, 0.0, 1.3),
-    HumanJoint.NECK: (0.0, 0.0, 1.45),
-    HumanJoint.HEAD: (0.0, 0.0, 1.6),
-    HumanJoint.SHOULDER_LEFT: (0.0, -0.18, 1.4),
-    HumanJoint.ELBOW_LEFT: (-0.1, -0.22, 1.15),
-    HumanJoint.WRIST_LEFT: (-0.35, -0.22, 1.15),
-    HumanJoint.HAND_LEFT: (-0.43, -0.22, 1.15),
-    HumanJoint.SHOULDER_RIGHT: (0.0, 0.18, 1.4),
-    HumanJoint.ELBOW_RIGHT: (-0.1, 0.22, 1.15),
-    HumanJoint.WRIST_RIGHT: (-0.35, 0.22, 1.15),
-    HumanJoint.HAND_RIGHT: (-0.43, 0.22, 1.15),
-}
-"""A person facing the sensor, tracker frame [m] relative to the point below the chest."""
-
-
-def _person(distance: float = 2.0, side: float = 0.0) -> FloatArray:
-    """Return the 12 joints, (12, 3), [m], tracker frame, ``distance`` ahead, ``side`` left."""
-    return np.array([_PERSON[joint] for joint in HumanJoint]) + [distance, side, 0.0]
-
-
-def _frame(stamp: float = 1.0, **changes: tuple[float, float, float] | None) -> SkeletonFrame:
-    """Build a tracker skeleton of :func:`_person`; ``JOINT=None`` drops a joint, else moves it."""
-    positions = _person()
-    valid = np.ones(JOINT_COUNT, dtype=bool)
-    for name, value in changes.items():
-        if value is None:
-            valid[HumanJoint[name]] = False
-        else:
-            positions[HumanJoint[name]] = value
-    positions[~valid] = np.nan
-    return SkeletonFrame(stamp=stamp, positions=positions, valid=valid)
-
-
-def _markers(tracker_joints: FloatArray, body: int) -> tuple[IdArray, FloatArray]:
-    """Azure Kinect markers (ids, depth-camera positions) of one body's 12 tracker-frame joints."""
-    ids = body * 100 + np.array(AZURE_KINECT_TO_HUMAN, dtype=np.int64)
-    return ids, tracker_joints @ AZURE_KINECT.rotation  # rows: p_camera = R^T p_tracker
 
 
 def _bodies(stamp: float, **bodies: FloatArray) -> dict[int, SkeletonFrame]:

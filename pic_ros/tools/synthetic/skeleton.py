@@ -10,34 +10,10 @@ from __future__ import annotations
 
 from typing import Final
 
-JOINT_NAMES: Final[tuple[str, ...]] = (
-    'SpineBase',
-    'SpineMid',
-    'Neck',
-    'Head',
-    'ShoulderLeft',
-    'ElbowLeft',
-    'WristLeft',
-    'HandLeft',
-    'ShoulderRight',
-    'ElbowRight',
-    'WristRight',
-    'HandRight',
-    'HipLeft',
-    'KneeLeft',
-    'AnkleLeft',
-    'FootLeft',
-    'HipRight',
-    'KneeRight',
-    'AnkleRight',
-    'FootRight',
-    'SpineShoulder',
-    'HandTipLeft',
-    'ThumbLeft',
-    'HandTipRight',
-    'ThumbRight',
-)
-"""The 25 Kinect v2 ``JointType`` names in index order (SpineBase = 0 ... ThumbRight = 24)."""
+from pic_ros.trackers.kinect_v2 import KINECT_V2_JOINTS
+
+JOINT_NAMES: Final = KINECT_V2_JOINTS
+"""The 25 Kinect v2 ``JointType`` names in index order (the tracker's own table)."""
 
 JOINT_COUNT: Final = len(JOINT_NAMES)
 """Number of joints per frame (25)."""
