@@ -158,6 +158,44 @@ def bag_marker_arrays(bag: Path, topic: str | None = None, limit: int = 600) -> 
     return messages
 
 
+class WavingXsens:
+    """
+    Single-datagram MXTP02 samples of a person waving both forearms, built one at a time.
+
+    :param rate: Sample rate [Hz] (for the time codes and the motion).
+    """
+
+    def __init__(self, rate: float) -> None:
+        self._rate = rate
+        self._positions, self._quaternions = t_pose_segments()
+        self._forearms = [
+            (elbow, wrist, side, float(np.linalg.norm(
+                self._positions[wrist - 1] - self._positions[elbow - 1]
+            )))
+            for elbow, wrist, side in (
+                (XsensSegment.LEFT_FORE_ARM, XsensSegment.LEFT_HAND, 1.0),
+                (XsensSegment.RIGHT_FORE_ARM, XsensSegment.RIGHT_HAND, -1.0),
+            )
+        ]
+
+    def datagram(self, index: int) -> bytes:
+        """
+        Return sample ``index`` (sample counter ``index + 1``).
+
+        :param index: Sample index from 0.
+        :return: Its one datagram.
+        """
+        moved = self._positions.copy()
+        swing = 0.8 * math.sin(2.0 * math.pi * 0.5 * index / self._rate)
+        for elbow, wrist, side, length in self._forearms:
+            direction = np.array([math.sin(swing), side * math.cos(swing), 0.0])
+            moved[wrist - 1] = self._positions[elbow - 1] + length * direction
+        return build_mxtp02_datagrams(
+            index + 1, int(1000 * index / self._rate), moved, self._quaternions,
+            max_payload=2048,
+        )[0]
+
+
 def xsens_datagrams(count: int, rate: float) -> list[bytes]:
     """
     Build single-datagram MXTP02 samples of a person waving both forearms.
@@ -166,23 +204,8 @@ def xsens_datagrams(count: int, rate: float) -> list[bytes]:
     :param rate: Sample rate [Hz] (for the time codes and the motion).
     :return: One datagram per sample.
     """
-    positions, quaternions = t_pose_segments()
-    forearms = (
-        (XsensSegment.LEFT_FORE_ARM, XsensSegment.LEFT_HAND, 1.0),
-        (XsensSegment.RIGHT_FORE_ARM, XsensSegment.RIGHT_HAND, -1.0),
-    )
-    datagrams = []
-    for index in range(count):
-        moved = positions.copy()
-        swing = 0.8 * math.sin(2.0 * math.pi * 0.5 * index / rate)
-        for elbow, wrist, side in forearms:
-            length = float(np.linalg.norm(positions[wrist - 1] - positions[elbow - 1]))
-            direction = np.array([math.sin(swing), side * math.cos(swing), 0.0])
-            moved[wrist - 1] = positions[elbow - 1] + length * direction
-        datagrams += build_mxtp02_datagrams(
-            index + 1, int(1000 * index / rate), moved, quaternions, max_payload=2048
-        )
-    return datagrams
+    person = WavingXsens(rate)
+    return [person.datagram(index) for index in range(count)]
 
 
 class _Probe:
@@ -208,7 +231,7 @@ class _Probe:
         self.node.destroy_node()
 
 
-def _paced(count: int, rate: float, send: Callable[[int], None]) -> list[float]:
+def paced(count: int, rate: float, send: Callable[[int], None]) -> list[float]:
     """Call ``send(i)`` at ``rate`` and return the send times (perf_counter)."""
     times: list[float] = []
     start = time.perf_counter() + 0.05
@@ -312,7 +335,7 @@ def measure(
             def send(index: int) -> None:
                 sender.sendto(datagrams[index], target)
 
-        times = _paced(total, rate, send)
+        times = paced(total, rate, send)
         time.sleep(0.5)
         received = list(probe.received)
         if len(received) == total:
@@ -346,7 +369,7 @@ def run_latency_bench(
     """
     domain = use_run_domain()  # an exported ROS_DOMAIN_ID, else one of this run's own
     if bag is None:
-        bag = _default_bag()
+        bag = default_bag()
     markers = bag_marker_arrays(bag)
     if not markers:
         raise RuntimeError(f'no MarkerArray in {bag}')
@@ -361,7 +384,8 @@ def run_latency_bench(
     return results
 
 
-def _default_bag() -> Path:
+def default_bag() -> Path:
+    """Return the real Azure Kinect bag beside the project, else the shipped synthetic one."""
     from pic_ros.resources import share_dir
     from pic_ros.tools.catalog import pic_demos_dir
 

@@ -24,6 +24,7 @@ from pic_ros.sim.frame_recorder import RENDER_PARAMETERS
 from pic_ros.solvers.base import SOLVER_PARAMETERS
 from pic_ros.trackers import SOURCE
 from pic_ros.trackers.frames import REACQUIRE_AFTER, REACQUIRE_RADIUS, SWITCH_AFTER
+from pic_ros.trackers.udp import UDP_RECEIVE_BUFFER
 from pic_ros.trackers.xsens import XSENS_CHARACTER
 
 ROBOT: Final = ParameterDef(
@@ -66,7 +67,8 @@ PUBLISH_CLOCK: Final = ParameterDef(
 
 SKELETON_NODE: Final = ParameterTable('skeleton_node', (
     SOURCE, SMOOTHING, TIME_CONSTANT, SWITCH_AFTER, REACQUIRE_RADIUS, REACQUIRE_AFTER,
-    RESTART_AFTER, BODY_FRAME_ID, MARKER_RATE, UDP_ADDRESS, UDP_PORT, XSENS_CHARACTER,
+    RESTART_AFTER, BODY_FRAME_ID, MARKER_RATE, UDP_ADDRESS, UDP_PORT, UDP_RECEIVE_BUFFER,
+    XSENS_CHARACTER,
     DIAGNOSTICS_PERIOD,
 ))
 """``skeleton_node``: tracker in, body-frame skeleton out."""

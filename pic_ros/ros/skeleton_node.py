@@ -22,14 +22,12 @@ nothing: downstream, the trajectory publisher holds.
 from __future__ import annotations
 
 from collections.abc import Callable
-import socket
 import threading
 import time
 from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import PoseArray
-from pic_ros.exceptions import ConfigError
 from pic_ros.human.front_end import FrontEndConfig, SkeletonFrontEnd
 from pic_ros.human.skeleton import SkeletonFrame
 from pic_ros.ros.conversions import (
@@ -45,14 +43,21 @@ from pic_ros.ros.schema import SKELETON_NODE
 from pic_ros.trackers import make_tracker, Transport
 from pic_ros.trackers.frames import DropReason
 from pic_ros.trackers.marker_cdr import MarkerCdrError
+from pic_ros.trackers.udp import UdpReceiver
 from rclpy.node import Node
-from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from visualization_msgs.msg import MarkerArray
 
 PARAMETERS = SKELETON_NODE
 """The node's parameters (:data:`pic_ros.ros.schema.SKELETON_NODE`)."""
 
 SkeletonHandler = Callable[[SkeletonFrame], None]
+
+TRACKER_QOS = QoSProfile(
+    depth=100, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST
+)
+"""QoS of ``body_tracking_data``: sensor data, with 100 arrays of room (3 s at 30 Hz) so that a
+process starved for a while reads the arrays late rather than losing them."""
 
 
 class SkeletonNode(Node):
@@ -65,7 +70,7 @@ class SkeletonNode(Node):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__('skeleton_node', **kwargs)
         # First: destroy_node needs them, also when rclpy destroys a node that failed to start.
-        self._socket: socket.socket | None = None
+        self._receiver: UdpReceiver | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._values: Values = declare_parameters(self, PARAMETERS)
@@ -86,8 +91,7 @@ class SkeletonNode(Node):
             self._start_udp()
         else:
             self.create_subscription(
-                MarkerArray, 'body_tracking_data', self._on_markers, qos_profile_sensor_data,
-                raw=True,
+                MarkerArray, 'body_tracking_data', self._on_markers, TRACKER_QOS, raw=True,
             )
         self.add_on_set_parameters_callback(
             validation_callback(self, PARAMETERS, self._values, self._apply)
@@ -131,29 +135,37 @@ class SkeletonNode(Node):
             self._feed(markers, self._now())
 
     def _start_udp(self) -> None:
-        address = (str(self._values['udp_address']), int(self._values['udp_port']))
-        receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        try:
-            receiver.bind(address)
-        except OSError as err:
-            receiver.close()
-            raise ConfigError(f'cannot bind the UDP receiver to {address}: {err}') from err
-        receiver.settimeout(0.2)
-        self._socket = receiver
+        receiver = UdpReceiver(
+            str(self._values['udp_address']), int(self._values['udp_port']),
+            buffer_size=int(self._values['udp_receive_buffer']),
+            max_size=self._tracker.max_message_size,
+        )
+        self._receiver = receiver
         self._thread = threading.Thread(target=self._receive, name='udp_receiver', daemon=True)
         self._thread.start()
-        self.get_logger().info(f'{self._tracker.name} receiver on udp://{address[0]}:{address[1]}')
+        host, port = receiver.address
+        self.get_logger().info(
+            f'{self._tracker.name} receiver on udp://{host}:{port}, '
+            f'kernel buffer {receiver.buffer_size} bytes'
+        )
+        if receiver.buffer_capped:
+            self.get_logger().warning(
+                f'the kernel granted a smaller UDP receive buffer than the {receiver.requested} '
+                'bytes asked for (udp_receive_buffer): datagrams may be lost while this process '
+                'is busy (counted as lost_in_socket); raise the cap with '
+                f'sudo sysctl -w net.core.rmem_max={receiver.requested}'
+            )
 
     def _receive(self) -> None:
-        assert self._socket is not None
-        size = self._tracker.max_message_size
+        receiver = self._receiver
+        assert receiver is not None
         while not self._stop.is_set():
             try:
-                datagram, _ = self._socket.recvfrom(size)
-            except TimeoutError:
-                continue
+                datagram = receiver.receive()
             except OSError:
                 return
+            if datagram is None:
+                continue
             received = self._now()
             with self._lock:
                 self._input.tick()
@@ -227,6 +239,10 @@ class SkeletonNode(Node):
             counts['malformed_message'] = self._malformed
             values.update({f'dropped_{key}': value for key, value in counts.items()})
             values.update(self._tracker.status())
+            if self._receiver is not None:
+                drops = self._receiver.kernel_drops
+                values['lost_in_socket'] = 'unknown' if drops is None else drops
+                values['udp_buffer_bytes'] = self._receiver.buffer_size
         dropped = sum(counts.values()) - counts.get(DropReason.NO_BODY.value, 0)
         level = DiagnosticStatus.OK
         summary = 'tracking'
@@ -242,8 +258,8 @@ class SkeletonNode(Node):
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=1.0)  # it sees the flag within the 0.2 s socket timeout
-        if self._socket is not None:
-            self._socket.close()  # after the thread: never close a socket another thread reads
+        if self._receiver is not None:
+            self._receiver.close()  # after the thread: never close a socket another thread reads
         super().destroy_node()
 
 

@@ -217,7 +217,17 @@ def run_bench(args: argparse.Namespace) -> int:
     from pic_ros.tools.report import bench_tables
 
     result: dict[str, Any] = {}
-    if not args.latency_only:
+    if args.stress:
+        from pic_ros.ros.stress_bench import run_stress_bench
+
+        sources = ('azure_kinect', 'xsens_mvn') if args.stress_source == 'both' else (
+            args.stress_source,
+        )
+        result['stress'] = run_stress_bench(
+            seconds=args.stress_seconds, sources=sources, robot=(args.robot or ['baxter'])[0],
+            hog=not args.no_hog,
+        )
+    elif not args.latency_only:
         robots = _robots(args)
         settings = _settings(args)
         demonstrations = _demonstrations(args)
@@ -378,6 +388,19 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         '--latency-seconds', type=float, default=20.0, help='measured seconds per latency run'
     )
+    bench.add_argument(
+        '--stress', action='store_true',
+        help='only a real-time replay into teleop beside a CPU hog, every frame accounted for '
+        '(needs rclpy; README "Under load")',
+    )
+    bench.add_argument(
+        '--stress-seconds', type=float, default=600.0, help='seconds streamed per stress run'
+    )
+    bench.add_argument(
+        '--stress-source', choices=('azure_kinect', 'xsens_mvn', 'both'), default='both',
+        help='tracker stream of the stress run',
+    )
+    bench.add_argument('--no-hog', action='store_true', help='stress run without the CPU hog')
     bench.set_defaults(run=run_bench)
     calibrate = commands.add_parser(
         'calibrate',

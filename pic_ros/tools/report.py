@@ -297,6 +297,8 @@ def bench_tables(result: Mapping[str, Any]) -> str:
         parts.append(_solver_tables(result))
     if 'latency' in result:
         parts.append(latency_table(result['latency']))
+    if 'stress' in result:
+        parts.append(stress_table(result['stress']))
     environment = result.get('environment', {})
     parts.append(', '.join(f'{key} {value}' for key, value in environment.items()))
     return '\n\n'.join(part for part in parts if part)
@@ -321,6 +323,38 @@ def latency_table(rows: Sequence[Record]) -> str:
     return (
         'End-to-end latency across processes: tracker message sent -> JointTrajectory received\n'
         + _table(header, body)
+    )
+
+
+def stress_table(rows: Sequence[Record]) -> str:
+    """
+    Format stress runs: every frame accounted for, command timing, identity after gaps.
+
+    :param rows: Records of :func:`pic_ros.ros.stress_bench.run_stress_bench`.
+    :return: The table.
+    """
+    body = []
+    for r in rows:
+        dropped = ', '.join(f'{key} {value}' for key, value in sorted(r['dropped'].items()))
+        socket_drops = '' if r['lost_in_socket'] is None else f" ({r['lost_in_socket']} in socket)"
+        body.append([
+            r['source'], f"{r['rate_hz']:.0f}", f"{r['seconds']:.0f}", 'yes' if r['hog'] else 'no',
+            str(r['sent']), str(r['frames_in']), f"{r['lost_upstream']}{socket_drops}",
+            str(r['unaccounted']), str(r['skeletons_out']), dropped or '-',
+            str(r['unprocessed']),
+            f"{_number(r['interarrival_p50_ms'])} / {_number(r['interarrival_p99_ms'])} / "
+            f"{_number(r['interarrival_max_ms'])}",
+            f"{r['interarrival_p99_ms'] / r['period_ms']:.2f}",
+            f"{r['stranger_frames_sent']} / {r['identity_switches']}",
+        ])
+    header = [
+        'input', 'Hz', 's', 'hog', 'sent', 'frames_in', 'lost_upstream', 'unaccounted',
+        'skeletons', 'dropped (counted)', 'unprocessed', 'command gap p50 / p99 / max ms',
+        'p99 / period', 'second-figure frames / identity switches',
+    ]
+    return (
+        'Real-time replay into teleop beside a CPU hog: sent = frames_in + lost_upstream, '
+        'frames_in = skeletons + dropped\n' + _table(header, body)
     )
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 import socket
 import threading
+import time
 
 from builtin_interfaces.msg import Time
 import numpy as np
 from pic_ros.human.body_frame import to_body_frame
 from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT, make_frame
+from pic_ros.ros.latency_bench import xsens_datagrams
 from pic_ros.ros.skeleton_node import SkeletonNode
 from pic_ros.tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
 from pic_ros.trackers.markers import TRACKER_FORMATS
@@ -360,10 +362,78 @@ def test_destroy_node_stops_the_xsens_receiver(xsens_node, wait_for):
     node, _, handed, send = xsens_node
     send(t_pose_sample(1))
     wait_for(lambda: len(handed) == 1, 'a skeleton')
-    port = node._socket.getsockname()[1]
+    port = node._receiver.address[1]
 
     node.destroy_node()
 
     assert not node._thread.is_alive()
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as again:
         again.bind(('127.0.0.1', port))
+
+
+def test_xsens_samples_sent_while_the_consumer_stalls_are_all_processed(
+    xsens_node, diagnostics, wait_for
+):
+    """
+    A consumer that stalls for 1 s (a starved teleop) while 2 s of 240 Hz samples come.
+
+    The kernel buffer keeps them: every sample becomes a skeleton, nothing is counted lost.
+    """
+    node, _, handed, send = xsens_node
+    stalled = threading.Event()
+
+    def stall(frame):
+        if not stalled.is_set():
+            stalled.set()
+            time.sleep(1.0)
+
+    node.add_handler(stall)
+    datagrams = xsens_datagrams(481, 240.0)
+    send(datagrams[:1])
+    wait_for(stalled.is_set, 'the stall')
+    send(datagrams[1:])
+    wait_for(lambda: len(handed) == 481, 'every sample as a skeleton', 20.0)
+
+    values = diagnostics(node)[0]
+    assert values['frames_in'] == '481'
+    assert values['skeletons_out'] == '481'
+    assert values['lost_upstream'] == '0'
+    assert values['lost_in_socket'] == '0'
+
+
+def test_samples_the_kernel_dropped_are_counted_as_lost(make_node, diagnostics, wait_for):
+    """
+    A buffer too small for a 2 s stall: sent = frames_in + lost_upstream, exactly.
+
+    The kernel's own count (lost_in_socket) says where they were lost: all in the socket.
+    """
+    port = free_udp_port()
+    node = make_node(
+        SkeletonNode, {'source': 'xsens_mvn', 'udp_port': port, 'udp_receive_buffer': 65536}
+    )
+    release = threading.Event()
+    node.add_handler(lambda frame: release.wait(timeout=2.0))
+    datagrams = xsens_datagrams(1001, 240.0)
+    quiet = {'count': -1, 'since': time.monotonic()}
+
+    def settled() -> bool:
+        count = node._receiver.received
+        if count != quiet['count']:
+            quiet.update(count=count, since=time.monotonic())
+        return time.monotonic() - quiet['since'] > 0.3
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+        for datagram in datagrams[:1000]:
+            sender.sendto(datagram, ('127.0.0.1', port))
+        release.set()  # the stall ends: the receiver reads what the kernel kept
+        wait_for(settled, 'the kept samples read')
+        sender.sendto(datagrams[1000], ('127.0.0.1', port))  # carries the kernel's count
+
+        def accounted() -> bool:
+            values = diagnostics(node)[0]
+            return int(values['frames_in']) + int(values['lost_upstream']) == 1001
+
+        wait_for(accounted, 'every sample in frames_in or lost_upstream')
+
+    values = diagnostics(node)[0]
+    assert int(values['lost_in_socket']) == int(values['lost_upstream']) > 0
