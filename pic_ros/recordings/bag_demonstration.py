@@ -22,7 +22,7 @@ from pic_ros.recordings.annotations import (
 from pic_ros.recordings.demonstration import Demonstration
 from pic_ros.recordings.paper import load_segments, load_task_arms, Segment
 from pic_ros.recordings.rosbag import BAG_SUFFIXES, read_metadata, resolve_bag_path
-from pic_ros.recordings.skeleton_bag_reader import decode_skeleton_bag
+from pic_ros.recordings.skeleton_bag_reader import decode_skeleton_bag, DecodedBag
 
 
 def is_bag_path(path: Path | str) -> bool:
@@ -79,6 +79,34 @@ def demonstration_from_bag(
     """
     resolved = resolve_bag_path(path)
     decoded = decode_skeleton_bag(resolved, topic, source)
+    return demonstration_from_decoded(
+        resolved, decoded, segments=segments, task_arms=task_arms, name=name
+    )
+
+
+def demonstration_from_decoded(
+    resolved: Path,
+    decoded: DecodedBag,
+    *,
+    segments: Path | str | None = None,
+    task_arms: Path | str | None = None,
+    name: str | None = None,
+) -> Demonstration:
+    """
+    Make the recording to evaluate of an already decoded bag topic.
+
+    Segments and task arms are found as :func:`demonstration_from_bag` finds them.
+
+    :param resolved: The bag, as :func:`~pic_ros.recordings.rosbag.resolve_bag_path` returns it.
+    :param decoded: Its decoded MarkerArray topic
+        (:func:`~pic_ros.recordings.skeleton_bag_reader.decode_skeleton_bag`).
+    :param segments: Optional segment file.
+    :param task_arms: Optional paper configuration JSON (``arm`` field).
+    :param name: Recording name; default the bag directory name (or the file stem).
+    :return: The demonstration, ``'tracker'``-frame skeletons.
+    :raises RecordingError: If no message holds a body, a file cannot be read, or the segments
+        and task arms disagree in number.
+    """
     label = name if name is not None else _bag_name(resolved)
     if not decoded.frames:
         raise RecordingError(
@@ -134,4 +162,4 @@ def demonstration_from_bag(
     return Demonstration(label, decoded.frames, mapped, arms)
 
 
-__all__ = ['demonstration_from_bag', 'is_bag_path']
+__all__ = ['demonstration_from_bag', 'demonstration_from_decoded', 'is_bag_path']

@@ -229,6 +229,19 @@ def synthetic_stamps_notice(recording: KinectV2Recording, path: str | Path) -> s
     )
 
 
+def recording_name(skeleton_path: Path | str) -> str:
+    """
+    Return the name of a Kinect v2 text recording.
+
+    :param skeleton_path: Its skeleton file.
+    :return: The file name without ``_skel.txt`` (``assembly1``), else the file stem.
+    """
+    path = Path(skeleton_path)
+    if path.name.endswith(SKELETON_SUFFIX):
+        return path.name[: -len(SKELETON_SUFFIX)]
+    return path.stem
+
+
 def load_kinect_v2_recording(
     skeleton_path: Path | str, stamps_path: Path | str | None = None
 ) -> KinectV2Recording:
@@ -255,11 +268,7 @@ def load_kinect_v2_recording(
         stamps that are not strictly increasing.
     """
     skeleton_path = Path(skeleton_path)
-    name = skeleton_path.name
-    if name.endswith(SKELETON_SUFFIX):
-        name = name[: -len(SKELETON_SUFFIX)]
-    else:
-        name = skeleton_path.stem
+    name = recording_name(skeleton_path)
     table = _load_table(skeleton_path, 3 * KINECT_V2_JOINT_COUNT, 'Kinect v2 skeleton recording')
     joints = table.reshape(-1, KINECT_V2_JOINT_COUNT, 3)
     if stamps_path is None:

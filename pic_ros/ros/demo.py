@@ -1,11 +1,13 @@
 """
 ``python -m pic_ros demo``: the whole pipeline as separate ROS 2 processes, recorded and drawn.
 
-replay (the shipped synthetic bag, Azure Kinect encoding) -> skeleton_node -> solver_node ->
-trajectory_publisher -> sim_robot (MuJoCo), each its own process, talking DDS on loopback in the
-exported ``ROS_DOMAIN_ID`` (else a domain id of its own). This process records the topics, stops
-every process (also on failure), and writes into the output folder the animation (skeleton beside
-the simulated robot), the joint plot and the metrics (:mod:`pic_ros.tools.demo_report`).
+replay (``--recording``: a rosbag2 of Azure Kinect or Kinect v2 MarkerArrays, or a Kinect v2 text
+recording converted to one; default the shipped synthetic bag) -> skeleton_node (``source`` from
+the markers) -> solver_node -> trajectory_publisher -> sim_robot (MuJoCo), each its own process,
+talking DDS on loopback in the exported ``ROS_DOMAIN_ID`` (else a domain id of its own). This
+process records the topics, stops every process (also on failure), and writes into the output
+folder the animation (skeleton beside the simulated robot), the joint plot and the metrics
+(:mod:`pic_ros.tools.demo_report`), with the offline ``evaluate`` table of what was replayed.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import argparse
 from collections.abc import Sequence
 import os
 from pathlib import Path
+import sys
+import tempfile
 import threading
 import time
 from typing import Any
@@ -22,6 +26,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseArray
 import numpy as np
 from pic_ros.exceptions import PicRosError
+from pic_ros.recordings.demonstration import Demonstration
 from pic_ros.resources import share_dir
 from pic_ros.robot.robot import load_robot, Robot
 from pic_ros.ros.processes import (
@@ -31,6 +36,10 @@ from pic_ros.ros.processes import (
     use_run_domain,
     wait_until,
 )
+from pic_ros.ros.schema import SOLVER_NODE
+from pic_ros.ros.teleop import SOLVER_OPTIONS
+from pic_ros.schema import add_option
+from pic_ros.tools.convert import replayable_recording, ReplayableRecording
 from pic_ros.tools.demo_report import (
     DemoRecording,
     live_metrics,
@@ -45,6 +54,9 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
+
+INPUT_TOPIC = '/body_tracking_data'
+"""The skeleton node's MarkerArray topic; the replayed bag's topic is renamed to it."""
 
 RELIABLE = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
 BEST_EFFORT = QoSProfile(depth=200, reliability=ReliabilityPolicy.BEST_EFFORT)
@@ -127,13 +139,19 @@ class Recorder:
 
 
 def _processes(
-    robot: str, solver: str | None, environment: dict[str, str], logs: Path
+    robot: str,
+    source: str,
+    solver_values: dict[str, Any],
+    environment: dict[str, str],
+    logs: Path,
 ) -> list[ManagedProcess]:
-    solver_args = ['-p', f'solver:={solver}'] if solver else []
+    solver_args = [
+        item for name, value in solver_values.items() for item in ('-p', f'{name}:={value}')
+    ]
     commands = {
         'sim_robot': python_module('pic_ros', 'sim', '--robot', robot),
         'skeleton_node': python_module(
-            'pic_ros.ros.skeleton_node', '--ros-args', '-p', 'source:=azure_kinect'
+            'pic_ros.ros.skeleton_node', '--ros-args', '-p', f'source:={source}'
         ),
         'solver_node': python_module(
             'pic_ros.ros.solver_node', '--ros-args', '-p', f'robot:={robot}', *solver_args
@@ -148,20 +166,51 @@ def _processes(
     return started
 
 
+def build_parser() -> argparse.ArgumentParser:
+    """
+    Build the argument parser of ``python -m pic_ros demo``.
+
+    The solver options are solver_node's parameters (:data:`~pic_ros.ros.teleop.SOLVER_OPTIONS`,
+    as teleop has them): their choices are the registries' names, plug-ins included.
+
+    :return: The parser.
+    """
+    parser = argparse.ArgumentParser(
+        prog='python -m pic_ros demo',
+        description='Replay a recording through skeleton_node, solver_node, '
+        'trajectory_publisher and the MuJoCo robot, each a ROS 2 process; draw and score it.',
+    )
+    parser.add_argument('--robot', default=os.environ.get('ROBOT') or 'baxter')
+    parser.add_argument(
+        '--recording', type=Path,
+        help='a rosbag2 of body-tracking MarkerArrays (directory, .mcap or .db3; Azure Kinect '
+        'or Kinect v2 markers) or a Kinect v2 text recording (75 numbers per line); default: '
+        'the shipped synthetic bag',
+    )
+    parser.add_argument('--out', default='demo_out', help='output folder')
+    parser.add_argument('--duration', type=float, help='play only this much of the bag [s]')
+    for name in SOLVER_OPTIONS:
+        add_option(
+            parser, SOLVER_NODE[name],
+            help_suffix=f" (default: solver_node's, {SOLVER_NODE[name].default})",
+        )
+    parser.add_argument('--fps', type=float, default=8.0, help='animation frames per second')
+    return parser
+
+
 def run_demo(argv: Sequence[str] | None = None) -> int:
     """
     Run the demo and write its outputs.
 
-    :param argv: ``--robot R --out DIR [--duration S] [--solver S]``.
-    :return: Exit status (0 success, 1 when a process failed, 2 for bad options).
+    :param argv: ``[--robot R] [--recording PATH] [--out DIR] [--duration S] [--solver S]
+        [--eta N] [--mapping M] [--correspondence C] [--fps F]``.
+    :return: Exit status (0 success, 1 when a process failed, 2 for bad options or a recording
+        that cannot be read; nothing is started then).
     """
-    parser = argparse.ArgumentParser(prog='python -m pic_ros demo')
-    parser.add_argument('--robot', default=os.environ.get('ROBOT') or 'baxter')
-    parser.add_argument('--out', default='demo_out', help='output folder')
-    parser.add_argument('--duration', type=float, help='play only this much of the bag [s]')
-    parser.add_argument('--solver', choices=('fabrik', 'pic', 'pics'), help='solver (default pic)')
-    parser.add_argument('--fps', type=float, default=8.0, help='animation frames per second')
+    parser = build_parser()
     args = parser.parse_args(argv)
+    if args.duration is not None and args.duration <= 0.0:
+        parser.error(f'argument --duration: must be > 0, got {args.duration:g}')
     os.environ.setdefault('MUJOCO_GL', 'egl')
     started_at = time.monotonic()
     try:
@@ -169,10 +218,28 @@ def run_demo(argv: Sequence[str] | None = None) -> int:
     except PicRosError as err:
         print(f'demo: {err}')
         return 2
+    with tempfile.TemporaryDirectory(prefix='pic_ros_demo_') as scratch:
+        try:
+            if args.recording is None:
+                args.recording = share_dir() / 'demo' / 'synthetic1_bag'
+            recording = replayable_recording(
+                args.recording, scratch, notice=lambda line: print(line, file=sys.stderr)
+            )
+        except PicRosError as err:
+            print(f'demo: {err}')
+            return 2
+        return _run(args, robot, recording, started_at)
+
+
+def _run(
+    args: argparse.Namespace, robot: Robot, replayed: ReplayableRecording, started_at: float
+) -> int:
+    solver_values = {
+        name: getattr(args, name) for name in SOLVER_OPTIONS if getattr(args, name) is not None
+    }
     out = Path(args.out)
     logs = out / 'logs'
     logs.mkdir(parents=True, exist_ok=True)
-    bag = share_dir() / 'demo' / 'synthetic1_bag'
     domain = use_run_domain()  # an exported ROS_DOMAIN_ID, else one of this run's own
     environment = loopback_environment(domain)
     context = Context()
@@ -182,10 +249,10 @@ def run_demo(argv: Sequence[str] | None = None) -> int:
     status = 0
     try:
         recorder = Recorder(context, robot)
-        processes = _processes(robot.name, args.solver, environment, logs)
+        processes = _processes(robot.name, replayed.source, solver_values, environment, logs)
         node = recorder.node
         ready = wait_until(
-            lambda: node.count_subscribers('/body_tracking_data') > 0
+            lambda: node.count_subscribers(INPUT_TOPIC) > 0
             and node.count_publishers('/skeleton') > 0
             and node.count_publishers('/joint_targets') > 0
             and len(recorder.recording.state_times) > 10
@@ -198,15 +265,19 @@ def run_demo(argv: Sequence[str] | None = None) -> int:
         if not ready:
             raise PicRosError(f'the pipeline did not come up within 60 s; logs in {logs}')
         print(f'demo: pipeline up in {time.monotonic() - started_at:.1f} s '
-              f'(ROS_DOMAIN_ID={domain}); replaying {bag.name}')
-        replay_args = ['replay', str(bag), '--wait-for-subscribers']
+              f'(ROS_DOMAIN_ID={domain}); replaying {replayed.bag} ({replayed.source})')
+        replay_args = [
+            'replay', str(replayed.bag), '--topics', replayed.topic, '--wait-for-subscribers'
+        ]
+        if replayed.topic != INPUT_TOPIC:
+            replay_args += ['--remap', f'{replayed.topic}:={INPUT_TOPIC}']
         if args.duration:
             replay_args += ['--playback-duration', str(args.duration)]
         replay = ManagedProcess(
             python_module('pic_ros', *replay_args), environment, logs / 'replay.log'
         )
         processes.append(replay)
-        limit = (args.duration or 60.0) + 60.0
+        limit = (args.duration or replayed.seconds) + 60.0
         if not wait_until(lambda: not replay.alive(), timeout=limit, period=0.2):
             raise PicRosError(f'the replay did not finish within {limit:.0f} s')
         time.sleep(1.5)
@@ -228,20 +299,35 @@ def run_demo(argv: Sequence[str] | None = None) -> int:
     recording = recorder.recording
     recording.notes['wall_time_pipeline_s'] = round(time.monotonic() - started_at, 1)
     recording.notes['ros_domain_id'] = domain
-    return _write_outputs(robot, recording, out, args.fps, started_at)
+    recording.notes['recording'] = str(args.recording)
+    recording.notes['source'] = replayed.source
+    offline = replayed.played(args.duration)
+    return _write_outputs(robot, recording, offline, solver_values, out, args.fps, started_at)
 
 
 def _write_outputs(
-    robot: Robot, recording: DemoRecording, out: Path, fps: float, started_at: float
+    robot: Robot,
+    recording: DemoRecording,
+    replayed: Demonstration,
+    solver_values: dict[str, Any],
+    out: Path,
+    fps: float,
+    started_at: float,
 ) -> int:
+    from pic_ros.correspondence import MappingConfig
     from pic_ros.solvers import SolverConfig
-    from pic_ros.tools.catalog import load_demonstration
-    from pic_ros.tools.evaluation import evaluate_one
+    from pic_ros.tools.evaluation import evaluate_one, EvaluationSettings
 
     live = live_metrics(robot, recording)
+    # The offline table: FABRIK, PIC, PICs and the chosen solver, with the solver node's settings.
+    names = dict.fromkeys(('fabrik', 'pic', 'pics', solver_values.get('solver', 'pic')))
+    settings = EvaluationSettings(mapping=MappingConfig.from_parameters(solver_values))
     offline = [
-        evaluate_one(robot, load_demonstration('demo'), SolverConfig(name=name, eta=eta))
-        for name, eta in (('fabrik', 1), ('pic', 1), ('pics', 1))
+        evaluate_one(
+            robot, replayed, SolverConfig.from_parameters({**solver_values, 'solver': name}),
+            settings,
+        )
+        for name in names
     ]
     gif, png, frames = render_animation(robot, recording, out, fps=fps)
     joints = plot_joints(robot, recording, out / 'joints.png')

@@ -22,21 +22,35 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 import contextlib
+from dataclasses import dataclass
 from pathlib import Path
 import sys
 
 from pic_ros.exceptions import PicRosError, RecordingError
 from pic_ros.human.skeleton import Side
 from pic_ros.recordings.annotations import CUSTOM_PREFIX, segment_annotations
-from pic_ros.recordings.kinect_v2_text import load_kinect_v2_recording, synthetic_stamps_notice
+from pic_ros.recordings.bag_demonstration import demonstration_from_decoded
+from pic_ros.recordings.demonstration import Demonstration
+from pic_ros.recordings.kinect_v2_text import (
+    load_kinect_v2_recording,
+    recording_name,
+    synthetic_stamps_notice,
+)
 from pic_ros.recordings.paper import (
     load_paper_demonstration,
     load_segments,
     load_task_arms,
     Segment,
 )
-from pic_ros.recordings.rosbag import absolute_topic, bag_info, format_bag_info
+from pic_ros.recordings.rosbag import (
+    absolute_topic,
+    bag_info,
+    BAG_SUFFIXES,
+    format_bag_info,
+    resolve_bag_path,
+)
 from pic_ros.recordings.rosbag_writer import BAG_VERSION, STORAGES
+from pic_ros.recordings.skeleton_bag_reader import decode_skeleton_bag
 from pic_ros.recordings.skeleton_bag_writer import (
     DEFAULT_BODY_ID,
     DEFAULT_TOPIC,
@@ -138,6 +152,79 @@ def convert_kinect_v2_text(
     )
 
 
+@dataclass(frozen=True)
+class ReplayableRecording:
+    """
+    A recording ready to be replayed into the skeleton node, and what it holds.
+
+    :param bag: The rosbag2 to replay (the given bag, or the conversion of a text recording).
+    :param topic: Its body-tracking MarkerArray topic (absolute).
+    :param source: The skeleton node's ``source`` for its markers: ``azure_kinect`` or
+        ``kinect_v2``, detected from the joint indices.
+    :param demonstration: Its skeletons, segments and task arms, as ``evaluate --bag`` reads
+        them.
+    """
+
+    bag: Path
+    topic: str
+    source: str
+    demonstration: Demonstration
+
+    @property
+    def seconds(self) -> float:
+        """Return the time from its first to its last skeleton [s]."""
+        frames = self.demonstration.frames
+        return frames[-1].stamp - frames[0].stamp
+
+    def played(self, duration: float | None) -> Demonstration:
+        """
+        Return what a replay of the first seconds of the recording plays.
+
+        :param duration: Seconds played from the first skeleton, or None for all of it.
+        :return: The whole demonstration, or the skeletons stamped less than ``duration`` after
+            the first one, as one segment with both arms (segments cut short are not the
+            recording's segments).
+        """
+        frames = self.demonstration.frames
+        if duration is None:
+            return self.demonstration
+        end = frames[0].stamp + duration
+        return Demonstration.whole(
+            self.demonstration.name, tuple(frame for frame in frames if frame.stamp < end)
+        )
+
+
+def replayable_recording(
+    path: Path | str, scratch: Path | str, *, notice: Callable[[str], None] | None = None
+) -> ReplayableRecording:
+    """
+    Prepare a recording for replay: a bag as it is, a Kinect v2 text recording converted.
+
+    A directory, a ``metadata.yaml`` or a ``.mcap`` / ``.db3`` file is read as a rosbag2 of
+    MarkerArrays (Azure Kinect or Kinect v2 encoding, detected); any other path as a Kinect v2
+    text recording (:func:`convert_kinect_v2_text`, its time-stamp and segment files used when
+    they are beside it), written as a bag into ``scratch``. The bag's skeletons are decoded once.
+
+    :param path: The recording.
+    :param scratch: An existing folder for the converted bag.
+    :param notice: Called with one line when the stamps of a text recording are made up.
+    :return: The bag to replay, its topic and tracker source, and its skeletons.
+    :raises PicRosError: If the recording cannot be read or holds no tracked body
+        (:class:`~pic_ros.exceptions.RecordingError`, or
+        :class:`~pic_ros.exceptions.ConfigError` for contradictory markers).
+    """
+    given = Path(path)
+    if given.is_dir() or given.name == 'metadata.yaml' or given.suffix in BAG_SUFFIXES:
+        bag, name = resolve_bag_path(given), None
+    else:
+        name = recording_name(given)
+        bag = convert_kinect_v2_text(given, Path(scratch) / name, notice=notice)
+    decoded = decode_skeleton_bag(bag, None, 'auto')
+    demonstration = demonstration_from_decoded(bag, decoded, name=name)
+    assert decoded.tracker is not None  # a bag with a skeleton has markers
+    return ReplayableRecording(bag, decoded.topic, decoded.tracker.name, demonstration)
+
+
 def _epoch_argument(text: str) -> int:
     try:
         seconds = int(text)
@@ -226,4 +313,10 @@ def run_convert(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-__all__ = ['build_convert_parser', 'convert_kinect_v2_text', 'run_convert']
+__all__ = [
+    'ReplayableRecording',
+    'build_convert_parser',
+    'convert_kinect_v2_text',
+    'replayable_recording',
+    'run_convert',
+]

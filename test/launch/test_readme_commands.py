@@ -47,6 +47,10 @@ class Placed:
 
 COMMANDS = (
     Placed(r'make demo', ('test/ros/test_demo.py::test_short_demo_run_writes_every_output',)),
+    Placed(r'make demo RECORDING=\.\./shared/data/pic_demos/assembly1_skel\.txt',
+           ('test/ros/test_demo.py::test_make_demo_passes_a_given_recording_and_no_empty_one',
+            'test/ros/test_demo.py::test_a_kinect_v2_text_recording_is_replayed_and_scored_'
+            'offline_as_evaluate_scores_it')),
     Placed(r'make test', not_tested='as CI runs it (.ci/run)'),  # the run these tests are in
     Placed(r'cd ~/ros2_ws/src && git clone .* pic_ros',
            not_tested='`git clone` and `rosdep install`'),

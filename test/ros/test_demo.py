@@ -1,16 +1,44 @@
-"""The demo: separate ROS 2 processes over DDS, recorded and drawn."""
+"""The demo: separate ROS 2 processes over DDS, recorded and drawn, from any recording."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
+import shlex
+import subprocess
 
+from pic_ros.robot.robot import load_robot
+from pic_ros.solvers import register_solver, SolverConfig, unregister_solver
+from pic_ros.solvers.point_imitation import FabrikSolver
+from pic_ros.tools.catalog import load_demonstration
+from pic_ros.tools.evaluation import evaluate_one
 import pytest
 
 pytest.importorskip('rclpy')
 pytest.importorskip('mujoco')
-run_demo = pytest.importorskip('pic_ros.ros.demo').run_demo
+demo = pytest.importorskip('pic_ros.ros.demo')
+run_demo = demo.run_demo
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+OUTPUTS = ('animation.gif', 'frame.png', 'joints.png', 'metrics.md', 'metrics.json')
+TIMING_KEYS = ('solve_ms_p50', 'solve_ms_p99', 'solve_us_histogram')
+
+
+def _close_to(value):
+    """
+    Return what compares equal to a JSON value up to rounding, nested, NaN equal to NaN.
+
+    The bag keeps stamps in whole nanoseconds, so made-up 30 Hz stamps move by < 1 ns.
+    """
+    if isinstance(value, dict):
+        return {key: _close_to(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_close_to(item) for item in value]
+    if isinstance(value, float):
+        return pytest.approx(value, rel=1e-6, abs=1e-9, nan_ok=True)
+    return value
 
 
 def test_short_demo_run_writes_every_output(tmp_path):
@@ -18,11 +46,102 @@ def test_short_demo_run_writes_every_output(tmp_path):
     out = tmp_path / 'demo_out'
     status = run_demo(['--robot', 'baxter', '--duration', '4', '--out', str(out), '--fps', '4'])
     assert status == 0, (out / 'logs').glob('*.log')
-    for name in ('animation.gif', 'frame.png', 'joints.png', 'metrics.md', 'metrics.json'):
+    for name in OUTPUTS:
         assert (out / name).stat().st_size > 1000, name
     metrics = json.loads((out / 'metrics.json').read_text())
     live = metrics['live_run']
     assert live['skeletons'] > 50
     assert live['limit_violations_sim'] == 0
     assert live['peak_command_velocity_over_limit'] <= 1.0 + 1e-9
+    assert live['source'] == 'azure_kinect'
     assert {record['solver'] for record in metrics['evaluate']} == {'fabrik', 'pic', 'pics'}
+
+
+def test_a_kinect_v2_text_recording_is_replayed_and_scored_offline_as_evaluate_scores_it(
+    tmp_path, capsys
+):
+    """
+    A 3 s text recording without stamps goes through the processes as Kinect v2 markers.
+
+    The made-up stamps are announced in one line, the chosen solver reaches solver_node, and the
+    offline table is what ``evaluate --recording`` gives for that file (to the rounding of its
+    stamps to nanoseconds in the bag).
+    """
+    lines = (ROOT / 'demo' / 'synthetic1_skel.txt').read_text().splitlines()[:90]
+    recording = tmp_path / 'person.txt'
+    recording.write_text('\n'.join(lines) + '\n')
+    out = tmp_path / 'demo_out'
+    status = run_demo([
+        '--recording', str(recording), '--duration', '4', '--solver', 'fabrik',
+        '--out', str(out), '--fps', '4',
+    ])
+    assert status == 0, sorted((out / 'logs').glob('*.log'))
+    err = capsys.readouterr().err
+    assert err.count('made-up 30 Hz stamps') == 1
+    for name in OUTPUTS:
+        assert (out / name).stat().st_size > 1000, name
+    assert 'with FABRIK' in (out / 'logs' / 'solver_node.log').read_text()
+    metrics = json.loads((out / 'metrics.json').read_text())
+    live = metrics['live_run']
+    assert (live['source'], live['recording']) == ('kinect_v2', str(recording))
+    assert 45 < live['skeletons'] <= 90
+    assert live['limit_violations_sim'] == 0
+    robot = load_robot('baxter')
+    text = load_demonstration(str(recording))
+    for record in metrics['evaluate']:
+        expected = json.loads(json.dumps(
+            evaluate_one(robot, text, SolverConfig(name=record['solver'])), default=str
+        ))
+        for key in TIMING_KEYS:
+            del record[key], expected[key]
+        assert record == _close_to(expected), record['solver']
+    assert [record['frames'] for record in metrics['evaluate']] == [90] * 3
+
+
+@pytest.mark.parametrize(
+    'name, content', [('take_skel.txt', 'not numbers\n'), ('gone_skel.txt', None)]
+)
+def test_a_recording_that_cannot_be_read_exits_2_with_one_line_and_starts_nothing(
+    tmp_path, capsys, name, content
+):
+    """Nothing is started and no output folder is made: one line ``demo: ...`` says why."""
+    recording = tmp_path / name
+    if content is not None:
+        recording.write_text(content)
+    out = tmp_path / 'demo_out'
+    assert run_demo(['--recording', str(recording), '--out', str(out)]) == 2
+    printed = capsys.readouterr().out.splitlines()
+    assert len(printed) == 1 and printed[0].startswith('demo: ') and name in printed[0]
+    assert not out.exists()
+
+
+@pytest.fixture
+def plugin_solver():
+    """Register a solver under a plug-in's name for one test."""
+    register_solver('plugin_fabrik')(FabrikSolver)
+    yield 'plugin_fabrik'
+    unregister_solver('plugin_fabrik')
+
+
+def test_the_solver_choices_are_the_registry_names(plugin_solver, capsys):
+    """A registered plug-in name is accepted; a name the registry lacks is refused (status 2)."""
+    assert demo.build_parser().parse_args(['--solver', plugin_solver]).solver == plugin_solver
+    with pytest.raises(SystemExit) as refused:
+        run_demo(['--solver', 'nope'])
+    assert refused.value.code == 2
+    assert 'solver must be one of' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize('recording', ['', 'my take_skel.txt'])
+def test_make_demo_passes_a_given_recording_and_no_empty_one(recording):
+    """``make demo RECORDING=path`` adds ``--recording path``; an empty one keeps the default."""
+    result = subprocess.run(
+        ['make', '-n', '--no-print-directory', '-C', str(ROOT), 'demo', f'RECORDING={recording}'],
+        capture_output=True, text=True, timeout=60, check=True,
+    )
+    [command] = [line for line in result.stdout.splitlines() if ' -m pic_ros demo ' in line]
+    arguments = shlex.split(command)
+    if recording:
+        assert arguments[arguments.index('--recording') + 1] == recording
+    else:
+        assert '--recording' not in arguments
