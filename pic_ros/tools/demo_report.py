@@ -52,8 +52,13 @@ class DemoRecording:
     """
     What the demo heard, in arrival order; every time is on the recorder's clock [s].
 
+    The recorder's clock is the simulation's (``/clock``) or its own monotonic clock
+    (``notes['clock']``: ``sim`` or ``wall``); with the simulation's, ``state_times`` are the
+    joint_states stamps.
+
     :param skeleton_times: Arrival of each ``skeleton`` message, shape (S,).
     :param skeletons: Body-frame joints, shape (S, 12, 3), [m] (NaN: invalid).
+    :param skeleton_stamps: Capture stamp of each skeleton (its header) [s].
     :param state_times: Arrival of each ``joint_states`` message, shape (J,).
     :param states: Joint positions by name, one dict per message [rad] or [m].
     :param command_times: Arrival of each trajectory, per controller.
@@ -66,6 +71,7 @@ class DemoRecording:
 
     skeleton_times: list[float] = field(default_factory=list)
     skeletons: list[FloatArray] = field(default_factory=list)
+    skeleton_stamps: list[float] = field(default_factory=list)
     state_times: list[float] = field(default_factory=list)
     states: list[dict[str, float]] = field(default_factory=list)
     command_times: dict[str, list[float]] = field(default_factory=dict)
