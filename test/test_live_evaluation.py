@@ -12,13 +12,19 @@ import math
 
 import numpy as np
 from pic_ros.human.processing import SkeletonProcessor
+from pic_ros.human.skeleton import HumanJoint
 from pic_ros.recordings.demonstration import Demonstration
 from pic_ros.robot.robot import load_robot
 from pic_ros.solvers import SolverConfig
 from pic_ros.tools.catalog import load_demonstration
-from pic_ros.tools.demo_report import DemoRecording
+from pic_ros.tools.demo_report import DemoRecording, person_overlay
 from pic_ros.tools.evaluation import run_imitation, score
-from pic_ros.tools.live_evaluation import live_record, live_tables, live_trace
+from pic_ros.tools.live_evaluation import (
+    live_record,
+    live_tables,
+    live_trace,
+    place_skeletons,
+)
 from pic_ros.tools.metrics import LAG_STEP
 import pytest
 
@@ -98,3 +104,31 @@ def test_a_late_robot_shows_its_delay_as_lag_and_scores_lower(offline):
         assert 0.0 <= motion['at_velocity_limit'] <= 1.0
         assert motion['position_violations'] == 0
     assert 'Pacc live' in live_tables([record])
+
+
+def test_the_person_is_drawn_from_the_robot_shoulders_at_the_robot_scale(offline):
+    """Arms start at the placed shoulders; the trunk is the person's, scaled by the arm lengths."""
+    robot, demonstration, trace = offline
+    recording = _run(robot, demonstration, trace, delay=0.0)
+    [placed] = place_skeletons(robot, recording)[100:101]
+    joints = recording.skeletons[100]
+    capsules = person_overlay(robot, joints, placed)
+    shoulders = [points[0] for points in placed.values()]
+    for points in placed.values():
+        assert any(np.allclose(c.start, points[0]) and np.allclose(c.end, points[1])
+                   for c in capsules)
+    collar = [c for c in capsules if any(np.allclose(c.end, s) for s in shoulders)
+              and not any(np.allclose(c.start, s) for s in shoulders)]
+    assert len(collar) == 2
+    robot_arm = np.mean([np.linalg.norm(p[1] - p[0]) + np.linalg.norm(p[2] - p[1])
+                         for p in placed.values()])
+    person_arm = np.mean([
+        np.linalg.norm(joints[e] - joints[s]) + np.linalg.norm(joints[w] - joints[e])
+        for s, e, w in ((HumanJoint.SHOULDER_LEFT, HumanJoint.ELBOW_LEFT, HumanJoint.WRIST_LEFT),
+                        (HumanJoint.SHOULDER_RIGHT, HumanJoint.ELBOW_RIGHT,
+                         HumanJoint.WRIST_RIGHT))
+    ])
+    [head] = [c for c in capsules if c.radius > 0.05]
+    person_middle = (joints[HumanJoint.SHOULDER_LEFT] + joints[HumanJoint.SHOULDER_RIGHT]) / 2.0
+    expected = (joints[HumanJoint.HEAD] - person_middle) * robot_arm / person_arm
+    assert np.allclose(head.start - np.mean(shoulders, axis=0), expected)

@@ -32,7 +32,7 @@ from pic_ros.tools.catalog import replay_path
 from pic_ros.tools.convert import replayable_recording, ReplayableRecording
 from pic_ros.tools.demo_report import (
     DemoRecording,
-    live_metrics,
+    plot_elbows,
     plot_joints,
     render_animation,
     write_metrics,
@@ -136,26 +136,46 @@ def _write_outputs(
     from pic_ros.correspondence import MappingConfig
     from pic_ros.solvers import SolverConfig
     from pic_ros.tools.evaluation import evaluate_one, EvaluationSettings
+    from pic_ros.tools.live_evaluation import (
+        elbow_traces,
+        frame_times,
+        live_record,
+        live_trace,
+        place_skeletons,
+    )
 
-    live = live_metrics(robot, recording)
+    mapping = MappingConfig.from_parameters(solver_values)
+    solver = SolverConfig.from_parameters(solver_values)
     # The offline table: FABRIK, PIC, PICs and the chosen solver, with the solver node's settings.
-    names = dict.fromkeys(('fabrik', 'pic', 'pics', solver_values.get('solver', 'pic')))
-    settings = EvaluationSettings(mapping=MappingConfig.from_parameters(solver_values))
-    offline = [
-        evaluate_one(
+    names = dict.fromkeys(('fabrik', 'pic', 'pics', solver.name))
+    settings = EvaluationSettings(mapping=mapping)
+    offline = {
+        name: evaluate_one(
             robot, replayed, SolverConfig.from_parameters({**solver_values, 'solver': name}),
             settings,
         )
         for name in names
-    ]
-    gif, png, frames = render_animation(robot, recording, out, fps=fps)
+    }
+    live = live_record(robot, replayed, recording, solver, mapping, offline[solver.name])
+    gif, png, frames = render_animation(
+        robot, recording, place_skeletons(robot, recording, mapping), out, fps=fps,
+        mode=mapping.mode,
+    )
     joints = plot_joints(robot, recording, out / 'joints.png')
-    live['wall_time_total_s'] = round(time.monotonic() - started_at, 1)
-    _, markdown = write_metrics(out, live, offline)
+    traces = elbow_traces(
+        robot, live_trace(robot, replayed, recording, mapping), recording,
+        frame_times(replayed, recording),
+    )
+    elbows = plot_elbows(
+        traces, {name: arm['lag_s'] for name, arm in live['arms'].items()}, out / 'elbows.png',
+        origin=recording.skeleton_times[0],
+    )
+    live['run']['wall_time_total_s'] = round(time.monotonic() - started_at, 1)
+    _, markdown = write_metrics(out, live, list(offline.values()))
     print(f'demo: {len(recording.skeleton_times)} skeletons, '
           f'{sum(len(t) for t in recording.command_times.values())} trajectories, '
-          f'{frames} animation frames, {live["wall_time_total_s"]} s in all')
-    print(f'demo: look at {gif} (one frame: {png}), {joints} and {markdown}')
+          f'{frames} animation frames, {live["run"]["wall_time_total_s"]} s in all')
+    print(f'demo: look at {gif} (one frame: {png}), {elbows}, {joints} and {markdown}')
     return 0
 
 

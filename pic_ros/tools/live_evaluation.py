@@ -45,7 +45,7 @@ from pic_ros.recordings.demonstration import Demonstration
 from pic_ros.robot.arm import ArmModel
 from pic_ros.robot.robot import Robot
 from pic_ros.solvers import SolverConfig
-from pic_ros.tools.demo_report import DemoRecording
+from pic_ros.tools.demo_report import arm_states, DemoRecording
 from pic_ros.tools.evaluation import ArmTrace, AT_LIMIT, score, Trace
 from pic_ros.tools.metrics import (
     best_delay,
@@ -61,25 +61,6 @@ FloatArray = npt.NDArray[np.float64]
 
 STAMP_MATCH: Final = 1e-3
 """Largest difference between a skeleton's stamp and its recording frame's [s]."""
-
-
-def arm_states(arm: ArmModel, recording: DemoRecording) -> tuple[FloatArray, FloatArray]:
-    """
-    Return an arm's recorded joint_states with their times, in time order.
-
-    :param arm: The arm.
-    :param recording: The run.
-    :return: Times, shape (K,), [s], and positions, shape (K, dof), [rad] or [m]; rows missing a
-        joint of the arm are left out.
-    """
-    times = np.asarray(recording.state_times, dtype=float)
-    rows = np.array(
-        [[state.get(name, np.nan) for name in arm.joint_names] for state in recording.states],
-        dtype=float,
-    ).reshape(-1, arm.dof)
-    keep = np.all(np.isfinite(rows), axis=1)
-    order = np.argsort(times[keep], kind='stable')
-    return times[keep][order], rows[keep][order]
 
 
 def _interpolate(times: FloatArray, rows: FloatArray, at: FloatArray) -> FloatArray:
@@ -130,6 +111,32 @@ def _matches(stamps: FloatArray, recording: DemoRecording) -> dict[int, int]:
     return matched
 
 
+def place_skeletons(
+    robot: Robot, recording: DemoRecording, mapping: MappingConfig | None = None
+) -> list[dict[str, FloatArray]]:
+    """
+    Place every skeleton of a run on the robot's arms, as the solver node placed it.
+
+    :param robot: The robot.
+    :param recording: The run (body-frame skeletons in the order heard).
+    :param mapping: The solver node's mapping and correspondence (default the robot file's).
+    :return: Per skeleton, per arm whose driving human arm was placed: shoulder, elbow and wrist
+        targets, robot base frame, shape (3, 3), [m] (anchored at the robot's neutral shoulder
+        landmark; ``direction`` at the robot's link lengths).
+    """
+    imitator = RobotImitator(robot, SolverConfig(), mapping)
+    placed: list[dict[str, FloatArray]] = []
+    for stamp, joints in zip(recording.skeleton_stamps, recording.skeletons):
+        body = make_frame(stamp, joints, frame='body')
+        arms: dict[str, FloatArray] = {}
+        for name, correspondence in imitator.correspondences.items():
+            targets = correspondence.place(body)
+            if targets is not None:
+                arms[name] = np.array((targets.shoulder, targets.elbow, targets.wrist))
+        placed.append(arms)
+    return placed
+
+
 def live_trace(
     robot: Robot,
     demonstration: Demonstration,
@@ -150,6 +157,7 @@ def live_trace(
         correspondence placed the arm; ``q`` the robot's joints at every frame's time.
     """
     imitator = RobotImitator(robot, SolverConfig(), mapping)
+    placed = place_skeletons(robot, recording, mapping)
     stamps = np.array([frame.stamp for frame in demonstration.frames], dtype=float)
     count = stamps.size
     at = frame_times(demonstration, recording) + delay
@@ -164,15 +172,14 @@ def live_trace(
         targets = np.full((count, 3, 3), np.nan)
         landmarks = np.full((count, 5, 3), np.nan)
         for index, heard in sorted(matched.items()):
+            if name not in placed[heard] or not np.all(np.isfinite(q[index])):
+                continue
+            solved[index] = True
             body = make_frame(
                 recording.skeleton_stamps[heard], recording.skeletons[heard], frame='body'
             )
-            placed = correspondence.place(body)
-            if placed is None or not np.all(np.isfinite(q[index])):
-                continue
-            solved[index] = True
             human[index] = body.arm(correspondence.human_side)
-            targets[index] = (placed.shoulder, placed.elbow, placed.wrist)
+            targets[index] = placed[heard][name]
             landmarks[index] = arm.landmarks(q[index])
         arms[name] = ArmTrace(
             human_side=correspondence.human_side,
@@ -428,7 +435,6 @@ def _pair(values: Sequence[float] | None) -> str:
 
 
 __all__ = [
-    'arm_states',
     'command_figures',
     'command_limits',
     'elbow_traces',
@@ -437,4 +443,5 @@ __all__ = [
     'live_tables',
     'live_trace',
     'motion_figures',
+    'place_skeletons',
 ]
