@@ -128,7 +128,7 @@ def test_the_person_is_drawn_from_the_robot_shoulders_at_the_robot_scale(offline
                         (HumanJoint.SHOULDER_RIGHT, HumanJoint.ELBOW_RIGHT,
                          HumanJoint.WRIST_RIGHT))
     ])
-    [head] = [c for c in capsules if c.radius > 0.05]
+    [head] = [c for c in capsules if c.radius > capsules[0].radius]
     person_middle = (joints[HumanJoint.SHOULDER_LEFT] + joints[HumanJoint.SHOULDER_RIGHT]) / 2.0
     expected = (joints[HumanJoint.HEAD] - person_middle) * robot_arm / person_arm
     assert np.allclose(head.start - np.mean(shoulders, axis=0), expected)

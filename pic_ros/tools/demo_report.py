@@ -51,8 +51,11 @@ SIDE_COLOURS: Final = MappingProxyType({
 TRUNK_COLOUR: Final = (0.35, 0.35, 0.35, 0.45)
 """Colour and opacity of the person's trunk and head."""
 
-LIMB_RADIUS: Final = 0.035
-"""Radius of the person's bones drawn over the robot [m]."""
+LIMB_RADIUS: Final = 0.045
+"""Radius of the person's bones drawn over the robot, as a share of the robot's arm length."""
+
+HEAD_RADIUS: Final = 0.12
+"""Radius of the person's head drawn over the robot, as a share of the robot's arm length."""
 
 
 @dataclass
@@ -136,17 +139,20 @@ def person_overlay(
     """
     from pic_ros.sim.mujoco_robot import Capsule
 
-    capsules = []
+    capsules: list[Any] = []
+    if not placed:
+        return capsules
+    robot_length = float(np.mean([
+        np.linalg.norm(p[1] - p[0]) + np.linalg.norm(p[2] - p[1]) for p in placed.values()
+    ]))
+    radius = LIMB_RADIUS * robot_length
     for name, points in placed.items():
         colour = SIDE_COLOURS[human_side_for(robot.arms[name].side, mode)]
         for start, end in ((0, 1), (1, 2), (2, 2)):
-            capsules.append(Capsule(points[start], points[end], LIMB_RADIUS, colour))
+            capsules.append(Capsule(points[start], points[end], radius, colour))
     shoulders = [HumanJoint.SHOULDER_LEFT, HumanJoint.SHOULDER_RIGHT]
-    if not placed or not np.all(np.isfinite(joints[shoulders])):
+    if not np.all(np.isfinite(joints[shoulders])):
         return capsules
-    robot_length = np.mean([
-        np.linalg.norm(p[1] - p[0]) + np.linalg.norm(p[2] - p[1]) for p in placed.values()
-    ])
     person_length = np.nanmean([
         np.linalg.norm(joints[e] - joints[s]) + np.linalg.norm(joints[w] - joints[e])
         for s, e, w in (
@@ -162,10 +168,11 @@ def person_overlay(
     anchors = [points[0] for points in placed.values()]
     trunk = np.mean(anchors, axis=0) + relative
     for first, second in TRUNK:
-        capsules.append(Capsule(trunk[first], trunk[second], LIMB_RADIUS, TRUNK_COLOUR))
-    capsules.append(Capsule(trunk[HumanJoint.HEAD], trunk[HumanJoint.HEAD], 0.09, TRUNK_COLOUR))
+        capsules.append(Capsule(trunk[first], trunk[second], radius, TRUNK_COLOUR))
+    head = trunk[HumanJoint.HEAD]
+    capsules.append(Capsule(head, head, HEAD_RADIUS * robot_length, TRUNK_COLOUR))
     for anchor in anchors:
-        capsules.append(Capsule(trunk[HumanJoint.SPINE_CHEST], anchor, LIMB_RADIUS, TRUNK_COLOUR))
+        capsules.append(Capsule(trunk[HumanJoint.SPINE_CHEST], anchor, radius, TRUNK_COLOUR))
     return capsules
 
 
