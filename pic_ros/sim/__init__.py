@@ -8,7 +8,7 @@ this package does not need mujoco.
 
 from pic_ros.sim.config import SimConfig
 from pic_ros.sim.frame_recorder import FrameRecorder
-from pic_ros.sim.mujoco_robot import SimRobot
+from pic_ros.sim.mujoco_robot import Capsule, SimRobot
 from pic_ros.sim.offscreen import RenderError
 from pic_ros.sim.trajectory import (
     FollowerConfig,
@@ -22,6 +22,7 @@ from pic_ros.sim.trajectory import (
 )
 
 __all__ = [
+    'Capsule',
     'FollowerConfig',
     'FrameRecorder',
     'Interpolation',

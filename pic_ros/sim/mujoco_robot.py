@@ -16,12 +16,12 @@ files off the simulation thread by :class:`~pic_ros.sim.frame_recorder.FrameReco
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 import math
 from pathlib import Path
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -35,6 +35,22 @@ from pic_ros.sim.scene import CAMERA_NAME
 from pic_ros.sim.trajectory import JointCommand, Trajectory, TrajectoryFollower, Verdict
 
 FloatArray = npt.NDArray[np.float64]
+
+
+class Capsule(NamedTuple):
+    """
+    A decorative capsule drawn into a rendered image (no physics): a sphere when both ends meet.
+
+    :param start: One end, world frame, shape (3,), [m].
+    :param end: The other end, world frame, shape (3,), [m].
+    :param radius: Radius [m].
+    :param rgba: Colour and opacity, each in [0, 1].
+    """
+
+    start: FloatArray
+    end: FloatArray
+    radius: float
+    rgba: tuple[float, float, float, float]
 
 
 @dataclass
@@ -294,12 +310,16 @@ class SimRobot:
 
     # -- rendering ----------------------------------------------------------------------------
 
-    def render(self, width: int = 640, height: int = 480) -> npt.NDArray[np.uint8]:
+    def render(
+        self, width: int = 640, height: int = 480, overlay: Sequence[Capsule] = ()
+    ) -> npt.NDArray[np.uint8]:
         """
         Render the scene from :data:`~pic_ros.sim.scene.CAMERA_NAME`, offscreen.
 
         :param width: Image width [px], at most 1920.
         :param height: Image height [px], at most 1080.
+        :param overlay: Capsules drawn into the scene (e.g. a translucent person), as many as the
+            scene has room for.
         :return: RGB pixels, shape (height, width, 3), ``uint8``.
         :raises RenderError: If no OpenGL backend works (the message says which was tried).
         :raises ConfigError: If the size is out of range.
@@ -307,9 +327,37 @@ class SimRobot:
         renderer = self._renderer_for(width, height)
         try:
             renderer.update_scene(self._data, camera=CAMERA_NAME)
+            self._draw(renderer.scene, overlay)
             return np.asarray(renderer.render(), dtype=np.uint8)
         except (RuntimeError, ValueError, self._mujoco.FatalError) as error:
             raise RenderError(f'rendering failed: {error}') from error
+
+    def _draw(self, scene: Any, overlay: Sequence[Capsule]) -> None:
+        """Add capsules to an updated scene (MuJoCo's decorative geoms)."""
+        mujoco = self._mujoco
+        for capsule in overlay:
+            if scene.ngeom >= scene.maxgeom:
+                return
+            start = np.asarray(capsule.start, dtype=float)
+            end = np.asarray(capsule.end, dtype=float)
+            if not (np.all(np.isfinite(start)) and np.all(np.isfinite(end))):
+                continue
+            geom = scene.geoms[scene.ngeom]
+            rgba = np.asarray(capsule.rgba, dtype=np.float32)
+            if np.linalg.norm(end - start) < 1e-6:
+                mujoco.mjv_initGeom(
+                    geom, mujoco.mjtGeom.mjGEOM_SPHERE, np.full(3, capsule.radius), start,
+                    np.eye(3).ravel(), rgba,
+                )
+            else:
+                mujoco.mjv_initGeom(
+                    geom, mujoco.mjtGeom.mjGEOM_CAPSULE, np.zeros(3), np.zeros(3), np.zeros(9),
+                    rgba,
+                )
+                mujoco.mjv_connector(
+                    geom, mujoco.mjtGeom.mjGEOM_CAPSULE, capsule.radius, start, end
+                )
+            scene.ngeom += 1
 
     def _renderer_for(self, width: int, height: int) -> Any:
         if not (1 <= width <= MAX_IMAGE_SIZE[0] and 1 <= height <= MAX_IMAGE_SIZE[1]):

@@ -51,6 +51,12 @@ _ARMS: Final = {
 }
 
 
+_NOT_SHIPPED: Final = (
+    '{name} is one of the PIC paper recordings, which are not shipped with pic_ros; put the '
+    'shared data beside the project (../shared/data/pic_demos) or set PIC_ROS_PIC_DEMOS'
+)
+
+
 def pic_demos_dir() -> Path | None:
     """
     Find the PIC paper's demonstration folder.
@@ -82,6 +88,25 @@ def default_recordings() -> tuple[str, ...]:
     return PAPER_RECORDINGS if pic_demos_dir() is not None else ('demo',)
 
 
+def replay_path(name: str) -> Path:
+    """
+    Return what to replay for a recording named as ``evaluate`` names them.
+
+    :param name: ``demo`` (the shipped bag), a paper recording name (its ``*_skel.txt``), or a
+        path (a Kinect v2 text recording or a rosbag2), returned as it is.
+    :return: The path.
+    :raises RecordingError: If a paper recording is named and its folder is not found.
+    """
+    if name == 'demo':
+        return share_dir() / 'demo' / f'{DEMO_NAME}_bag'
+    if name in PAPER_RECORDINGS:
+        folder = pic_demos_dir()
+        if folder is None:
+            raise RecordingError(_NOT_SHIPPED.format(name=name))
+        return folder / f'{name}_skel.txt'
+    return Path(name)
+
+
 def load_demonstration(name: str) -> Demonstration:
     """
     Load a recording by name or path (see the module docstring).
@@ -97,11 +122,7 @@ def load_demonstration(name: str) -> Demonstration:
     if name in PAPER_RECORDINGS:
         folder = pic_demos_dir()
         if folder is None:
-            raise RecordingError(
-                f'{name} is one of the PIC paper recordings, which are not shipped with pic_ros; '
-                'put the shared data beside the project (../shared/data/pic_demos) or set '
-                'PIC_ROS_PIC_DEMOS'
-            )
+            raise RecordingError(_NOT_SHIPPED.format(name=name))
         return Demonstration.from_paper(load_paper_demonstration(folder, name))
     path = Path(name)
     if is_bag_path(path) or path.is_dir() or path.suffix in ('.mcap', '.db3'):

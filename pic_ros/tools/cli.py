@@ -180,6 +180,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
     :param args: Parsed arguments.
     :return: Process exit status.
     """
+    if args.live:
+        return _run_live(args)
     robots = _robots(args)
     settings = _settings(args)
     mappings = _mappings(args)
@@ -203,6 +205,35 @@ def run_evaluate(args: argparse.Namespace) -> int:
     if sys.stderr.isatty():
         print(' ' * 70, end='\r', file=sys.stderr)
     print(evaluation_tables(records, suite=args.suite is not None))
+    return 0
+
+
+def _run_live(args: argparse.Namespace) -> int:
+    """Run ``evaluate --live`` (needs rclpy and mujoco): see :mod:`pic_ros.ros.live_evaluation`."""
+    from pic_ros.ros.live_evaluation import live_records, LiveSettings
+    from pic_ros.tools.live_evaluation import live_tables
+
+    if args.suite is not None or args.whole:
+        raise ConfigError('--live plays recordings as they are: no --suite or --whole')
+    if args.duration is not None and not args.duration > 0.0:
+        raise ConfigError(f'--duration must be > 0, got {args.duration:g}')
+    settings = LiveSettings(
+        robots=_robots(args),
+        recordings=list(args.recording or []) + list(args.bag or []) or ['demo'],
+        solvers=_settings(args) if args.solver or args.eta else [SolverConfig(
+            iteration=IterationConfig(max_iterations=args.max_iterations, tolerance=args.tolerance)
+        )],
+        mappings=_mappings(args),
+        processing=_processing(args),
+        duration=args.duration,
+        logs=args.logs,
+        user_profile=args.user_profile,
+    )
+    records = live_records(settings)
+    if args.json:
+        print(json.dumps(_json_ready({'live': records}), default=str))
+    else:
+        print(live_tables(records))
     return 0
 
 
@@ -372,6 +403,19 @@ def build_parser() -> argparse.ArgumentParser:
         help='metrics of the solvers on recorded demonstrations (docs/method.md#metrics)',
     )
     _add_common(evaluate)
+    evaluate.add_argument(
+        '--live', action='store_true',
+        help='play each recording through the ROS 2 processes (replay, skeleton_node, '
+        'solver_node, trajectory_publisher, sim_robot; sim time) and score what the simulated '
+        'robot did beside the offline figures (needs rclpy and mujoco; default robots: all, '
+        'recording: demo, solver: pic)',
+    )
+    evaluate.add_argument(
+        '--duration', type=float, help='--live: play only the first seconds of each recording'
+    )
+    evaluate.add_argument(
+        '--logs', type=Path, help="--live: keep the processes' logs in this folder"
+    )
     evaluate.set_defaults(run=run_evaluate)
     bench = commands.add_parser('bench', help='solver timing against ikpy; pipeline throughput')
     _add_common(bench)

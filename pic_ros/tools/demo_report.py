@@ -4,11 +4,16 @@ Pictures and tables of a recorded demo run: the animation, the joint plot, the m
 Input is a :class:`DemoRecording` (what the demo's recorder node heard on the topics, with
 arrival times on one clock). Output, in a folder:
 
-- ``animation.gif``: the person's skeleton (body frame, drawn from the robot camera's direction)
-  beside the simulated robot (MuJoCo, offscreen), frame by frame over the run;
+- ``animation.gif``: the simulated robot (MuJoCo, offscreen) with the person drawn over it as a
+  translucent skeleton in the same 3-D view and scale: each arm as the solver node placed it on
+  the robot (at the robot's shoulder, the person's bone directions at the robot's link lengths
+  with the default correspondence), the trunk and head scaled to the robot's arm length; frame
+  by frame over the run;
 - ``frame.png``: one frame of it;
 - ``joints.png``: every arm joint's target, command and simulated position against its limits;
-- ``metrics.md`` and ``metrics.json``: the live run's figures and the offline ``evaluate`` table.
+- ``elbows.png``: the person's and the simulated robot's elbow angle over time, per arm;
+- ``metrics.md`` and ``metrics.json``: the live run's figures (``evaluate --live``'s table) and
+  the offline ``evaluate`` table.
 
 matplotlib, Pillow and MuJoCo are imported when needed.
 """
@@ -20,31 +25,37 @@ from dataclasses import dataclass, field
 import json
 import math
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
-from pic_ros.human.skeleton import HumanJoint
+from pic_ros.correspondence.mapping import human_side_for, MappingMode, MIRROR_REFLECTION
+from pic_ros.human.skeleton import HumanJoint, Side
+from pic_ros.robot.arm import ArmModel
 from pic_ros.robot.robot import Robot
-from pic_ros.tools.metrics import elbow_angle, PACC_THRESHOLD
 
 FloatArray = npt.NDArray[np.float64]
 
-BONES = (
+TRUNK = (
     (HumanJoint.PELVIS, HumanJoint.SPINE_CHEST), (HumanJoint.SPINE_CHEST, HumanJoint.NECK),
-    (HumanJoint.NECK, HumanJoint.HEAD), (HumanJoint.SPINE_CHEST, HumanJoint.SHOULDER_LEFT),
-    (HumanJoint.SHOULDER_LEFT, HumanJoint.ELBOW_LEFT),
-    (HumanJoint.ELBOW_LEFT, HumanJoint.WRIST_LEFT), (HumanJoint.WRIST_LEFT, HumanJoint.HAND_LEFT),
-    (HumanJoint.SPINE_CHEST, HumanJoint.SHOULDER_RIGHT),
-    (HumanJoint.SHOULDER_RIGHT, HumanJoint.ELBOW_RIGHT),
-    (HumanJoint.ELBOW_RIGHT, HumanJoint.WRIST_RIGHT),
-    (HumanJoint.WRIST_RIGHT, HumanJoint.HAND_RIGHT),
+    (HumanJoint.NECK, HumanJoint.HEAD),
 )
-"""Bones drawn in the skeleton panel."""
+"""Trunk bones of the person drawn over the robot."""
 
-VIEW_AZIMUTH = math.radians(25.0)
-VIEW_ELEVATION = math.radians(20.0)
-"""Direction the skeleton is drawn from: the simulator camera's (front-left, above)."""
+SIDE_COLOURS: Final = MappingProxyType({
+    Side.LEFT: (0.16, 0.47, 0.86, 0.6), Side.RIGHT: (0.86, 0.35, 0.16, 0.6),
+})
+"""Colour and opacity of the person's left and right arm."""
+
+TRUNK_COLOUR: Final = (0.35, 0.35, 0.35, 0.45)
+"""Colour and opacity of the person's trunk and head."""
+
+LIMB_RADIUS: Final = 0.045
+"""Radius of the person's bones drawn over the robot, as a share of the robot's arm length."""
+
+HEAD_RADIUS: Final = 0.12
+"""Radius of the person's head drawn over the robot, as a share of the robot's arm length."""
 
 
 @dataclass
@@ -52,8 +63,13 @@ class DemoRecording:
     """
     What the demo heard, in arrival order; every time is on the recorder's clock [s].
 
+    The recorder's clock is the simulation's (``/clock``) or its own monotonic clock
+    (``notes['clock']``: ``sim`` or ``wall``); with the simulation's, ``state_times`` are the
+    joint_states stamps.
+
     :param skeleton_times: Arrival of each ``skeleton`` message, shape (S,).
     :param skeletons: Body-frame joints, shape (S, 12, 3), [m] (NaN: invalid).
+    :param skeleton_stamps: Capture stamp of each skeleton (its header) [s].
     :param state_times: Arrival of each ``joint_states`` message, shape (J,).
     :param states: Joint positions by name, one dict per message [rad] or [m].
     :param command_times: Arrival of each trajectory, per controller.
@@ -66,6 +82,7 @@ class DemoRecording:
 
     skeleton_times: list[float] = field(default_factory=list)
     skeletons: list[FloatArray] = field(default_factory=list)
+    skeleton_stamps: list[float] = field(default_factory=list)
     state_times: list[float] = field(default_factory=list)
     states: list[dict[str, float]] = field(default_factory=list)
     command_times: dict[str, list[float]] = field(default_factory=dict)
@@ -81,81 +98,109 @@ def _latest(times: Sequence[float], when: float) -> int | None:
     return index if index >= 0 else None
 
 
-def _arm_series(robot: Robot, recording: DemoRecording, arm_name: str) -> FloatArray:
-    names = robot.arms[arm_name].joint_names
-    rows = [[state.get(name, np.nan) for name in names] for state in recording.states]
-    return np.array(rows, dtype=float).reshape(-1, len(names))
-
-
-def project_skeleton(joints: FloatArray, size: int, scale: float = 0.7) -> FloatArray:
+def arm_states(arm: ArmModel, recording: DemoRecording) -> tuple[FloatArray, FloatArray]:
     """
-    Project body-frame joints to panel pixels, seen from the simulator camera's direction.
+    Return an arm's recorded joint_states with their times, in time order.
 
-    :param joints: Body-frame joints, shape (12, 3), [m].
-    :param size: Panel size [px] (square).
-    :param scale: Metres shown from the centre to the panel edge [m].
-    :return: Pixel coordinates (x right, y down), shape (12, 2); NaN rows stay NaN.
+    :param arm: The arm.
+    :param recording: The run.
+    :return: Times, shape (K,), [s], and positions, shape (K, dof), [rad] or [m]; rows missing a
+        joint of the arm are left out.
     """
-    ca, sa = math.cos(VIEW_AZIMUTH), math.sin(VIEW_AZIMUTH)
-    ce, se = math.cos(VIEW_ELEVATION), math.sin(VIEW_ELEVATION)
-    view = np.array([ca * ce, sa * ce, se])
-    right = np.array([-sa, ca, 0.0])
-    up = np.cross(view, right)
-    centred = joints - np.array([0.15, 0.0, -0.2])
-    u = centred @ right
-    v = centred @ up
-    half = size / 2.0
-    return np.column_stack((half + u / scale * half, half - v / scale * half))
+    times = np.asarray(recording.state_times, dtype=float)
+    rows = np.array(
+        [[state.get(name, np.nan) for name in arm.joint_names] for state in recording.states],
+        dtype=float,
+    ).reshape(-1, arm.dof)
+    keep = np.all(np.isfinite(rows), axis=1)
+    order = np.argsort(times[keep], kind='stable')
+    return times[keep][order], rows[keep][order]
 
 
-def draw_skeleton(joints: FloatArray, size: int, caption: str) -> Any:
+def person_overlay(
+    robot: Robot,
+    joints: FloatArray,
+    placed: Mapping[str, FloatArray],
+    mode: MappingMode = MappingMode.SAME_SIDE,
+) -> list[Any]:
     """
-    Draw one skeleton panel.
+    Return the capsules that draw a person over the robot, in the robot's scale.
 
-    :param joints: Body-frame joints, shape (12, 3), [m].
-    :param size: Panel size [px].
-    :param caption: Text in the top-left corner.
-    :return: A Pillow RGB image.
+    Each placed arm is drawn where the solver node placed it (its targets, robot base frame). The
+    trunk and head keep the person's shape relative to the middle of their shoulders, scaled by
+    the robot's arm length over the person's, from the middle of the placed shoulders, with
+    collar bones to each placed shoulder.
+
+    :param robot: The robot.
+    :param joints: The person's body-frame joints, shape (12, 3), [m] (NaN: invalid).
+    :param placed: Per arm, shoulder, elbow and wrist targets, shape (3, 3), [m], base frame.
+    :param mode: The mapping mode (``mirror`` reflects the trunk like the arms).
+    :return: :class:`~pic_ros.sim.mujoco_robot.Capsule` s, world (robot base) frame.
     """
-    from PIL import Image, ImageDraw
+    from pic_ros.sim.mujoco_robot import Capsule
 
-    image = Image.new('RGB', (size, size), (245, 245, 240))
-    draw = ImageDraw.Draw(image)
-    points = project_skeleton(joints, size)
-    colours = {'left': (40, 120, 220), 'right': (220, 90, 40), 'trunk': (90, 90, 90)}
-    for first, second in BONES:
-        a, b = points[first], points[second]
-        if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-            continue
-        side = 'left' if 'LEFT' in second.name else 'right' if 'RIGHT' in second.name else 'trunk'
-        draw.line([tuple(a), tuple(b)], fill=colours[side], width=max(size // 80, 2))
-    radius = max(size // 100, 2)
-    for x, y in points:
-        if math.isfinite(x) and math.isfinite(y):
-            draw.ellipse([x - radius, y - radius, x + radius, y + radius], fill=(30, 30, 30))
-    draw.text((8, 8), caption, fill=(20, 20, 20))
-    return image
+    capsules: list[Any] = []
+    if not placed:
+        return capsules
+    robot_length = float(np.mean([
+        np.linalg.norm(p[1] - p[0]) + np.linalg.norm(p[2] - p[1]) for p in placed.values()
+    ]))
+    radius = LIMB_RADIUS * robot_length
+    for name, points in placed.items():
+        colour = SIDE_COLOURS[human_side_for(robot.arms[name].side, mode)]
+        for start, end in ((0, 1), (1, 2), (2, 2)):
+            capsules.append(Capsule(points[start], points[end], radius, colour))
+    shoulders = [HumanJoint.SHOULDER_LEFT, HumanJoint.SHOULDER_RIGHT]
+    if not np.all(np.isfinite(joints[shoulders])):
+        return capsules
+    person_length = np.nanmean([
+        np.linalg.norm(joints[e] - joints[s]) + np.linalg.norm(joints[w] - joints[e])
+        for s, e, w in (
+            (HumanJoint.SHOULDER_LEFT, HumanJoint.ELBOW_LEFT, HumanJoint.WRIST_LEFT),
+            (HumanJoint.SHOULDER_RIGHT, HumanJoint.ELBOW_RIGHT, HumanJoint.WRIST_RIGHT),
+        )
+    ])
+    if not (np.isfinite(person_length) and person_length > 0.0):
+        return capsules
+    relative = (joints - np.mean(joints[shoulders], axis=0)) * (robot_length / person_length)
+    if mode is MappingMode.MIRROR:
+        relative = relative @ MIRROR_REFLECTION
+    anchors = [points[0] for points in placed.values()]
+    trunk = np.mean(anchors, axis=0) + relative
+    for first, second in TRUNK:
+        capsules.append(Capsule(trunk[first], trunk[second], radius, TRUNK_COLOUR))
+    head = trunk[HumanJoint.HEAD]
+    capsules.append(Capsule(head, head, HEAD_RADIUS * robot_length, TRUNK_COLOUR))
+    for anchor in anchors:
+        capsules.append(Capsule(trunk[HumanJoint.SPINE_CHEST], anchor, radius, TRUNK_COLOUR))
+    return capsules
 
 
 def render_animation(
     robot: Robot,
     recording: DemoRecording,
+    placed: Sequence[Mapping[str, FloatArray]],
     out_dir: Path,
     fps: float = 8.0,
-    height: int = 300,
+    height: int = 360,
+    mode: MappingMode = MappingMode.SAME_SIDE,
 ) -> tuple[Path, Path, int]:
     """
-    Write ``animation.gif`` (skeleton | simulated robot) and ``frame.png``.
+    Write ``animation.gif`` (the simulated robot with the person over it) and ``frame.png``.
 
     :param robot: The robot.
     :param recording: The run.
+    :param placed: Each skeleton's arms as placed on the robot
+        (:func:`~pic_ros.tools.live_evaluation.place_skeletons`), in the recording's order.
     :param out_dir: Output folder.
     :param fps: Frames per second of the animation [Hz].
-    :param height: Frame height [px] (the robot panel is 4:3 beside a square skeleton panel).
-    :return: The GIF path, the still frame path and the number of frames.
+    :param height: Frame height [px] (4:3 frames).
+    :param mode: The mapping mode (for the person's trunk and colours).
+    :return: The GIF path, the still frame path (the frame with the arms spread widest) and the
+        number of frames.
     """
     from pic_ros.sim.mujoco_robot import SimRobot
-    from PIL import Image
+    from PIL import Image, ImageDraw
 
     if not recording.skeleton_times or not recording.state_times:
         raise ValueError('the run recorded no skeleton or no joint_states: nothing to animate')
@@ -171,25 +216,24 @@ def render_animation(
         for when in times:
             s_index = _latest(recording.skeleton_times, when)
             j_index = _latest(recording.state_times, when)
-            skeleton = recording.skeletons[s_index] if s_index is not None else None
             age = when - recording.skeleton_times[s_index] if s_index is not None else math.inf
             if j_index is not None:
                 for name, value in recording.states[j_index].items():
                     if name in model_joints:
                         sim.data.joint(name).qpos[0] = value
                 sim.mujoco.mj_forward(sim.model, sim.data)
-            robot_image = Image.fromarray(sim.render(height * 4 // 3, height))
-            caption = f't = {when - start:5.1f} s'
-            if skeleton is None or age > 0.3:
-                caption += '  (no person tracked)'
-                skeleton = np.full((12, 3), np.nan)
-            panel = draw_skeleton(skeleton, height, caption)
-            frame = Image.new('RGB', (height + robot_image.width, height), (255, 255, 255))
-            frame.paste(panel, (0, 0))
-            frame.paste(robot_image, (height, 0))
+            caption = f't = {when - start:5.1f} s   person: translucent, blue = their left arm'
+            overlay: list[Any] = []
+            spread = 0.0
+            if s_index is None or age > 0.3:
+                caption = f't = {when - start:5.1f} s   (no person tracked)'
+            else:
+                joints = recording.skeletons[s_index]
+                overlay = person_overlay(robot, joints, placed[s_index], mode)
+                spread = float(np.nanmax(np.abs(joints[:, 1]))) if np.isfinite(joints).any() else 0
+            frame = Image.fromarray(sim.render(height * 4 // 3, height, overlay))
+            ImageDraw.Draw(frame).text((8, 8), caption, fill=(20, 20, 20))
             frames.append(frame)
-            finite = np.isfinite(skeleton).any()
-            spread = float(np.nanmax(np.abs(skeleton[:, 1]))) if finite else 0.0
             if spread > best_spread:
                 best_spread, still = spread, frame
     finally:
@@ -205,6 +249,52 @@ def render_animation(
     return gif, png, len(frames)
 
 
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_elbows(
+    traces: Mapping[str, Mapping[str, FloatArray]],
+    lags: Mapping[str, float],
+    out_path: Path,
+    origin: float = 0.0,
+) -> Path:
+    """
+    Plot the person's and the simulated robot's elbow angle over time, one panel per arm.
+
+    :param traces: Per arm, :func:`~pic_ros.tools.live_evaluation.elbow_traces`' series.
+    :param lags: Per arm, the lag shown in the panel's title [s].
+    :param out_path: PNG to write.
+    :param origin: Time shown as 0 [s].
+    :return: ``out_path``.
+    """
+    plt = _pyplot()
+    figure, axes = plt.subplots(
+        len(traces), 1, figsize=(10.0, 2.4 * len(traces)), sharex=True, squeeze=False
+    )
+    for axis, (name, series) in zip(axes[:, 0], traces.items()):
+        axis.plot(series['person_times'] - origin, np.degrees(series['person']), '.', ms=2.5,
+                  color='tab:blue', label='person (as the pipeline saw them)')
+        axis.plot(series['robot_times'] - origin, np.degrees(series['robot']), lw=1.0,
+                  color='tab:orange', label='simulated robot (joint_states)')
+        lag = lags.get(name, math.nan)
+        shown = f'{lag * 1e3:.0f} ms' if math.isfinite(lag) else 'n/a'
+        axis.set_title(f'{name} arm: interior elbow angle [deg]; lag {shown}', fontsize=9)
+        axis.set_ylabel('elbow [deg]', fontsize=8)
+        axis.tick_params(labelsize=7)
+    axes[0, 0].legend(fontsize=7, loc='lower right')
+    axes[-1, 0].set_xlabel('time [s]', fontsize=8)
+    figure.tight_layout()
+    figure.savefig(out_path, dpi=110)
+    plt.close(figure)
+    return out_path
+
+
 def plot_joints(robot: Robot, recording: DemoRecording, out_path: Path) -> Path:
     """
     Plot each arm joint's target, command and simulated position against its limits.
@@ -214,11 +304,7 @@ def plot_joints(robot: Robot, recording: DemoRecording, out_path: Path) -> Path:
     :param out_path: PNG to write.
     :return: ``out_path``.
     """
-    import matplotlib
-
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     arms = list(robot.arms.values())
     count = max(arm.dof for arm in arms)
     figure, axes = plt.subplots(
@@ -226,8 +312,8 @@ def plot_joints(robot: Robot, recording: DemoRecording, out_path: Path) -> Path:
     )
     origin = recording.skeleton_times[0] if recording.skeleton_times else 0.0
     for column, arm in enumerate(arms):
-        states = _arm_series(robot, recording, arm.name)
-        state_t = np.asarray(recording.state_times) - origin
+        state_t, states = arm_states(arm, recording)
+        state_t = state_t - origin
         command_t = np.asarray(recording.command_times.get(arm.spec.controller, [])) - origin
         commands = np.array(recording.commands.get(arm.spec.controller, []), dtype=float)
         target_t = np.asarray(recording.target_times) - origin
@@ -260,68 +346,6 @@ def plot_joints(robot: Robot, recording: DemoRecording, out_path: Path) -> Path:
     return out_path
 
 
-def live_metrics(robot: Robot, recording: DemoRecording, lag: float = 0.15) -> dict[str, Any]:
-    """
-    Score the live run: pose accuracy of the simulated robot, limits, speeds, tracking error.
-
-    The robot state used for each skeleton is the joint_states heard ``lag`` seconds after it
-    (the pipeline plus the simulated servo's delay).
-
-    :param robot: The robot.
-    :param recording: The run.
-    :param lag: Delay between a skeleton and the robot state compared with it [s].
-    :return: Figures by name (JSON-ready numbers).
-    """
-    result: dict[str, Any] = {
-        'skeletons': len(recording.skeleton_times),
-        'joint_states': len(recording.state_times),
-    }
-    hits, errors, violations, speed_ratio, tracking = [], [], 0, 0.0, []
-    mirror = robot.spec.mapping.mode.value == 'mirror'
-    for arm in robot.arms.values():
-        series = _arm_series(robot, recording, arm.name)
-        if series.size:
-            outside = (series < arm.lower - 1e-6) | (series > arm.upper + 1e-6)
-            violations += int(np.count_nonzero(np.any(outside, axis=1)))
-        side = arm.side if not mirror else arm.side.other
-        shoulder, elbow_j, wrist = (
-            (HumanJoint.SHOULDER_LEFT, HumanJoint.ELBOW_LEFT, HumanJoint.WRIST_LEFT)
-            if side.value == 'left'
-            else (HumanJoint.SHOULDER_RIGHT, HumanJoint.ELBOW_RIGHT, HumanJoint.WRIST_RIGHT)
-        )
-        for when, joints in zip(recording.skeleton_times, recording.skeletons):
-            index = _latest(recording.state_times, when + lag)
-            if index is None or not np.all(np.isfinite(joints[[shoulder, elbow_j, wrist]])):
-                continue
-            q = series[index]
-            if not np.all(np.isfinite(q)):
-                continue
-            landmarks = arm.landmarks(q)
-            human = elbow_angle(joints[shoulder], joints[elbow_j], joints[wrist])
-            machine = elbow_angle(landmarks[1], landmarks[2], landmarks[3])
-            difference = float(human - machine)
-            hits.append(difference**2 <= PACC_THRESHOLD)
-            errors.append(abs(difference))
-        command_times = np.asarray(recording.command_times.get(arm.spec.controller, []))
-        commands = np.array(recording.commands.get(arm.spec.controller, []), dtype=float)
-        velocities = np.array(recording.velocities.get(arm.spec.controller, []), dtype=float)
-        if velocities.size:
-            speed_ratio = max(speed_ratio, float(np.max(np.abs(velocities) / arm.velocity)))
-        if len(command_times) > 1:
-            for when, command in zip(command_times, commands):
-                index = _latest(recording.state_times, when + 0.05)
-                if index is not None and np.all(np.isfinite(series[index])):
-                    tracking.append(float(np.max(np.abs(series[index] - command))))
-    result['pacc_sim_robot'] = float(np.mean(hits)) if hits else None
-    result['elbow_mae_rad_sim_robot'] = float(np.mean(errors)) if errors else None
-    result['limit_violations_sim'] = violations
-    result['peak_command_velocity_over_limit'] = speed_ratio
-    result['tracking_error_rad_median'] = float(np.median(tracking)) if tracking else None
-    result['tracking_error_rad_p95'] = float(np.percentile(tracking, 95)) if tracking else None
-    result.update(recording.notes)
-    return result
-
-
 def write_metrics(
     out_dir: Path, live: Mapping[str, Any], offline: Sequence[Mapping[str, Any]]
 ) -> tuple[Path, Path]:
@@ -329,19 +353,27 @@ def write_metrics(
     Write ``metrics.json`` and ``metrics.md``.
 
     :param out_dir: Output folder.
-    :param live: Figures of :func:`live_metrics`.
+    :param live: The live run's record (:func:`~pic_ros.tools.live_evaluation.live_record`).
     :param offline: ``evaluate`` records of the same recording and robot.
     :return: The two paths.
     """
+    from pic_ros.tools.live_evaluation import live_tables
     from pic_ros.tools.report import metrics_table, pose_accuracy_table
 
     json_path = out_dir / 'metrics.json'
     json_path.write_text(
-        json.dumps({'live_run': dict(live), 'evaluate': list(offline)}, indent=2, default=str)
+        json.dumps({'live': dict(live), 'evaluate': list(offline)}, indent=2, default=str)
     )
-    lines = ['# pic_ros demo: metrics', '', '## Live run (separate ROS 2 processes over DDS)', '']
-    lines += ['| figure | value |', '|---|---|']
-    for key, value in live.items():
+    lines = [
+        '# pic_ros demo: metrics', '',
+        '## What the simulated robot did (separate ROS 2 processes over DDS)', '',
+        'The same figures as `evaluate --live`: the offline figures of the same skeletons and '
+        'settings beside the live ones; lag per arm (left / right); the motion of the simulated '
+        "robot's joints and of the streamed commands against the limits the trajectory "
+        'publisher enforces.', '',
+        live_tables([live]), '', '## The run', '', '| figure | value |', '|---|---|',
+    ]
+    for key, value in live['run'].items():
         shown = f'{value:.3f}' if isinstance(value, float) else str(value)
         lines.append(f'| {key} | {shown} |')
     lines += ['', '## Offline evaluate on the same recording', '', '```']

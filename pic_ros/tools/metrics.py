@@ -8,11 +8,17 @@ Imitation metrics (``docs/method.md#metrics``): pure functions over arrays.
 - **Direction error**: angle between the human's upper arm (forearm) and the robot's
   shoulder->elbow (elbow->wrist) landmark direction, in the robot base frame axes.
 - **Jumps**: joint steps larger than 0.35 rad between consecutive solutions.
+- **Lag**: the delay that best aligns a follower's signal (the robot's elbow angle) with a
+  reference (the person's): the ``d`` minimising ``mean |follower(t + d) - reference(t)|``, over
+  the whole signal and over half-overlapping windows with motion.
+- **Motion against limits**: velocity, acceleration and jerk of sampled joint positions (finite
+  differences), their peak and RMS as a share of the limits, the samples beyond a limit and the
+  share of samples with a joint at its velocity limit.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -25,6 +31,24 @@ PACC_THRESHOLD: Final = 0.087
 
 JUMP_THRESHOLD: Final = 0.35
 """A joint step above this between consecutive frames counts as a jump [rad]."""
+
+LAG_SEARCH: Final = (0.0, 0.5)
+"""Delays searched for the lag, smallest and largest [s]."""
+
+LAG_STEP: Final = 0.005
+"""Step of the delays searched for the lag [s]."""
+
+LAG_WINDOW: Final = 2.0
+"""Length of the half-overlapping windows of :func:`window_delays` [s]."""
+
+LAG_MIN_RANGE: Final = 0.2
+"""Smallest range of the reference in a window for its delay to count [rad]."""
+
+AT_LIMIT_SHARE: Final = 0.99
+"""A joint at or above this share of its velocity limit is at the limit."""
+
+LIMIT_SLACK: Final = 1e-6
+"""Relative excess over a limit that counts as rounding, not as a violation."""
 
 
 def _unit_rows(vectors: FloatArray) -> FloatArray:
@@ -122,3 +146,167 @@ def percentile_ms(durations_s: npt.ArrayLike, percentile: float) -> float:
     if values.size == 0:
         return float('nan')
     return float(np.percentile(values, percentile) * 1e3)
+
+
+def best_delay(
+    times: npt.ArrayLike,
+    reference: npt.ArrayLike,
+    sample_times: npt.ArrayLike,
+    follower: npt.ArrayLike,
+    search: tuple[float, float] = LAG_SEARCH,
+    step: float = LAG_STEP,
+) -> float:
+    """
+    Return the delay that best aligns a follower with a reference (least mean absolute error).
+
+    :param times: Reference times, shape (m,), [s].
+    :param reference: Reference values, shape (m,); NaN entries are skipped.
+    :param sample_times: The follower's sample times, increasing, shape (K,), [s].
+    :param follower: The follower's values, shape (K,).
+    :param search: Smallest and largest delay tried [s].
+    :param step: Step between the delays tried [s].
+    :return: The delay ``d`` minimising ``mean |follower(t + d) - reference(t)|`` [s] (the
+        smallest of equal ones); NaN when there is no finite reference or follower sample.
+    """
+    t = np.asarray(times, dtype=float)
+    values = np.asarray(reference, dtype=float)
+    keep = np.isfinite(t) & np.isfinite(values)
+    t, values = t[keep], values[keep]
+    at = np.asarray(sample_times, dtype=float)
+    signal = np.asarray(follower, dtype=float)
+    known = np.isfinite(at) & np.isfinite(signal)
+    at, signal = at[known], signal[known]
+    if t.size == 0 or at.size == 0:
+        return float('nan')
+    delays = np.arange(search[0], search[1] + step / 2.0, step)
+    shifted = np.interp(t[None, :] + delays[:, None], at, signal)
+    errors = np.mean(np.abs(shifted - values[None, :]), axis=1)
+    return float(delays[int(np.argmin(errors))])
+
+
+def window_delays(
+    times: npt.ArrayLike,
+    reference: npt.ArrayLike,
+    sample_times: npt.ArrayLike,
+    follower: npt.ArrayLike,
+    window: float = LAG_WINDOW,
+    min_range: float = LAG_MIN_RANGE,
+) -> FloatArray:
+    """
+    Return the best delay (:func:`best_delay`) over each half-overlapping window with motion.
+
+    A window counts when it holds at least 10 finite reference samples spanning at least
+    ``min_range``; a still reference says nothing about the delay.
+
+    :param times: Reference times, increasing, shape (m,), [s].
+    :param reference: Reference values, shape (m,) (NaN: no sample).
+    :param sample_times: The follower's sample times, increasing, shape (K,), [s].
+    :param follower: The follower's values, shape (K,).
+    :param window: Window length [s].
+    :param min_range: Smallest range of the reference in a window.
+    :return: One delay per counted window, shape (W,), [s].
+    """
+    t = np.asarray(times, dtype=float)
+    values = np.asarray(reference, dtype=float)
+    keep = np.isfinite(t) & np.isfinite(values)
+    t, values = t[keep], values[keep]
+    delays: list[float] = []
+    begin = float(t[0]) if t.size else 0.0
+    while t.size and begin + window <= float(t[-1]) + 1e-9:
+        inside = (t >= begin) & (t < begin + window)
+        if np.count_nonzero(inside) >= 10 and float(np.ptp(values[inside])) >= min_range:
+            delays.append(best_delay(t[inside], values[inside], sample_times, follower))
+        begin += window / 2.0
+    return np.asarray(delays, dtype=float)
+
+
+class Derivatives(NamedTuple):
+    """
+    Velocity, acceleration and jerk of sampled positions (finite differences).
+
+    :param velocity: Shape (K - 1, n), at the midpoints of the samples, [unit/s].
+    :param acceleration: Shape (K - 2, n), [unit/s^2].
+    :param jerk: Shape (K - 3, n), [unit/s^3].
+    """
+
+    velocity: FloatArray
+    acceleration: FloatArray
+    jerk: FloatArray
+
+
+def derivatives(times: npt.ArrayLike, positions: npt.ArrayLike) -> Derivatives:
+    """
+    Differentiate sampled positions three times.
+
+    Each derivative is the difference of consecutive values over the time between their
+    sample points (midpoints of the previous level), so uneven sampling is allowed; samples
+    closer than 1 us to the previous one are dropped first.
+
+    :param times: Sample times, increasing, shape (K,), [s].
+    :param positions: Positions, shape (K, n), [rad] or [m].
+    :return: The three derivatives (empty when there are too few samples).
+    """
+    t = np.asarray(times, dtype=float)
+    values = np.asarray(positions, dtype=float).reshape(t.size, -1)
+    if t.size:
+        keep = np.concatenate(([True], np.diff(t) > 1e-6))
+        t, values = t[keep], values[keep]
+    levels: list[FloatArray] = []
+    for _ in range(3):
+        if t.size < 2:
+            levels.append(np.zeros((0, values.shape[1])))
+            continue
+        values = np.diff(values, axis=0) / np.diff(t)[:, None]
+        t = (t[1:] + t[:-1]) / 2.0
+        levels.append(values)
+    return Derivatives(*levels)
+
+
+class LimitShare(NamedTuple):
+    """
+    How a signal uses its limits.
+
+    :param peak: Largest ``|value| / limit`` over samples and joints.
+    :param rms: Root mean square of ``|value| / limit`` over samples and joints.
+    :param beyond: Samples with any joint beyond its limit (more than :data:`LIMIT_SLACK`).
+    """
+
+    peak: float
+    rms: float
+    beyond: int
+
+
+def limit_share(values: npt.ArrayLike, limits: npt.ArrayLike) -> LimitShare:
+    """
+    Measure a signal against its per-joint limits.
+
+    :param values: Samples, shape (K, n) (NaN rows are skipped).
+    :param limits: Positive limit per joint, shape (n,).
+    :return: Peak and RMS share and the samples beyond; NaN shares for no samples.
+    """
+    array = np.asarray(values, dtype=float)
+    array = array.reshape(array.shape[0], -1) if array.size else array.reshape(0, 1)
+    array = array[np.all(np.isfinite(array), axis=1)]
+    if array.shape[0] == 0:
+        return LimitShare(float('nan'), float('nan'), 0)
+    ratio = np.abs(array) / np.asarray(limits, dtype=float)
+    beyond = int(np.count_nonzero(np.any(ratio > 1.0 + LIMIT_SLACK, axis=1)))
+    return LimitShare(float(np.max(ratio)), float(np.sqrt(np.mean(ratio**2))), beyond)
+
+
+def share_at_limit(
+    values: npt.ArrayLike, limits: npt.ArrayLike, fraction: float = AT_LIMIT_SHARE
+) -> float:
+    """
+    Return the share of samples with any joint at its limit.
+
+    :param values: Samples, shape (K, n), e.g. velocities [rad/s].
+    :param limits: Positive limit per joint, shape (n,).
+    :param fraction: Share of the limit from which a joint counts as at it.
+    :return: The share in [0, 1]; NaN for no samples.
+    """
+    array = np.asarray(values, dtype=float)
+    if array.size == 0:
+        return float('nan')
+    at = np.abs(array.reshape(array.shape[0], -1)) >= fraction * np.asarray(limits, dtype=float)
+    return float(np.mean(np.any(at, axis=1)))

@@ -101,7 +101,10 @@ COMMANDS = (
             f'{LAUNCH}::test_teleop_launch_drives_every_controller_of_each_robot')),
     Placed(r'python -m pic_ros convert .*',
            ('test/test_bags_convert.py::test_convert_command_writes_and_describes_the_bag',)),
-    Placed(r'python -m pic_ros evaluate .*',
+    Placed(r'python -m pic_ros evaluate --live .*',
+           ('test/ros/test_evaluate_live.py::'
+            'test_live_evaluation_of_a_few_seconds_gives_every_figure_beside_the_offline_ones',)),
+    Placed(r'python -m pic_ros evaluate (?!--live).*',
            ('test/test_evaluate.py::test_cli_json_prints_one_object_with_one_record_per_setting',
             'test/test_evaluate.py::test_the_synthetic_suite_is_scored_per_take')),
     Placed(r'python -m pic_ros calibrate --recording PATH.*',

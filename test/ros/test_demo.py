@@ -22,7 +22,9 @@ run_demo = demo.run_demo
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-OUTPUTS = ('animation.gif', 'frame.png', 'joints.png', 'metrics.md', 'metrics.json')
+OUTPUTS = (
+    'animation.gif', 'frame.png', 'joints.png', 'elbows.png', 'metrics.md', 'metrics.json'
+)
 TIMING_KEYS = ('solve_ms_p50', 'solve_ms_p99', 'solve_us_histogram')
 
 
@@ -49,12 +51,17 @@ def test_short_demo_run_writes_every_output(tmp_path):
     for name in OUTPUTS:
         assert (out / name).stat().st_size > 1000, name
     metrics = json.loads((out / 'metrics.json').read_text())
-    live = metrics['live_run']
-    assert live['skeletons'] > 50
-    assert live['limit_violations_sim'] == 0
-    assert live['peak_command_velocity_over_limit'] <= 1.0 + 1e-9
-    assert live['source'] == 'azure_kinect'
+    live = metrics['live']
+    assert live['live']['frames'] > 50
+    assert live['live']['limit_violations'] == 0
+    assert live['offline']['solver'] == live['live']['solver'] == 'pic'
+    for arm in live['arms'].values():
+        assert arm['command']['velocity_peak'] <= 1.0 + 1e-9
+        assert arm['robot']['position_violations'] == 0
+    assert live['run']['source'] == 'azure_kinect'
+    assert live['run']['clock'] == 'sim'
     assert {record['solver'] for record in metrics['evaluate']} == {'fabrik', 'pic', 'pics'}
+    assert 'Pacc live' in (out / 'metrics.md').read_text()
 
 
 def test_a_kinect_v2_text_recording_is_replayed_and_scored_offline_as_evaluate_scores_it(
@@ -82,10 +89,10 @@ def test_a_kinect_v2_text_recording_is_replayed_and_scored_offline_as_evaluate_s
         assert (out / name).stat().st_size > 1000, name
     assert 'with FABRIK' in (out / 'logs' / 'solver_node.log').read_text()
     metrics = json.loads((out / 'metrics.json').read_text())
-    live = metrics['live_run']
-    assert (live['source'], live['recording']) == ('kinect_v2', str(recording))
-    assert 45 < live['skeletons'] <= 90
-    assert live['limit_violations_sim'] == 0
+    live = metrics['live']
+    assert (live['run']['source'], live['run']['recording']) == ('kinect_v2', str(recording))
+    assert 45 < live['live']['frames'] <= 90
+    assert live['live']['limit_violations'] == 0
     robot = load_robot('baxter')
     text = load_demonstration(str(recording))
     for record in metrics['evaluate']:

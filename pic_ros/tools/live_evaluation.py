@@ -1,0 +1,447 @@
+"""
+What the robot really did in a live run, scored like ``evaluate`` scores the offline solution.
+
+Input is a :class:`~pic_ros.tools.demo_report.DemoRecording` of the streaming path (replay ->
+skeleton_node -> solver_node -> trajectory_publisher -> sim_robot, :mod:`pic_ros.ros.live_run`)
+and the :class:`~pic_ros.recordings.demonstration.Demonstration` that was replayed.
+
+:func:`live_trace` builds the offline evaluation's :class:`~pic_ros.tools.evaluation.Trace` from
+it: each skeleton the pipeline published is matched to the recording's frame of the same capture
+stamp; the person is that skeleton (as the pipeline saw it), placed on each robot arm by the same
+correspondence; the robot is the simulated robot's ``joint_states`` interpolated at the moment
+the skeleton was published (frames the pipeline did not publish are timed by interpolating the
+stamps). :func:`~pic_ros.tools.evaluation.score` then gives the same figures as ``evaluate``
+(pose accuracy, elbow error, direction errors, wrist error, limits, jumps), so a robot that lags
+or cuts corners scores lower than the offline solution.
+
+:func:`live_record` adds, per arm:
+
+- ``lag_s``: the delay that best aligns the robot's elbow angle with the person's over the whole
+  run, and ``lag_s_p50`` / ``lag_s_p90`` over 2 s windows with motion
+  (:func:`~pic_ros.tools.metrics.best_delay`, :func:`~pic_ros.tools.metrics.window_delays`,
+  searched over 0..500 ms by 5 ms);
+- for the simulated robot (its joint_states, finite differences) and for the streamed commands
+  (their velocities): peak and RMS velocity, acceleration and jerk as a share of the limits the
+  trajectory publisher enforces, the samples beyond them, and the share of samples with a joint
+  at 99 % of its velocity limit. Jerk is a share when the robot file gives jerk limits, else
+  in [rad/s^3].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+import math
+from types import MappingProxyType
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+from pic_ros.correspondence import MappingConfig
+from pic_ros.human.skeleton import make_frame
+from pic_ros.imitation import RobotImitator
+from pic_ros.motion.commander import CommanderConfig
+from pic_ros.motion.limiter import MotionLimits
+from pic_ros.recordings.demonstration import Demonstration
+from pic_ros.robot.arm import ArmModel
+from pic_ros.robot.robot import Robot
+from pic_ros.solvers import SolverConfig
+from pic_ros.tools.demo_report import arm_states, DemoRecording
+from pic_ros.tools.evaluation import ArmTrace, AT_LIMIT, score, Trace
+from pic_ros.tools.metrics import (
+    best_delay,
+    derivatives,
+    elbow_angle,
+    limit_share,
+    LimitShare,
+    share_at_limit,
+    window_delays,
+)
+
+FloatArray = npt.NDArray[np.float64]
+
+STAMP_MATCH: Final = 1e-3
+"""Largest difference between a skeleton's stamp and its recording frame's [s]."""
+
+
+def _interpolate(times: FloatArray, rows: FloatArray, at: FloatArray) -> FloatArray:
+    """Interpolate rows (K, n) linearly at times (m,), held at the ends; NaN without rows."""
+    if times.size == 0:
+        return np.full((at.size, rows.shape[1]), np.nan)
+    return np.column_stack([np.interp(at, times, rows[:, j]) for j in range(rows.shape[1])])
+
+
+def frame_times(demonstration: Demonstration, recording: DemoRecording) -> FloatArray:
+    """
+    Time every frame of the recording on the run's clock.
+
+    A frame the pipeline published takes the time its skeleton was heard; the others are
+    interpolated (extrapolated at the ends) from the published ones by their stamps.
+
+    :param demonstration: The recording that was replayed.
+    :param recording: The run.
+    :return: Shape (T,), [s]; NaN everywhere when no skeleton matched a frame.
+    """
+    stamps = np.array([frame.stamp for frame in demonstration.frames], dtype=float)
+    matched = _matches(stamps, recording)
+    times = np.full(stamps.size, np.nan)
+    if not matched:
+        return times
+    frames = np.array(list(matched), dtype=int)
+    heard = np.array([recording.skeleton_times[i] for i in matched.values()], dtype=float)
+    offset = float(np.median(heard - stamps[frames]))
+    times = np.asarray(np.interp(stamps, stamps[frames], heard), dtype=float)
+    before, after = stamps < stamps[frames[0]], stamps > stamps[frames[-1]]
+    times[before | after] = stamps[before | after] + offset
+    return times
+
+
+def _matches(stamps: FloatArray, recording: DemoRecording) -> dict[int, int]:
+    """Map recording frame indices to the index of the live skeleton with that stamp."""
+    matched: dict[int, int] = {}
+    if stamps.size == 0:
+        return matched
+    for index, stamp in enumerate(recording.skeleton_stamps):
+        frame = int(np.clip(np.searchsorted(stamps, stamp), 1, stamps.size - 1))
+        if abs(stamps[frame - 1] - stamp) < abs(stamps[frame] - stamp):
+            frame -= 1
+        if stamps.size == 1:
+            frame = 0
+        if abs(stamps[frame] - stamp) <= STAMP_MATCH:
+            matched[frame] = index
+    return matched
+
+
+def place_skeletons(
+    robot: Robot, recording: DemoRecording, mapping: MappingConfig | None = None
+) -> list[dict[str, FloatArray]]:
+    """
+    Place every skeleton of a run on the robot's arms, as the solver node placed it.
+
+    :param robot: The robot.
+    :param recording: The run (body-frame skeletons in the order heard).
+    :param mapping: The solver node's mapping and correspondence (default the robot file's).
+    :return: Per skeleton, per arm whose driving human arm was placed: shoulder, elbow and wrist
+        targets, robot base frame, shape (3, 3), [m] (anchored at the robot's neutral shoulder
+        landmark; ``direction`` at the robot's link lengths).
+    """
+    imitator = RobotImitator(robot, SolverConfig(), mapping)
+    placed: list[dict[str, FloatArray]] = []
+    for stamp, joints in zip(recording.skeleton_stamps, recording.skeletons):
+        body = make_frame(stamp, joints, frame='body')
+        arms: dict[str, FloatArray] = {}
+        for name, correspondence in imitator.correspondences.items():
+            targets = correspondence.place(body)
+            if targets is not None:
+                arms[name] = np.array((targets.shoulder, targets.elbow, targets.wrist))
+        placed.append(arms)
+    return placed
+
+
+def live_trace(
+    robot: Robot,
+    demonstration: Demonstration,
+    recording: DemoRecording,
+    mapping: MappingConfig | None = None,
+    delay: float = 0.0,
+) -> Trace:
+    """
+    Build the evaluation trace of what the simulated robot did (see the module docstring).
+
+    :param robot: The robot.
+    :param demonstration: The recording that was replayed (its frames' stamps are the skeletons').
+    :param recording: The run.
+    :param mapping: The solver node's mapping and correspondence (default the robot file's).
+    :param delay: Compare each skeleton with the robot this much later [s] (0: at the same
+        moment, what the issue's live figures use).
+    :return: The trace: ``solved`` where the pipeline published the frame's skeleton and the
+        correspondence placed the arm; ``q`` the robot's joints at every frame's time.
+    """
+    imitator = RobotImitator(robot, SolverConfig(), mapping)
+    placed = place_skeletons(robot, recording, mapping)
+    stamps = np.array([frame.stamp for frame in demonstration.frames], dtype=float)
+    count = stamps.size
+    at = frame_times(demonstration, recording) + delay
+    matched = _matches(stamps, recording)
+    arms: dict[str, ArmTrace] = {}
+    for name, correspondence in imitator.correspondences.items():
+        arm = robot.arms[name]
+        state_times, states = arm_states(arm, recording)
+        q = _interpolate(state_times, states, np.nan_to_num(at))
+        solved = np.zeros(count, dtype=bool)
+        human = np.full((count, 3, 3), np.nan)
+        targets = np.full((count, 3, 3), np.nan)
+        landmarks = np.full((count, 5, 3), np.nan)
+        for index, heard in sorted(matched.items()):
+            if name not in placed[heard] or not np.all(np.isfinite(q[index])):
+                continue
+            solved[index] = True
+            body = make_frame(
+                recording.skeleton_stamps[heard], recording.skeletons[heard], frame='body'
+            )
+            human[index] = body.arm(correspondence.human_side)
+            targets[index] = placed[heard][name]
+            landmarks[index] = arm.landmarks(q[index])
+        arms[name] = ArmTrace(
+            human_side=correspondence.human_side,
+            solved=solved,
+            q=q,
+            human=human,
+            targets=targets,
+            landmarks=landmarks,
+            solve_time=np.full(count, np.nan),
+            iterations=np.full(count, -1, dtype=np.int64),
+            at_limit=(q <= arm.work_lower + AT_LIMIT) | (q >= arm.work_upper - AT_LIMIT),
+        )
+    return Trace(
+        stamps=stamps,
+        arms=MappingProxyType(arms),
+        dropped=count - len(matched),
+        correspondence=imitator.mapping_config.correspondence,
+    )
+
+
+def _elbow(landmarks: FloatArray) -> FloatArray:
+    """Elbow angle of landmark rows (root, shoulder, elbow, wrist, tool), shape (..., 5, 3)."""
+    return elbow_angle(landmarks[..., 1, :], landmarks[..., 2, :], landmarks[..., 3, :])
+
+
+def elbow_traces(
+    robot: Robot, trace: Trace, recording: DemoRecording, times: FloatArray
+) -> dict[str, dict[str, FloatArray]]:
+    """
+    Return the person's and the simulated robot's elbow angle over time, per arm.
+
+    :param robot: The robot.
+    :param trace: :func:`live_trace` of the run.
+    :param recording: The run.
+    :param times: Each frame's time on the run's clock (:func:`frame_times`), shape (T,), [s].
+    :return: Per arm: ``person_times``/``person`` (solved frames), ``robot_times``/``robot``
+        (every joint_states sample) [s] and [rad].
+    """
+    traces: dict[str, dict[str, FloatArray]] = {}
+    for name, arm_trace in trace.arms.items():
+        arm = robot.arms[name]
+        state_times, states = arm_states(arm, recording)
+        human = arm_trace.human[arm_trace.solved]
+        robot_landmarks = np.array([arm.landmarks(q) for q in states]).reshape(-1, 5, 3)
+        traces[name] = {
+            'person_times': times[arm_trace.solved],
+            'person': elbow_angle(human[:, 0], human[:, 1], human[:, 2]),
+            'robot_times': state_times,
+            'robot': _elbow(robot_landmarks),
+        }
+    return traces
+
+
+def command_limits(arm: ArmModel, config: CommanderConfig | None = None) -> MotionLimits:
+    """
+    Return the limits the trajectory publisher enforces on an arm.
+
+    :param arm: The arm.
+    :param config: The trajectory publisher's settings (default: its defaults).
+    :return: Position, velocity and acceleration limits.
+    """
+    config = config if config is not None else CommanderConfig()
+    return MotionLimits.from_arm(
+        arm, config.acceleration_scale, velocity_scale=config.velocity_scale
+    )
+
+
+def _share(name: str, share: LimitShare, relative: bool = True) -> dict[str, Any]:
+    suffix = '' if relative else '_abs'
+    return {
+        f'{name}_peak{suffix}': share.peak,
+        f'{name}_rms{suffix}': share.rms,
+        f'{name}_violations': share.beyond if relative else None,
+    }
+
+
+def motion_figures(
+    times: FloatArray, positions: FloatArray, limits: MotionLimits, jerk: FloatArray | None
+) -> dict[str, Any]:
+    """
+    Return how sampled joint positions use their limits.
+
+    :param times: Sample times, increasing, shape (K,), [s].
+    :param positions: Positions, shape (K, n), [rad] or [m].
+    :param limits: Position, velocity and acceleration limits.
+    :param jerk: Jerk limit per joint, shape (n,), [rad/s^3]; None: jerk reported in [rad/s^3].
+    :return: Peaks and RMS as shares of the limits, violations (samples beyond a limit by more
+        than rounding) and the share of samples at the velocity limit.
+    """
+    moved = derivatives(times, positions)
+    outside = (positions < limits.lower - 1e-9) | (positions > limits.upper + 1e-9)
+    figures: dict[str, Any] = {'position_violations': int(np.count_nonzero(np.any(outside, 1)))}
+    figures.update(_share('velocity', limit_share(moved.velocity, limits.velocity)))
+    figures['at_velocity_limit'] = share_at_limit(moved.velocity, limits.velocity)
+    figures.update(_share('acceleration', limit_share(moved.acceleration, limits.acceleration)))
+    ones = np.ones(limits.dof)
+    figures.update(_share(
+        'jerk', limit_share(moved.jerk, ones if jerk is None else jerk), relative=jerk is not None
+    ))
+    return figures
+
+
+def command_figures(
+    arm: ArmModel, recording: DemoRecording, limits: MotionLimits
+) -> dict[str, Any]:
+    """
+    Return how the streamed commands of an arm use the velocity limits.
+
+    Only their velocities are measured: the commands are heard at irregular moments (each
+    target and each timer step), which finite differences would turn into noise.
+
+    :param arm: The arm.
+    :param recording: The run.
+    :param limits: The limits the trajectory publisher enforces.
+    :return: Peak and RMS velocity share, violations, share of commands at the velocity limit
+        and the number of commands.
+    """
+    velocities = np.array(recording.velocities.get(arm.spec.controller, []), dtype=float)
+    velocities = velocities.reshape(-1, arm.dof) if velocities.size else np.zeros((0, arm.dof))
+    figures = _share('velocity', limit_share(velocities, limits.velocity))
+    figures['at_velocity_limit'] = share_at_limit(velocities, limits.velocity)
+    figures['commands'] = int(velocities.shape[0])
+    return figures
+
+
+def live_record(
+    robot: Robot,
+    demonstration: Demonstration,
+    recording: DemoRecording,
+    solver: SolverConfig,
+    mapping: MappingConfig | None = None,
+    offline: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """
+    Score a live run: ``evaluate``'s figures of what the robot did, lags and motion figures.
+
+    :param robot: The robot.
+    :param demonstration: The recording that was replayed (its segments are scored).
+    :param recording: The run.
+    :param solver: The solver node's solver setting (named in the record).
+    :param mapping: The solver node's mapping and correspondence (default the robot file's).
+    :param offline: ``evaluate``'s record of the same recording and settings, kept beside.
+    :return: ``{'live': record, 'offline': record, 'arms': {name: figures}, 'run': notes}``;
+        the records are :func:`~pic_ros.tools.evaluation.score`'s; each arm's figures hold its
+        lags [s], and ``robot`` and ``command`` motion figures.
+    """
+    trace = live_trace(robot, demonstration, recording, mapping)
+    times = frame_times(demonstration, recording)
+    elbows = elbow_traces(robot, trace, recording, times)
+    starts = [t[0] for t in recording.command_times.values() if t]
+    start = min(starts) if starts else -math.inf
+    arms: dict[str, Any] = {}
+    for name, arm in robot.arms.items():
+        elbow = elbows[name]
+        limits = command_limits(arm)
+        state_times, states = arm_states(arm, recording)
+        moving = state_times >= start
+        delays = window_delays(
+            elbow['person_times'], elbow['person'], elbow['robot_times'], elbow['robot']
+        )
+        arms[name] = {
+            'lag_s': best_delay(
+                elbow['person_times'], elbow['person'], elbow['robot_times'], elbow['robot']
+            ),
+            'lag_s_p50': float(np.percentile(delays, 50)) if delays.size else math.nan,
+            'lag_s_p90': float(np.percentile(delays, 90)) if delays.size else math.nan,
+            'lag_windows': int(delays.size),
+            'robot': motion_figures(
+                state_times[moving], states[moving], limits, getattr(arm, 'jerk', None)
+            ),
+            'command': command_figures(arm, recording, limits),
+        }
+    return {
+        'live': score(trace, demonstration, robot, solver),
+        'offline': dict(offline) if offline is not None else None,
+        'arms': arms,
+        'run': dict(recording.notes),
+    }
+
+
+def _number(value: Any, digits: int = 2) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return '-'
+    return f'{value:.{digits}f}' if isinstance(value, float) else str(value)
+
+
+def live_tables(records: Sequence[Mapping[str, Any]]) -> str:
+    """
+    Format live records (:func:`live_record`) as two Markdown tables: imitation and motion.
+
+    :param records: One record per robot x recording x setting.
+    :return: The tables.
+    """
+    lines = [
+        '| robot | recording | solver | Pacc offline | Pacc live | elbow MAE offline [rad] '
+        '| elbow MAE live [rad] | dir err offline [deg] | dir err live [deg] | lag p50 [ms] '
+        '| lag whole [ms] |',
+        '|---|---|---|---|---|---|---|---|---|---|---|',
+    ]
+    for record in records:
+        live, offline = record['live'], record['offline'] or {}
+        lags = ' / '.join(_ms(arm['lag_s_p50']) for arm in record['arms'].values())
+        whole = ' / '.join(_ms(arm['lag_s']) for arm in record['arms'].values())
+        lines.append(
+            f"| {live['robot']} | {live['recording']} | {live['solver']} "
+            f"| {_number(offline.get('pacc_paper'))} | {_number(live['pacc_paper'])} "
+            f"| {_number(offline.get('elbow_mae_rad'), 3)} | {_number(live['elbow_mae_rad'], 3)} "
+            f"| {_pair(offline.get('dir_err_deg'))} | {_pair(live['dir_err_deg'])} "
+            f'| {lags} | {whole} |'
+        )
+    lines += [
+        '',
+        '| robot | arm | of | velocity peak / RMS | at velocity limit | acceleration peak / RMS '
+        '| jerk peak / RMS | violations (pos, vel, acc, jerk) |',
+        '|---|---|---|---|---|---|---|---|',
+    ]
+    for record in records:
+        for name, arm in record['arms'].items():
+            for source in ('robot', 'command'):
+                figures = arm[source]
+                jerk = (
+                    f"{_number(figures.get('jerk_peak'))} / {_number(figures.get('jerk_rms'))}"
+                    if 'jerk_peak' in figures else
+                    f"{_number(figures.get('jerk_peak_abs'), 0)} / "
+                    f"{_number(figures.get('jerk_rms_abs'), 0)} rad/s³"
+                    if 'jerk_peak_abs' in figures else '-'
+                )
+                violations = ', '.join(_number(figures.get(f'{key}_violations')) for key in (
+                    'position', 'velocity', 'acceleration', 'jerk'
+                ))
+                lines.append(
+                    f"| {record['live']['robot']} | {name} | {source} "
+                    f"| {_number(figures['velocity_peak'])} / {_number(figures['velocity_rms'])} "
+                    f"| {_percent(figures['at_velocity_limit'])} "
+                    f"| {_number(figures.get('acceleration_peak'))} / "
+                    f"{_number(figures.get('acceleration_rms'))} | {jerk} | {violations} |"
+                )
+    return '\n'.join(lines)
+
+
+def _ms(value: float) -> str:
+    return f'{1e3 * value:.0f}' if math.isfinite(value) else '-'
+
+
+def _percent(value: float) -> str:
+    return f'{100.0 * value:.1f} %' if math.isfinite(value) else '-'
+
+
+def _pair(values: Sequence[float] | None) -> str:
+    if not values:
+        return '-'
+    return ' / '.join(_number(float(value), 1) for value in values)
+
+
+__all__ = [
+    'command_figures',
+    'command_limits',
+    'elbow_traces',
+    'frame_times',
+    'live_record',
+    'live_tables',
+    'live_trace',
+    'motion_figures',
+    'place_skeletons',
+]

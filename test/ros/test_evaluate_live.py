@@ -1,0 +1,53 @@
+"""``evaluate --live``: a few seconds of the demo recording through the processes, scored."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from pic_ros.tools.cli import main
+import pytest
+
+pytest.importorskip('rclpy')
+pytest.importorskip('mujoco')
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+
+def test_live_evaluation_of_a_few_seconds_gives_every_figure_beside_the_offline_ones(
+    tmp_path, capsys
+):
+    """Figures of evaluate for the live robot and offline, lags, and motion shares of limits."""
+    status = main([
+        'evaluate', '--live', '--robot', 'baxter', '--duration', '5', '--json',
+        '--logs', str(tmp_path / 'logs'),
+    ])
+    assert status == 0, sorted((tmp_path / 'logs').rglob('*.log'))
+    [record] = json.loads(capsys.readouterr().out)['live']
+    live, offline = record['live'], record['offline']
+    for key in ('pacc_paper', 'elbow_mae_rad', 'ee_err_cm'):
+        assert 0.0 <= live[key] < math.inf and 0.0 <= offline[key] < math.inf, key
+    assert len(live['dir_err_deg']) == 2 and len(offline['dir_err_deg']) == 2
+    assert live['frames'] == offline['frames'] > 100
+    assert live['solver'] == offline['solver'] == 'pic'
+    assert live['limit_violations'] == 0
+    assert record['run']['clock'] == 'sim'
+    assert set(record['arms']) == {'left', 'right'}
+    for figures in record['arms'].values():
+        assert 0.0 <= figures['lag_s'] <= 0.5
+        for source in ('robot', 'command'):
+            motion = figures[source]
+            assert 0.0 <= motion['velocity_peak'] < math.inf
+            assert 0.0 <= motion['velocity_rms'] <= motion['velocity_peak']
+            assert 0.0 <= motion['at_velocity_limit'] <= 1.0
+        assert figures['command']['velocity_violations'] == 0
+        assert figures['command']['commands'] > 50
+        robot = figures['robot']
+        assert robot['position_violations'] == 0
+        assert 0.0 <= robot['acceleration_rms'] <= robot['acceleration_peak'] < math.inf
+
+
+def test_live_evaluation_refuses_the_synthetic_suite(capsys):
+    """The suite has no recording to replay: one line, exit status 2, nothing started."""
+    assert main(['evaluate', '--live', '--suite', 'synthetic']) == 2
+    assert 'no --suite' in capsys.readouterr().err

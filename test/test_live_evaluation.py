@@ -1,0 +1,134 @@
+"""
+Scoring a live run: a robot that does exactly the offline solution scores the offline figures.
+
+The runs here are made up from the offline imitation of the demo recording (no process): the
+skeletons the pipeline would publish and a simulated robot that follows the offline solution
+with a chosen delay.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from pic_ros.human.processing import SkeletonProcessor
+from pic_ros.human.skeleton import HumanJoint
+from pic_ros.recordings.demonstration import Demonstration
+from pic_ros.robot.robot import load_robot
+from pic_ros.solvers import SolverConfig
+from pic_ros.tools.catalog import load_demonstration
+from pic_ros.tools.demo_report import DemoRecording, person_overlay
+from pic_ros.tools.evaluation import run_imitation, score
+from pic_ros.tools.live_evaluation import (
+    live_record,
+    live_tables,
+    live_trace,
+    place_skeletons,
+)
+from pic_ros.tools.metrics import LAG_STEP
+import pytest
+
+HEARD_AFTER = 0.004
+"""Delay between a skeleton's capture and its publication in the made-up runs [s]."""
+
+
+@pytest.fixture(scope='module')
+def offline():
+    """Twenty seconds of the demo recording, the robot and its offline imitation."""
+    whole = load_demonstration('demo')
+    demonstration = Demonstration.whole('demo', whole.frames[:540])
+    robot = load_robot('baxter')
+    trace = run_imitation(robot, demonstration, SolverConfig())
+    return robot, demonstration, trace
+
+
+def _run(robot, demonstration, trace, delay: float) -> DemoRecording:
+    """Make the run of a robot that reaches the offline solution ``delay`` after a skeleton."""
+    recording = DemoRecording()
+    processor = SkeletonProcessor()
+    origin = demonstration.frames[0].stamp
+    for frame in demonstration.frames:
+        body = processor.process(frame)
+        recording.skeleton_stamps.append(frame.stamp)
+        recording.skeleton_times.append(frame.stamp - origin + HEARD_AFTER)
+        recording.skeletons.append(body.positions)
+    frame_times = trace.stamps - origin + HEARD_AFTER
+    grid = np.arange(frame_times[0] - 1.0, frame_times[-1] + 1.0, 0.005)
+    state_times = np.union1d(grid, frame_times + delay)  # the robot is sampled at its poses
+    states = {
+        name: np.column_stack([
+            np.interp(state_times - delay, frame_times, arm.q[:, j])
+            for j in range(arm.q.shape[1])
+        ])
+        for name, arm in trace.arms.items()
+    }
+    for index, when in enumerate(state_times):
+        recording.state_times.append(float(when))
+        recording.states.append({
+            joint: float(states[name][index, j])
+            for name in trace.arms for j, joint in enumerate(robot.arms[name].joint_names)
+        })
+    return recording
+
+
+def test_a_robot_doing_the_offline_solution_at_once_scores_the_offline_figures(offline):
+    """No delay: the live trace is the offline one, so every figure of ``evaluate`` agrees."""
+    robot, demonstration, trace = offline
+    recording = _run(robot, demonstration, trace, delay=0.0)
+    live = live_trace(robot, demonstration, recording)
+    for name, arm in trace.arms.items():
+        assert np.array_equal(live.arms[name].solved, arm.solved)
+        assert np.allclose(live.arms[name].q, arm.q, atol=1e-9)
+    expected = score(trace, demonstration, robot, SolverConfig())
+    got = score(live, demonstration, robot, SolverConfig())
+    for key in ('pacc_paper', 'elbow_mae_rad', 'ee_err_cm', 'limit_violations', 'jump_frames'):
+        assert got[key] == pytest.approx(expected[key], abs=1e-9), key
+    assert got['dir_err_deg'] == pytest.approx(expected['dir_err_deg'], abs=1e-6)
+
+
+def test_a_late_robot_shows_its_delay_as_lag_and_scores_lower(offline):
+    """A robot 150 ms late: the lag of each arm is 150 ms and the elbow error grows."""
+    robot, demonstration, trace = offline
+    delay = 0.15
+    recording = _run(robot, demonstration, trace, delay=delay)
+    record = live_record(robot, demonstration, recording, SolverConfig())
+    offline_record = score(trace, demonstration, robot, SolverConfig())
+    assert record['live']['elbow_mae_rad'] > offline_record['elbow_mae_rad']
+    for figures in record['arms'].values():
+        assert figures['lag_s'] == pytest.approx(delay, abs=2 * LAG_STEP)
+        assert figures['lag_windows'] >= 1
+        assert figures['lag_s_p50'] == pytest.approx(delay, abs=2 * LAG_STEP)
+        motion = figures['robot']
+        for key in ('velocity_peak', 'velocity_rms', 'acceleration_peak', 'acceleration_rms'):
+            assert math.isfinite(motion[key]) and motion[key] >= 0.0, key
+        assert 0.0 <= motion['at_velocity_limit'] <= 1.0
+        assert motion['position_violations'] == 0
+    assert 'Pacc live' in live_tables([record])
+
+
+def test_the_person_is_drawn_from_the_robot_shoulders_at_the_robot_scale(offline):
+    """Arms start at the placed shoulders; the trunk is the person's, scaled by the arm lengths."""
+    robot, demonstration, trace = offline
+    recording = _run(robot, demonstration, trace, delay=0.0)
+    [placed] = place_skeletons(robot, recording)[100:101]
+    joints = recording.skeletons[100]
+    capsules = person_overlay(robot, joints, placed)
+    shoulders = [points[0] for points in placed.values()]
+    for points in placed.values():
+        assert any(np.allclose(c.start, points[0]) and np.allclose(c.end, points[1])
+                   for c in capsules)
+    collar = [c for c in capsules if any(np.allclose(c.end, s) for s in shoulders)
+              and not any(np.allclose(c.start, s) for s in shoulders)]
+    assert len(collar) == 2
+    robot_arm = np.mean([np.linalg.norm(p[1] - p[0]) + np.linalg.norm(p[2] - p[1])
+                         for p in placed.values()])
+    person_arm = np.mean([
+        np.linalg.norm(joints[e] - joints[s]) + np.linalg.norm(joints[w] - joints[e])
+        for s, e, w in ((HumanJoint.SHOULDER_LEFT, HumanJoint.ELBOW_LEFT, HumanJoint.WRIST_LEFT),
+                        (HumanJoint.SHOULDER_RIGHT, HumanJoint.ELBOW_RIGHT,
+                         HumanJoint.WRIST_RIGHT))
+    ])
+    [head] = [c for c in capsules if c.radius > capsules[0].radius]
+    person_middle = (joints[HumanJoint.SHOULDER_LEFT] + joints[HumanJoint.SHOULDER_RIGHT]) / 2.0
+    expected = (joints[HumanJoint.HEAD] - person_middle) * robot_arm / person_arm
+    assert np.allclose(head.start - np.mean(shoulders, axis=0), expected)
