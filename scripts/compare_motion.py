@@ -1,4 +1,4 @@
-"""
+r"""
 Compare motion generators on recordings: what the robot really does (pic_ros.tools.streamed).
 
 Each recording is imitated offline as ``evaluate`` does (default solver and mapping), then its
@@ -7,7 +7,7 @@ simulated joint_trajectory_controller, on a simulated clock. Prints one Markdown
 recording and setting (arms pooled: the worst arm for peaks, lags and shares, the sum for
 violations), and with ``--json`` every figure.
 
-    python scripts/compare_motion.py --robot baxter yumi tiago --recording demo assembly1 \\
+    python scripts/compare_motion.py --robot baxter yumi --recording demo assembly1 \
         --setting limiter:0 ruckig:0.03
 
 A setting is ``motion_generator:prediction_horizon``.

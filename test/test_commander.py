@@ -101,8 +101,12 @@ class Stream:
         limiter, the command planned ``lead_time`` ahead for ruckig).
         """
         for _, chunk in self.sent:
-            assert chunk.joint_names == self.arm.joint_names and len(chunk.points) == 1
-            assert chunk.points[0].time_from_start == pytest.approx(lead_time, abs=1e-9)
+            assert chunk.joint_names == self.arm.joint_names
+            assert chunk.points[-1].time_from_start == pytest.approx(lead_time, abs=1e-9)
+            for point in chunk.points:
+                assert np.all(point.positions >= self.arm.lower - EPSILON)
+                assert np.all(point.positions <= self.arm.upper + EPSILON)
+                assert np.all(np.abs(point.velocities) <= self.arm.velocity + EPSILON)
         if not self.sent:
             return
         times, positions, velocities = self.commands()

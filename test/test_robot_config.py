@@ -214,7 +214,8 @@ REJECTIONS = [
     (
         'arm unknown key', _set(('arms', 'left', 'gripper'), 'none'),
         "baxter.yaml: arms.left: unknown keys ['gripper']; known: "
-        "['controller', 'joints', 'landmarks', 'neutral', 'side', 'tool_link']",
+        "['acceleration_limits', 'controller', 'jerk_limits', 'joints', 'landmarks', 'neutral', "
+        "'side', 'tool_link']",
     ),
     (
         'bad side', _set(('arms', 'left', 'side'), 'middle'),

@@ -45,10 +45,12 @@ far from 0 accurate.
 
 from __future__ import annotations
 
+import atexit
 from dataclasses import dataclass
 import enum
 import math
 from typing import Any, Final, NamedTuple
+import weakref
 
 import numpy as np
 import numpy.typing as npt
@@ -162,6 +164,22 @@ def safe_speed(
     return np.where(np.isinf(d), np.inf, speed)
 
 
+_LIVE: weakref.WeakSet[JerkLimitedGenerator] = weakref.WeakSet()
+"""Generators alive, whose Ruckig objects :func:`_release` frees at exit."""
+
+
+@atexit.register
+def _release() -> None:
+    """
+    Free the Ruckig objects of the generators still alive when the interpreter exits.
+
+    Ruckig's bindings (nanobind) print a "leaked instance" report for every object still alive
+    when they are torn down, which is after the atexit hooks.
+    """
+    for generator in list(_LIVE):
+        generator._release()
+
+
 def plan_extrema(plan: Any) -> tuple[FloatArray, FloatArray]:
     """
     Return the lowest and highest position of each joint over a Ruckig plan.
@@ -254,6 +272,7 @@ class JerkLimitedGenerator:
             item.max_jerk = self._jerk.tolist()
         self._brake_input.target_velocity = [0.0] * dof
         self._plan = ruckig.Trajectory(dof)
+        _LIVE.add(self)
         self._origin = np.zeros(dof)
         self._ends = np.zeros(dof)
         self._durations = np.zeros(dof)
@@ -265,6 +284,11 @@ class JerkLimitedGenerator:
     def limits(self) -> MotionLimits:
         """Return the joint limits."""
         return self._limits
+
+    def _release(self) -> None:
+        """Drop the Ruckig objects (at exit; the generator is unusable afterwards)."""
+        for name in ('_ruckig', '_plan_input', '_brake_input', '_plan'):
+            setattr(self, name, None)
 
     @property
     def config(self) -> GeneratorConfig:
@@ -527,4 +551,3 @@ class JerkLimitedGenerator:
             np.where(done, 0.0, np.asarray(velocity, dtype=float)),
             np.where(done, 0.0, np.asarray(acceleration, dtype=float)),
         )
-

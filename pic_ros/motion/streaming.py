@@ -230,7 +230,8 @@ def planned_chunk(
     grid = [step * index for index in range(1, math.ceil(lead / step - 1e-9))]
     times = [lead]
     for when in [float(t) for t in breakpoints] + grid:  # the plan's own breakpoints first
-        if MIN_POINT_GAP <= when and all(abs(when - kept) >= MIN_POINT_GAP for kept in times):
+        apart = all(abs(when - kept) >= MIN_POINT_GAP for kept in times)
+        if MIN_POINT_GAP <= when < lead and apart:
             times.append(when)
     times.sort()
     dof = len(joint_names)
