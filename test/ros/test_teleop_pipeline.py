@@ -85,6 +85,7 @@ def test_real_recording_gives_commands_within_the_limits(
         ahead = np.array([
             item.message.points[0].time_from_start.nanosec * 1e-9 for item in items
         ])
+        ahead = np.where([len(item.message.points) > 1 for item in items], ahead, 0.0)
         steps = np.abs(np.diff(positions, axis=0))
         allowed = np.diff(times) + 2.0 * ahead[1:]
         assert np.all(steps <= arm.velocity * allowed[:, None] + EPSILON)
