@@ -234,16 +234,8 @@ def planned_chunk(
         if MIN_POINT_GAP <= when < lead and apart:
             times.append(when)
     times.sort()
-    dof = len(joint_names)
     points = []
-    for when in times:
+    for when in times:  # TrajectoryChunk checks every array
         positions, velocities, accelerations = plan(when)
-        points.append(
-            TrajectoryPoint(
-                time_from_start=when,
-                positions=_joint_row('positions', positions, dof),
-                velocities=_joint_row('velocities', velocities, dof),
-                accelerations=_joint_row('accelerations', accelerations, dof),
-            )
-        )
+        points.append(TrajectoryPoint(when, positions, velocities, accelerations))
     return TrajectoryChunk(joint_names=tuple(joint_names), points=tuple(points))
