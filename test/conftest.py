@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import os
 from pathlib import Path
 
@@ -42,9 +41,3 @@ def shared_data() -> Path:
 def rng() -> np.random.Generator:
     """Seeded random generator; each test gets the same stream."""
     return np.random.default_rng(20261122)
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    """Collect reference cycles before the interpreter exits (ruckig warns about live objects)."""
-    del config  # Unused.
-    gc.collect()
