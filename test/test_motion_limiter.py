@@ -157,15 +157,19 @@ def test_limits_accept_pinned_and_continuous_joints() -> None:
     np.testing.assert_array_equal(limits.clamp([3.0, 1e9]), [0.5, 1e9])
 
 
-def test_from_arm_scales_velocity_and_derives_acceleration() -> None:
-    """from_arm uses the arm's limits, a velocity fraction and an acceleration multiple."""
+def test_from_arm_scales_velocity_and_acceleration_and_keeps_jerk() -> None:
+    """from_arm uses the arm's limits, a velocity fraction and an acceleration fraction."""
     arm = SimpleNamespace(lower=np.array([-1.0, -2.0]), upper=np.array([1.0, 2.0]),
-                          velocity=np.array([2.0, 4.0]))
-    limits = MotionLimits.from_arm(arm, 2.0, velocity_scale=0.5)
+                          velocity=np.array([2.0, 4.0]), acceleration=np.array([6.0, 12.0]),
+                          jerk=np.array([120.0, 240.0]))
+    limits = MotionLimits.from_arm(arm, 0.5, velocity_scale=0.5)
     np.testing.assert_array_equal(limits.velocity, [1.0, 2.0])
-    np.testing.assert_array_equal(limits.acceleration, [2.0, 4.0])
+    np.testing.assert_array_equal(limits.acceleration, [3.0, 6.0])
+    np.testing.assert_array_equal(limits.jerk, arm.jerk)
     default = MotionLimits.from_arm(arm)
-    np.testing.assert_array_equal(default.acceleration, DEFAULT_ACCELERATION_SCALE * arm.velocity)
+    np.testing.assert_array_equal(
+        default.acceleration, DEFAULT_ACCELERATION_SCALE * arm.acceleration
+    )
     absolute = MotionLimits.from_arm(arm, acceleration=5.0)
     np.testing.assert_array_equal(absolute.acceleration, [5.0, 5.0])
     per_joint = MotionLimits.from_arm(arm, acceleration=[5.0, 6.0])
@@ -174,16 +178,19 @@ def test_from_arm_scales_velocity_and_derives_acceleration() -> None:
 
 def test_from_arm_rejects_bad_scales_and_missing_velocity_limits() -> None:
     """Out-of-range scales, a bad acceleration and an infinite URDF velocity are refused."""
-    arm = SimpleNamespace(lower=np.zeros(2), upper=np.ones(2), velocity=np.array([1.0, 1.0]))
+    arm = SimpleNamespace(lower=np.zeros(2), upper=np.ones(2), velocity=np.array([1.0, 1.0]),
+                          acceleration=np.array([3.0, 3.0]), jerk=np.array([60.0, 60.0]))
     with pytest.raises(ConfigError, match='velocity_scale'):
         MotionLimits.from_arm(arm, velocity_scale=0.0)
-    with pytest.raises(ConfigError, match='acceleration_scale'):
-        MotionLimits.from_arm(arm, 0.0)
+    for scale in (0.0, 2.0):
+        with pytest.raises(ConfigError, match='acceleration_scale'):
+            MotionLimits.from_arm(arm, scale)
     with pytest.raises(ConfigError, match='acceleration'):
         MotionLimits.from_arm(arm, acceleration=[1.0, 2.0, 3.0])
     with pytest.raises(ConfigError, match='acceleration must be finite and > 0'):
         MotionLimits.from_arm(arm, acceleration=0.0)
-    no_limit = SimpleNamespace(lower=np.zeros(2), upper=np.ones(2), velocity=[1.0, math.inf])
+    no_limit = SimpleNamespace(lower=np.zeros(2), upper=np.ones(2), velocity=[1.0, math.inf],
+                               acceleration=[3.0, 3.0], jerk=[60.0, 60.0])
     with pytest.raises(ConfigError, match=r'velocity must be finite and > 0; joints \[1\]'):
         MotionLimits.from_arm(no_limit)
 

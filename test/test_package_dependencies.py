@@ -29,6 +29,7 @@ ROSDEP_KEYS = {
     'yaml': 'python3-yaml',
     'transforms3d': 'python3-transforms3d',
     'urdf_parser_py': 'urdfdom_py',
+    'ruckig': 'python3-ruckig-pip',
     'rosbags': 'python3-rosbags-pip',
     'mujoco': 'python3-mujoco-pip',
     'matplotlib': 'python3-matplotlib',

@@ -16,7 +16,11 @@ from pic_ros.exceptions import ChainError, ConfigError
 from pic_ros.human.skeleton import Side
 from pic_ros.robot import ArmModel, load_robot
 from pic_ros.robot.arm import LANDMARK_LENGTH_SPREAD
-from pic_ros.robot.config import robot_spec_from_dict
+from pic_ros.robot.config import (
+    ACCELERATION_PER_VELOCITY,
+    JERK_PER_ACCELERATION,
+    robot_spec_from_dict,
+)
 from pic_ros.robot.kinematics import load_robot_model
 import pytest
 import yaml
@@ -180,6 +184,16 @@ def _swap_shoulder_and_elbow(data: dict[str, Any]) -> None:
 
 
 REJECTIONS = [
+    (
+        'acceleration limits of the wrong length',
+        _set(('arms', 'left', 'acceleration_limits'), [4.5, 4.5]),
+        'baxter.yaml: arms.left.acceleration_limits must be a list of 7 numbers, got [4.5, 4.5]',
+    ),
+    (
+        'jerk limit not positive', _set(('arms', 'left', 'jerk_limits'), [90.0] * 6 + [0.0]),
+        'baxter.yaml: arms.left.jerk_limits must be finite numbers > 0, got '
+        '[90.0, 90.0, 90.0, 90.0, 90.0, 90.0, 0.0]',
+    ),
     ('missing name', _delete(('name',)), "baxter.yaml: missing key 'name'"),
     ('missing base_frame', _delete(('base_frame',)), "baxter.yaml: missing key 'base_frame'"),
     ('missing arms', _delete(('arms',)), "baxter.yaml: missing key 'arms'"),
@@ -200,7 +214,8 @@ REJECTIONS = [
     (
         'arm unknown key', _set(('arms', 'left', 'gripper'), 'none'),
         "baxter.yaml: arms.left: unknown keys ['gripper']; known: "
-        "['controller', 'joints', 'landmarks', 'neutral', 'side', 'tool_link']",
+        "['acceleration_limits', 'controller', 'jerk_limits', 'joints', 'landmarks', 'neutral', "
+        "'side', 'tool_link']",
     ),
     (
         'bad side', _set(('arms', 'left', 'side'), 'middle'),
@@ -283,6 +298,27 @@ def test_robot_spec_from_dict_rejects_bad_input_with_the_reason(baxter_data, cha
     """Each kind of bad robot file is rejected with a message that names the key and reason."""
     with pytest.raises(ConfigError, match=re.escape(message)):
         robot_spec_from_dict(_mutated(baxter_data, change), source=SOURCE)
+
+
+def test_arms_without_acceleration_or_jerk_limits_get_the_documented_rules(baxter_data, tmp_path):
+    """No acceleration_limits: 3 /s x velocity; no jerk_limits: 20 /s x acceleration."""
+    def change(data: dict[str, Any]) -> None:
+        for arm in data['arms'].values():
+            del arm['acceleration_limits'], arm['jerk_limits']
+
+    arm = load_robot(_write_robot(tmp_path, _mutated(baxter_data, change))).arms['left']
+    np.testing.assert_allclose(arm.acceleration, ACCELERATION_PER_VELOCITY * arm.velocity)
+    np.testing.assert_allclose(arm.jerk, JERK_PER_ACCELERATION * arm.acceleration)
+
+
+@pytest.mark.parametrize('name', ['baxter', 'yumi', 'tiago'])
+def test_shipped_acceleration_and_jerk_limits_follow_the_stated_rule(name):
+    """The shipped files write the rule out (no robot publishes these limits)."""
+    for arm in load_robot(name).arms.values():
+        np.testing.assert_allclose(
+            arm.acceleration, ACCELERATION_PER_VELOCITY * arm.velocity, rtol=1e-3
+        )
+        np.testing.assert_allclose(arm.jerk, JERK_PER_ACCELERATION * arm.acceleration, rtol=1e-3)
 
 
 def test_robot_file_that_is_not_a_mapping_is_rejected():

@@ -1,12 +1,21 @@
 """
 Motion: from a stream of solver joint targets to safe, smooth joint commands.
 
-:class:`JointLimiter` keeps the command inside the position, velocity and acceleration limits
-(:class:`MotionLimits`) whatever the targets; :class:`TrackingSupervisor` decides what to follow
-when the person is tracked, lost or found again; :func:`stream_chunk` packs the command for the
-joint_trajectory_controller. The ``trajectory_publisher`` node wires them together.
+:class:`JerkLimitedGenerator` (the default) plans time-optimal commands within the position,
+velocity, acceleration and jerk limits (:class:`MotionLimits`) whatever the targets, and
+:class:`JointLimiter` rate-limits them within the first three; :class:`TargetPredictor` makes up
+for the command delay; :class:`TrackingSupervisor` decides what to follow when the person is
+tracked, lost or found again; :func:`planned_chunk` and :func:`stream_chunk` pack the command for
+the joint_trajectory_controller. :class:`~pic_ros.motion.commander.ArmCommander` puts them
+together for the ``trajectory_publisher`` node.
 """
 
+from pic_ros.motion.generator import (
+    GeneratorConfig,
+    GeneratorStep,
+    JerkLimitedGenerator,
+    PlanKind,
+)
 from pic_ros.motion.limiter import (
     DEFAULT_ACCELERATION_SCALE,
     DEFAULT_MAX_DT,
@@ -15,9 +24,11 @@ from pic_ros.motion.limiter import (
     MotionLimits,
     TargetStatus,
 )
+from pic_ros.motion.prediction import TargetPredictor
 from pic_ros.motion.streaming import (
     DEFAULT_LEAD_PERIODS,
     duration_parts,
+    planned_chunk,
     stream_chunk,
     TrajectoryChunk,
     TrajectoryPoint,
@@ -33,10 +44,15 @@ __all__ = [
     'DEFAULT_ACCELERATION_SCALE',
     'DEFAULT_LEAD_PERIODS',
     'DEFAULT_MAX_DT',
+    'GeneratorConfig',
+    'GeneratorStep',
     'Guidance',
+    'JerkLimitedGenerator',
     'JointLimiter',
     'LimiterStep',
     'MotionLimits',
+    'PlanKind',
+    'TargetPredictor',
     'TargetStatus',
     'TrackingConfig',
     'TrackingState',
@@ -44,5 +60,6 @@ __all__ = [
     'TrajectoryChunk',
     'TrajectoryPoint',
     'duration_parts',
+    'planned_chunk',
     'stream_chunk',
 ]

@@ -6,9 +6,17 @@ One arm's command stream: joint targets in, safe trajectory chunks for its contr
 - **start**: nothing is sent before the arm's starting position is known -- the measured one
   (:meth:`ArmCommander.start_from`, from ``joint_states``) or, with ``wait_for_joint_states``
   false, the neutral pose -- nor before the first valid target;
-- **limits**: every command is clamped to the URDF position limits and rate-limited to the
-  velocity limits (times ``velocity_scale``) and an acceleration limit
-  (:mod:`pic_ros.motion.limiter`);
+- **limits**: every command stays inside the URDF position limits, the velocity limits (times
+  ``velocity_scale``) and the robot file's acceleration limits (times ``acceleration_scale``);
+  ``motion_generator`` chooses how: ``ruckig`` (:mod:`pic_ros.motion.generator`) plans a
+  time-optimal trajectory to the moving target within the jerk limits too and streams the
+  plan up to ``lead_time`` ahead (:func:`~pic_ros.motion.streaming.planned_chunk`: points with
+  accelerations every 10 ms and where the jerk changes, so that the controller's quintic
+  splines are the plan); ``limiter``
+  (:mod:`pic_ros.motion.limiter`) rate-limits the command and streams it as it is now;
+- **prediction** (:mod:`pic_ros.motion.prediction`): while tracking, the target followed is the
+  last one extrapolated along its filtered velocity to ``prediction_horizon`` past now, and the
+  generator gets that velocity as the target's;
 - **tracking loss** (:mod:`pic_ros.motion.tracking_loss`): no valid target for ``hold_timeout``
   -> hold; after ``neutral_timeout`` -> back to the neutral pose; targets again -> blend back in
   over ``blend_time``;
@@ -20,8 +28,9 @@ One arm's command stream: joint targets in, safe trajectory chunks for its contr
 - **time**: the caller's clock (sim time in replays); when it goes back (a looping replay) the
   arm starts over from its current command, as if no target had come yet.
 
-Each step gives a :class:`~pic_ros.motion.streaming.TrajectoryChunk` (one point ``lead_time``
-ahead) or None when nothing is to be sent.
+Each step gives a :class:`~pic_ros.motion.streaming.TrajectoryChunk` (its last point
+``lead_time`` ahead) or None when nothing is to be sent. The default generator and prediction
+horizon were chosen by measurement: ``docs/method.md#motion-generation``.
 """
 
 from __future__ import annotations
@@ -33,14 +42,17 @@ from typing import Any, Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
+from pic_ros.motion.generator import JerkLimitedGenerator
 from pic_ros.motion.limiter import (
     ACCELERATION_SCALE,
+    ArmLimitsSource,
     JointLimiter,
     MotionLimits,
     TargetStatus,
     VELOCITY_SCALE,
 )
-from pic_ros.motion.streaming import LEAD_TIME, stream_chunk, TrajectoryChunk
+from pic_ros.motion.prediction import PREDICTION_HORIZON, TargetPredictor
+from pic_ros.motion.streaming import LEAD_TIME, planned_chunk, stream_chunk, TrajectoryChunk
 from pic_ros.motion.tracking_loss import (
     TRACKING_PARAMETERS,
     TrackingConfig,
@@ -65,21 +77,40 @@ WAIT_FOR_JOINT_STATES: Final = ParameterDef(
 )
 """The trajectory publisher's ``wait_for_joint_states``."""
 
+MOTION_GENERATORS: Final = ('ruckig', 'limiter')
+"""The choices of ``motion_generator``."""
+
+MOTION_GENERATOR: Final = ParameterDef(
+    'motion_generator', 'ruckig',
+    'How the commands follow the targets: ruckig (time-optimal, within the position, velocity, '
+    'acceleration and jerk limits) or limiter (velocity and acceleration limits only)',
+    choices=MOTION_GENERATORS,
+)
+"""The trajectory publisher's ``motion_generator`` (:attr:`CommanderConfig.motion_generator`)."""
+
 COMMANDER_PARAMETERS: Final = (
-    *TRACKING_PARAMETERS, VELOCITY_SCALE, ACCELERATION_SCALE, LEAD_TIME, RATE,
-    WAIT_FOR_JOINT_STATES,
+    *TRACKING_PARAMETERS, MOTION_GENERATOR, VELOCITY_SCALE, ACCELERATION_SCALE,
+    PREDICTION_HORIZON, LEAD_TIME, RATE, WAIT_FOR_JOINT_STATES,
 )
 """Everything :meth:`CommanderConfig.from_parameters` reads."""
 
 
-class CommandedArm(Protocol):
+Motion = JointLimiter | JerkLimitedGenerator
+"""The two ways of following the targets (``motion_generator``)."""
+
+
+class CommandedArm(ArmLimitsSource, Protocol):
     """What :class:`ArmCommander` needs of an arm (an :class:`~pic_ros.robot.arm.ArmModel`)."""
 
-    joint_names: tuple[str, ...]
-    lower: FloatArray
-    upper: FloatArray
-    velocity: FloatArray
-    neutral: FloatArray
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """Return the joint names, in command order."""
+        ...
+
+    @property
+    def neutral(self) -> FloatArray:
+        """Return the neutral pose, shape (n,), [rad] or [m]."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -88,8 +119,10 @@ class CommanderConfig:
     Settings of :class:`ArmCommander` (each field is the parameter of the same name).
 
     :param tracking: Tracking-loss timing.
+    :param motion_generator: ``ruckig`` or ``limiter`` (:data:`MOTION_GENERATORS`).
     :param velocity_scale: Fraction of the URDF velocity limits used.
-    :param acceleration_scale: Acceleration limit = velocity limit x this [1/s].
+    :param acceleration_scale: Fraction of the robot file's acceleration limits used.
+    :param prediction_horizon: Extrapolation of the targets past now [s] (0: off).
     :param lead_time: ``time_from_start`` of the streamed point [s].
     :param rate: Rate of the timer steps [Hz].
     :param wait_for_joint_states: Start from the measured position, not the neutral pose.
@@ -97,15 +130,18 @@ class CommanderConfig:
     """
 
     tracking: TrackingConfig = field(default_factory=TrackingConfig)
+    motion_generator: str = MOTION_GENERATOR.default
     velocity_scale: float = VELOCITY_SCALE.default
     acceleration_scale: float = ACCELERATION_SCALE.default
+    prediction_horizon: float = PREDICTION_HORIZON.default
     lead_time: float = LEAD_TIME.default
     rate: float = RATE.default
     wait_for_joint_states: bool = WAIT_FOR_JOINT_STATES.default
 
     def __post_init__(self) -> None:
-        for item in (VELOCITY_SCALE, ACCELERATION_SCALE, LEAD_TIME, RATE, WAIT_FOR_JOINT_STATES):
-            object.__setattr__(self, item.name, item.check(getattr(self, item.name)))
+        for item in COMMANDER_PARAMETERS:
+            if item not in TRACKING_PARAMETERS:
+                object.__setattr__(self, item.name, item.check(getattr(self, item.name)))
 
     @classmethod
     def from_parameters(cls, values: Mapping[str, Any]) -> CommanderConfig:
@@ -117,14 +153,12 @@ class CommanderConfig:
         :raises ConfigError: If a value is refused.
         """
         given = {item.name: values.get(item.name, item.default) for item in COMMANDER_PARAMETERS}
-        return cls(
-            tracking=TrackingConfig.from_parameters(given),
-            velocity_scale=given['velocity_scale'],
-            acceleration_scale=given['acceleration_scale'],
-            lead_time=given['lead_time'],
-            rate=given['rate'],
-            wait_for_joint_states=given['wait_for_joint_states'],
-        )
+        own = {
+            item.name: given[item.name]
+            for item in COMMANDER_PARAMETERS
+            if item not in TRACKING_PARAMETERS
+        }
+        return cls(tracking=TrackingConfig.from_parameters(given), **own)
 
     @property
     def period(self) -> float:
@@ -149,7 +183,8 @@ class ArmCommander:
         self._arm = arm
         self._config = config if config is not None else CommanderConfig()
         self._supervisor = TrackingSupervisor(arm.neutral, self._config.tracking)
-        self._limiter: JointLimiter | None = None
+        self._predictor = self._make_predictor(self._config)
+        self._motion: Motion | None = None
         self._last_step: float | None = None
         self._last_now = -math.inf
         self.targets = 0
@@ -158,7 +193,7 @@ class ArmCommander:
         self.published = 0
         self.clock_restarts = 0
         if not self._config.wait_for_joint_states:
-            self._limiter = self._make_limiter(arm.neutral, self._config)
+            self._motion = self._make_motion(arm.neutral, self._config)
 
     @property
     def joint_names(self) -> tuple[str, ...]:
@@ -173,22 +208,26 @@ class ArmCommander:
     @config.setter
     def config(self, config: CommanderConfig) -> None:
         """Change the settings at run time, keeping the state, the command and any blend."""
-        limiter = self._limiter
-        if limiter is not None and (
-            config.velocity_scale != self._config.velocity_scale
-            or config.acceleration_scale != self._config.acceleration_scale
+        motion = self._motion
+        old = self._config
+        if motion is not None and (
+            config.velocity_scale != old.velocity_scale
+            or config.acceleration_scale != old.acceleration_scale
+            or config.motion_generator != old.motion_generator
         ):
-            rescaled = self._make_limiter(limiter.position, config)
-            rescaled.reset(limiter.position, limiter.velocity)
-            limiter = rescaled
+            motion = self._make_motion(motion.position, config, motion)
+        if config.prediction_horizon != old.prediction_horizon or (
+            config.velocity_scale != old.velocity_scale
+        ):
+            self._predictor = self._make_predictor(config)
         self._supervisor.config = config.tracking
-        self._limiter = limiter
+        self._motion = motion
         self._config = config
 
     @property
     def started(self) -> bool:
         """Return whether the starting position is known (commands can be made)."""
-        return self._limiter is not None
+        return self._motion is not None
 
     @property
     def state(self) -> TrackingState:
@@ -198,7 +237,12 @@ class ArmCommander:
     @property
     def position(self) -> FloatArray | None:
         """Return the current command, shape (n,) (None before the start)."""
-        return None if self._limiter is None else self._limiter.position
+        return None if self._motion is None else self._motion.position
+
+    @property
+    def velocity(self) -> FloatArray | None:
+        """Return the current commanded velocity, shape (n,) (None before the start)."""
+        return None if self._motion is None else self._motion.velocity
 
     def start_from(self, position: npt.ArrayLike) -> bool:
         """
@@ -207,9 +251,9 @@ class ArmCommander:
         :param position: Joint positions in :attr:`joint_names` order, shape (n,).
         :return: Whether this call started the arm.
         """
-        if self._limiter is not None:
+        if self._motion is not None:
             return False
-        self._limiter = self._make_limiter(position, self._config)
+        self._motion = self._make_motion(position, self._config)
         return True
 
     def covers(self, values: Mapping[str, float]) -> bool:
@@ -227,8 +271,8 @@ class ArmCommander:
 
         :param now: Arrival time on the caller's clock [s].
         :param values: Target positions by joint name, [rad] or [m].
-        :return: ACCEPTED (or CLAMPED when outside the position limits, which the limiter
-            clamps), or why it was dropped.
+        :return: ACCEPTED (or CLAMPED when outside the position limits, which the motion
+            generator clamps), or why it was dropped.
         """
         self._check_clock(now)
         self.targets += 1
@@ -241,6 +285,7 @@ class ArmCommander:
             return status
         target = self._supervisor.last_target
         assert target is not None  # just accepted
+        self._predictor.update(now, target)
         if np.any((target < self._arm.lower) | (target > self._arm.upper)):
             self.clamped += 1
             return TargetStatus.CLAMPED
@@ -256,20 +301,33 @@ class ArmCommander:
             so a controller with a command timeout never sees the stream stop.
         """
         self._check_clock(now)
-        limiter = self._limiter
-        if limiter is None:
+        motion = self._motion
+        if motion is None:
             return None
         if self._last_step is not None and now - self._last_step < 0.5 * self._config.period:
             return None  # no bursts: a target that came sooner is taken by the next step
-        guidance = self._supervisor.step(now, limiter.position)
+        guidance = self._supervisor.step(now, motion.position)
         if guidance.state is TrackingState.WAITING:
             return None
         dt = 0.0 if self._last_step is None else now - self._last_step
         self._last_step = now
-        step = limiter.step(guidance.reference, dt, guidance.speed_scale)
-        chunk = stream_chunk(
-            self._arm.joint_names, step.position, step.velocity, self._config.lead_time
+        following = guidance.state in (TrackingState.TRACKING, TrackingState.BLENDING)
+        reference = (
+            self._predictor.predict(now, guidance.reference) if following else guidance.reference
         )
+        lead = self._config.lead_time
+        if isinstance(motion, JerkLimitedGenerator):
+            motion.step(
+                reference, dt, guidance.speed_scale,
+                self._predictor.velocity if following else None,
+                hold=guidance.state is TrackingState.HOLDING,
+            )
+            chunk = planned_chunk(
+                self._arm.joint_names, motion.sample, lead, motion.breakpoints(lead)
+            )
+        else:
+            limited = motion.step(reference, dt, guidance.speed_scale)
+            chunk = stream_chunk(self._arm.joint_names, limited.position, limited.velocity, lead)
         self.published += 1
         return chunk
 
@@ -278,13 +336,36 @@ class ArmCommander:
         if now < self._last_now:
             self.clock_restarts += 1
             self._supervisor.reset()
+            self._predictor.reset()
             self._last_step = None
-            if self._limiter is not None:
-                self._limiter.reset(self._limiter.position)  # the controller stopped there
+            if self._motion is not None:
+                self._motion.reset(self._motion.position)  # the controller stopped there
         self._last_now = now
 
-    def _make_limiter(self, position: npt.ArrayLike, config: CommanderConfig) -> JointLimiter:
+    def _make_predictor(self, config: CommanderConfig) -> TargetPredictor:
+        velocity = config.velocity_scale * np.asarray(self._arm.velocity, dtype=float)
+        return TargetPredictor(velocity, config.prediction_horizon)
+
+    def _make_motion(
+        self, position: npt.ArrayLike, config: CommanderConfig, state: Motion | None = None
+    ) -> Motion:
+        """Build the configured generator at a position (keeping a running one's motion)."""
         limits = MotionLimits.from_arm(
             self._arm, config.acceleration_scale, velocity_scale=config.velocity_scale
         )
-        return JointLimiter(limits, limits.clamp(position))
+        start = limits.clamp(position)
+        motion: Motion = (
+            JerkLimitedGenerator(limits, start)
+            if config.motion_generator == 'ruckig'
+            else JointLimiter(limits, start)
+        )
+        if state is not None:
+            velocity = np.clip(state.velocity, -limits.velocity, limits.velocity)
+            if isinstance(motion, JerkLimitedGenerator):
+                acceleration = (
+                    state.acceleration if isinstance(state, JerkLimitedGenerator) else None
+                )
+                motion.reset(start, velocity, acceleration)
+            else:
+                motion.reset(start, velocity)
+        return motion

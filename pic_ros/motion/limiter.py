@@ -67,15 +67,14 @@ VELOCITY_SCALE: Final = ParameterDef(
 """The trajectory publisher's ``velocity_scale`` (:meth:`MotionLimits.from_arm`)."""
 
 ACCELERATION_SCALE: Final = ParameterDef(
-    'acceleration_scale', 3.0,
-    'Acceleration limit as the velocity limit times this (URDFs give no acceleration limits; '
-    '3 reaches full speed in 1/3 s, a conservative choice, not a robot datum)',
-    unit='1/s', low=0.1, high=100.0,
+    'acceleration_scale', 1.0,
+    "Fraction of the robot file's acceleration limits the commands may use (acceleration_limits "
+    'of config/<robot>.yaml, or 3 x the velocity limits when it gives none)', low=0.01, high=1.0,
 )
 """The trajectory publisher's ``acceleration_scale`` (:meth:`MotionLimits.from_arm`)."""
 
 DEFAULT_ACCELERATION_SCALE: Final = ACCELERATION_SCALE.default
-"""Default acceleration limit as a multiple of each joint's velocity limit [1/s]."""
+"""Default fraction of the robot file's acceleration limits the commands use."""
 
 DEFAULT_MAX_DT: Final = 0.1
 """Default largest time step the limiter integrates [s]; longer steps are clamped to it."""
@@ -97,6 +96,16 @@ class ArmLimitsSource(Protocol):
     @property
     def velocity(self) -> FloatArray:
         """Return the velocity limits, shape (n,), [rad/s] or [m/s]."""
+        ...
+
+    @property
+    def acceleration(self) -> FloatArray:
+        """Return the acceleration limits, shape (n,), [rad/s^2] or [m/s^2]."""
+        ...
+
+    @property
+    def jerk(self) -> FloatArray:
+        """Return the jerk limits, shape (n,), [rad/s^3] or [m/s^3]."""
         ...
 
 
@@ -141,13 +150,16 @@ def _check_rows(name: str, ok: npt.NDArray[np.bool_], values: FloatArray, rule: 
 @dataclass(frozen=True, eq=False)
 class MotionLimits:
     """
-    Position, velocity and acceleration limits of a group of joints, in the group's joint order.
+    Position, velocity, acceleration and jerk limits of a group of joints, in their joint order.
 
     :param lower: Lowest positions, shape (n,), [rad] or [m]; ``-inf`` for a continuous joint.
     :param upper: Highest positions, shape (n,), [rad] or [m]; ``+inf`` for a continuous joint;
         ``lower <= upper`` (equal pins the joint).
     :param velocity: Speed limits, shape (n,), finite and > 0 [rad/s] or [m/s].
     :param acceleration: Acceleration limits, shape (n,), finite and > 0 [rad/s^2] or [m/s^2].
+    :param jerk: Jerk limits, shape (n,), finite and > 0 [rad/s^3] or [m/s^3], or None (the
+        :class:`JointLimiter` does not limit jerk; the
+        :class:`~pic_ros.motion.generator.JerkLimitedGenerator` needs them).
     :raises ConfigError: If a shape or value breaks these rules (the message names the joints).
     """
 
@@ -155,11 +167,14 @@ class MotionLimits:
     upper: FloatArray
     velocity: FloatArray
     acceleration: FloatArray
+    jerk: FloatArray | None = None
     dof: int = field(init=False)
 
     def __post_init__(self) -> None:
         set_field = object.__setattr__
-        names = ('lower', 'upper', 'velocity', 'acceleration')
+        names: tuple[str, ...] = ('lower', 'upper', 'velocity', 'acceleration')
+        if self.jerk is not None:
+            names += ('jerk',)
         arrays = {name: _limit_array(name, getattr(self, name)) for name in names}
         shapes = {array.shape for array in arrays.values()}
         if len(shapes) != 1:
@@ -169,7 +184,7 @@ class MotionLimits:
         _check_rows('lower', lower < math.inf, lower, 'below +inf')
         _check_rows('upper', upper > -math.inf, upper, 'above -inf')
         _check_rows('upper', lower <= upper, upper, '>= lower')
-        for name in ('velocity', 'acceleration'):
+        for name in names[2:]:
             array = arrays[name]
             _check_rows(name, np.isfinite(array) & (array > 0.0), array, 'finite and > 0')
         for name, array in arrays.items():
@@ -186,29 +201,32 @@ class MotionLimits:
         velocity_scale: float = VELOCITY_SCALE.default,
     ) -> MotionLimits:
         """
-        Build the limits of an arm from its URDF limits and an acceleration limit.
+        Build the limits of an arm from its URDF limits and its robot file's limits.
 
         :param arm: An :class:`~pic_ros.robot.arm.ArmModel` (or anything with ``lower``,
-            ``upper`` and ``velocity`` arrays in the arm's joint order).
-        :param acceleration_scale: Acceleration limit as a multiple of each (scaled) velocity
-            limit, in [0.1, 100] [1/s]; used when ``acceleration`` is None.
+            ``upper``, ``velocity``, ``acceleration`` and ``jerk`` arrays in the arm's joint
+            order).
+        :param acceleration_scale: Fraction of the arm's acceleration limits to use, in
+            [0.01, 1]; used when ``acceleration`` is None.
         :param acceleration: Acceleration limit for every joint (a number) or per joint (shape
-            (n,)) [rad/s^2]; overrides ``acceleration_scale``.
+            (n,)) [rad/s^2]; overrides the arm's and ``acceleration_scale``.
         :param velocity_scale: Fraction of the URDF velocity limits to use, in [0.01, 1].
-        :return: The limits.
+        :return: The limits, with the arm's jerk limits.
         :raises ConfigError: If a scale is out of range, the URDF gives no finite velocity limit
-            for a joint, or the acceleration is not finite and > 0 for every joint.
+            for a joint, or an acceleration or jerk limit is not finite and > 0.
         """
         scale = VELOCITY_SCALE.check(velocity_scale)
         velocity = scale * np.asarray(arm.velocity, dtype=float)
         if acceleration is None:
             factor = ACCELERATION_SCALE.check(acceleration_scale)
-            accel = factor * velocity
+            accel = factor * np.asarray(arm.acceleration, dtype=float)
         else:
             accel = _limit_array('acceleration', np.ravel(acceleration))
             if accel.size == 1:
                 accel = np.full(velocity.shape, accel[0])
-        return cls(lower=arm.lower, upper=arm.upper, velocity=velocity, acceleration=accel)
+        return cls(
+            lower=arm.lower, upper=arm.upper, velocity=velocity, acceleration=accel, jerk=arm.jerk
+        )
 
     def clamp(self, position: npt.ArrayLike) -> FloatArray:
         """
@@ -269,8 +287,13 @@ class LimiterStep(NamedTuple):
     target_status: TargetStatus
 
 
-def _unit_fraction(value: float) -> float:
-    """Bring a speed scale into [0, 1] (NaN or a non-number counts as 0; never raises)."""
+def unit_fraction(value: float) -> float:
+    """
+    Bring a speed scale into [0, 1] (never raises).
+
+    :param value: The scale; NaN or a non-number counts as 0.
+    :return: The scale clamped into [0, 1].
+    """
     try:
         number = float(value)
     except (TypeError, ValueError, OverflowError):
@@ -278,10 +301,82 @@ def _unit_fraction(value: float) -> float:
     return min(max(number, 0.0), 1.0) if not math.isnan(number) else 0.0
 
 
-def _frozen(array: FloatArray) -> FloatArray:
-    """Mark an array read-only and return it (internal state shared with callers)."""
+def read_only(array: FloatArray) -> FloatArray:
+    """
+    Mark an array read-only and return it (internal state shared with callers).
+
+    :param array: The array (changed in place).
+    :return: The same array.
+    """
     array.setflags(write=False)
     return array
+
+
+def joint_state(name: str, values: npt.ArrayLike | None, dof: int) -> FloatArray:
+    """
+    Convert one row of a commanded state, or raise.
+
+    :param name: What the values are, for the message.
+    :param values: Numbers, shape (dof,); None for zeros (at rest).
+    :param dof: Number of joints.
+    :return: A new ``float64`` array, shape (dof,).
+    :raises ConfigError: If the values are not ``dof`` finite numbers.
+    """
+    message = f'{name} must be {dof} finite numbers, got {values!r}'
+    try:
+        array = np.zeros(dof) if values is None else np.array(values, dtype=float)
+    except (TypeError, ValueError, OverflowError) as error:
+        raise ConfigError(message) from error
+    if array.shape != (dof,) or not np.isfinite(array).all():
+        raise ConfigError(message)
+    return array
+
+
+def accept_target(
+    limits: MotionLimits, target: npt.ArrayLike | None, previous: FloatArray
+) -> tuple[TargetStatus, FloatArray]:
+    """
+    Check a joint target and clamp it into the position limits (never raises).
+
+    :param limits: The joints' limits.
+    :param target: Target positions, shape (n,), [rad] or [m], or None to keep ``previous``.
+    :param previous: The target in use, shape (n,) (read-only).
+    :return: What happened to ``target`` and the target to use from now on (read-only):
+        ``previous`` unless the new one is usable.
+    """
+    if target is None:
+        return TargetStatus.KEPT, previous
+    try:
+        array = np.array(target, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        return TargetStatus.WRONG_SHAPE, previous
+    if array.shape != (limits.dof,):
+        return TargetStatus.WRONG_SHAPE, previous
+    if not np.isfinite(array).all():
+        return TargetStatus.NON_FINITE, previous
+    clamped = read_only(limits.clamp(array))
+    if (clamped == array).all():
+        return TargetStatus.ACCEPTED, clamped
+    return TargetStatus.CLAMPED, clamped
+
+
+def clamp_dt(dt: float, max_dt: float) -> tuple[float, bool]:
+    """
+    Bring a time step into ``[0, max_dt]`` (never raises).
+
+    :param dt: Time step given [s]; negative, non-finite or not a number counts as 0.
+    :param max_dt: Largest time step [s].
+    :return: The time step to use [s] and whether it was changed.
+    """
+    try:
+        value = float(dt)
+    except (TypeError, ValueError, OverflowError):
+        return 0.0, True
+    if not math.isfinite(value) or value < 0.0:
+        return 0.0, True
+    if value > max_dt:
+        return max_dt, True
+    return value, False
 
 
 class JointLimiter:
@@ -353,59 +448,18 @@ class JointLimiter:
         :raises ConfigError: If a value is not finite or the shape is not (n,).
         """
         limits = self._limits
-        state = []
-        for name, values in (('position', position), ('velocity', velocity)):
-            message = f'limiter {name} must be {limits.dof} finite numbers, got {values!r}'
-            try:
-                array = np.zeros(limits.dof) if values is None else np.array(values, dtype=float)
-            except (TypeError, ValueError, OverflowError) as error:
-                raise ConfigError(message) from error
-            if array.shape != (limits.dof,) or not np.isfinite(array).all():
-                raise ConfigError(message)
-            state.append(array)
-        self._position = _frozen(limits.clamp(state[0]))
-        self._velocity = _frozen(np.clip(state[1], -limits.velocity, limits.velocity))
+        state = [
+            joint_state(f'limiter {name}', values, limits.dof)
+            for name, values in (('position', position), ('velocity', velocity))
+        ]
+        self._position = read_only(limits.clamp(state[0]))
+        self._velocity = read_only(np.clip(state[1], -limits.velocity, limits.velocity))
         self._target = self._position
 
     def _accept(self, target: npt.ArrayLike | None) -> TargetStatus:
-        """
-        Take a new target if it is usable (never raises).
-
-        :param target: Target positions, shape (n,), or None to keep the previous one.
-        :return: What happened to it.
-        """
-        if target is None:
-            return TargetStatus.KEPT
-        try:
-            array = np.array(target, dtype=float)
-        except (TypeError, ValueError, OverflowError):
-            return TargetStatus.WRONG_SHAPE
-        if array.shape != (self._limits.dof,):
-            return TargetStatus.WRONG_SHAPE
-        if not np.isfinite(array).all():
-            return TargetStatus.NON_FINITE
-        clamped = self._limits.clamp(array)
-        self._target = _frozen(clamped)
-        if (clamped == array).all():
-            return TargetStatus.ACCEPTED
-        return TargetStatus.CLAMPED
-
-    def _clamp_dt(self, dt: float) -> tuple[float, bool]:
-        """
-        Bring a time step into ``[0, max_dt]`` (never raises).
-
-        :param dt: Time step given [s].
-        :return: The time step to use [s] and whether it was changed.
-        """
-        try:
-            value = float(dt)
-        except (TypeError, ValueError, OverflowError):
-            return 0.0, True
-        if not math.isfinite(value) or value < 0.0:
-            return 0.0, True
-        if value > self._max_dt:
-            return self._max_dt, True
-        return value, False
+        """Take a new target if it is usable (see :func:`accept_target`)."""
+        status, self._target = accept_target(self._limits, target, self._target)
+        return status
 
     def step(
         self, target: npt.ArrayLike | None, dt: float, speed_scale: float = 1.0
@@ -424,13 +478,13 @@ class JointLimiter:
         :return: The new command, the target in use and what happened to the inputs.
         """
         status = self._accept(target)
-        step_dt, dt_clamped = self._clamp_dt(dt)
+        step_dt, dt_clamped = clamp_dt(dt, self._max_dt)
         if step_dt == 0.0:
             return LimiterStep(
                 self._position, self._velocity, self._target, 0.0, dt_clamped, status
             )
         limits = self._limits
-        scale = _unit_fraction(speed_scale)
+        scale = unit_fraction(speed_scale)
         position, velocity, target_position = self._position, self._velocity, self._target
         v_max, accel = limits.velocity, limits.acceleration
         error = target_position - position
@@ -456,8 +510,8 @@ class JointLimiter:
         new_velocity = np.where(settle, 0.0, direction * new_toward)
         bounded = limits.clamp(new_position)
         stopped = bounded != new_position
-        self._position = _frozen(bounded)
-        self._velocity = _frozen(np.where(stopped, 0.0, new_velocity))
+        self._position = read_only(bounded)
+        self._velocity = read_only(np.where(stopped, 0.0, new_velocity))
         return LimiterStep(
             self._position, self._velocity, self._target, step_dt, dt_clamped, status
         )

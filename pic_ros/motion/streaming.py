@@ -1,19 +1,22 @@
 """
 The trajectory chunk streamed to ros2_control's joint_trajectory_controller, without ROS types.
 
-At every publish tick the node sends the limiter's command as a short trajectory: stamp 0 ("start
-now"), every controller joint named, and points with positions and velocities at strictly
-increasing ``time_from_start > 0`` (a first point at 0 would make the controller jump instead of
-interpolating from its current state). MoveIt Servo sends one point at one publish period; a lead
-of :data:`DEFAULT_LEAD_PERIODS` periods keeps the controller interpolating when a message arrives
-a little late, for one period more of lag. The node copies a :class:`TrajectoryChunk` into a
+At every publish tick the node sends the command as a short trajectory: stamp 0 ("start now"),
+every controller joint named, and points with positions and velocities at strictly increasing
+``time_from_start > 0`` (a first point at 0 would make the controller jump instead of
+interpolating from its current state). A generator that knows its accelerations sends them too;
+the controller then interpolates with quintic splines from its current state, so the acceleration
+it commands stays continuous. MoveIt Servo sends one point at one publish period; a lead of
+:data:`DEFAULT_LEAD_PERIODS` periods keeps the controller interpolating when a message arrives a
+little late, for one period more of lag (unless the point is the planned state at that time, as
+the jerk-limited generator sends). The node copies a :class:`TrajectoryChunk` into a
 ``trajectory_msgs/JointTrajectory`` (``header.stamp`` left 0; :func:`duration_parts` gives the
 ``builtin_interfaces/Duration`` fields).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 import math
 from typing import Final
@@ -28,6 +31,23 @@ FloatArray = npt.NDArray[np.float64]
 
 DEFAULT_LEAD_PERIODS: Final = 2.0
 """Suggested ``lead_time`` in publish periods (1 is MoveIt Servo's choice: less lag, no slack)."""
+
+POINT_SPACING: Final = 0.01
+"""
+Time between the points of a planned chunk (:func:`planned_chunk`) [s].
+
+Short enough that the controller's quintic between two points of a jerk-limited plan is that
+plan (exactly within a constant-jerk phase), so the controller commands what was planned.
+"""
+
+MIN_POINT_GAP: Final = 1e-5
+"""
+Shortest time between two points of a planned chunk [s].
+
+A quintic spline over a far shorter segment (two breakpoints a nanosecond apart) turns rounding
+errors into huge accelerations; dropping a breakpoint closer than this to another point leaves an
+interpolation error of the order of ``jerk * MIN_POINT_GAP^2``.
+"""
 
 LEAD_TIME: Final = ParameterDef(
     'lead_time', 0.05, 'time_from_start of the streamed trajectory point', unit='s',
@@ -81,11 +101,14 @@ class TrajectoryPoint:
     :param time_from_start: Time of the point after the (zero) stamp, finite and > 0 [s].
     :param positions: Joint positions in the chunk's joint order, shape (n,), [rad] or [m].
     :param velocities: Joint velocities, shape (n,), [rad/s] or [m/s].
+    :param accelerations: Joint accelerations, shape (n,), [rad/s^2] or [m/s^2], or None (not
+        sent).
     """
 
     time_from_start: float
     positions: FloatArray
     velocities: FloatArray
+    accelerations: FloatArray | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,6 +156,9 @@ class TrajectoryChunk:
                     time_from_start=float(point.time_from_start),
                     positions=_joint_row(f'{where} positions', point.positions, len(names)),
                     velocities=_joint_row(f'{where} velocities', point.velocities, len(names)),
+                    accelerations=None if point.accelerations is None else _joint_row(
+                        f'{where} accelerations', point.accelerations, len(names)
+                    ),
                 )
             )
         set_field = object.__setattr__
@@ -146,15 +172,18 @@ def stream_chunk(
     positions: npt.ArrayLike,
     velocities: npt.ArrayLike,
     lead_time: float,
+    accelerations: npt.ArrayLike | None = None,
 ) -> TrajectoryChunk:
     """
-    Build the one-point chunk that streams the current command to the controller.
+    Build the one-point chunk that streams the command to the controller.
 
     :param joint_names: Every joint of the controller, in the order of the arrays.
-    :param positions: Commanded positions (the limiter's), shape (n,), [rad] or [m].
+    :param positions: Commanded positions for ``lead_time`` from now, shape (n,), [rad] or [m].
     :param velocities: Commanded velocities, shape (n,), [rad/s] or [m/s].
     :param lead_time: ``time_from_start`` of the point, in [0.001, 1] [s]; typically
         :data:`DEFAULT_LEAD_PERIODS` publish periods.
+    :param accelerations: Commanded accelerations, shape (n,), [rad/s^2] or [m/s^2], or None
+        (not sent).
     :return: The validated chunk (one point).
     :raises ConfigError: If the names, arrays or lead time are invalid.
     """
@@ -164,5 +193,49 @@ def stream_chunk(
         time_from_start=lead,
         positions=_joint_row('positions', positions, dof),
         velocities=_joint_row('velocities', velocities, dof),
+        accelerations=(
+            None if accelerations is None else _joint_row('accelerations', accelerations, dof)
+        ),
     )
     return TrajectoryChunk(joint_names=tuple(joint_names), points=(point,))
+
+
+def planned_chunk(
+    joint_names: Sequence[str],
+    plan: Callable[[float], tuple[FloatArray, FloatArray, FloatArray]],
+    lead_time: float,
+    breakpoints: Sequence[float] = (),
+    spacing: float = POINT_SPACING,
+) -> TrajectoryChunk:
+    """
+    Build the chunk that streams a planned trajectory up to ``lead_time`` ahead.
+
+    Points at ``lead_time``, at the plan's ``breakpoints`` and every ``spacing`` seconds, but
+    none within :data:`MIN_POINT_GAP` of another (the earlier kind wins), each with the planned
+    positions, velocities and accelerations at that time.
+
+    :param joint_names: Every joint of the controller, in the order of the arrays.
+    :param plan: The planned state some time ahead of now: ``plan(t)`` gives positions,
+        velocities and accelerations, each shape (n,), for ``t`` [s] > 0.
+    :param lead_time: ``time_from_start`` of the last point, in [0.001, 1] [s].
+    :param breakpoints: Times where the plan changes its jerk (see
+        :meth:`~pic_ros.motion.generator.JerkLimitedGenerator.breakpoints`) [s]; those outside
+        (0, ``lead_time``) are ignored.
+    :param spacing: Time between the regular points, in [1e-4, 1] [s].
+    :return: The validated chunk.
+    :raises ConfigError: If the names, the planned states or the lead time are invalid.
+    """
+    lead = float(LEAD_TIME.check(lead_time))
+    step = check_number('spacing', spacing, 1e-4, 1.0)
+    grid = [step * index for index in range(1, math.ceil(lead / step - 1e-9))]
+    times = [lead]
+    for when in [float(t) for t in breakpoints] + grid:  # the plan's own breakpoints first
+        apart = all(abs(when - kept) >= MIN_POINT_GAP for kept in times)
+        if MIN_POINT_GAP <= when < lead and apart:
+            times.append(when)
+    times.sort()
+    points = []
+    for when in times:  # TrajectoryChunk checks every array
+        positions, velocities, accelerations = plan(when)
+        points.append(TrajectoryPoint(when, positions, velocities, accelerations))
+    return TrajectoryChunk(joint_names=tuple(joint_names), points=tuple(points))

@@ -10,6 +10,10 @@ shoulder, elbow and wrist joints. The *root* is the origin of the movable joint 
 shoulder (Baxter ``s0``, YuMi ``joint_1``, TIAGo ``arm_1``): the point chain that FABRIK and PIC
 move starts there, because that joint is the one that swings the shoulder around.
 
+Joint limits: positions and velocities from the URDF; accelerations and jerks from the robot file
+(``acceleration_limits``, ``jerk_limits``), or by the rules of :mod:`pic_ros.robot.config` when
+the file gives none.
+
 Besides the URDF limits, an arm has a *working range* for imitation (:attr:`ArmModel.work_lower`,
 :attr:`ArmModel.work_upper`): the URDF range, except that the elbow landmark joint stops where
 its landmarks are straightest. Elbow joints usually go a little past straight (Baxter ``e1`` to
@@ -28,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ChainError
 from pic_ros.human.skeleton import Side
-from pic_ros.robot.config import ArmSpec
+from pic_ros.robot.config import ACCELERATION_PER_VELOCITY, ArmSpec, JERK_PER_ACCELERATION
 from pic_ros.robot.kinematics.chain import KinematicChain
 from pic_ros.robot.kinematics.robot_model import RobotModel
 from pic_ros.robot.kinematics.transforms import freeze
@@ -59,6 +63,8 @@ class ArmModel:
     lower: FloatArray = field(init=False)
     upper: FloatArray = field(init=False)
     velocity: FloatArray = field(init=False)
+    acceleration: FloatArray = field(init=False)
+    jerk: FloatArray = field(init=False)
     neutral: FloatArray = field(init=False)
     root_index: int = field(init=False)
     shoulder_index: int = field(init=False)
@@ -114,7 +120,20 @@ class ArmModel:
         set_field(self, 'joint_names', spec.joints)
         set_field(self, 'lower', freeze(lower))
         set_field(self, 'upper', freeze(upper))
-        set_field(self, 'velocity', freeze(chain.velocity[indices]))
+        velocity = chain.velocity[indices]
+        acceleration = (
+            ACCELERATION_PER_VELOCITY * velocity
+            if spec.acceleration_limits is None
+            else np.array(spec.acceleration_limits, dtype=float)
+        )
+        jerk = (
+            JERK_PER_ACCELERATION * acceleration
+            if spec.jerk_limits is None
+            else np.array(spec.jerk_limits, dtype=float)
+        )
+        set_field(self, 'velocity', freeze(velocity))
+        set_field(self, 'acceleration', freeze(acceleration))
+        set_field(self, 'jerk', freeze(jerk))
         set_field(self, 'neutral', freeze(neutral))
         set_field(self, 'root_index', shoulder - 1)
         set_field(self, 'shoulder_index', shoulder)

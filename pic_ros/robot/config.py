@@ -4,7 +4,8 @@ Robot description files, ``config/<robot>.yaml``: all that is robot-specific bey
 A robot file names the URDF, the base frame the person is mapped into, the joints held still while
 imitating (``locked_joints``, e.g. TIAGo's torso), and per arm: its side, joints, the shoulder /
 elbow / wrist landmark joints (``docs/method.md#robot-landmarks-and-the-point-chain``), the
-tool link, the neutral pose and the ros2_control controller that drives it. Adding a robot means
+tool link, the neutral pose, the ros2_control controller that drives it and, optionally, the
+joints' acceleration and jerk limits (URDFs carry velocity limits only). Adding a robot means
 adding a URDF and one of these files.
 
 Example (units: radians for revolute joints, metres for prismatic ones)::
@@ -21,16 +22,23 @@ Example (units: radians for revolute joints, metres for prismatic ones)::
         landmarks: {shoulder: left_s1, elbow: left_e1, wrist: left_w1}
         neutral: [-0.08, -1.0, -1.19, 1.94, 0.67, 1.03, -0.5]
         controller: left_arm_controller
+        acceleration_limits: [4.5, 4.5, 4.5, 4.5, 12.0, 12.0, 12.0]   # [rad/s^2], optional
+        jerk_limits: [90.0, 90.0, 90.0, 90.0, 240.0, 240.0, 240.0]    # [rad/s^3], optional
     mapping: {mode: same_side, correspondence: direction}
+
+Without ``acceleration_limits`` an arm gets :data:`ACCELERATION_PER_VELOCITY` times its URDF
+velocity limits, and without ``jerk_limits`` :data:`JERK_PER_ACCELERATION` times its acceleration
+limits (:attr:`~pic_ros.robot.arm.ArmModel.acceleration`, ``jerk``): rules, not robot data.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+import math
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Final
 
 from pic_ros.checks import check_choice
 from pic_ros.correspondence import MappingConfig
@@ -39,6 +47,24 @@ from pic_ros.human.skeleton import Side
 import yaml
 
 LANDMARKS = ('shoulder', 'elbow', 'wrist')
+
+ACCELERATION_PER_VELOCITY: Final = 3.0
+"""
+Acceleration limit per unit of velocity limit [1/s] for an arm whose file gives none.
+
+A joint then reaches its velocity limit from rest in 1/3 s: a conservative choice (none of the
+shipped robots publishes joint acceleration limits), not a robot datum.
+"""
+
+JERK_PER_ACCELERATION: Final = 20.0
+"""
+Jerk limit per unit of acceleration limit [1/s] for an arm whose file gives none.
+
+A joint then builds up (or reverses half of) its full acceleration in 1/20 s = 50 ms, and a
+sinusoidal motion that reaches the acceleration limit stays within the jerk limit up to
+20 rad/s (3.2 Hz), above the few hertz of voluntary human arm motion that the robot imitates.
+None of the shipped robots publishes jerk limits: a rule, not a robot datum.
+"""
 
 
 @dataclass(frozen=True)
@@ -56,6 +82,10 @@ class ArmSpec:
     :param wrist: Wrist landmark joint.
     :param neutral: Neutral pose, one value per joint [rad] or [m].
     :param controller: Name of the joint_trajectory_controller of this arm.
+    :param acceleration_limits: Acceleration limit per joint, > 0 [rad/s^2] or [m/s^2], or None
+        for the rule :data:`ACCELERATION_PER_VELOCITY`.
+    :param jerk_limits: Jerk limit per joint, > 0 [rad/s^3] or [m/s^3], or None for the rule
+        :data:`JERK_PER_ACCELERATION`.
     """
 
     name: str
@@ -67,6 +97,8 @@ class ArmSpec:
     wrist: str
     neutral: tuple[float, ...]
     controller: str
+    acceleration_limits: tuple[float, ...] | None = None
+    jerk_limits: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -116,10 +148,25 @@ def _number_list(value: Any, where: str, length: int) -> tuple[float, ...]:
     return tuple(float(v) for v in value)
 
 
+def _limit_list(
+    data: Mapping[str, Any], key: str, where: str, length: int
+) -> tuple[float, ...] | None:
+    """Read an optional per-joint list of limits: finite numbers > 0."""
+    if key not in data:
+        return None
+    values = _number_list(data[key], f'{where}.{key}', length)
+    if not all(math.isfinite(v) and v > 0.0 for v in values):
+        raise ConfigError(f'{where}.{key} must be finite numbers > 0, got {list(values)}')
+    return values
+
+
 def _arm_spec(name: str, data: Any, where: str) -> ArmSpec:
     if not isinstance(data, dict):
         raise ConfigError(f'{where} must be a mapping')
-    known = {'side', 'tool_link', 'joints', 'landmarks', 'neutral', 'controller'}
+    known = {
+        'side', 'tool_link', 'joints', 'landmarks', 'neutral', 'controller',
+        'acceleration_limits', 'jerk_limits',
+    }
     unknown = sorted(set(data) - known)
     if unknown:
         raise ConfigError(f'{where}: unknown keys {unknown}; known: {sorted(known)}')
@@ -152,6 +199,8 @@ def _arm_spec(name: str, data: Any, where: str) -> ArmSpec:
         wrist=landmarks['wrist'],
         neutral=neutral,
         controller=controller,
+        acceleration_limits=_limit_list(data, 'acceleration_limits', where, len(joints)),
+        jerk_limits=_limit_list(data, 'jerk_limits', where, len(joints)),
     )
 
 

@@ -231,6 +231,8 @@ def trajectory_to_msg(chunk: TrajectoryChunk) -> JointTrajectory:
         item = JointTrajectoryPoint()
         item.positions = point.positions.tolist()
         item.velocities = point.velocities.tolist()
+        if point.accelerations is not None:
+            item.accelerations = point.accelerations.tolist()
         item.time_from_start = Duration(
             sec=int(nanoseconds // 1_000_000_000), nanosec=int(nanoseconds % 1_000_000_000)
         )

@@ -52,6 +52,7 @@ from pic_ros.human.skeleton import Side
 from pic_ros.imitation import RobotImitator
 from pic_ros.recordings.demonstration import Demonstration
 from pic_ros.recordings.paper import Segment
+from pic_ros.robot.arm import ArmModel
 from pic_ros.robot.robot import Robot
 from pic_ros.solvers import SolverConfig
 from pic_ros.tools.metrics import (
@@ -188,6 +189,19 @@ class EvaluationSettings:
     mapping: MappingConfig | None = None
 
 
+def at_limit(arm: ArmModel, q: npt.ArrayLike) -> BoolArray:
+    """
+    Mark the joints at a limit of their working range (within :data:`AT_LIMIT`).
+
+    :param arm: The arm.
+    :param q: Joint values, shape (..., dof), [rad] or [m].
+    :return: Shape (..., dof).
+    """
+    values = np.asarray(q, dtype=float)
+    low = values <= arm.work_lower + AT_LIMIT
+    return np.asarray(low | (values >= arm.work_upper - AT_LIMIT))
+
+
 def run_imitation(
     robot: Robot,
     demonstration: Demonstration,
@@ -248,8 +262,7 @@ def run_imitation(
             landmarks=landmarks[name],
             solve_time=times[name],
             iterations=iterations[name],
-            at_limit=(q[name] <= robot.arms[name].work_lower + AT_LIMIT)
-            | (q[name] >= robot.arms[name].work_upper - AT_LIMIT),
+            at_limit=at_limit(robot.arms[name], q[name]),
         )
         for name in names
     }
@@ -514,6 +527,7 @@ __all__ = [
     'SegmentScore',
     'Trace',
     'AT_LIMIT',
+    'at_limit',
     'evaluate_one',
     'histogram_percentile_ms',
     'paper_column',

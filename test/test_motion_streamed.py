@@ -1,0 +1,152 @@
+"""
+Prediction, planned chunks and what the robot really does (streamed through a controller).
+
+The streamed evaluation runs a few seconds of the shipped demo recording; the figures are
+checked for presence and for the limits, never for speed.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from pic_ros.exceptions import ConfigError
+from pic_ros.motion.commander import ArmCommander, CommanderConfig
+from pic_ros.motion.prediction import MAX_AGE, MAX_GAP, TargetPredictor
+from pic_ros.motion.streaming import MIN_POINT_GAP, planned_chunk
+from pic_ros.motion.tracking_loss import TrackingState
+from pic_ros.recordings.demonstration import Demonstration
+from pic_ros.robot import load_robot
+from pic_ros.robot.arm import ArmModel
+from pic_ros.sim.trajectory import TrajectoryFollower
+from pic_ros.solvers import SolverConfig
+from pic_ros.tools.catalog import load_demonstration
+from pic_ros.tools.evaluation import run_imitation
+from pic_ros.tools.streamed import _chunk_trajectory, stream_trace, streamed_metrics
+import pytest
+
+
+def test_prediction_extrapolates_a_steady_target_by_age_and_horizon() -> None:
+    """A target moving at 0.5 rad/s is predicted ahead by the time since it and the horizon."""
+    predictor = TargetPredictor([2.0], 0.03)
+    for index in range(30):
+        predictor.update(index / 30, [0.5 * index / 30])
+    assert predictor.velocity[0] == pytest.approx(0.5, rel=1e-3)
+    last = 0.5 * 29 / 30
+    ahead = predictor.predict(29 / 30 + 0.01, [last])[0]
+    assert ahead == pytest.approx(last + 0.5 * 0.04, rel=1e-3)
+    far = predictor.predict(29 / 30 + 5.0, [last])[0]
+    assert far == pytest.approx(last + 0.5 * (0.03 + MAX_AGE), rel=1e-3)  # bounded
+
+
+def test_prediction_is_bounded_off_at_zero_and_restarts_after_a_gap() -> None:
+    """Noise cannot exceed the velocity limit; horizon 0 is off; a gap restarts at rest."""
+    predictor = TargetPredictor([1.0], 0.05)
+    predictor.update(0.0, [0.0])
+    predictor.update(0.01, [5.0])  # 500 rad/s of noise
+    assert abs(predictor.velocity[0]) <= 1.0
+    predictor.update(0.01 + MAX_GAP + 0.1, [5.0])
+    assert predictor.velocity[0] == 0.0
+    off = TargetPredictor([1.0], 0.0)
+    off.update(0.0, [0.0])
+    off.update(0.1, [0.1])
+    assert off.predict(0.2, [0.1])[0] == 0.1
+    with pytest.raises(ConfigError, match='prediction_horizon'):
+        TargetPredictor([1.0], 0.5)
+
+
+def test_a_planned_chunk_has_increasing_points_at_breakpoints_and_the_lead() -> None:
+    """Points at the breakpoints, every 10 ms and at the lead, never closer than the gap."""
+    def plan(when: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return np.array([when]), np.array([1.0]), np.array([0.0])
+
+    chunk = planned_chunk(['j'], plan, 0.05, [0.013, 0.013 + MIN_POINT_GAP / 2, 0.02, -1.0, 0.3])
+    times = [point.time_from_start for point in chunk.points]
+    assert times == sorted(times) and times[-1] == 0.05 and 0.013 in times
+    assert min(np.diff(times)) >= MIN_POINT_GAP
+    assert all(point.accelerations is not None for point in chunk.points)
+
+
+@pytest.fixture(scope='module')
+def demo_start() -> Demonstration:
+    """Return the first 300 frames (10 s) of the shipped demo recording, scored whole."""
+    demo = load_demonstration('demo')
+    return Demonstration.whole('demo-start', demo.frames[:300])
+
+
+@pytest.mark.parametrize('generator', ['ruckig', 'limiter'])
+def test_streamed_evaluation_of_a_few_seconds_gives_every_figure(
+    demo_start: Demonstration, generator: str
+) -> None:
+    """The live figures exist per arm and for the robot; ruckig keeps every limit."""
+    robot = load_robot('yumi')
+    solver = SolverConfig()
+    trace = run_imitation(robot, demo_start, solver)
+    config = CommanderConfig.from_parameters(
+        {'motion_generator': generator, 'wait_for_joint_states': False}
+    )
+    runs = stream_trace(robot, trace, config)
+    figures = streamed_metrics(robot, demo_start, solver, trace, runs)
+    assert 0.0 <= figures['live']['pacc_paper'] <= 1.0
+    for arm in figures['arms'].values():
+        for key in (
+            'pacc_offline', 'pacc_live', 'elbow_mae_offline', 'elbow_mae_live', 'lag_s',
+            'lag_s_p50', 'lag_s_p90', 'lag_offline_s_p50', 'velocity_peak', 'velocity_rms',
+            'acceleration_peak', 'acceleration_rms', 'jerk_peak', 'jerk_rms',
+            'at_velocity_limit', 'step_us_p50', 'step_us_p99',
+        ):
+            assert math.isfinite(arm[key]), key
+        assert arm['position_violations'] == 0 and arm['chunks'] > 0 and arm['lag_windows'] > 0
+        if generator == 'ruckig':
+            assert arm['velocity_violations'] == 0
+            assert arm['acceleration_violations'] == 0
+            assert arm['jerk_violations'] == 0
+
+
+def follow(arm: ArmModel, commander: ArmCommander, events: list[tuple[float, object]]) -> dict:
+    """Run a commander into a simulated controller; return its samples at 500 Hz."""
+    follower = TrajectoryFollower(arm.joint_names, arm.lower, arm.upper, arm.neutral)
+    samples: dict[str, list] = {'t': [], 'a': [], 'v': [], 'q': []}
+    for now, target in events:
+        if target is not None:
+            commander.on_target(now, dict(zip(arm.joint_names, np.ravel(target))))
+        chunk = commander.step(now)
+        if chunk is not None:
+            follower.set_trajectory(_chunk_trajectory(chunk), now)
+        for when in np.arange(now, now + 0.01 - 1e-9, 0.002):
+            command = follower.sample(float(when))
+            samples['t'].append(float(when))
+            samples['q'].append(command.positions)
+            samples['v'].append(command.velocities)
+            samples['a'].append(command.accelerations)
+    return {key: np.array(value) for key, value in samples.items()}
+
+
+def test_tracking_loss_hold_neutral_and_blend_stay_within_every_limit() -> None:
+    """Track, lose the person (hold, then neutral), find them far away: the robot keeps limits."""
+    arm = load_robot('baxter').arms['left']
+    commander = ArmCommander(arm, CommanderConfig.from_parameters({
+        'wait_for_joint_states': False, 'hold_timeout': 0.25, 'neutral_timeout': 1.0,
+        'blend_time': 0.5,
+    }))
+    far = np.clip(arm.neutral - 0.8, arm.lower, arm.upper)
+    events: list[tuple[float, object]] = []
+    states = []
+    for tick in range(800):  # 8 s in 10 ms ticks; targets at 1/30 s while the person is seen
+        now = 0.01 * tick
+        seen = now < 2.0 or now >= 5.0
+        frame = tick % 3 == 0
+        target = None
+        if seen and frame:
+            target = far if now >= 5.0 else arm.neutral + 0.4 * math.sin(2.0 * now)
+        events.append((now, target))
+    run = follow(arm, commander, events)
+    states.append(commander.state)
+    limits = arm.jerk
+    assert np.all(run['q'] >= arm.lower - 1e-9) and np.all(run['q'] <= arm.upper + 1e-9)
+    assert np.all(np.abs(run['v']) <= arm.velocity * (1 + 1e-3))
+    assert np.all(np.abs(run['a']) <= arm.acceleration * (1 + 1e-3))
+    jerk = np.diff(run['a'], axis=0) / np.diff(run['t'])[:, None]
+    assert np.all(np.abs(jerk) <= limits * 1.01)
+    assert commander.state is TrackingState.TRACKING
+    np.testing.assert_allclose(run['q'][-1], far, atol=1e-6)
