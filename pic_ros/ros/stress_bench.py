@@ -370,6 +370,7 @@ def run_stress(
             for process in reversed(processes):
                 process.stop()
             rclpy.try_shutdown(context=context)
+
     def count(key: str) -> int:
         return _number(report, key) - _number(baseline, key)
 

@@ -51,6 +51,7 @@ from pic_ros.tools.metrics import (
     best_delay,
     derivatives,
     elbow_angle,
+    landmark_elbow_angle,
     limit_share,
     LimitShare,
     share_at_limit,
@@ -200,11 +201,6 @@ def live_trace(
     )
 
 
-def _elbow(landmarks: FloatArray) -> FloatArray:
-    """Elbow angle of landmark rows (root, shoulder, elbow, wrist, tool), shape (..., 5, 3)."""
-    return elbow_angle(landmarks[..., 1, :], landmarks[..., 2, :], landmarks[..., 3, :])
-
-
 def elbow_traces(
     robot: Robot, trace: Trace, recording: DemoRecording, times: FloatArray
 ) -> dict[str, dict[str, FloatArray]]:
@@ -228,7 +224,7 @@ def elbow_traces(
             'person_times': times[arm_trace.solved],
             'person': elbow_angle(human[:, 0], human[:, 1], human[:, 2]),
             'robot_times': state_times,
-            'robot': _elbow(robot_landmarks),
+            'robot': landmark_elbow_angle(robot_landmarks),
         }
     return traces
 

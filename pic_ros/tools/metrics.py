@@ -32,7 +32,7 @@ PACC_THRESHOLD: Final = 0.087
 JUMP_THRESHOLD: Final = 0.35
 """A joint step above this between consecutive frames counts as a jump [rad]."""
 
-LAG_SEARCH: Final = (0.0, 0.5)
+LAG_SEARCH: Final = (-0.2, 0.5)
 """Delays searched for the lag, smallest and largest [s]."""
 
 LAG_STEP: Final = 0.005
@@ -84,6 +84,17 @@ def elbow_angle(shoulder: npt.ArrayLike, elbow: npt.ArrayLike, wrist: npt.ArrayL
     """
     e = np.asarray(elbow, dtype=float)
     return angle_between(np.asarray(shoulder, dtype=float) - e, np.asarray(wrist, dtype=float) - e)
+
+
+def landmark_elbow_angle(landmarks: npt.ArrayLike) -> FloatArray:
+    """
+    Return the elbow angle of robot landmark rows (root, shoulder, elbow, wrist, tool).
+
+    :param landmarks: Shape (..., 5, 3), [m].
+    :return: Angles, shape (...), [rad].
+    """
+    rows = np.asarray(landmarks, dtype=float)
+    return elbow_angle(rows[..., 1, :], rows[..., 2, :], rows[..., 3, :])
 
 
 def pose_hits(
@@ -276,12 +287,15 @@ class LimitShare(NamedTuple):
     beyond: int
 
 
-def limit_share(values: npt.ArrayLike, limits: npt.ArrayLike) -> LimitShare:
+def limit_share(
+    values: npt.ArrayLike, limits: npt.ArrayLike, slack: float = LIMIT_SLACK
+) -> LimitShare:
     """
     Measure a signal against its per-joint limits.
 
     :param values: Samples, shape (K, n) (NaN rows are skipped).
     :param limits: Positive limit per joint, shape (n,).
+    :param slack: Relative excess over a limit that counts as rounding, not as beyond.
     :return: Peak and RMS share and the samples beyond; NaN shares for no samples.
     """
     array = np.asarray(values, dtype=float)
@@ -290,7 +304,7 @@ def limit_share(values: npt.ArrayLike, limits: npt.ArrayLike) -> LimitShare:
     if array.shape[0] == 0:
         return LimitShare(float('nan'), float('nan'), 0)
     ratio = np.abs(array) / np.asarray(limits, dtype=float)
-    beyond = int(np.count_nonzero(np.any(ratio > 1.0 + LIMIT_SLACK, axis=1)))
+    beyond = int(np.count_nonzero(np.any(ratio > 1.0 + slack, axis=1)))
     return LimitShare(float(np.max(ratio)), float(np.sqrt(np.mean(ratio**2))), beyond)
 
 

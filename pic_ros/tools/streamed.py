@@ -19,8 +19,9 @@ each frame time) and adds:
 
 - ``lag_s``: the delay that best aligns the robot's elbow angle with the person's (as the
   pipeline sees them, i.e. what ``evaluate`` compares with) -- the ``d`` that minimises the mean
-  ``|theta_robot(t + d) - theta_person(t)|`` over :data:`LAG_WINDOW` windows with motion (elbow
-  range >= :data:`LAG_MIN_RANGE`), searched over :data:`LAG_SEARCH` by 5 ms steps; its median
+  ``|theta_robot(t + d) - theta_person(t)|`` over ``LAG_WINDOW`` windows with motion (elbow
+  range >= ``LAG_MIN_RANGE``), searched over ``LAG_SEARCH`` by 5 ms steps (the definitions of
+  :mod:`pic_ros.tools.metrics`, shared with ``evaluate --live``); its median
   and 90th percentile over the windows, and the same against the offline solution's elbow;
 - peak and RMS joint velocity, acceleration and jerk (finite differences of the controller's
   acceleration at ``sample_rate``) as a share of their limits, over the samples from the first
@@ -53,7 +54,14 @@ from pic_ros.robot.robot import Robot
 from pic_ros.sim.trajectory import Trajectory, TrajectoryFollower, Waypoint
 from pic_ros.solvers import SolverConfig
 from pic_ros.tools.evaluation import at_limit, score, Trace
-from pic_ros.tools.metrics import elbow_angle
+from pic_ros.tools.metrics import (
+    best_delay,
+    elbow_angle,
+    landmark_elbow_angle,
+    limit_share,
+    share_at_limit,
+    window_delays,
+)
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -62,15 +70,6 @@ SAMPLE_RATE: Final = 500.0
 
 TAIL: Final = 0.5
 """Time simulated after the last frame [s]."""
-
-LAG_WINDOW: Final = 2.0
-"""Length of the windows the lag is measured over (half-overlapping) [s]."""
-
-LAG_MIN_RANGE: Final = 0.2
-"""Smallest range of the reference elbow angle in a window for its lag to count [rad]."""
-
-LAG_SEARCH: Final = (-0.2, 0.5)
-"""Delays searched for the lag [s] (negative: the robot ahead)."""
 
 LIMIT_SLACK: Final = 1e-3
 """
@@ -88,9 +87,6 @@ The jerk is a finite difference of the controller's acceleration, whose quintic 
 the streamed points reproduce a plan to about 1e-3 rad/s^2: enough for a few tenths of a percent
 of jerk at 500 Hz.
 """
-
-AT_VELOCITY_LIMIT: Final = 0.99
-"""A joint at or above this share of its velocity limit is at the limit."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -217,7 +213,7 @@ def stream_trace(
     return runs
 
 
-def live_trace(robot: Robot, trace: Trace, runs: Mapping[str, ArmRun]) -> Trace:
+def followed_trace(robot: Robot, trace: Trace, runs: Mapping[str, ArmRun]) -> Trace:
     """
     Return the trace of what the robot did: the controllers' positions at the frame times.
 
@@ -241,79 +237,11 @@ def _one_arm(trace: Trace, name: str) -> Trace:
     return replace(trace, arms=MappingProxyType({name: trace.arms[name]}))
 
 
-def _arm_elbow(landmarks: FloatArray) -> FloatArray:
-    """Elbow angle of robot landmarks (root, shoulder, elbow, wrist, tool), shape (..., 5, 3)."""
-    return elbow_angle(landmarks[..., 1, :], landmarks[..., 2, :], landmarks[..., 3, :])
-
-
-def best_delay(
-    times: FloatArray,
-    reference: FloatArray,
-    sample_times: FloatArray,
-    follower: FloatArray,
-    search: tuple[float, float] = LAG_SEARCH,
-) -> float:
-    """
-    Return the delay that best aligns a signal with a reference (least mean absolute error).
-
-    :param times: Reference times, shape (m,), [s].
-    :param reference: Reference values, shape (m,) (finite).
-    :param sample_times: Times of the follower's samples, increasing, shape (K,), [s].
-    :param follower: The follower's values, shape (K,).
-    :param search: Smallest and largest delay tried, by 5 ms steps [s].
-    :return: The delay ``d`` minimising ``mean |follower(t + d) - reference(t)|`` [s].
-    """
-    delays = np.arange(search[0], search[1] + 1e-9, 0.005)
-    errors = [
-        float(np.mean(np.abs(np.interp(times + delay, sample_times, follower) - reference)))
-        for delay in delays
-    ]
-    return float(delays[int(np.argmin(errors))])
-
-
-def window_lags(
-    times: FloatArray, reference: FloatArray, sample_times: FloatArray, follower: FloatArray
-) -> list[float]:
-    """
-    Return the best delay over each half-overlapping :data:`LAG_WINDOW` with motion.
-
-    :param times: Reference times, shape (m,), [s].
-    :param reference: Reference elbow angles, shape (m,), [rad] (NaN: no sample).
-    :param sample_times: The robot's sample times, shape (K,), [s].
-    :param follower: The robot's elbow angles, shape (K,), [rad].
-    :return: One delay per window whose reference range is at least :data:`LAG_MIN_RANGE` [s].
-    """
-    valid = np.isfinite(reference)
-    times, reference = times[valid], reference[valid]
-    lags: list[float] = []
-    if times.size == 0:
-        return lags
-    begin = float(times[0])
-    while begin + LAG_WINDOW <= float(times[-1]) + 1e-9:
-        inside = (times >= begin) & (times < begin + LAG_WINDOW)
-        values = reference[inside]
-        if values.size >= 10 and float(np.ptp(values)) >= LAG_MIN_RANGE:
-            lags.append(best_delay(times[inside], values, sample_times, follower))
-        begin += LAG_WINDOW / 2.0
-    return lags
-
-
 def _percentile(values: Sequence[float], q: float) -> float:
     return float(np.percentile(values, q)) if len(values) else math.nan
 
 
-def _shares(
-    values: FloatArray, limit: FloatArray, slack: float = LIMIT_SLACK
-) -> tuple[float, float, int]:
-    """Peak and RMS of ``|values| / limit`` and the samples beyond the limit (and ``slack``)."""
-    if values.size == 0:
-        return math.nan, math.nan, 0
-    ratio = np.abs(values) / limit
-    beyond = int(np.count_nonzero(np.any(ratio > 1.0 + slack, axis=1)))
-    return float(np.max(ratio)), float(np.sqrt(np.mean(ratio**2))), beyond
-
-
-def motion_figures(run: ArmRun) -> dict[str, Any]:
+def controller_figures(run: ArmRun) -> dict[str, Any]:
     """
     Return the speed, acceleration and jerk figures of one arm's controller.
 
@@ -329,10 +257,9 @@ def motion_figures(run: ArmRun) -> dict[str, Any]:
     jerk = np.diff(acceleration, axis=0) / np.diff(run.times[used])[:, None]
     assert limits.jerk is not None
     outside = (position < limits.lower - 1e-9) | (position > limits.upper + 1e-9)
-    v_peak, v_rms, v_beyond = _shares(velocity, limits.velocity)
-    a_peak, a_rms, a_beyond = _shares(acceleration, limits.acceleration)
-    j_peak, j_rms, j_beyond = _shares(jerk, limits.jerk, JERK_SLACK)
-    at_speed = np.any(np.abs(velocity) >= AT_VELOCITY_LIMIT * limits.velocity, axis=1)
+    v_peak, v_rms, v_beyond = limit_share(velocity, limits.velocity, LIMIT_SLACK)
+    a_peak, a_rms, a_beyond = limit_share(acceleration, limits.acceleration, LIMIT_SLACK)
+    j_peak, j_rms, j_beyond = limit_share(jerk, limits.jerk, JERK_SLACK)
     cpu = run.step_cpu_s * 1e6
     return {
         'velocity_peak': v_peak,
@@ -341,7 +268,7 @@ def motion_figures(run: ArmRun) -> dict[str, Any]:
         'acceleration_rms': a_rms,
         'jerk_peak': j_peak,
         'jerk_rms': j_rms,
-        'at_velocity_limit': float(np.mean(at_speed)) if at_speed.size else math.nan,
+        'at_velocity_limit': share_at_limit(velocity, limits.velocity),
         'position_violations': int(np.count_nonzero(np.any(outside, axis=1))),
         'velocity_violations': v_beyond,
         'acceleration_violations': a_beyond,
@@ -370,10 +297,10 @@ def streamed_metrics(
     :return: ``{'offline': record, 'live': record, 'arms': {name: figures}}``; the records are
         ``evaluate``'s (:func:`~pic_ros.tools.evaluation.score`); the arm figures hold the
         offline and live ``pacc_paper`` and ``elbow_mae_rad`` of that arm alone, the lags
-        (:func:`window_lags`: ``lag_s_p50``, ``lag_s_p90``, ``lag_offline_s_p50``, whole
-        recording ``lag_s``) and :func:`motion_figures`.
+        (:func:`~pic_ros.tools.metrics.window_delays`: ``lag_s_p50``, ``lag_s_p90``,
+        ``lag_offline_s_p50``, whole recording ``lag_s``) and :func:`controller_figures`.
     """
-    live = live_trace(robot, trace, runs)
+    live = followed_trace(robot, trace, runs)
     arms: dict[str, Any] = {}
     for name, arm_trace in trace.arms.items():
         run = runs[name]
@@ -381,7 +308,7 @@ def streamed_metrics(
         live_arm = score(_one_arm(live, name), demonstration, robot, solver)
         arm = robot.arms[name]
         sampled = run.times >= run.start
-        robot_elbow = _arm_elbow(
+        robot_elbow = landmark_elbow_angle(
             np.array([arm.landmarks(q) for q in run.position[sampled]])
         ) if np.any(sampled) else np.zeros(0)
         sample_times = run.times[sampled]
@@ -390,7 +317,7 @@ def streamed_metrics(
         human = arm_trace.human[solved]
         person[solved] = elbow_angle(human[:, 0], human[:, 1], human[:, 2])
         offline = np.full(len(trace.stamps), np.nan)
-        offline[solved] = _arm_elbow(arm_trace.landmarks[solved])
+        offline[solved] = landmark_elbow_angle(arm_trace.landmarks[solved])
         figures: dict[str, Any] = {
             'pacc_offline': offline_arm['pacc_paper'],
             'pacc_live': live_arm['pacc_paper'],
@@ -398,19 +325,19 @@ def streamed_metrics(
             'elbow_mae_live': live_arm['elbow_mae_rad'],
         }
         if sample_times.size:
-            lags = window_lags(trace.stamps, person, sample_times, robot_elbow)
-            offline_lags = window_lags(trace.stamps, offline, sample_times, robot_elbow)
+            lags = window_delays(trace.stamps, person, sample_times, robot_elbow)
+            offline_lags = window_delays(trace.stamps, offline, sample_times, robot_elbow)
             valid = np.isfinite(person)
             figures.update(
                 lag_s=best_delay(
                     trace.stamps[valid], person[valid], sample_times, robot_elbow
                 ) if np.any(valid) else math.nan,
-                lag_s_p50=_percentile(lags, 50.0),
-                lag_s_p90=_percentile(lags, 90.0),
-                lag_offline_s_p50=_percentile(offline_lags, 50.0),
+                lag_s_p50=_percentile(lags.tolist(), 50.0),
+                lag_s_p90=_percentile(lags.tolist(), 90.0),
+                lag_offline_s_p50=_percentile(offline_lags.tolist(), 50.0),
                 lag_windows=len(lags),
             )
-        figures.update(motion_figures(run))
+        figures.update(controller_figures(run))
         arms[name] = figures
     return {
         'offline': score(trace, demonstration, robot, solver),
@@ -421,10 +348,8 @@ def streamed_metrics(
 
 __all__ = [
     'ArmRun',
-    'best_delay',
-    'live_trace',
-    'motion_figures',
+    'controller_figures',
+    'followed_trace',
     'stream_trace',
     'streamed_metrics',
-    'window_lags',
 ]
