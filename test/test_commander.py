@@ -248,6 +248,21 @@ def test_targets_that_queued_during_a_stall_leave_as_one_command_not_a_burst(
     stream.assert_safe()
 
 
+def test_min_interval_lets_every_fast_target_through_with_a_slow_timer(arm: ArmModel) -> None:
+    """Timer at 1 Hz, min_interval 1 ms: each of 240 Hz targets gives its command, none sooner."""
+    stream = Stream(arm, rate=1.0, min_interval=0.001)
+    stream.run(START, START + 0.1, 0.02, lambda now: arm.neutral)
+    sent = len(stream.sent)
+    begin = START + 0.2
+    for index in range(48):
+        assert not stream.target(begin + index / 240.0, arm.neutral + 0.001 * index).rejected
+    assert len(stream.sent) == sent + 48
+    for _ in range(3):  # a burst of queued targets still leaves as one command
+        stream.target(begin + 0.3, arm.neutral)
+    assert len(stream.sent) == sent + 49
+    stream.assert_safe()
+
+
 def test_slow_targets_still_get_a_steady_command_stream(arm: ArmModel) -> None:
     """Targets at 10 Hz, timer at 50 Hz: commands at least every 30 ms."""
     stream = Stream(arm, rate=50.0)

@@ -21,10 +21,10 @@ One arm's command stream: joint targets in, safe trajectory chunks for its contr
   -> hold; after ``neutral_timeout`` -> back to the neutral pose; targets again -> blend back in
   over ``blend_time``;
 - **pace**: :meth:`ArmCommander.step` is called on each new target and from a timer at ``rate``;
-  any step less than half a period after the previous one is skipped (its target is taken by
-  the next step), so a tracker slower than ``rate`` still gives a steady stream and targets that
-  queued up while the process was starved do not leave in a burst; every step sends a command,
-  holding and at neutral too;
+  any step less than ``min_interval`` (default half a period) after the previous one is skipped
+  (its target is taken by the next step), so a tracker slower than ``rate`` still gives a steady
+  stream and targets that queued up while the process was starved do not leave in a burst;
+  every step sends a command, holding and at neutral too;
 - **time**: the caller's clock (sim time in replays); when it goes back (a looping replay) the
   arm starts over from its current command, as if no target had come yet.
 
@@ -70,6 +70,14 @@ RATE: Final = ParameterDef(
 )
 """The trajectory publisher's ``rate`` (:attr:`CommanderConfig.rate`)."""
 
+MIN_INTERVAL: Final = ParameterDef(
+    'min_interval', 0.0,
+    'Shortest time between two commands: a step sooner is skipped and its target taken by the '
+    'next, so targets that queued while the process was starved do not leave in a burst (0: '
+    'half the period of rate)', unit='s', low=0.0, high=1.0,
+)
+"""The trajectory publisher's ``min_interval`` (:attr:`CommanderConfig.min_interval`)."""
+
 WAIT_FOR_JOINT_STATES: Final = ParameterDef(
     'wait_for_joint_states', True,
     'Start each arm from its measured position (joint_states); false starts from the neutral '
@@ -90,7 +98,7 @@ MOTION_GENERATOR: Final = ParameterDef(
 
 COMMANDER_PARAMETERS: Final = (
     *TRACKING_PARAMETERS, MOTION_GENERATOR, VELOCITY_SCALE, ACCELERATION_SCALE,
-    PREDICTION_HORIZON, LEAD_TIME, RATE, WAIT_FOR_JOINT_STATES,
+    PREDICTION_HORIZON, LEAD_TIME, RATE, MIN_INTERVAL, WAIT_FOR_JOINT_STATES,
 )
 """Everything :meth:`CommanderConfig.from_parameters` reads."""
 
@@ -125,6 +133,7 @@ class CommanderConfig:
     :param prediction_horizon: Extrapolation of the targets past now [s] (0: off).
     :param lead_time: ``time_from_start`` of the streamed point [s].
     :param rate: Rate of the timer steps [Hz].
+    :param min_interval: Shortest time between two commands [s] (0: half the period).
     :param wait_for_joint_states: Start from the measured position, not the neutral pose.
     :raises ConfigError: If a value is out of range.
     """
@@ -136,6 +145,7 @@ class CommanderConfig:
     prediction_horizon: float = PREDICTION_HORIZON.default
     lead_time: float = LEAD_TIME.default
     rate: float = RATE.default
+    min_interval: float = MIN_INTERVAL.default
     wait_for_joint_states: bool = WAIT_FOR_JOINT_STATES.default
 
     def __post_init__(self) -> None:
@@ -164,6 +174,11 @@ class CommanderConfig:
     def period(self) -> float:
         """Return the timer period, ``1 / rate`` [s]."""
         return 1.0 / self.rate
+
+    @property
+    def spacing(self) -> float:
+        """Return the shortest time between two commands: ``min_interval`` or half the period."""
+        return self.min_interval if self.min_interval > 0.0 else 0.5 * self.period
 
 
 class ArmCommander:
@@ -304,7 +319,7 @@ class ArmCommander:
         motion = self._motion
         if motion is None:
             return None
-        if self._last_step is not None and now - self._last_step < 0.5 * self._config.period:
+        if self._last_step is not None and now - self._last_step < self._config.spacing:
             return None  # no bursts: a target that came sooner is taken by the next step
         guidance = self._supervisor.step(now, motion.position)
         if guidance.state is TrackingState.WAITING:

@@ -11,8 +11,9 @@ through an echo process that does nothing (:mod:`pic_ros.ros.echo`).
 - 240 Hz: Xsens MVN MXTP02 datagrams over UDP (23 segments, an arm-waving T-pose).
 
 While tracking, the trajectory publisher publishes one trajectory per controller and input frame
-(its keep-alive timer, which also commands between slow inputs, is set to 1 Hz for the
-measurement), so the i-th trajectory answers the i-th input; drops are inputs without an answer.
+(its keep-alive timer, which also commands between slow inputs, is set to 1 Hz and its
+``min_interval`` to 1 ms for the measurement), so the i-th trajectory answers the i-th input;
+drops are inputs without an answer.
 When counts differ, latencies are taken to the latest input sent before each answer (a lower
 bound) and the result says so.
 """
@@ -280,8 +281,10 @@ def measure(
             '--param', 'trajectory_publisher.wait_for_joint_states=false',
             '--param', f'skeleton_node.udp_port={port}',
             # One trajectory per input: the 50 Hz hold/keep-alive timer would add commands
-            # between 30 Hz inputs, which cannot be paired with an input.
+            # between 30 Hz inputs, which cannot be paired with an input; and a 1 ms spacing,
+            # since the default (half the timer's period) would skip inputs.
             '--param', 'trajectory_publisher.rate=1.0',
+            '--param', 'trajectory_publisher.min_interval=0.001',
             '--ros-args', '-r', 'body_tracking_data:=bench_in',
         )
     else:
