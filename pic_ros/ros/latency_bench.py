@@ -209,25 +209,40 @@ def xsens_datagrams(count: int, rate: float) -> list[bytes]:
     return [person.datagram(index) for index in range(count)]
 
 
-class _Probe:
-    """The benchmark's own node: publishes inputs, timestamps the answers."""
+class Probe:
+    """
+    A benchmark's own node, spun in a thread: it timestamps the answers it hears.
 
-    def __init__(self, context: Context, answer_topic: str, answer_type: type) -> None:
-        self.node = Node('latency_probe', context=context)
+    :param context: rclpy context of the benchmark process.
+    :param answer_topic: Topic of the answers (subscribed raw: only arrival times matter).
+    :param answer_type: Message type of the answers.
+    :param name: Node name.
+    """
+
+    def __init__(
+        self, context: Context, answer_topic: str, answer_type: type, name: str = 'latency_probe'
+    ) -> None:
+        self.node = Node(name, context=context)
         self.received: list[float] = []
+        """Arrival time of each answer (``time.perf_counter``) [s]."""
         self.node.create_subscription(
             answer_type, answer_topic, self._on_answer, RELIABLE, raw=True
         )
+        self.subscribe()
         self.executor = SingleThreadedExecutor(context=context)
         self.executor.add_node(self.node)
         self._thread = threading.Thread(target=self.executor.spin, daemon=True)
         self._thread.start()
+
+    def subscribe(self) -> None:
+        """Create further subscriptions of :attr:`node` before it spins (none here)."""
 
     def _on_answer(self, data: bytes) -> None:
         del data  # Unused: only the arrival time matters.
         self.received.append(time.perf_counter())
 
     def close(self) -> None:
+        """Stop spinning and destroy the node."""
         self.executor.shutdown(timeout_sec=1.0)
         self.node.destroy_node()
 
@@ -308,7 +323,7 @@ def measure(
             answer = 'echo_out'
             if source == 'azure_kinect':
                 answer_type = MarkerArray
-        probe = _Probe(context, answer, answer_type)
+        probe = Probe(context, answer, answer_type)
         publisher = probe.node.create_publisher(MarkerArray, 'bench_in', RELIABLE)
         ready = wait_until(
             lambda: probe is not None and probe.node.count_publishers(answer) > 0

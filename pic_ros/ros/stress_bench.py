@@ -42,6 +42,7 @@ from pic_ros.ros.latency_bench import (
     bag_marker_arrays,
     default_bag,
     paced,
+    Probe,
     RELIABLE,
     WavingXsens,
 )
@@ -55,8 +56,6 @@ from pic_ros.ros.processes import (
 from pic_ros.tools.metrics import percentile_ms
 import rclpy
 from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
@@ -163,29 +162,20 @@ class StressResult:
     identity_switches: int = 0
 
 
-class _Probe:
+class _Probe(Probe):
     """The benchmark's node: times the commands, keeps the skeleton node's last report."""
 
     def __init__(self, context: Context, commands_topic: str) -> None:
-        self.node = Node('stress_probe', context=context)
-        self.command_times: list[float] = []
         self.report: dict[str, str] = {}
         self.report_time = -1.0
         self._lock = threading.Lock()
-        self.node.create_subscription(
-            JointTrajectory, commands_topic, self._on_command, RELIABLE, raw=True
-        )
+        super().__init__(context, commands_topic, JointTrajectory, name='stress_probe')
+
+    def subscribe(self) -> None:
+        """Subscribe ``/diagnostics`` for the skeleton node's reports."""
         self.node.create_subscription(
             DiagnosticArray, '/diagnostics', self._on_diagnostics, RELIABLE
         )
-        self.executor = SingleThreadedExecutor(context=context)
-        self.executor.add_node(self.node)
-        self._thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self._thread.start()
-
-    def _on_command(self, data: bytes) -> None:
-        del data  # only the arrival time matters
-        self.command_times.append(time.perf_counter())
 
     def _on_diagnostics(self, message: DiagnosticArray) -> None:
         for status in message.status:
@@ -198,11 +188,6 @@ class _Probe:
         """Return the skeleton node's last report and when it came (perf_counter)."""
         with self._lock:
             return dict(self.report), self.report_time
-
-    def close(self) -> None:
-        """Stop spinning and destroy the node."""
-        self.executor.shutdown(timeout_sec=1.0)
-        self.node.destroy_node()
 
 
 def _stamp(seconds: float) -> Time:
@@ -353,10 +338,10 @@ def run_stress(
                     assert sender is not None
                     sender.sendto(person.datagram(index), target)
 
-            begun = len(probe.command_times)
+            begun = len(probe.received)
             paced(total, rate, send)
             ended = time.perf_counter()
-            commands = probe.command_times[begun:]
+            commands = probe.received[begun:]
             commands = [when for when in commands if when <= ended]
             if not wait_until(lambda: probe is not None and probe.latest_report()[1] > ended + 0.6,
                               timeout=10.0):
