@@ -89,8 +89,8 @@ def declare_arguments():
     return [
         DeclareLaunchArgument(
             'robot', default_value='baxter',
-            description='Robot: baxter, yumi or tiago (or the path of another robot YAML, with '
-                        'controllers_file)'),
+            description='Robot: any of config/ (baxter, nao, tiago, yumi), or the path of '
+                        'another robot YAML, with controllers_file'),
         *parameters,
         DeclareLaunchArgument(
             'input_topic', default_value='body_tracking_data',

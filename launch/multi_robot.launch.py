@@ -12,11 +12,11 @@ What it starts:
 
 - one ``skeleton_node`` in the root namespace: tracker input (``body_tracking_data`` remapped to
   ``input_topic``, or the Xsens UDP stream) -> the shared ``/skeleton`` topic;
-- for each robot of ``robots`` (default ``baxter,yumi,tiago``), in the namespace ``/<robot>``: a
-  ``solver_node`` whose ``skeleton`` is remapped to ``/skeleton`` and that publishes
-  ``/<robot>/joint_targets``, and a ``trajectory_publisher`` that reads ``/<robot>/joint_states``
-  and streams ``/<robot>/<controller>/joint_trajectory`` (so each robot's controller manager runs
-  in its namespace, e.g. ``/baxter/left_arm_controller``).
+- for each robot of ``robots`` (default ``baxter,yumi,tiago``; any robot of ``config/``), in the
+  namespace ``/<robot>``: a ``solver_node`` whose ``skeleton`` is remapped to ``/skeleton`` and
+  that publishes ``/<robot>/joint_targets``, and a ``trajectory_publisher`` that reads
+  ``/<robot>/joint_states`` and streams ``/<robot>/<controller>/joint_trajectory`` (so each
+  robot's controller manager runs in its namespace, e.g. ``/baxter/left_arm_controller``).
 
 With ``sim:=true``, each robot also gets a ``sim_robot`` (MuJoCo) in its namespace that follows
 its trajectories and publishes ``/<robot>/joint_states``.
@@ -36,11 +36,12 @@ from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node, PushRosNamespace, SetParameter
 from launch_ros.parameter_descriptions import ParameterFile
 from launch_ros.substitutions import FindPackageShare
+from pic_ros.resources import shipped_robots
 from pic_ros.ros.launch_arguments import node_overrides, parameter_arguments
 from pic_ros.ros.launch_support import LaunchAbort, stop_launch_when_exits
 
 PACKAGE = 'pic_ros'
-ROBOTS = ('baxter', 'yumi', 'tiago')
+DEFAULT_ROBOTS = ('baxter', 'yumi', 'tiago')
 SHARED_SKELETON = '/skeleton'
 
 
@@ -54,9 +55,9 @@ def declare_arguments():
     ]
     return [
         DeclareLaunchArgument(
-            'robots', default_value=','.join(ROBOTS),
+            'robots', default_value=','.join(DEFAULT_ROBOTS),
             description='Comma-separated robots to drive, each in its own namespace: any of '
-                        'baxter, yumi, tiago'),
+                        'config/ (baxter, nao, tiago, yumi)'),
         *parameters,
         DeclareLaunchArgument(
             'input_topic', default_value='body_tracking_data',
@@ -91,17 +92,18 @@ def robot_list(text):
     :return: The names, in the given order, without duplicates.
     :raises LaunchAbort: If the list is empty or names an unknown robot.
     """
+    known = shipped_robots()
     robots = []
     for item in text.split(','):
         name = item.strip()
         if not name or name in robots:
             continue
-        if name not in ROBOTS:
+        if name not in known:
             raise LaunchAbort(
-                f'robots: {name!r} is not one of {", ".join(ROBOTS)}; nothing was started')
+                f'robots: {name!r} is not one of {", ".join(known)}; nothing was started')
         robots.append(name)
     if not robots:
-        raise LaunchAbort(f'robots is empty; give some of {", ".join(ROBOTS)}')
+        raise LaunchAbort(f'robots is empty; give some of {", ".join(known)}')
     return robots
 
 

@@ -66,8 +66,8 @@ def declare_arguments():
     return [
         DeclareLaunchArgument(
             'robot', default_value=ROBOT.default,
-            description='Robot: baxter, yumi, tiago (config/<robot>.yaml + urdf/<robot>.urdf), '
-                        'or the path of another robot YAML'),
+            description='Robot: any of config/ (config/<robot>.yaml + urdf/<robot>.urdf: '
+                        'baxter, nao, tiago, yumi), or the path of another robot YAML'),
         *parameters,
         DeclareLaunchArgument(
             'input_topic', default_value='body_tracking_data',

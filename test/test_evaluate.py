@@ -13,6 +13,7 @@ import numpy as np
 from pic_ros.correspondence import load_user_profile
 from pic_ros.human.skeleton import Side
 from pic_ros.recordings.paper import load_paper_demonstration, Segment
+from pic_ros.resources import shipped_robots
 from pic_ros.robot import load_robot
 from pic_ros.solvers import SolverConfig
 from pic_ros.tools.catalog import load_demonstration
@@ -92,7 +93,7 @@ def assembly1(shared_data: Path) -> Demonstration:
     return Demonstration.from_paper(load_paper_demonstration(folder, 'assembly1'))
 
 
-@pytest.mark.parametrize('robot_name', ['baxter', 'yumi', 'tiago'])
+@pytest.mark.parametrize('robot_name', shipped_robots())
 def test_pic_on_the_real_assembly1_recording_gives_a_complete_record(assembly1, robot_name):
     """PIC on ``assembly1``: every metric present and finite, 10 segments, 757 frames, 0 limits."""
     record = evaluate_one(load_robot(robot_name), assembly1, SolverConfig(name='pic'))
@@ -347,16 +348,26 @@ def test_both_correspondences_are_evaluated_side_by_side(capsys):
     assert 'Share of solved frames with a joint at a position limit' in out
 
 
+FREE_DIRECTION_ERROR = {'nao': 3.5}
+"""
+Mean bone-direction error on free frames [deg] allowed on the demo where it is not 2.0.
+
+NAO's arms hang nearly straight through much of the demo, where the joint recovery damps the
+elbow yaw (a roll about the upper arm) so that noise does not swing it: its forearm stays 3.4 deg
+(3 mm at the wrist) from the target on average; without that damping it would be 0.7 deg.
+"""
+
+
 def test_default_settings_keep_their_quality_on_the_shipped_demo():
     """Regression: the default correspondence and solver on the demo take, every robot."""
     demonstration = load_demonstration('demo')
-    for name in ('baxter', 'yumi', 'tiago'):
+    for name in shipped_robots():
         record = evaluate_one(load_robot(name), demonstration, SolverConfig())
         assert record['correspondence'] == 'direction' and record['solver'] == 'pic'
         assert record['pacc_paper'] >= 0.98, name
         assert record['elbow_mae_rad'] <= 0.02, name
         assert record['elbow_mae_free_rad'] <= 0.02, name
-        assert max(record['dir_err_free_deg']) <= 2.0, name
+        assert max(record['dir_err_free_deg']) <= FREE_DIRECTION_ERROR.get(name, 2.0), name
         assert record['jump_frames'] == 0 and record['limit_violations'] == 0, name
 
 

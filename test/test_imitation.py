@@ -10,6 +10,7 @@ from pic_ros.exceptions import SkeletonError
 from pic_ros.human.processing import SkeletonProcessor
 from pic_ros.human.skeleton import HumanJoint, make_frame, SkeletonFrame
 from pic_ros.imitation import RobotImitator
+from pic_ros.resources import shipped_robots
 from pic_ros.robot import load_robot
 from pic_ros.solvers import RecoveryConfig, SolverConfig, Termination
 from pic_ros.tools.catalog import demonstration_from_synthetic
@@ -18,13 +19,14 @@ from pic_ros.tools.metrics import JUMP_THRESHOLD
 from pic_ros.tools.synthetic import generate_take, suite_specs
 import pytest
 
-ROBOTS = ('baxter', 'yumi', 'tiago')
+ROBOTS = shipped_robots()
+"""Every robot of ``config/`` (a robot file with its URDF)."""
 J = HumanJoint
 
 
 @pytest.fixture(scope='module')
 def robots():
-    """Load the three shipped robots once."""
+    """Load every shipped robot once."""
     return {name: load_robot(name) for name in ROBOTS}
 
 

@@ -19,6 +19,7 @@ from pic_ros.motion import (
     MotionLimits,
     TargetStatus,
 )
+from pic_ros.resources import shipped_robots
 from pic_ros.robot import load_robot
 import pytest
 
@@ -195,7 +196,7 @@ def test_from_arm_rejects_bad_scales_and_missing_velocity_limits() -> None:
         MotionLimits.from_arm(no_limit)
 
 
-@pytest.mark.parametrize('robot', ['baxter', 'yumi', 'tiago'])
+@pytest.mark.parametrize('robot', shipped_robots())
 def test_from_arm_builds_limits_for_every_shipped_arm(robot: str) -> None:
     """Every shipped arm yields valid limits and its neutral pose is a valid limiter state."""
     for arm in load_robot(robot).arms.values():

@@ -11,6 +11,7 @@ os.environ.setdefault('MUJOCO_GL', 'egl')  # before mujoco is first imported
 
 import numpy as np  # noqa: E402
 from pic_ros.exceptions import ConfigError  # noqa: E402
+from pic_ros.resources import shipped_robots  # noqa: E402
 from pic_ros.robot import load_robot  # noqa: E402
 from pic_ros.sim import (  # noqa: E402
     FrameRecorder,
@@ -25,7 +26,8 @@ import pytest  # noqa: E402
 
 pytest.importorskip('mujoco')
 
-ROBOTS = ('baxter', 'yumi', 'tiago')
+ROBOTS = shipped_robots()
+"""Every robot of ``config/`` (a robot file with its URDF)."""
 
 SINE_AMPLITUDE = 0.3
 """Amplitude of the tracking sine on every arm joint [rad]."""

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 import numpy as np
 from pic_ros.correspondence import ArmTargets, TargetKind
 from pic_ros.human.skeleton import MIN_BONE_LENGTH
+from pic_ros.resources import shipped_robots
 from pic_ros.robot import load_robot
 from pic_ros.solvers import make_solver, OctantConstraints, SolverConfig
 from pic_ros.solvers.octants import (
@@ -372,7 +373,7 @@ def wobbling_targets(arm, values, axis: int):
         yield ArmTargets(shoulder, elbow, elbow + np.array([0.25, 0.0, 0.0]), TargetKind.SHAPE)
 
 
-@pytest.mark.parametrize('robot_name', ['baxter', 'yumi', 'tiago'])
+@pytest.mark.parametrize('robot_name', shipped_robots())
 def test_the_pic_solver_keeps_its_octants_while_a_bone_wobbles_inside_the_band(robot_name):
     """
     A human upper arm wobbling across the y = 0 plane inside the band keeps the solver's octants.

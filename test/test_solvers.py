@@ -45,10 +45,10 @@ def lengths(points: np.ndarray) -> np.ndarray:
     return np.linalg.norm(np.diff(points, axis=0), axis=1)
 
 
-def test_registry_lists_the_three_solvers():
-    """fabrik, pic and pics are registered; an unknown name is rejected with the choices."""
-    assert {'fabrik', 'pic', 'pics'} <= set(solver_names())
-    with pytest.raises(ConfigError, match='unknown solver .*available: fabrik, pic, pics'):
+def test_registry_lists_the_built_in_solvers():
+    """analytic, fabrik, pic and pics are registered; an unknown name is rejected with them."""
+    assert {'analytic', 'fabrik', 'pic', 'pics'} <= set(solver_names())
+    with pytest.raises(ConfigError, match='unknown solver .*: analytic, fabrik, pic, pics'):
         SolverConfig(name='ccd')
     with pytest.raises(ConfigError, match='pics needs eta in 1..3'):
         SolverConfig(name='pics', eta=0)

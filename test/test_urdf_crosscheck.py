@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from pic_ros.resources import shipped_robots
 from pic_ros.robot.kinematics import Joint, KinematicChain, load_robot_model, RobotModel
 import pytest
 from urdf_parser_py import urdf as urdf_model
@@ -18,7 +19,11 @@ from urdf_parser_py.xml_reflection import core as xml_core
 import yaml
 
 URDF_DIR = Path(__file__).resolve().parents[1] / 'urdf'
-ROBOTS = ('baxter', 'yumi', 'tiago')
+ROBOTS = shipped_robots()
+"""Every robot of ``config/`` (a robot file with its URDF): the validity tests."""
+REFERENCE_ROBOTS = ('baxter', 'yumi', 'tiago')
+"""The robots with a reference URDF in ``../shared/data/robots`` (NAO has none: its URDF is
+checked against the published figures instead)."""
 CONFIGURATIONS = 50
 POSITION_TOLERANCE = 1e-6  # [m]
 ROTATION_TOLERANCE = 1e-6  # rotation matrix entries
@@ -78,7 +83,7 @@ def _movable(model: RobotModel) -> list[Joint]:
     return [joint for joint in model.joints.values() if joint.joint_type.is_movable]
 
 
-@pytest.mark.parametrize('robot', ROBOTS)
+@pytest.mark.parametrize('robot', REFERENCE_ROBOTS)
 def test_every_reference_joint_and_link_is_kept_unchanged(shared_data: Path, robot: str) -> None:
     """Every reference joint exists in ours with the same kinematic data, and every link exists."""
     reference = load_robot_model(_reference(shared_data, robot))
@@ -97,7 +102,7 @@ def test_every_reference_joint_and_link_is_kept_unchanged(shared_data: Path, rob
         assert joint.mimic == expected.mimic, name
 
 
-@pytest.mark.parametrize('robot', ROBOTS)
+@pytest.mark.parametrize('robot', REFERENCE_ROBOTS)
 def test_arm_forward_kinematics_matches_reference(
     shared_data: Path, rng: np.random.Generator, robot: str
 ) -> None:
@@ -126,7 +131,7 @@ def test_arm_forward_kinematics_matches_reference(
                                        atol=POSITION_TOLERANCE)
 
 
-@pytest.mark.parametrize('robot', ROBOTS)
+@pytest.mark.parametrize('robot', REFERENCE_ROBOTS)
 def test_arm_joint_limits_match_reference(shared_data: Path, robot: str) -> None:
     """The lower, upper and velocity limits of every arm chain joint are identical."""
     reference = load_robot_model(_reference(shared_data, robot))
@@ -200,3 +205,43 @@ def test_mujoco_loads_urdf_with_matching_joint_frames(robot: str) -> None:
                                    atol=MUJOCO_TOLERANCE, err_msg=joint.name)
         np.testing.assert_allclose(data.xaxis[index], frame[:3, :3] @ joint.axis, rtol=0.0,
                                    atol=MUJOCO_TOLERANCE, err_msg=joint.name)
+
+
+NAO_LENGTHS = {
+    'shoulder_offset_y': 0.098, 'shoulder_offset_z': 0.100, 'upper_arm': 0.105,
+    'elbow_offset_y': 0.015, 'lower_arm': 0.05595, 'hand_offset_x': 0.05775,
+    'hand_offset_z': 0.01231, 'neck_offset_z': 0.1265,
+}
+"""NAO H25 V5 link lengths [m] as Aldebaran's documentation publishes them."""
+
+NAO_LIMITS = {
+    'HeadYaw': (-119.5, 119.5), 'HeadPitch': (-38.5, 29.5),
+    'LShoulderPitch': (-119.5, 119.5), 'LShoulderRoll': (-18.0, 76.0),
+    'LElbowYaw': (-119.5, 119.5), 'LElbowRoll': (-88.5, -2.0), 'LWristYaw': (-104.5, 104.5),
+    'RShoulderPitch': (-119.5, 119.5), 'RShoulderRoll': (-76.0, 18.0),
+    'RElbowYaw': (-119.5, 119.5), 'RElbowRoll': (2.0, 88.5), 'RWristYaw': (-104.5, 104.5),
+}
+"""NAO H25 V5 joint ranges [deg] as Aldebaran's documentation publishes them."""
+
+
+def test_nao_urdf_has_the_published_nao_v5_figures() -> None:
+    """Our NAO: the documented link lengths (zero-pose joint origins) and joint ranges."""
+    model = load_robot_model(_ours('nao'))
+    lengths = NAO_LENGTHS
+    for side, sign in (('L', 1.0), ('R', -1.0)):
+        tool = 'l_tool' if side == 'L' else 'r_tool'
+        chain = KinematicChain.from_model(model, 'torso', tool)
+        points = chain.joint_positions(np.zeros(chain.dof))
+        shoulder = (0.0, sign * lengths['shoulder_offset_y'], lengths['shoulder_offset_z'])
+        elbow = np.add(shoulder, (lengths['upper_arm'], sign * lengths['elbow_offset_y'], 0.0))
+        wrist = elbow + (lengths['lower_arm'], 0.0, 0.0)
+        hand = wrist + (lengths['hand_offset_x'], 0.0, -lengths['hand_offset_z'])
+        expected = [shoulder, shoulder, elbow, elbow, wrist, hand]
+        np.testing.assert_allclose(points, expected, rtol=0.0, atol=1e-12, err_msg=side)
+    head = KinematicChain.from_model(model, 'torso', 'Head')
+    np.testing.assert_allclose(head.joint_positions(np.zeros(2))[0],
+                               (0.0, 0.0, lengths['neck_offset_z']), rtol=0.0, atol=1e-12)
+    for name, (low, high) in NAO_LIMITS.items():
+        limits = model.joints[name].limits
+        assert limits is not None, name
+        assert np.degrees([limits.lower, limits.upper]) == pytest.approx((low, high), abs=0.01)

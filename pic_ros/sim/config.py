@@ -45,7 +45,9 @@ class SimConfig:
     :param natural_frequency: Natural frequency ``wn`` of every arm joint's servo [rad/s], in
         [1, 500]; ``wn * timestep`` must be <= 0.5.
     :param damping_ratio: Damping ratio ``zeta`` of the servos, in [0.1, 5].
-    :param armature: Reflected drive inertia added to every arm joint [kg m^2], in [0, 10].
+    :param armature: Reflected drive inertia added to every arm joint [kg m^2], in [0, 10]; a
+        joint whose effort limit cannot accelerate it gets less
+        (:data:`~pic_ros.sim.mujoco_model.DRIVE_ACCELERATION`).
     :param gravity_compensation: Compensate gravity through the actuators (within the effort
         limits); False lets the servos hold the arms against gravity alone (they sag by
         ``torque / kp``).

@@ -16,15 +16,22 @@ Model choices (:class:`~pic_ros.sim.config.SimConfig` holds the numbers):
   integrator, so ``wn * timestep`` must stay small (checked <= 0.5; 0.12 by default). A uniform
   reflected drive inertia (``armature``, 0.05 kg m^2) is added to every arm joint, as
   gear-driven joints have; without it the wrist joints' inertia (down to 2e-4 kg m^2) would need
-  gains too small to reject the coupling torques of the shoulder.
+  gains too small to reject the coupling torques of the shoulder. A joint whose effort limit
+  cannot accelerate that inertia at :data:`DRIVE_ACCELERATION` times its velocity limit per
+  second (to its speed limit in 50 ms) gets the inertia it can (NAO: 0.008 kg m^2 at the
+  shoulders, 0.0008 at the wrists; every joint of Baxter, YuMi and TIAGo keeps 0.05): a small
+  drive is a small motor, and a drive too heavy for its motor overshoots every step.
 * **URDF dynamics**: the ``<dynamics damping>`` of the arm joints is dropped (it is simulator
   tuning: TIAGo's 40 N m s/rad would need 94 N m at the velocity limit where the effort limit is
   26 N m); the servo's ``kv`` is the joint damping. ``friction`` (Coulomb, TIAGo 1 N m) is kept.
   The URDF effort limit bounds each joint's total actuator torque (MuJoCo ``actuatorfrcrange``).
 * **Position limits** are stiff limit stops (time constant 4 ms) that engage 3 mrad before the
-  URDF limit: a joint commanded to its limit rests 3 mrad inside it, and no joint passes its
-  limit even when every joint is thrown across its whole range at once (MuJoCo's default soft
-  limits let YuMi's joints through by 0.04 rad in that test).
+  URDF limit, or as far as the joint travels in :data:`STOP_TIME` at its velocity limit when
+  that is more (Baxter's 4 rad/s wrists 6 mrad, YuMi's 7 rad/s joints 10.5 mrad, NAO's
+  8.3 rad/s shoulders 12.4 mrad): a joint commanded to its limit rests that far inside it, and
+  no joint passes its limit even when every joint is thrown across its whole range at once
+  (MuJoCo's default soft limits let YuMi's joints through by 0.04 rad in that test; a fast
+  joint sinks further into the stop: NAO's shoulders by 9 mrad).
 * **Gravity** is on, and compensated per body (``gravcomp = 1``) *through the actuators*
   (``actuatorgravcomp``): the compensation torque counts against the effort limit, like a robot
   controller's gravity feed-forward. So an arm at rest holds its pose exactly; an arm whose
@@ -67,6 +74,14 @@ by up to 0.04 rad; never below two time steps)."""
 
 _LIMIT_MARGIN: Final = 0.003
 """Distance before a URDF position limit at which the limit stop engages [rad] or [m]."""
+
+STOP_TIME: Final = 0.0015
+"""A joint's limit stop engages at least the distance it travels at its velocity limit in this
+time before the limit [s]."""
+
+DRIVE_ACCELERATION: Final = 20.0
+"""Acceleration a joint's effort limit must give its drive inertia, as its velocity limit per
+second [1/s]."""
 
 
 @dataclass(frozen=True)
@@ -134,6 +149,31 @@ def _exclude_initial_contacts(spec: Any, model: Any, data: Any) -> None:
         spec.add_exclude(bodyname1=model.body(first).name, bodyname2=model.body(second).name)
 
 
+def _drive(robot: Robot, name: str) -> tuple[float, float]:
+    """Return a joint's URDF effort and velocity limits (infinite when it has none)."""
+    joint = robot.model.joints.get(name)
+    limits = None if joint is None else joint.limits
+    if limits is None or not (limits.effort > 0.0 and limits.velocity > 0.0):
+        return math.inf, math.inf
+    return limits.effort, limits.velocity
+
+
+def _armature(robot: Robot, name: str, armature: float) -> float:
+    """Return a joint's drive inertia: ``armature``, or what its effort limit can accelerate."""
+    effort, velocity = _drive(robot, name)
+    if not (math.isfinite(effort) and math.isfinite(velocity)):
+        return armature
+    return min(armature, effort / (DRIVE_ACCELERATION * velocity))
+
+
+def _limit_margin(robot: Robot, name: str) -> float:
+    """Return how far before its position limits a joint's limit stop engages."""
+    velocity = _drive(robot, name)[1]
+    if not math.isfinite(velocity):
+        return _LIMIT_MARGIN
+    return max(_LIMIT_MARGIN, velocity * STOP_TIME)
+
+
 def build_model(
     mujoco: Any, robot: Robot, config: SimConfig, start: Mapping[str, float]
 ) -> tuple[Any, tuple[str, ...], dict[str, float], dict[str, ServoGains]]:
@@ -167,10 +207,10 @@ def build_model(
             spec.delete(equality)
     for joint in spec.joints:
         joint.damping = [0.0] * len(joint.damping)
-        joint.armature = config.armature
+        joint.armature = _armature(robot, joint.name, config.armature)
         joint.actgravcomp = config.gravity_compensation
         joint.solref_limit = [max(_LIMIT_TIME_CONSTANT, 2.0 * config.timestep), 1.0]
-        joint.margin = _LIMIT_MARGIN
+        joint.margin = _limit_margin(robot, joint.name)
     for body in spec.bodies:
         body.gravcomp = 1.0 if config.gravity_compensation else 0.0
     for geom in spec.geoms:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+import math
 from typing import Any, Final, TypeVar
 
 import numpy as np
@@ -32,7 +33,8 @@ FloatArray = npt.NDArray[np.float64]
 
 
 SOLVER: Final = ParameterDef(
-    'solver', 'pic', 'Point solver (plug-ins add theirs)',
+    'solver', 'pic', 'Arm solver: fabrik, pic, pics on the point chain, analytic in closed form '
+    '(plug-ins add theirs)',
     choices=lambda: solver_names(),
 )
 """The solver node's ``solver``: a registered solver name (:attr:`SolverConfig.name`)."""
@@ -59,7 +61,7 @@ class SolverConfig:
     """
     Which solver to run and its settings.
 
-    :param name: Registered solver name (``fabrik``, ``pic``, ``pics``).
+    :param name: Registered solver name (``fabrik``, ``pic``, ``pics``, ``analytic``).
     :param eta: PICs softening factor η, 1..3 for ``pics`` (ignored otherwise).
     :param iteration: Stopping rules of the backward-forward loop.
     :param recovery: Settings of the joint-angle recovery.
@@ -106,10 +108,10 @@ class SolverConfig:
 
     @property
     def eta_label(self) -> int | None:
-        """Return η as reported in results: ``None`` for FABRIK, 0 for PIC, 1..3 for PICs."""
-        if self.name == 'fabrik':
-            return None
-        return self.eta if self.name == 'pics' else 0
+        """Return η as reported in results: 0 for PIC, 1..3 for PICs, ``None`` for the others."""
+        if self.name == 'pics':
+            return self.eta
+        return 0 if self.name == 'pic' else None
 
     @property
     def label(self) -> str:
@@ -161,14 +163,13 @@ class ArmSolver(abc.ABC):
         :raises SkeletonError: If a target is not a finite 3-vector (the frame must be dropped).
         """
         points = (targets.shoulder, targets.elbow, targets.wrist)
-        try:
-            values = np.array(points, dtype=float)
-        except (TypeError, ValueError) as err:
-            raise SkeletonError(f'targets must be finite 3-vectors: {err}') from err
-        if values.shape != (3, 3) or not np.isfinite(values).all():
+        if not _finite_points(points):
+            try:
+                values = np.array(points, dtype=float)
+            except (TypeError, ValueError) as err:
+                raise SkeletonError(f'targets must be finite 3-vectors: {err}') from err
             names = ('shoulder', 'elbow', 'wrist')
-            for name, point in zip(names, points):
-                value = np.asarray(point, dtype=float)
+            for name, value in zip(names, values):
                 if value.shape != (3,) or not np.all(np.isfinite(value)):
                     raise SkeletonError(f'{name} target must be a finite 3-vector, got {value!r}')
         result = self._solve(targets, self._q)
@@ -178,6 +179,33 @@ class ArmSolver(abc.ABC):
     @abc.abstractmethod
     def _solve(self, targets: ArmTargets, q_previous: FloatArray) -> ArmSolveResult:
         """Solve one validated frame from the warm start ``q_previous``."""
+
+
+def _finite_points(points: tuple[object, ...]) -> bool:
+    """
+    Tell whether every target is three finite numbers (the per-frame check, in plain floats).
+
+    A sum of finite numbers is finite unless it overflows, and NaN or infinity spreads to it.
+    ``False`` sends the targets to the full check, which names what is wrong.
+    """
+    total = 0.0
+    for point in points:
+        if isinstance(point, np.ndarray):
+            values = point.tolist()
+        elif isinstance(point, (list, tuple)):
+            values = list(point)
+        else:
+            return False
+        try:
+            if len(values) != 3:
+                return False
+            total += values[0] + values[1] + values[2]
+        except TypeError:
+            return False
+    try:
+        return math.isfinite(total)
+    except TypeError:
+        return False
 
 
 SolverType = TypeVar('SolverType', bound=type[ArmSolver])
@@ -216,7 +244,7 @@ def solver_names() -> tuple[str, ...]:
     """
     Return the registered solver names, sorted (plug-ins loaded first, :mod:`pic_ros.plugins`).
 
-    :return: E.g. ``('fabrik', 'pic', 'pics')``.
+    :return: E.g. ``('analytic', 'fabrik', 'pic', 'pics')``.
     """
     load_plugins()
     return tuple(sorted(_REGISTRY))

@@ -131,7 +131,11 @@ def bench_solvers(
                 for name, arm_trace in trace.arms.items():
                     solved = arm_trace.solve_time[arm_trace.solved]
                     times[name].append(solved)
-                    if name not in wrist_targets and np.count_nonzero(arm_trace.solved) > 1:
+                    if (
+                        ikpy_frames > 0
+                        and name not in wrist_targets
+                        and np.count_nonzero(arm_trace.solved) > 1
+                    ):
                         rows = np.flatnonzero(arm_trace.solved)
                         middle = rows[len(rows) // 2: len(rows) // 2 + ikpy_frames]
                         wrist_targets[name] = arm_trace.targets[middle, 2]

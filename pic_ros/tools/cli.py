@@ -37,7 +37,7 @@ from pic_ros.resources import shipped_robots
 from pic_ros.robot.robot import load_robot
 from pic_ros.schema import add_option
 from pic_ros.solvers import IterationConfig, SolverConfig
-from pic_ros.solvers.base import ETA, SOLVER
+from pic_ros.solvers.base import ETA, SOLVER, solver_names
 from pic_ros.solvers.iteration import MAX_ITERATIONS, TOLERANCE
 from pic_ros.tools.catalog import default_recordings, load_demonstration, synthetic_suite
 from pic_ros.tools.evaluation import evaluate_one, EvaluationSettings, SOLVER_SETTINGS
@@ -80,8 +80,9 @@ def _add_recordings(parser: argparse.ArgumentParser) -> None:
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--robot', action='append', help='robot name (repeatable); default: all')
     add_option(
-        parser, SOLVER, repeatable=True,
-        help_suffix='; repeatable; default: FABRIK, PIC and PICs η=1,2,3',
+        parser, SOLVER, repeatable=True, extra_choices=('all',),
+        help_suffix="; repeatable, all: every registered solver (the paper's five settings, "
+        'analytic and plug-ins); default: FABRIK, PIC and PICs η=1,2,3',
     )
     add_option(parser, ETA, repeatable=True, help_suffix='; repeatable; default: 1, 2 and 3')
     add_option(
@@ -110,15 +111,19 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
 
 def _settings(args: argparse.Namespace) -> list[SolverConfig]:
     iteration = IterationConfig(max_iterations=args.max_iterations, tolerance=args.tolerance)
+    names = list(args.solver or ())
+    paper = {setting for setting, _ in SOLVER_SETTINGS}
+    if 'all' in names:
+        names = [*paper, *solver_names()]
     chosen = []
     for name, eta in SOLVER_SETTINGS:
-        if args.solver and name not in args.solver:
+        if names and name not in names:
             continue
         if name == 'pics' and args.eta and eta not in args.eta:
             continue
         chosen.append(SolverConfig(name=name, eta=max(eta, 1), iteration=iteration))
-    for name in args.solver or ():
-        if name not in {setting for setting, _ in SOLVER_SETTINGS}:
+    for name in dict.fromkeys(names):
+        if name not in paper:
             chosen.append(SolverConfig(name=name, iteration=iteration))
     if not chosen:
         raise PicRosError('the --solver / --eta filters select no setting')

@@ -18,6 +18,7 @@ import fnmatch
 from pathlib import Path
 from typing import Any
 
+from pic_ros.resources import shipped_robots
 from pic_ros.ros.launch_arguments import parameter_arguments
 from pic_ros.ros.schema import PIPELINE, SET_BY_LAUNCH
 import pytest
@@ -27,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[2]
 LAUNCH_DIR = ROOT / 'launch'
 CONFIG_DIR = ROOT / 'config'
 PACKAGE = 'pic_ros'
-ROBOTS = ('baxter', 'yumi', 'tiago')
+ROBOTS = shipped_robots()
+"""Every robot of ``config/`` (a robot file with its URDF)."""
 
 DOCUMENTED_ARGUMENTS = {
     'teleop.launch.py': {

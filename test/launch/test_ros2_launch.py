@@ -42,6 +42,7 @@ from launch_harness import (
     Workspace,
 )
 import numpy as np
+from pic_ros.resources import shipped_robots
 from pic_ros.tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
 import pytest
 
@@ -246,7 +247,7 @@ def test_teleop_launch_drives_baxter_from_the_azure_kinect_bag(
     assert watcher.get_parameter('/solver_node', 'eta') == 1
     assert watcher.get_parameter('/solver_node', 'solver') == 'pics'
     assert watcher.set_parameter('/solver_node', 'solver', 'foo') == (
-        False, "solver must be one of 'fabrik', 'pic', 'pics', got 'foo'"
+        False, "solver must be one of 'analytic', 'fabrik', 'pic', 'pics', got 'foo'"
     )
 
     wait_for(
@@ -269,7 +270,7 @@ def test_teleop_launch_drives_baxter_from_the_azure_kinect_bag(
 @pytest.mark.parametrize(
     'robot, single_process',
     [('baxter', 'true'), ('yumi', 'false'), ('yumi', 'true'), ('tiago', 'false'),
-     ('tiago', 'true')],
+     ('tiago', 'true'), ('nao', 'false')],
 )
 def test_teleop_launch_drives_every_controller_of_each_robot(
     robot, single_process, ros2, probe, workspace: Workspace, shared_data
@@ -369,7 +370,7 @@ def test_multi_robot_launch_drives_every_controller_of_every_robot(
         (['teleop.launch.py', 'robot:=foo', 'single_process:=true'],
          r"robot:=foo: no robot file for 'foo'"),
         (['multi_robot.launch.py', 'robots:=baxter,foo'],
-         r"robots: 'foo' is not one of baxter, yumi, tiago"),
+         rf"robots: 'foo' is not one of {', '.join(shipped_robots())}"),
         (['teleop.launch.py', 'eta:=7'], r'eta'),
     ],
     ids=['teleop-robot-foo', 'teleop-single-process-robot-foo', 'multi-robot-foo',

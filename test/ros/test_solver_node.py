@@ -6,6 +6,7 @@ import numpy as np
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.body_frame import to_body_frame
 from pic_ros.human.skeleton import HumanJoint, make_frame, Side, SkeletonFrame
+from pic_ros.resources import shipped_robots
 from pic_ros.ros.conversions import skeleton_to_msg
 from pic_ros.ros.solver_node import SolverNode
 from pic_ros.tools.synthetic import generate_recording
@@ -14,7 +15,8 @@ import pytest
 from rclpy.parameter import Parameter
 from std_srvs.srv import Trigger
 
-ROBOTS = ('baxter', 'yumi', 'tiago')
+ROBOTS = shipped_robots()
+"""Every robot of ``config/`` (a robot file with its URDF)."""
 
 
 @pytest.fixture(scope='module')
@@ -82,6 +84,23 @@ def test_skeleton_gives_targets_for_every_arm_within_limits(solver_node, body_fr
         assert stamp == frame.stamp
 
 
+@pytest.mark.parametrize('robot', ROBOTS)
+def test_analytic_solver_gives_targets_within_limits(solver_node, body_frames, robot):
+    """solver: analytic is accepted by the node, and every arm's targets are inside the limits."""
+    node, published, _ = solver_node(robot=robot, solver='analytic')
+    names = [name for arm in node.robot.arms.values() for name in arm.joint_names]
+
+    for frame in body_frames:
+        node.handle_skeleton(frame)
+
+    assert node.get_parameter('solver').value == 'analytic'
+    assert len(published) == len(body_frames)
+    lower, upper = limits_of(node.robot, names)
+    for _, message in published:
+        assert list(message.name) == names
+        assert np.all(lower <= message.position) and np.all(message.position <= upper)
+
+
 @pytest.mark.parametrize('robot', ('baxter', 'yumi'))
 def test_missing_arm_solves_only_the_other_arm(solver_node, body_frames, robot):
     """Without the person's left wrist only the robot's right arm is solved (same_side)."""
@@ -143,8 +162,8 @@ def test_solver_change_at_run_time_keeps_the_warm_start(solver_node, body_frames
 @pytest.mark.parametrize(
     ('parameter', 'reason'),
     [
-        (Parameter('solver', value='ccd'), "solver must be one of 'fabrik', 'pic', 'pics', "
-                                           "got 'ccd'"),
+        (Parameter('solver', value='ccd'), "solver must be one of 'analytic', 'fabrik', 'pic', "
+                                           "'pics', got 'ccd'"),
         (Parameter('eta', value=5), 'Parameter eta out of range. Min: 1, Max: 3, value: 5'),
         (Parameter('scale', value='big'), "scale must be 'auto' or a number, got 'big'"),
         (Parameter('scale', value=-1.0), 'scale must be in [0.05, 20.0], got -1.0'),
