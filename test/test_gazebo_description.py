@@ -150,11 +150,15 @@ def test_tiago_torso_is_controlled_and_starts_at_its_locked_height():
 
 @pytest.mark.parametrize('robot', ROBOTS)
 def test_other_joints_are_held_only_when_asked(robot):
-    """Without hold_other_joints only arm and locked joints are listed; mimic joints never."""
+    """
+    Without hold_other_joints only controlled and locked joints are listed; mimic joints never.
+
+    Controlled joints are those of the arms, the head and the grippers.
+    """
     loaded = load_robot(robot)
     held = {joint.name for joint in control_joints(loaded)}
     minimal = {joint.name for joint in control_joints(loaded, hold_other_joints=False)}
-    arm_and_locked = {name for arm in loaded.arms.values() for name in arm.joint_names}
+    arm_and_locked = {name for group in loaded.groups.values() for name in group.joint_names}
     arm_and_locked |= set(loaded.spec.locked_joints)
     assert minimal == arm_and_locked
     assert minimal <= held

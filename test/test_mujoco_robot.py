@@ -22,6 +22,7 @@ from pic_ros.sim import (  # noqa: E402
     Waypoint,
 )
 from pic_ros.sim.frame_recorder import write_png  # noqa: E402
+from pic_ros.sim.mujoco_model import _limit_margin  # noqa: E402
 import pytest  # noqa: E402
 
 pytest.importorskip('mujoco')
@@ -92,16 +93,25 @@ def stream_sine(sim: SimRobot, duration: float, settle: float):
     return errors, outside
 
 
-def test_each_robot_builds_with_an_actuator_per_arm_joint(robot):
-    """The model has every URDF joint, one servo per arm joint, the held joints welded."""
+def test_each_robot_builds_with_an_actuator_per_controlled_joint(robot):
+    """
+    The model has every URDF joint, one servo per controlled joint, the held joints welded.
+
+    Controlled joints are those of the arms, head and grippers; a joint that mimics one of them
+    follows it (not welded, no servo); every other joint is welded.
+    """
     sim = SimRobot(robot)
     model = sim.model
-    arm_joints = {name for arm in robot.arms.values() for name in arm.joint_names}
-    assert model.nu == len(arm_joints)
-    assert {model.actuator(i).name for i in range(model.nu)} == arm_joints
-    assert set(sim.controllers) == {arm.spec.controller for arm in robot.arms.values()}
-    assert set(sim.joint_names) == arm_joints | set(sim.held_joints)
-    assert not arm_joints & set(sim.held_joints)
+    driven = {name for group in robot.groups.values() for name in group.joint_names}
+    followers = {
+        joint.name for joint in robot.model.joints.values()
+        if joint.mimic is not None and joint.mimic[0] in driven
+    }
+    assert model.nu == len(driven)
+    assert {model.actuator(i).name for i in range(model.nu)} == driven
+    assert set(sim.controllers) == {group.controller for group in robot.groups.values()}
+    assert set(sim.joint_names) == driven | followers | set(sim.held_joints)
+    assert not (driven | followers) & set(sim.held_joints)
     for name, value in robot.spec.locked_joints.items():
         assert sim.held_joints[name] == pytest.approx(value)
         assert sim.joint_positions()[name] == pytest.approx(value)
@@ -134,13 +144,29 @@ def test_the_model_kinematics_match_the_core_urdf_chains(robot):
 
 
 def test_the_neutral_pose_holds_still_under_gravity(robot):
-    """Gravity on, no trajectory: over 2 s no arm joint drifts by 1e-3 rad."""
+    """
+    Gravity on, no trajectory: over 2 s no joint drifts by 1e-3 rad.
+
+    A joint whose neutral value is at a position limit (an open gripper) is pushed inside by the
+    limit stop's margin, and only that far; its mimic joints follow it.
+    """
     sim = SimRobot(robot)
     before = sim.joint_positions()
     assert sim.step_to(2.0) == 1000
     after = sim.joint_positions()
-    drift = max(abs(after[name] - before[name]) for name in before)
-    assert drift < 1e-3
+    for name in before:
+        joint = robot.model.joints[name]
+        leader = robot.model.joints[joint.mimic[0]] if joint.mimic is not None else joint
+        limits = leader.limits
+        allowed = 1e-3
+        if limits is not None and name not in robot.spec.locked_joints:
+            at_limit = min(abs(before[leader.name] - limits.lower),
+                           abs(before[leader.name] - limits.upper))
+            margin = _limit_margin(robot, leader.name)
+            if at_limit < margin:
+                scale = abs(joint.mimic[1]) if joint.mimic is not None else 1.0
+                allowed += scale * (margin - at_limit)
+        assert abs(after[name] - before[name]) < allowed, name
     assert sim.model.opt.gravity[2] == pytest.approx(-9.81)
 
 
@@ -298,12 +324,13 @@ def test_self_collisions_stop_yumis_arms_against_each_other_only_when_asked():
         before = sim.joint_positions()
         sim.step_to(1.0)
         after = sim.joint_positions()
-        assert max(abs(after[name] - before[name]) for name in before) < 1e-3
+        arm_joints = [name for arm in sim.robot.arms.values() for name in arm.joint_names]
+        assert max(abs(after[name] - before[name]) for name in arm_joints) < 1e-3
         for controller, arm in arms_by_controller(sim).items():
             zero = np.clip(np.zeros(arm.dof), arm.lower, arm.upper)
             sim.command(controller, Trajectory(arm.joint_names, [Waypoint(2.0, zero.tolist())]))
         sim.step_to(5.0)
-        error = max(sim.tracking_error(controller) for controller in sim.controllers)
+        error = max(sim.tracking_error(controller) for controller in arms_by_controller(sim))
         if self_collisions:
             assert error > 0.03
         else:
@@ -318,8 +345,8 @@ def test_invalid_settings_are_refused():
         SimConfig(timestep=0.01, natural_frequency=100.0)
     with pytest.raises(ConfigError, match='armature'):
         SimConfig(armature=-1.0)
-    with pytest.raises(ConfigError, match='not arm joints'):
-        SimRobot('yumi', initial={'gripper_l_joint': 0.01})
+    with pytest.raises(ConfigError, match='no controller drives'):
+        SimRobot('yumi', initial={'gripper_l_joint_m': 0.01})
     with pytest.raises(ConfigError):
         SimRobot('yumi', initial={'yumi_joint_1_l': 10.0})
 
@@ -400,6 +427,7 @@ def test_held_joints_are_welded_where_their_value_puts_them(tmp_path: Path):
     spec = yaml.safe_load(Path(load_robot('tiago').spec.source).read_text(encoding='utf-8'))
     spec['urdf'] = str(load_robot('tiago').urdf_file)
     spec['locked_joints'] = {'torso_lift_joint': 0.15, 'head_1_joint': 0.5, 'head_2_joint': -0.3}
+    del spec['head']  # its joints are locked instead
     path = tmp_path / 'tiago_head.yaml'
     path.write_text(yaml.safe_dump(spec), encoding='utf-8')
     sim = SimRobot(path)

@@ -32,7 +32,8 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ChainError
 from pic_ros.human.skeleton import Side
-from pic_ros.robot.config import ACCELERATION_PER_VELOCITY, ArmSpec, JERK_PER_ACCELERATION
+from pic_ros.robot.config import ArmSpec
+from pic_ros.robot.joint_group import derived_limits
 from pic_ros.robot.kinematics.chain import KinematicChain
 from pic_ros.robot.kinematics.robot_model import RobotModel
 from pic_ros.robot.kinematics.transforms import freeze
@@ -121,16 +122,7 @@ class ArmModel:
         set_field(self, 'lower', freeze(lower))
         set_field(self, 'upper', freeze(upper))
         velocity = chain.velocity[indices]
-        acceleration = (
-            ACCELERATION_PER_VELOCITY * velocity
-            if spec.acceleration_limits is None
-            else np.array(spec.acceleration_limits, dtype=float)
-        )
-        jerk = (
-            JERK_PER_ACCELERATION * acceleration
-            if spec.jerk_limits is None
-            else np.array(spec.jerk_limits, dtype=float)
-        )
+        acceleration, jerk = derived_limits(velocity, spec.acceleration_limits, spec.jerk_limits)
         set_field(self, 'velocity', freeze(velocity))
         set_field(self, 'acceleration', freeze(acceleration))
         set_field(self, 'jerk', freeze(jerk))
@@ -222,6 +214,11 @@ class ArmModel:
     def name(self) -> str:
         """Return the arm name."""
         return self.spec.name
+
+    @property
+    def controller(self) -> str:
+        """Return the name of the arm's joint_trajectory_controller."""
+        return self.spec.controller
 
     @property
     def dof(self) -> int:

@@ -26,15 +26,32 @@ Example (units: radians for revolute joints, metres for prismatic ones)::
         jerk_limits: [90.0, 90.0, 90.0, 90.0, 240.0, 240.0, 240.0]    # [rad/s^3], optional
     mapping: {mode: same_side, correspondence: direction}
 
-Without ``acceleration_limits`` an arm gets :data:`ACCELERATION_PER_VELOCITY` times its URDF
-velocity limits, and without ``jerk_limits`` :data:`JERK_PER_ACCELERATION` times its acceleration
-limits (:attr:`~pic_ros.robot.arm.ArmModel.acceleration`, ``jerk``): rules, not robot data.
+Optional sections drive the head and the grippers (``docs/method.md#head-and-hands``)::
+
+    head:
+      controller: head_controller
+      yaw: head_1_joint            # turns the head left/right, optional
+      pitch: head_2_joint          # tilts it up/down, optional (one of the two is needed)
+      neutral: [0.0, 0.0]          # yaw then pitch, for the joints given [rad]
+      velocity_limits: [1.0]       # [rad/s], optional: replaces the URDF's (placeholders)
+    grippers:
+      left:                        # the arm it ends; that arm's human hand drives it
+        controller: left_gripper_controller
+        joints: [gripper_l_joint]
+        open: [0.025]              # [rad] or [m], one value per joint
+        closed: [0.0]
+        neutral: [0.025]           # where tracking loss takes it, optional (default: open)
+
+Without ``acceleration_limits`` an arm (the head, a gripper) gets
+:data:`ACCELERATION_PER_VELOCITY` times its URDF velocity limits, and without ``jerk_limits``
+:data:`JERK_PER_ACCELERATION` times its acceleration limits
+(:attr:`~pic_ros.robot.arm.ArmModel.acceleration`, ``jerk``): rules, not robot data.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import math
 from pathlib import Path
 from types import MappingProxyType
@@ -102,6 +119,70 @@ class ArmSpec:
 
 
 @dataclass(frozen=True)
+class GroupLimits:
+    """
+    Optional per-joint limits of a joint group of the robot file, replacing or adding to the URDF.
+
+    :param velocity: Velocity limits, > 0 [rad/s] or [m/s], or None for the URDF's.
+    :param acceleration: Acceleration limits, > 0 [rad/s^2] or [m/s^2], or None for the rule
+        :data:`ACCELERATION_PER_VELOCITY`.
+    :param jerk: Jerk limits, > 0 [rad/s^3] or [m/s^3], or None for the rule
+        :data:`JERK_PER_ACCELERATION`.
+    """
+
+    velocity: tuple[float, ...] | None = None
+    acceleration: tuple[float, ...] | None = None
+    jerk: tuple[float, ...] | None = None
+
+
+@dataclass(frozen=True)
+class HeadSpec:
+    """
+    The robot's head, as written in its YAML file (``head``).
+
+    :param controller: Name of the joint_trajectory_controller of the head joints.
+    :param yaw: Joint that turns the head about the vertical, or None.
+    :param pitch: Joint that tilts it up and down, or None (at least one of the two is given).
+    :param neutral: Neutral value of :attr:`joints`, in that order [rad].
+    :param limits: Optional limits replacing the URDF's.
+    """
+
+    controller: str
+    yaw: str | None
+    pitch: str | None
+    neutral: tuple[float, ...]
+    limits: GroupLimits = GroupLimits()
+
+    @property
+    def joints(self) -> tuple[str, ...]:
+        """Return the head joints: the yaw joint, then the pitch joint, those given."""
+        return tuple(name for name in (self.yaw, self.pitch) if name is not None)
+
+
+@dataclass(frozen=True)
+class GripperSpec:
+    """
+    One gripper, as written in the robot's YAML file (``grippers.<arm>``).
+
+    :param arm: The arm it ends (a key of ``arms``); the human hand driving that arm drives it.
+    :param controller: Name of the joint_trajectory_controller of the gripper joints.
+    :param joints: Actuated gripper joints (mimic joints follow them and are not listed).
+    :param open: Joint values of the open gripper [rad] or [m].
+    :param closed: Joint values of the closed gripper [rad] or [m].
+    :param neutral: Joint values tracking loss takes it to (default: ``open``).
+    :param limits: Optional limits replacing the URDF's.
+    """
+
+    arm: str
+    controller: str
+    joints: tuple[str, ...]
+    open: tuple[float, ...]
+    closed: tuple[float, ...]
+    neutral: tuple[float, ...]
+    limits: GroupLimits = GroupLimits()
+
+
+@dataclass(frozen=True)
 class RobotSpec:
     """
     A robot description file.
@@ -113,6 +194,8 @@ class RobotSpec:
     :param locked_joints: Joints held at a fixed value while imitating [rad] or [m].
     :param mapping: Default human -> robot mapping (mode and correspondence).
     :param source: File the spec was read from, for messages.
+    :param head: The head, or None when the file has no ``head``.
+    :param grippers: Grippers by the name of the arm they end (empty when none).
     """
 
     name: str
@@ -122,6 +205,8 @@ class RobotSpec:
     locked_joints: Mapping[str, float]
     mapping: MappingConfig
     source: str = '<memory>'
+    head: HeadSpec | None = None
+    grippers: Mapping[str, GripperSpec] = field(default_factory=lambda: MappingProxyType({}))
 
 
 def _require(data: Mapping[str, Any], key: str, where: str) -> Any:
@@ -158,6 +243,74 @@ def _limit_list(
     if not all(math.isfinite(v) and v > 0.0 for v in values):
         raise ConfigError(f'{where}.{key} must be finite numbers > 0, got {list(values)}')
     return values
+
+
+def _check_keys(data: Any, where: str, required: set[str], optional: set[str]) -> None:
+    if not isinstance(data, dict):
+        raise ConfigError(f'{where} must be a mapping')
+    known = required | optional
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ConfigError(f'{where}: unknown keys {unknown}; known: {sorted(known)}')
+    for key in sorted(required):
+        _require(data, key, where)
+
+
+def _name(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f'{where} must be a non-empty string, got {value!r}')
+    return value
+
+
+def _group_limits(data: Mapping[str, Any], where: str, length: int) -> GroupLimits:
+    return GroupLimits(
+        velocity=_limit_list(data, 'velocity_limits', where, length),
+        acceleration=_limit_list(data, 'acceleration_limits', where, length),
+        jerk=_limit_list(data, 'jerk_limits', where, length),
+    )
+
+
+_LIMIT_KEYS = {'velocity_limits', 'acceleration_limits', 'jerk_limits'}
+
+
+def _head_spec(data: Any, where: str) -> HeadSpec:
+    _check_keys(data, where, {'controller', 'neutral'}, {'yaw', 'pitch'} | _LIMIT_KEYS)
+    yaw = None if data.get('yaw') is None else _name(data['yaw'], f'{where}.yaw')
+    pitch = None if data.get('pitch') is None else _name(data['pitch'], f'{where}.pitch')
+    if yaw is None and pitch is None:
+        raise ConfigError(f'{where} needs a yaw joint, a pitch joint or both')
+    if yaw is not None and yaw == pitch:
+        raise ConfigError(f'{where}: yaw and pitch are the same joint {yaw!r}')
+    count = (yaw is not None) + (pitch is not None)
+    return HeadSpec(
+        controller=_name(data['controller'], f'{where}.controller'),
+        yaw=yaw,
+        pitch=pitch,
+        neutral=_number_list(data['neutral'], f'{where}.neutral', count),
+        limits=_group_limits(data, where, count),
+    )
+
+
+def _gripper_spec(arm: str, data: Any, where: str) -> GripperSpec:
+    _check_keys(data, where, {'controller', 'joints', 'open', 'closed'}, {'neutral'} | _LIMIT_KEYS)
+    joints = _string_list(data['joints'], f'{where}.joints')
+    opened = _number_list(data['open'], f'{where}.open', len(joints))
+    closed = _number_list(data['closed'], f'{where}.closed', len(joints))
+    if opened == closed:
+        raise ConfigError(f'{where}: open and closed are the same position')
+    neutral = (
+        _number_list(data['neutral'], f'{where}.neutral', len(joints))
+        if 'neutral' in data else opened
+    )
+    return GripperSpec(
+        arm=arm,
+        controller=_name(data['controller'], f'{where}.controller'),
+        joints=joints,
+        open=opened,
+        closed=closed,
+        neutral=neutral,
+        limits=_group_limits(data, where, len(joints)),
+    )
 
 
 def _arm_spec(name: str, data: Any, where: str) -> ArmSpec:
@@ -215,7 +368,7 @@ def robot_spec_from_dict(data: Any, source: str = '<memory>') -> RobotSpec:
     """
     if not isinstance(data, dict):
         raise ConfigError(f'{source}: a robot file must be a mapping')
-    known = {'name', 'urdf', 'base_frame', 'arms', 'locked_joints', 'mapping'}
+    known = {'name', 'urdf', 'base_frame', 'arms', 'locked_joints', 'mapping', 'head', 'grippers'}
     unknown = sorted(set(data) - known)
     if unknown:
         raise ConfigError(f'{source}: unknown keys {unknown}; known: {sorted(known)}')
@@ -250,6 +403,29 @@ def robot_spec_from_dict(data: Any, source: str = '<memory>') -> RobotSpec:
     if not isinstance(mapping_data, dict):
         raise ConfigError(f'{source}: mapping must be a mapping')
     mapping = MappingConfig.from_dict(mapping_data, where=f'{source}: mapping')
+    head = None if data.get('head') is None else _head_spec(data['head'], f'{source}: head')
+    grippers_data = data.get('grippers') or {}
+    if not isinstance(grippers_data, dict):
+        raise ConfigError(f'{source}: grippers must map arm names to grippers')
+    grippers = {}
+    for arm, value in grippers_data.items():
+        if arm not in arms:
+            raise ConfigError(
+                f'{source}: grippers.{arm}: {arm!r} is not an arm; arms: {", ".join(arms)}'
+            )
+        grippers[str(arm)] = _gripper_spec(str(arm), value, f'{source}: grippers.{arm}')
+    groups = [('head', head.joints, head.controller)] if head is not None else []
+    groups += [(f'grippers.{g.arm}', g.joints, g.controller) for g in grippers.values()]
+    taken = set(all_joints) | set(locked)
+    controllers = {arm.controller for arm in arms.values()}
+    for where, joints, controller in groups:
+        clash = sorted(taken & set(joints))
+        if clash:
+            raise ConfigError(f'{source}: {where} uses joints {clash} that are used elsewhere')
+        if controller in controllers:
+            raise ConfigError(f'{source}: {where} uses the controller {controller!r} twice')
+        taken |= set(joints)
+        controllers.add(controller)
     return RobotSpec(
         name=name,
         urdf=urdf,
@@ -258,6 +434,8 @@ def robot_spec_from_dict(data: Any, source: str = '<memory>') -> RobotSpec:
         locked_joints=MappingProxyType({str(k): float(v) for k, v in locked.items()}),
         mapping=mapping,
         source=source,
+        head=head,
+        grippers=MappingProxyType(grippers),
     )
 
 

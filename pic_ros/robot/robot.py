@@ -1,9 +1,9 @@
-"""A robot ready for imitation: its URDF model, its description file and its arms."""
+"""A robot ready for imitation: its URDF model, its description file, arms, head and grippers."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
@@ -11,24 +11,45 @@ from pic_ros.exceptions import ConfigError
 from pic_ros.resources import config_path, urdf_path
 from pic_ros.robot.arm import ArmModel
 from pic_ros.robot.config import load_robot_spec, RobotSpec
+from pic_ros.robot.gripper import GripperModel
+from pic_ros.robot.head import HeadModel
+from pic_ros.robot.joint_group import CommandedGroup
 from pic_ros.robot.kinematics.robot_model import load_robot_model, RobotModel
 
 
 @dataclass(frozen=True, eq=False)
 class Robot:
     """
-    A robot: URDF model, description file and built arms.
+    A robot: URDF model, description file, built arms, head and grippers.
 
     :param spec: The robot file.
     :param model: The URDF joint tree.
     :param arms: Arms by name, in file order.
     :param urdf_file: Path of the URDF that was loaded.
+    :param head: The head, or None when the robot file has none.
+    :param grippers: Grippers by the name of the arm they end.
     """
 
     spec: RobotSpec
     model: RobotModel
     arms: Mapping[str, ArmModel]
     urdf_file: Path
+    head: HeadModel | None = None
+    grippers: Mapping[str, GripperModel] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def groups(self) -> Mapping[str, CommandedGroup]:
+        """
+        Return every joint group a controller drives: the arms, then the head and the grippers.
+
+        :return: Groups by name (arm names, ``head``, ``<arm>_gripper``), read-only.
+        """
+        groups: dict[str, CommandedGroup] = dict(self.arms)
+        if self.head is not None:
+            groups['head'] = self.head.group
+        for gripper in self.grippers.values():
+            groups[gripper.group.name] = gripper.group
+        return MappingProxyType(groups)
 
     @property
     def name(self) -> str:
@@ -71,4 +92,16 @@ def load_robot(robot: str | Path) -> Robot:
         name: ArmModel.build(model, spec.base_frame, arm, spec.locked_joints)
         for name, arm in spec.arms.items()
     }
-    return Robot(spec=spec, model=model, arms=MappingProxyType(arms), urdf_file=urdf_file)
+    head = (
+        None if spec.head is None
+        else HeadModel.build(model, spec.base_frame, spec.head, dict(spec.locked_joints))
+    )
+    grippers = {arm: GripperModel.build(model, entry) for arm, entry in spec.grippers.items()}
+    names = list(arms) + (['head'] if head is not None else [])
+    names += [gripper.group.name for gripper in grippers.values()]
+    if len(set(names)) != len(names):
+        raise ConfigError(f'{spec_path}: an arm is named like the head or a gripper: {names}')
+    return Robot(
+        spec=spec, model=model, arms=MappingProxyType(arms), urdf_file=urdf_file, head=head,
+        grippers=MappingProxyType(grippers),
+    )

@@ -15,7 +15,9 @@ from __future__ import annotations
 from typing import Final
 
 from pic_ros.correspondence.base import MAPPING_PARAMETERS
+from pic_ros.head_and_hands import HEAD_AND_HANDS_PARAMETERS
 from pic_ros.human.front_end import RESTART_AFTER
+from pic_ros.human.hands import HAND_PARAMETERS
 from pic_ros.human.processing import SMOOTHING, TIME_CONSTANT
 from pic_ros.motion.commander import COMMANDER_PARAMETERS
 from pic_ros.schema import ParameterDef, ParameterTable
@@ -75,7 +77,7 @@ SKELETON_NODE: Final = ParameterTable('skeleton_node', (
 
 SOLVER_NODE: Final = ParameterTable('solver_node', (
     ROBOT, SOLVER_PARAMETERS[:2], ARMS, MAPPING_PARAMETERS, SOLVER_PARAMETERS[2:],
-    DIAGNOSTICS_PERIOD,
+    HEAD_AND_HANDS_PARAMETERS, HAND_PARAMETERS, DIAGNOSTICS_PERIOD,
 ))
 """``solver_node``: skeleton in, joint targets out."""
 

@@ -3,7 +3,8 @@ solver_node: the person's skeleton in, the robot's joint targets out (one node p
 
 Subscribes ``skeleton`` (``geometry_msgs/PoseArray`` in the body-centred human frame, from
 skeleton_node) and publishes ``joint_targets`` (``sensor_msgs/JointState``: the solved arms'
-joints, positions inside the URDF limits, stamp copied from the skeleton). The robot, its arms,
+joints, then the head and gripper joints the robot file configures, positions inside the URDF
+limits, stamp copied from the skeleton). The robot, its arms, head, grippers,
 landmarks and neutral pose come from ``config/<robot>.yaml`` and ``urdf/<robot>.urdf``; the solver
 (FABRIK, PIC, PICs(η)), the mapping, the correspondence and the stopping rules are parameters,
 changeable at run time (a change keeps each arm's warm start and what was learnt of the person).
@@ -27,6 +28,7 @@ from geometry_msgs.msg import PoseArray
 import numpy as np
 from pic_ros.correspondence import Calibrator, MappingConfig
 from pic_ros.exceptions import ConfigError, PicRosError, SkeletonError
+from pic_ros.head_and_hands import HeadAndHandsConfig, HeadAndHandsImitator
 from pic_ros.human.skeleton import SkeletonFrame
 from pic_ros.imitation import RobotImitator
 from pic_ros.robot.robot import load_robot, Robot
@@ -74,6 +76,10 @@ class SolverNode(Node):
         chosen = dict.fromkeys(str(name) for name in self._values['arms'] if str(name))
         self._arms = list(chosen) or list(self.robot.arms)
         self._imitator = self._make_imitator(self._values)  # refuses unknown arms
+        self._head_hands = self._make_head_hands(self._values)
+        self._head_targets = 0
+        self._hand_changes = 0
+        self._hand_states: dict[str, str] = {}
         self._calibrator = Calibrator()
         self._frames = RateMeter()
         self._solved = RateMeter()
@@ -115,12 +121,23 @@ class SolverNode(Node):
             arms=self._arms,
         )
 
+    def _make_head_hands(self, values: Values) -> HeadAndHandsImitator:
+        return HeadAndHandsImitator(
+            self.robot,
+            HeadAndHandsConfig.from_parameters(values),
+            MappingConfig.from_parameters(values),
+            arms=self._arms,
+        )
+
     def _apply(self, values: Values) -> None:
         imitator = self._make_imitator(values)
+        head_hands = self._make_head_hands(values)
         with self._lock:
             imitator.reset({name: self._imitator.q(name) for name in self._arms})
             imitator.adopt(self._imitator)
             self._imitator = imitator
+            head_hands.adopt(self._head_hands)
+            self._head_hands = head_hands
         if values['diagnostics_period'] != self._values['diagnostics_period']:
             self._diagnostics.set_period(float(values['diagnostics_period']))
 
@@ -176,6 +193,7 @@ class SolverNode(Node):
             try:
                 self._calibrator.add(frame)
                 step = self._imitator.step(frame)
+                extra = self._head_hands.step(frame)
             except PicRosError as err:
                 self._rejected += 1
                 self.get_logger().warning(f'dropping skeleton: {err}', throttle_duration_sec=2.0)
@@ -190,6 +208,14 @@ class SolverNode(Node):
                 positions += arm_step.result.q.tolist()
                 self._times.append(arm_step.solve_time)
                 self._terminations[arm_step.result.termination.value] += 1
+            extra_names, extra_positions = extra.joint_targets(self.robot)
+            names += extra_names
+            positions += extra_positions
+            self._head_targets += extra.head is not None
+            for side, estimate in extra.hands.items():
+                if self._hand_states.get(side.value, estimate.state.value) != estimate.state.value:
+                    self._hand_changes += 1
+                self._hand_states[side.value] = estimate.state.value
             if not names:
                 return
             self._solved.tick()
@@ -219,6 +245,10 @@ class SolverNode(Node):
                 for key, value in correspondence.status().items():
                     values[f'{key}_{name}'] = value
             values['calibration_pose_held_s'] = round(self._calibrator.held(), 2)
+            values['head_targets'] = self._head_targets
+            for side, state in sorted(self._hand_states.items()):
+                values[f'hand_{side}'] = state
+            values['hand_state_changes'] = self._hand_changes
         level = DiagnosticStatus.OK if self._solved.total else DiagnosticStatus.WARN
         summary = 'solving' if self._solved.total else 'no skeleton solved yet'
         name = f'pic_ros: {self.get_fully_qualified_name()}'

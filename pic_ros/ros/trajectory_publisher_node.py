@@ -2,14 +2,14 @@
 trajectory_publisher: joint targets in, safe streamed trajectories for ros2_control out.
 
 Subscribes ``joint_targets`` (``sensor_msgs/JointState`` from solver_node) and ``joint_states``
-(where the robot is, to start from it). For every arm controller named in
-``config/<robot>.yaml`` it publishes ``<controller>/joint_trajectory``
-(``trajectory_msgs/JointTrajectory``, reliable QoS, ``header.stamp`` 0, one point at
-``lead_time`` with positions and velocities, every controller joint named) -- the form
-joint_trajectory_controller accepts for streaming (set ``allow_nonzero_velocity_at_trajectory_end:
-true`` on Jazzy and later).
+(where the robot is, to start from it). For every controller named in ``config/<robot>.yaml``
+(arms, head, grippers: :attr:`~pic_ros.robot.robot.Robot.groups`) it publishes
+``<controller>/joint_trajectory`` (``trajectory_msgs/JointTrajectory``, reliable QoS,
+``header.stamp`` 0, one point at ``lead_time`` with positions and velocities, every controller
+joint named) -- the form joint_trajectory_controller accepts for streaming (set
+``allow_nonzero_velocity_at_trajectory_end: true`` on Jazzy and later).
 
-What is sent is decided by one :class:`~pic_ros.motion.commander.ArmCommander` per arm (position,
+What is sent is decided by one :class:`~pic_ros.motion.commander.ArmCommander` per group (position,
 velocity and acceleration limits; hold, neutral and re-engagement on tracking loss; pacing; clock
 jumps); this node only wires it: it times the targets on its own clock when they arrive
 (``use_sim_time`` for replays), steps every arm on each target and from a timer at ``rate``, and
@@ -58,9 +58,9 @@ class TrajectoryPublisherNode(Node):
         config = CommanderConfig.from_parameters(self._values)
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self._arms: dict[str, tuple[ArmCommander, Publisher]] = {}
-        for name, model in self.robot.arms.items():
+        for name, model in self.robot.groups.items():
             publisher = self.create_publisher(
-                JointTrajectory, f'{model.spec.controller}/joint_trajectory', reliable
+                JointTrajectory, f'{model.controller}/joint_trajectory', reliable
             )
             self._arms[name] = (ArmCommander(model, config), publisher)
         self._clock_restarts = 0
@@ -157,10 +157,10 @@ class TrajectoryPublisherNode(Node):
         statuses = []
         with self._lock:
             for name, (commander, _publisher) in self._arms.items():
-                model = self.robot.arms[name]
+                model = self.robot.groups[name]
                 started = commander.started
                 values: dict[str, object] = {
-                    'controller': model.spec.controller,
+                    'controller': model.controller,
                     'state': commander.state.value if started else 'waiting_for_joint_states',
                     'commands_published': commander.published,
                     'targets_received': commander.targets,

@@ -165,17 +165,20 @@ def control_joints(robot: Robot, *, hold_other_joints: bool = True) -> tuple[Con
     List the joints of the ``<ros2_control>`` block of a robot.
 
     :param robot: The robot.
-    :param hold_other_joints: Also list the revolute and prismatic joints that are neither arm
-        nor locked joints (mimic joints excluded), starting at 0 clamped into their limits.
-    :return: Arm joints (robot file order), then locked joints, then the others (URDF order).
+    :param hold_other_joints: Also list the revolute and prismatic joints that no controller
+        drives and that are not locked (mimic joints excluded), starting at 0 clamped into their
+        limits.
+    :return: Controlled joints (arms, head, grippers; robot file order), then locked joints,
+        then the others (URDF order).
     :raises ChainError: If a locked joint is not a movable joint of the URDF.
     """
     joints: list[ControlJoint] = []
-    for arm in robot.arms.values():
-        for index, name in enumerate(arm.joint_names):
+    for group in robot.groups.values():
+        for index, name in enumerate(group.joint_names):
             joints.append(
                 _control_joint(
-                    name, float(arm.lower[index]), float(arm.upper[index]), arm.neutral[index]
+                    name, float(group.lower[index]), float(group.upper[index]),
+                    group.neutral[index],
                 )
             )
     listed = {joint.name for joint in joints}

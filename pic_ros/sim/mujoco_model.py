@@ -36,10 +36,11 @@ Model choices (:class:`~pic_ros.sim.config.SimConfig` holds the numbers):
   (``actuatorgravcomp``): the compensation torque counts against the effort limit, like a robot
   controller's gravity feed-forward. So an arm at rest holds its pose exactly; an arm whose
   gravity load exceeds the effort limit sags.
-* **Every other movable joint** (locked joints such as TIAGo's torso, head, grippers, fingers,
-  wheels, casters, suspension) is welded at its held value (the locked value, else 0 clamped
-  into its range) and reported with that value and zero velocity. Mimic equalities are dropped
-  with them. This is exact and cheap, and avoids servoing TIAGo's hand links, which have
+* **Joints no controller drives** (locked joints such as TIAGo's torso, Hey5 finger links,
+  wheels, casters, suspension) are welded at their held value (the locked value, else 0 clamped
+  into its range) and reported with that value and zero velocity; their mimic equalities are
+  dropped. A joint that mimics a driven joint (YuMi's second finger) keeps its URDF equality and
+  moves with it. This is exact and cheap, and avoids servoing TIAGo's hand links, which have
   near-zero inertia.
 * **Contacts**: robot geoms touch the floor but not each other. The simplified link shapes of
   the URDFs overlap in the neutral pose (YuMi's first links sink 9 cm into the body, Baxter's
@@ -174,6 +175,28 @@ def _limit_margin(robot: Robot, name: str) -> float:
     return max(_LIMIT_MARGIN, velocity * STOP_TIME)
 
 
+def _follows(robot: Robot, name: str, start: Mapping[str, float]) -> bool:
+    """Whether a joint mimics a driven joint (its URDF mimic equality then moves it)."""
+    joint = robot.model.joints.get(name)
+    return joint is not None and joint.mimic is not None and joint.mimic[0] in start
+
+
+def mimic_positions(robot: Robot, start: Mapping[str, float]) -> dict[str, float]:
+    """
+    Return where the joints that mimic driven joints start: multiplier x leader + offset.
+
+    :param robot: The robot.
+    :param start: Initial position of every driven joint [rad] or [m].
+    :return: ``{mimic joint: position}``.
+    """
+    positions = {}
+    for joint in robot.model.joints.values():
+        if joint.mimic is not None and joint.mimic[0] in start:
+            leader, multiplier, offset = joint.mimic
+            positions[joint.name] = multiplier * start[leader] + offset
+    return positions
+
+
 def build_model(
     mujoco: Any, robot: Robot, config: SimConfig, start: Mapping[str, float]
 ) -> tuple[Any, tuple[str, ...], dict[str, float], dict[str, ServoGains]]:
@@ -194,7 +217,7 @@ def build_model(
     joint_order = tuple(joint.name for joint in spec.joints)
     held: dict[str, float] = {}
     for joint in list(spec.joints):
-        if joint.name in start:
+        if joint.name in start or _follows(robot, joint.name, start):
             continue
         value = float(locked.get(joint.name, 0.0))
         low, high = (float(bound) for bound in joint.range)
@@ -224,7 +247,7 @@ def build_model(
     spec.visual.global_.offheight = MAX_IMAGE_SIZE[1]
     model = spec.compile()
     data = mujoco.MjData(model)
-    for name, value in start.items():
+    for name, value in (dict(start) | mimic_positions(robot, start)).items():
         data.joint(name).qpos[0] = value
     mujoco.mj_forward(model, data)
     if config.self_collisions:

@@ -1,12 +1,12 @@
 """
-A robot in MuJoCo whose arm controllers follow joint trajectories like ros2_control's JTC.
+A robot in MuJoCo whose controllers follow joint trajectories like ros2_control's JTC.
 
 :class:`SimRobot` builds the model of ``urdf/<robot>.urdf`` with
 :func:`~pic_ros.sim.mujoco_model.build_model` (where the model choices are explained); one
-:class:`~pic_ros.sim.trajectory.TrajectoryFollower` per arm controller of ``config/<robot>.yaml``
-turns received trajectories into position targets; :meth:`SimRobot.step_to` advances the physics
-at a fixed time step. Frames: the world frame is the URDF root link (REP-103: x forward, y left,
-z up, metres).
+:class:`~pic_ros.sim.trajectory.TrajectoryFollower` per controller of ``config/<robot>.yaml``
+(arms, head, grippers) turns received trajectories into position targets;
+:meth:`SimRobot.step_to` advances the physics at a fixed time step. Frames: the world frame is
+the URDF root link (REP-103: x forward, y left, z up, metres).
 
 Rendering is offscreen (:mod:`pic_ros.sim.offscreen`): mujoco is imported when a
 :class:`SimRobot` is made, with the OpenGL backend chosen first; a missing or failing backend
@@ -29,7 +29,7 @@ from pic_ros.checks import check_number
 from pic_ros.exceptions import ConfigError
 from pic_ros.robot.robot import load_robot, Robot
 from pic_ros.sim.config import SimConfig
-from pic_ros.sim.mujoco_model import build_model
+from pic_ros.sim.mujoco_model import build_model, mimic_positions
 from pic_ros.sim.offscreen import import_mujoco, make_renderer, MAX_IMAGE_SIZE, RenderError
 from pic_ros.sim.scene import CAMERA_NAME
 from pic_ros.sim.trajectory import JointCommand, Trajectory, TrajectoryFollower, Verdict
@@ -66,13 +66,13 @@ class _Controller:
 
 class SimRobot:
     """
-    A robot in MuJoCo whose arm controllers follow joint trajectories like JTC.
+    A robot in MuJoCo whose controllers (arms, head, grippers) follow joint trajectories like JTC.
 
     :param robot: The robot (from :func:`~pic_ros.robot.robot.load_robot`) or its name / YAML
         path.
     :param config: Physics and servo settings.
-    :param initial: Initial arm joint positions by name [rad] or [m]; arm joints not given start
-        at the neutral pose of the robot file.
+    :param initial: Initial positions of controlled joints by name [rad] or [m]; those not
+        given start at the neutral pose of the robot file.
     :raises ConfigError: If the settings or the initial positions are invalid.
     """
 
@@ -95,24 +95,27 @@ class SimRobot:
         for name, value in start.items():
             self._data.joint(name).qpos[0] = value
             self._data.actuator(name).ctrl[0] = value
+        for name, value in mimic_positions(self.robot, start).items():
+            self._data.joint(name).qpos[0] = value
         mujoco.mj_forward(model, self._data)
         self._controllers: dict[str, _Controller] = {}
-        for arm in self.robot.arms.values():
-            names = arm.joint_names
+        for group in self.robot.groups.values():
+            names = group.joint_names
             follower = TrajectoryFollower(
-                names, arm.lower, arm.upper, [start[name] for name in names],
+                names, group.lower, group.upper, [start[name] for name in names],
                 self.config.follower,
             )
-            self._controllers[arm.spec.controller] = _Controller(
-                name=arm.spec.controller,
+            self._controllers[group.controller] = _Controller(
+                name=group.controller,
                 follower=follower,
                 actuators=np.array([model.actuator(name).id for name in names]),
                 qpos=np.array([model.joint(name).qposadr[0] for name in names]),
-                reach=self._target_reach(arm.velocity),
+                reach=self._target_reach(group.velocity),
             )
-        self._moving = {
+        self._moving = {  # driven joints and the mimic joints that follow them
             name: (int(model.joint(name).qposadr[0]), int(model.joint(name).dofadr[0]))
-            for name in start
+            for name in self._joint_names
+            if name not in self._held
         }
         self._renderer: Any = None
         self._renderer_size: tuple[int, int] | None = None
@@ -123,18 +126,19 @@ class SimRobot:
 
     def _initial_positions(self, initial: Mapping[str, float]) -> dict[str, float]:
         start: dict[str, float] = {}
-        for arm in self.robot.arms.values():
-            for index, name in enumerate(arm.joint_names):
-                start[name] = float(arm.neutral[index])
+        groups = self.robot.groups.values()
+        for group in groups:
+            for index, name in enumerate(group.joint_names):
+                start[name] = float(group.neutral[index])
         unknown = sorted(set(initial) - set(start))
         if unknown:
-            raise ConfigError(f'initial positions for joints that are not arm joints: {unknown}')
-        for arm in self.robot.arms.values():
-            for index, name in enumerate(arm.joint_names):
+            raise ConfigError(f'initial positions for joints no controller drives: {unknown}')
+        for group in groups:
+            for index, name in enumerate(group.joint_names):
                 if name in initial:
                     start[name] = check_number(
-                        f'initial {name}', initial[name], float(arm.lower[index]),
-                        float(arm.upper[index]),
+                        f'initial {name}', initial[name], float(group.lower[index]),
+                        float(group.upper[index]),
                     )
         return start
 
