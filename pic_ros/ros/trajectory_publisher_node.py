@@ -57,12 +57,12 @@ class TrajectoryPublisherNode(Node):
         self.robot = load_robot(str(self._values['robot']))
         config = CommanderConfig.from_parameters(self._values)
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-        self._arms: dict[str, tuple[ArmCommander, Publisher]] = {}
+        self._groups: dict[str, tuple[ArmCommander, Publisher]] = {}
         for name, model in self.robot.groups.items():
             publisher = self.create_publisher(
                 JointTrajectory, f'{model.controller}/joint_trajectory', reliable
             )
-            self._arms[name] = (ArmCommander(model, config), publisher)
+            self._groups[name] = (ArmCommander(model, config), publisher)
         self._clock_restarts = 0
         self.create_subscription(
             JointState, 'joint_states', self._on_joint_states, qos_profile_sensor_data
@@ -76,13 +76,13 @@ class TrajectoryPublisherNode(Node):
         self._diagnostics = DiagnosticsReporter(
             self, float(self._values['diagnostics_period']), self._statuses
         )
-        topics = ', '.join(publisher.topic_name for _, publisher in self._arms.values())
+        topics = ', '.join(publisher.topic_name for _, publisher in self._groups.values())
         self.get_logger().info(f'{self.robot.name}: streaming to {topics}')
 
     def _apply(self, values: Values) -> None:
         config = CommanderConfig.from_parameters(values)  # refuses before anything changes
         with self._lock:
-            for commander, _ in self._arms.values():
+            for commander, _ in self._groups.values():
                 commander.config = config  # keeps the state, the command and any blend
         if values['rate'] != self._values['rate']:
             self.destroy_timer(self._timer)
@@ -99,7 +99,7 @@ class TrajectoryPublisherNode(Node):
         except SkeletonError:
             return
         with self._lock:
-            for arm, (commander, _) in self._arms.items():
+            for arm, (commander, _) in self._groups.items():
                 names = commander.joint_names
                 if not commander.started and all(name in positions for name in names):
                     commander.start_from([positions[name] for name in names])
@@ -128,14 +128,14 @@ class TrajectoryPublisherNode(Node):
         values = dict(zip(names, positions))
         with self._lock:  # the clock is read under the lock: times in the order of the steps
             now = self._now()
-            for arm, (commander, publisher) in self._arms.items():
+            for arm, (commander, publisher) in self._groups.items():
                 if commander.covers(values) and not commander.on_target(now, values).rejected:
                     self._step(arm, commander, publisher, now)
 
     def _on_timer(self) -> None:
         with self._lock:
             now = self._now()
-            for arm, (commander, publisher) in self._arms.items():
+            for arm, (commander, publisher) in self._groups.items():
                 self._step(arm, commander, publisher, now)
 
     def _step(
@@ -146,7 +146,7 @@ class TrajectoryPublisherNode(Node):
         except PicRosError as err:
             self.get_logger().error(f'{arm}: not publishing: {err}')
             return
-        restarts = sum(item.clock_restarts for item, _ in self._arms.values())
+        restarts = sum(item.clock_restarts for item, _ in self._groups.values())
         if restarts != self._clock_restarts:
             self._clock_restarts = restarts
             self.get_logger().warning('the clock went back: tracking starts over')
@@ -156,7 +156,7 @@ class TrajectoryPublisherNode(Node):
     def _statuses(self) -> list[DiagnosticStatus]:
         statuses = []
         with self._lock:
-            for name, (commander, _publisher) in self._arms.items():
+            for name, (commander, _publisher) in self._groups.items():
                 model = self.robot.groups[name]
                 started = commander.started
                 values: dict[str, object] = {

@@ -44,12 +44,12 @@ def pipeline(ros_context):
 def test_real_recording_gives_commands_within_the_limits(
     pipeline, shared_data, capture, sim_clock, diagnostics
 ):
-    """The Azure Kinect bag, at its recorded timing, drives Baxter within every limit."""
+    """The Azure Kinect bag, at its recorded timing, drives Baxter's arms and head within limits."""
     skeleton, solver, trajectory = pipeline
     messages = bag_messages(shared_data)
     published = {
         name: capture(trajectory, publisher)
-        for name, (_, publisher) in trajectory._arms.items()
+        for name, (_, publisher) in trajectory._groups.items()
     }
     clock = sim_clock(skeleton, solver, trajectory)
     offset = 100.0 - messages[0][0]  # recorded intervals, small numbers
@@ -70,8 +70,9 @@ def test_real_recording_gives_commands_within_the_limits(
     assert states[:18] == ['waiting'] * 18  # nobody in view yet: no command at all
     assert states[-1] == 'holding'  # 41 empty arrays at the end: 2.7 s < neutral_timeout
     assert diagnostics(trajectory)[0]['state'] == 'at_neutral'
+    assert set(published) == {'left', 'right', 'head'}
     for name, items in published.items():
-        arm = trajectory.robot.arms[name]
+        arm = trajectory.robot.groups[name]
         assert len(items) > 800
         times = np.array([item.time for item in items])
         points = [point for item in items for point in item.message.points]

@@ -38,7 +38,7 @@ def streamer(make_node, capture, sim_clock):
             },
         )
         clock = sim_clock(node)
-        published = {name: capture(node, publisher) for name, (_, publisher) in node._arms.items()}
+        published = {name: capture(node, publisher) for name, (_, publisher) in node._groups.items()}
         clock.advance_to(START)
         return node, clock, published
 
@@ -80,7 +80,7 @@ def state(diagnostics, node, arm_index=0) -> str:
 def assert_safe(node, published, lead_time=0.05):
     """Check every captured command: its form, the position and velocity limits, every step."""
     for name, items in published.items():
-        arm = node.robot.arms[name]
+        arm = node.robot.groups[name]
         for item in items:
             message = item.message
             assert list(message.joint_names) == list(arm.joint_names)
@@ -112,11 +112,48 @@ def test_target_publishes_one_trajectory_per_arm_controller(streamer):
 
     node.handle_targets(START, names, pose(node, lambda arm: arm.neutral + 0.1))
 
-    assert {name: len(items) for name, items in published.items()} == {'left': 1, 'right': 1}
-    assert [publisher.topic_name for _, publisher in node._arms.values()] == [
-        '/left_arm_controller/joint_trajectory', '/right_arm_controller/joint_trajectory'
+    assert {name: len(items) for name, items in published.items()} == {
+        'left': 1, 'right': 1, 'head': 0,
+    }
+    assert [publisher.topic_name for _, publisher in node._groups.values()] == [
+        '/left_arm_controller/joint_trajectory', '/right_arm_controller/joint_trajectory',
+        '/head_controller/joint_trajectory',
     ]
     assert_safe(node, published, lead_time=0.04)
+
+
+@pytest.mark.parametrize('robot', ['tiago', 'yumi', 'nao'])
+def test_head_and_gripper_targets_drive_their_own_controllers(streamer, robot):
+    """
+    Head and gripper joints in the targets go to their controllers, within their limits.
+
+    A target that closes every gripper and turns the head streams, over 5 s, to each head and
+    gripper controller; the gripper reaches its closed position; arms without targets stay
+    unsent.
+    """
+    node, clock, published = streamer(robot=robot)
+    robot_model = node.robot
+    names: list[str] = []
+    values: list[float] = []
+    if robot_model.head is not None:
+        names += robot_model.head.joint_names
+        values += robot_model.head.targets(0.4, 0.2).tolist()
+    for gripper in robot_model.grippers.values():
+        names += gripper.joint_names
+        values += gripper.targets(True).tolist()
+    stream(node, clock, START, START + 3.0, 0.02,
+           target=None)  # the clock runs; nothing sent without targets
+    assert all(not items for items in published.values())
+    for now in np.arange(START + 3.0, START + 8.0, 0.02):
+        clock.advance_to(float(now))
+        node.handle_targets(float(now), names, values)
+    driven = {name for name, items in published.items() if items}
+    expected = set(robot_model.groups) - set(robot_model.arms)
+    assert driven == expected
+    assert_safe(node, published)
+    for arm, gripper in robot_model.grippers.items():
+        last = published[gripper.group.name][-1].message.points[-1].positions
+        assert np.allclose(last, gripper.targets(True), atol=1e-6)
 
 
 def test_nothing_is_sent_before_the_first_target(streamer):
@@ -125,7 +162,7 @@ def test_nothing_is_sent_before_the_first_target(streamer):
 
     stream(node, clock, START, START + 0.5, 0.02)
 
-    assert published == {'left': [], 'right': []}
+    assert published == {'left': [], 'right': [], 'head': []}
 
 
 def test_waits_for_joint_states_and_starts_from_them(streamer, diagnostics):
@@ -138,7 +175,7 @@ def test_waits_for_joint_states_and_starts_from_them(streamer, diagnostics):
     }
     target = pose(node, lambda arm: arm.neutral - 0.2)
     stream(node, clock, START, START + 0.3, 1 / 30, lambda now: target)
-    assert published == {'left': [], 'right': []}
+    assert published == {'left': [], 'right': [], 'head': []}
     assert state(diagnostics, node) == 'waiting_for_joint_states'
 
     left = node.robot.arms['left']
@@ -212,9 +249,9 @@ def test_non_finite_targets_are_ignored_and_counted(streamer, diagnostics):
 
     node._on_targets(joint_state_to_msg(START + 0.02, names, target))
 
-    assert published == {'left': [], 'right': []}
+    assert published == {'left': [], 'right': [], 'head': []}
     counts = [values['targets_rejected'] for values in diagnostics(node)]
-    assert counts == ['2', '2']
+    assert counts == ['2', '2', '0']  # the head was not in the targets
 
 
 def test_joint_targets_with_mismatched_lengths_are_dropped(streamer, diagnostics):
@@ -223,8 +260,8 @@ def test_joint_targets_with_mismatched_lengths_are_dropped(streamer, diagnostics
 
     node._on_targets(JointState(name=joint_names(node), position=[0.0]))
 
-    assert published == {'left': [], 'right': []}
-    assert [values['targets_received'] for values in diagnostics(node)] == ['0', '0']
+    assert published == {'left': [], 'right': [], 'head': []}
+    assert [values['targets_received'] for values in diagnostics(node)] == ['0', '0', '0']
 
 
 @pytest.mark.parametrize(
@@ -247,7 +284,7 @@ def test_invalid_parameter_value_is_refused_with_its_reason(streamer, parameter,
 
     assert not result.successful
     assert result.reason == reason
-    assert node._arms['left'][0].config.tracking.neutral_timeout == 3.0
+    assert node._groups['left'][0].config.tracking.neutral_timeout == 3.0
 
 
 def test_parameter_change_keeps_tracking_and_the_command(streamer, diagnostics):
@@ -256,7 +293,7 @@ def test_parameter_change_keeps_tracking_and_the_command(streamer, diagnostics):
     far = pose(node, lambda arm: arm.lower + 0.1 * (arm.upper - arm.lower))
     last = stream(node, clock, START, START + 0.5, 1 / 30, lambda now: far)
     assert state(diagnostics, node) == 'tracking'
-    commander = node._arms['left'][0]
+    commander = node._groups['left'][0]
     position = commander.position.copy()
 
     results = node.set_parameters(
@@ -300,7 +337,7 @@ def test_clock_going_back_starts_tracking_over(streamer, diagnostics):
     other = pose(node, lambda arm: arm.neutral - 0.2)
     stream(node, clock, 10.0, 12.0, 1 / 30, lambda now: other)
 
-    assert [values['targets_rejected'] for values in diagnostics(node)] == ['0', '0']
+    assert [values['targets_rejected'] for values in diagnostics(node)] == ['0', '0', '0']
     assert state(diagnostics, node) == 'tracking'
     for name, arm in node.robot.arms.items():
         np.testing.assert_allclose(
