@@ -66,7 +66,8 @@ def test_head_directions_come_from_the_urdf_axes(robot):
     head = loaded.head
     assert head is not None
     last = head.joint_names[-1]
-    chain = KinematicChain.from_model(loaded.model, loaded.base_frame, loaded.model.joints[last].child)
+    tip = loaded.model.joints[last].child
+    chain = KinematicChain.from_model(loaded.model, loaded.base_frame, tip)
     locked = dict(loaded.spec.locked_joints)
 
     def gaze(values: np.ndarray) -> np.ndarray:
@@ -115,7 +116,8 @@ def test_gripper_positions_are_inside_the_limits_and_distinct(robot):
             assert np.all(q >= gripper.group.lower) and np.all(q <= gripper.group.upper)
         assert not np.allclose(gripper.targets(True), gripper.targets(False))
         for name in gripper.joint_names:
-            assert loaded.model.joints[name].joint_type in (JointType.REVOLUTE, JointType.PRISMATIC)
+            kind = loaded.model.joints[name].joint_type
+            assert kind in (JointType.REVOLUTE, JointType.PRISMATIC)
 
 
 def test_a_head_entry_is_validated_with_the_reason():

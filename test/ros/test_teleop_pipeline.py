@@ -44,7 +44,7 @@ def pipeline(ros_context):
 def test_real_recording_gives_commands_within_the_limits(
     pipeline, shared_data, capture, sim_clock, diagnostics
 ):
-    """The Azure Kinect bag, at its recorded timing, drives Baxter's arms and head within limits."""
+    """The Azure Kinect bag, at its recorded timing, drives Baxter's arms and head in limits."""
     skeleton, solver, trajectory = pipeline
     messages = bag_messages(shared_data)
     published = {

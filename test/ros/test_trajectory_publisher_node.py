@@ -38,7 +38,9 @@ def streamer(make_node, capture, sim_clock):
             },
         )
         clock = sim_clock(node)
-        published = {name: capture(node, publisher) for name, (_, publisher) in node._groups.items()}
+        published = {
+            name: capture(node, publisher) for name, (_, publisher) in node._groups.items()
+        }
         clock.advance_to(START)
         return node, clock, published
 
@@ -151,7 +153,7 @@ def test_head_and_gripper_targets_drive_their_own_controllers(streamer, robot):
     expected = set(robot_model.groups) - set(robot_model.arms)
     assert driven == expected
     assert_safe(node, published)
-    for arm, gripper in robot_model.grippers.items():
+    for gripper in robot_model.grippers.values():
         last = published[gripper.group.name][-1].message.points[-1].positions
         assert np.allclose(last, gripper.targets(True), atol=1e-6)
 
