@@ -259,7 +259,8 @@ def test_kinect_v2_markers_decode_like_a_recording_frame(rng: np.random.Generato
     frame = decode_markers(KINECT_V2, ids[order], joints[order], stamp=3.5)[7]
     expected = kinect_v2_to_human(joints)
     np.testing.assert_array_equal(frame.positions, expected)
-    assert frame.valid[list(KINECT_V2_ROWS)].all() and frame.stamp == 3.5 and frame.frame == 'tracker'
+    assert frame.valid[list(KINECT_V2_ROWS)].all()
+    assert frame.stamp == 3.5 and frame.frame == 'tracker'
 
 
 def test_several_bodies_in_one_array_are_separated(rng: np.random.Generator) -> None:
