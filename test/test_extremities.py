@@ -35,7 +35,7 @@ def test_plausible_points_are_kept_as_they_are():
     ],
 )
 def test_a_point_too_far_from_its_anchor_is_invalidated_alone(joint, offset):
-    """A nose far from the head or a finger far from its wrist loses only that row."""
+    """A nose far from the head or a finger far from its parent joint loses only that row."""
     frame = _frame(**{joint: offset})
     screened = screen_extremities(frame)
     expected = frame.valid.copy()

@@ -24,7 +24,7 @@ OPEN, CLOSED, UNKNOWN = HandState.OPEN, HandState.CLOSED, HandState.UNKNOWN
 
 
 def _frame(stamp: float, left: float | None, right: float | None = 0.7) -> SkeletonFrame:
-    """The body-frame test person with each hand's aperture set (None: hand points missing)."""
+    """Return the body-frame test person with each hand's aperture set (None: points missing)."""
     points = BODY.copy()
     for side, aperture in ((Side.LEFT, left), (Side.RIGHT, right)):
         _, hand, tip, thumb = HAND_JOINTS[side]
@@ -103,11 +103,14 @@ def test_an_unseen_hand_keeps_its_last_state():
     assert all(math.isnan(estimate.aperture) for estimate in estimates[20:80])
 
 
-def test_a_gap_restarts_the_wait_for_a_new_state():
-    """A new state must be indicated in every frame for the dwell; a gap restarts the wait."""
-    pattern = [0.7] * 20 + ([0.2] * 6 + [None]) * 10
-    estimates = _states(pattern)
-    assert all(estimate.state is OPEN for estimate in estimates[20:])
+def test_a_contrary_frame_restarts_the_wait_and_a_gap_does_not():
+    """Closed frames interrupted by open ones never close; interrupted by gaps they do."""
+    contrary = _states([0.7] * 20 + ([0.2] * 6 + [0.7]) * 10)
+    assert all(estimate.state is OPEN for estimate in contrary[20:])
+    gaps = _states([0.7] * 20 + ([0.2] * 6 + [None, 0.42]) * 10)
+    closed = [index for index, estimate in enumerate(gaps) if estimate.state is CLOSED]
+    assert closed and (closed[0] - 20) / 30.0 >= CONFIG.dwell
+    assert gaps[closed[0]].seen  # taken at a frame that indicates it
 
 
 def test_the_state_changes_at_most_once_per_dwell():

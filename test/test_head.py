@@ -29,7 +29,7 @@ def _rotation(yaw: float, pitch: float, roll: float = 0.0) -> np.ndarray:
 
 
 def _with_face(yaw: float, pitch: float, roll: float = 0.0, size: float = 1.0, stamp: float = 0.0):
-    """The body-frame test person with a median face of a given size turned by yaw and pitch."""
+    """Return the body-frame test person with a median face of a size turned by yaw and pitch."""
     points = BODY.copy()
     middle = points[HumanJoint.HEAD] + (-0.02, 0.0, -0.01)
     points[list(FACE_JOINTS)] = middle + size * FACE_OFFSETS @ _rotation(yaw, pitch, roll).T
@@ -148,3 +148,13 @@ def test_xsens_head_segment_orientation_gives_its_yaw_and_pitch(yaw, pitch):
     assert abs(expected_pitch - pitch) < 0.05  # the spine leans back by 1.5 deg
     assert angles.yaw == pytest.approx(expected_yaw, abs=1e-5)  # float32 on the wire
     assert angles.pitch == pytest.approx(expected_pitch, abs=1e-5)
+
+
+def test_kinect_v2_skeletons_give_no_head_estimate():
+    """Kinect v2 has no face points: a Kinect v2 frame gives None, documented, never a guess."""
+    from pic_ros.tools.synthetic import generate_take, suite_specs
+    from pic_ros.trackers.kinect_v2 import kinect_v2_to_human
+
+    take = generate_take(suite_specs(1)[0])
+    frame = make_frame(0.0, kinect_v2_to_human(take.truth[10]))
+    assert head_angles(to_body_frame(frame)) is None

@@ -8,8 +8,11 @@ solver needs them: a frame is never dropped for them (the body rows are checked 
 one, the extremity points that are not finite or too far from their anchor:
 
 - a face point farther than :data:`FACE_REACH` from the head joint (or with no valid head joint);
-- a hand tip or thumb farther than :data:`HAND_REACH` from its wrist (the hand joint when the
-  wrist is invalid; neither valid: invalid).
+- a hand tip farther than :data:`HAND_REACH` from its hand joint, a thumb farther than that from
+  its wrist -- their parents in the trackers' joint chains (K4ABT and Kinect v2 alike); the other
+  of the two when the parent is invalid; neither valid: invalid. (The Kinect v2 wrist wanders:
+  in the PIC recordings the hand tip is up to 0.33 m from the wrist but within 0.13 m of the
+  hand joint.)
 
 The limits are anthropometric upper bounds with a margin for tracker noise, the same for every
 person: they only catch gross errors (a point on another body part or swapped between the
@@ -34,19 +37,19 @@ Azure Kinect recording has its nose 0.14-0.16 m from its head joint.)
 
 HAND_REACH: Final = 0.25
 """
-Farthest a hand tip or thumb point may be from the wrist [m].
+Farthest a hand tip may be from its hand joint, or a thumb from its wrist [m].
 
 The longest adult hands (wrist crease to the middle fingertip) are about 0.21 m; 0.04 m more for
 tracker noise.
 """
 
 _FINGERS: Final = (
-    (HumanJoint.HAND_TIP_LEFT, HumanJoint.WRIST_LEFT, HumanJoint.HAND_LEFT),
+    (HumanJoint.HAND_TIP_LEFT, HumanJoint.HAND_LEFT, HumanJoint.WRIST_LEFT),
     (HumanJoint.THUMB_LEFT, HumanJoint.WRIST_LEFT, HumanJoint.HAND_LEFT),
-    (HumanJoint.HAND_TIP_RIGHT, HumanJoint.WRIST_RIGHT, HumanJoint.HAND_RIGHT),
+    (HumanJoint.HAND_TIP_RIGHT, HumanJoint.HAND_RIGHT, HumanJoint.WRIST_RIGHT),
     (HumanJoint.THUMB_RIGHT, HumanJoint.WRIST_RIGHT, HumanJoint.HAND_RIGHT),
 )
-"""Each finger point with its anchor and the fallback anchor."""
+"""Each finger point with its anchor (its tracker parent) and the fallback anchor."""
 
 
 def _near(frame: SkeletonFrame, point: int, anchor: int, reach: float) -> bool:
@@ -69,10 +72,10 @@ def implausible_extremities(frame: SkeletonFrame) -> list[HumanJoint]:
             valid[HumanJoint.HEAD] and _near(frame, joint, HumanJoint.HEAD, FACE_REACH)
         ):
             bad.append(joint)
-    for joint, wrist, hand in _FINGERS:
+    for joint, parent, other in _FINGERS:
         if not valid[joint]:
             continue
-        anchor = wrist if valid[wrist] else hand if valid[hand] else None
+        anchor = parent if valid[parent] else other if valid[other] else None
         if anchor is None or not _near(frame, joint, anchor, HAND_REACH):
             bad.append(joint)
     return sorted(bad)

@@ -19,13 +19,16 @@ own length changes with the very finger curl being measured. A median adult give
 **State** (:class:`HandStateTracker`): a frame *indicates* CLOSED when the aperture is below
 ``hand_close_below``, OPEN when it is above ``hand_open_above``, and nothing in between (the
 hysteresis band) or when the hand is unseen (a point invalid, or the aperture beyond
-:data:`MAX_APERTURE`). A new state is taken once it has been indicated in every frame for
-``hand_dwell`` seconds (stamps of the frames); any frame that does not indicate it restarts the
-wait. So values in the band never change the state, a flicker shorter than the dwell never does,
-and the state changes at most once per dwell. While a hand is unseen it keeps its last state;
-it is UNKNOWN only before its first state. A stamp going back resets the tracker (a new
-session). This follows UBRI's rule of confirming a hand state only after it was detected several
-times in a row (Zhang et al., UBRI), in seconds instead of frames so that it holds at any rate.
+:data:`MAX_APERTURE`). A new state is taken at a frame that indicates it when it has been
+indicated since at least ``hand_dwell`` seconds earlier (stamps of the frames) with no frame
+indicating the current state in between: a contrary frame restarts the wait, frames indicating
+nothing neither restart nor complete it (a noisy aperture dips into the band now and then; with
+finger points jittering by a centimetre, a rule restarting at every such dip took a real change
+seconds late). So values in the band never change the state, a flicker shorter than the dwell
+never does, and the state changes at most once per dwell. While a hand is unseen it keeps its
+last state; it is UNKNOWN only before its first state. A stamp going back resets the tracker (a
+new session). This follows UBRI's rule of confirming a hand state only after it was detected
+several times (Zhang et al., UBRI), in seconds instead of frames so that it holds at any rate.
 """
 
 from __future__ import annotations
@@ -88,12 +91,14 @@ class HandConfig:
     Settings of :class:`HandStateTracker`.
 
     Defaults (reasoned, not fitted to a recording; ``docs/method.md#head-and-hands``): a median
-    hand reads about 0.7 open and 0.2 closed, and the hands of the synthetic suite's people
-    (hand length 0.16-0.21 m, shoulders 0.28-0.38 m, half-open "relaxed" hands included) stay
-    above 0.55 open and below 0.3 closed without noise; the band 0.35-0.5 lies between them with
-    room for the trackers' finger noise. The dwell, 0.3 s, is longer than the tracker flickers
-    (a finger point collapsing or swapping for a few frames, up to about 0.2 s) and well shorter
-    than a deliberate grasp or release held for 0.7 s or more.
+    hand reads about 0.7 open and 0.2 closed; the noise-free hands of the synthetic people
+    (hand length 0.10-0.118 of the height, shoulder width factor 0.85-1.15, fingers nearly
+    straight or fully curled) read 0.52 to 0.86 open and 0.16 to 0.3 closed. The band 0.35-0.5
+    lies between, about the geometric mean of the two medians (0.37 to 0.45), with room for the
+    noise of the finger points, which inflates small distances (a fist) more than large ones. The
+    dwell, 0.3 s, is longer than the tracker flickers (a finger point collapsing or swapping for
+    a few frames, up to about 0.2 s) and well shorter than a deliberate grasp or release held for
+    0.7 s or more.
 
     :param close_below: Aperture below which a frame indicates CLOSED (dimensionless).
     :param open_above: Aperture above which a frame indicates OPEN; > ``close_below``.
@@ -233,9 +238,9 @@ class HandStateTracker:
     ) -> HandEstimate:
         aperture = hand_aperture(frame, side)
         indicated = self._indicated(aperture)
-        if indicated is None or indicated is memory.state:
-            memory.candidate = None
-        else:
+        if indicated is memory.state:
+            memory.candidate = None  # a contrary frame restarts the wait
+        elif indicated is not None:
             if memory.candidate is not indicated:
                 memory.candidate = indicated
                 memory.since = stamp

@@ -169,22 +169,25 @@ def make_frame(
     """
     Build a frame, marking non-finite rows invalid and blanking invalid rows to NaN.
 
+    The 12 body rows alone are accepted too (a tracker plug-in or a recording from before the
+    face and finger rows): the other rows are then invalid (:func:`pad_body_rows`).
+
     :param stamp: Capture time [s].
-    :param positions: Joint positions, shape (19, 3), [m].
-    :param valid: Optional validity, shape (19,); default: every finite row.
+    :param positions: Joint positions, shape (19, 3) or (12, 3), [m].
+    :param valid: Optional validity, shape (19,) or (12,) like ``positions``; default: every
+        finite row.
     :param frame: ``'tracker'`` or ``'body'``.
     :return: The frame; its arrays are copies owned by it.
     :raises SkeletonError: On a wrong shape.
     """
-    points = np.array(positions, dtype=float)
-    if points.shape != (JOINT_COUNT, 3):
-        raise SkeletonError(f'skeleton positions must have shape ({JOINT_COUNT}, 3)')
+    points = pad_body_rows(positions)
+    rows = np.shape(positions)[0] if np.ndim(positions) == 2 else JOINT_COUNT
     mask = np.all(np.isfinite(points), axis=1)
     if valid is not None:
         flags = np.asarray(valid, dtype=bool)
-        if flags.shape != (JOINT_COUNT,):
-            raise SkeletonError(f'skeleton validity must have shape ({JOINT_COUNT},)')
-        mask &= flags
+        if flags.shape != (rows,):
+            raise SkeletonError(f'skeleton validity must have shape ({rows},)')
+        mask[:rows] &= flags
     points[~mask] = np.nan
     return SkeletonFrame(stamp=float(stamp), positions=points, valid=mask, frame=frame)
 

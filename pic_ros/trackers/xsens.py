@@ -106,8 +106,10 @@ def sample_to_skeleton(
     sample: XsensSample, stamp_source: XsensStampSource = XsensStampSource.RECEIVE_TIME
 ) -> SkeletonFrame:
     """
-    Map a sample to the :class:`HumanJoint` rows (:data:`XSENS_TO_HUMAN`, the face made by
-    :func:`xsens_face_points`).
+    Map a sample to the :class:`HumanJoint` rows.
+
+    The body rows come from :data:`XSENS_TO_HUMAN`, the face rows from
+    :func:`xsens_face_points`.
 
     The ``'tracker'`` frame of an Xsens skeleton is the MVN Z-up world frame (x forward as at
     calibration, y left, z up), positions unchanged. The hands, hand tips and thumbs are invalid
