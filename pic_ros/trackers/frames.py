@@ -163,7 +163,10 @@ def _centre(frame: SkeletonFrame) -> FloatArray | None:
 def _distance(frame: SkeletonFrame) -> float:
     """Distance [m] from the sensor to the mean of the finite valid joints; inf if none."""
     centre = _centre(frame)
-    return math.inf if centre is None else float(np.linalg.norm(centre))
+    if centre is None:
+        return math.inf
+    with np.errstate(over='ignore'):  # a finite but huge centre is simply far (inf)
+        return float(np.linalg.norm(centre))
 
 
 class BodySelector:
