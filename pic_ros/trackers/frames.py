@@ -312,7 +312,8 @@ class BodySelector:
             centre = _centre(frame)
             if centre is None:
                 continue
-            distance = float(np.linalg.norm(centre - self._place))
+            with np.errstate(over='ignore', invalid='ignore'):
+                distance = float(np.linalg.norm(centre - self._place))
             if distance <= self._radius and (best is None or (distance, body) < best):
                 best = (distance, body)
         return None if best is None else best[1]
