@@ -6,6 +6,7 @@ import functools
 from pathlib import Path
 
 import numpy as np
+from pic_ros.human.skeleton import HumanJoint, SkeletonFrame
 from pic_ros.trackers.kinect_v2 import KINECT_V2_JOINTS
 from pic_ros.trackers.markers import AZURE_KINECT_JOINTS
 
@@ -74,3 +75,22 @@ def same_frames(first, second) -> bool:
         and np.array_equal(a.positions, b.positions, equal_nan=True)
         for a, b in zip(first, second, strict=True)
     )
+
+
+def without_face(frames):
+    """
+    Return frames with the face rows (nose, ears) made invalid.
+
+    The demo bag's face points are synthesized for display (:mod:`pic_ros.tools.azure_joints`);
+    its Kinect v2 text recording has none: the two agree on every other row.
+
+    :param frames: Skeleton frames.
+    :return: New frames, the face rows NaN and invalid.
+    """
+    face = [HumanJoint.NOSE, HumanJoint.EAR_LEFT, HumanJoint.EAR_RIGHT]
+    result = []
+    for frame in frames:
+        positions, valid = frame.positions.copy(), frame.valid.copy()
+        positions[face], valid[face] = np.nan, False
+        result.append(SkeletonFrame(frame.stamp, positions, valid, frame.frame))
+    return tuple(result)

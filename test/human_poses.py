@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT, make_frame, SkeletonFrame
+from pic_ros.human.skeleton import (
+    HumanJoint,
+    JOINT_COUNT,
+    make_frame,
+    pad_body_rows,
+    SkeletonFrame,
+)
 from pic_ros.trackers.markers import AZURE_KINECT, AZURE_KINECT_TO_HUMAN
 
 FloatArray = npt.NDArray[np.float64]
@@ -27,20 +33,31 @@ BODY = np.array(
         (0.1, -0.22, -0.27),  # elbow_right
         (0.35, -0.1, -0.2),  # wrist_right
         (0.43, -0.1, -0.2),  # hand_right
+        (0.15, 0.0, 0.22),  # nose
+        (0.03, 0.075, 0.24),  # ear_left
+        (0.03, -0.075, 0.24),  # ear_right
+        (0.47, 0.2, -0.3),  # hand_tip_left
+        (0.36, 0.15, -0.28),  # thumb_left
+        (0.52, -0.1, -0.2),  # hand_tip_right
+        (0.41, -0.05, -0.18),  # thumb_right
     ]
 )
-"""A person in the body frame [m]: spine along z, shoulders on y, both forearms forward."""
+"""
+A person in the body frame [m]: spine along z, shoulders on y, both forearms forward.
+
+All 19 rows: the face looks straight ahead, both hands are open.
+"""
 
 
 def body(points: np.ndarray, stamp: float = 0.0) -> SkeletonFrame:
     """
     Make a body-frame skeleton.
 
-    :param points: Joint positions, shape (12, 3), [m], body frame.
+    :param points: Joint positions, shape (19, 3) or the 12 body rows (12, 3), [m], body frame.
     :param stamp: Capture time [s].
-    :return: The frame.
+    :return: The frame (rows not given are invalid).
     """
-    return make_frame(stamp, points, frame='body')
+    return make_frame(stamp, pad_body_rows(points), frame='body')
 
 
 def with_arm(
@@ -94,12 +111,19 @@ TRACKER_PERSON = {
     HumanJoint.ELBOW_RIGHT: (-0.1, 0.22, 1.15),
     HumanJoint.WRIST_RIGHT: (-0.35, 0.22, 1.15),
     HumanJoint.HAND_RIGHT: (-0.43, 0.22, 1.15),
+    HumanJoint.NOSE: (-0.1, 0.0, 1.56),
+    HumanJoint.EAR_LEFT: (0.02, -0.075, 1.58),
+    HumanJoint.EAR_RIGHT: (0.02, 0.075, 1.58),
+    HumanJoint.HAND_TIP_LEFT: (-0.52, -0.22, 1.15),
+    HumanJoint.THUMB_LEFT: (-0.41, -0.17, 1.17),
+    HumanJoint.HAND_TIP_RIGHT: (-0.52, 0.22, 1.15),
+    HumanJoint.THUMB_RIGHT: (-0.41, 0.17, 1.17),
 }
 """A person facing the sensor, tracker frame [m] relative to the point below the chest."""
 
 
 def tracker_person(distance: float = 2.0, side: float = 0.0) -> FloatArray:
-    """Return the 12 joints, (12, 3), [m], tracker frame, ``distance`` ahead, ``side`` left."""
+    """Return the 19 joints, (19, 3), [m], tracker frame, ``distance`` ahead, ``side`` left."""
     return np.array([TRACKER_PERSON[joint] for joint in HumanJoint]) + [distance, side, 0.0]
 
 
@@ -119,6 +143,6 @@ def tracker_frame(
 
 
 def azure_markers(tracker_joints: FloatArray, body: int) -> tuple[IdArray, FloatArray]:
-    """Azure Kinect markers (ids, depth-camera positions) of one body's 12 tracker-frame joints."""
+    """Azure Kinect markers (ids, depth-camera positions) of one body's 19 tracker-frame joints."""
     ids = body * 100 + np.array(AZURE_KINECT_TO_HUMAN, dtype=np.int64)
     return ids, tracker_joints @ AZURE_KINECT.rotation  # rows: p_camera = R^T p_tracker

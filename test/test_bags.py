@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bag_helpers import decoded_markers, DEMO_BAG, K4, same_frames, TIMING_KEYS, V2
+from bag_helpers import decoded_markers, DEMO_BAG, K4, same_frames, TIMING_KEYS, V2, without_face
 import numpy as np
 from pic_ros.exceptions import ConfigError
 from pic_ros.recordings.kinect_v2_text import load_kinect_v2_recording
@@ -21,10 +21,10 @@ import pytest
 
 
 def test_demo_bag_decodes_to_the_text_recording_skeletons() -> None:
-    """The demo bag and the demo text files give identical tracker-frame skeletons and segments."""
+    """The demo bag and the demo text give identical skeletons (but the face) and segments."""
     text = load_demonstration('demo')
     bag = load_demonstration(str(DEMO_BAG))
-    assert same_frames(text.frames, bag.frames)
+    assert same_frames(text.frames, without_face(bag.frames))
     assert [s.frame_slice for s in bag.segments] == [s.frame_slice for s in text.segments]
     assert bag.task_arms == text.task_arms
 

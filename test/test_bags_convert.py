@@ -5,7 +5,14 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from bag_helpers import AZURE_TOPIC, decoded_markers, DEMO_BAG, same_frames, TIMING_KEYS
+from bag_helpers import (
+    AZURE_TOPIC,
+    decoded_markers,
+    DEMO_BAG,
+    same_frames,
+    TIMING_KEYS,
+    without_face,
+)
 import numpy as np
 from pic_ros.exceptions import PicRosError
 from pic_ros.recordings.bag_demonstration import demonstration_from_bag
@@ -219,7 +226,7 @@ def test_a_bag_is_replayed_as_it_is_with_the_source_its_markers_give(tmp_path: P
     segments = replayable.demonstration.segments
     assert [(s.start, s.stop) for s in segments] == [(s.start, s.stop) for s in text.segments]
     assert replayable.demonstration.task_arms == text.task_arms
-    assert same_frames(replayable.demonstration.frames, text.frames)
+    assert same_frames(without_face(replayable.demonstration.frames), text.frames)
     assert not any(tmp_path.iterdir())
 
 

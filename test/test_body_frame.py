@@ -13,7 +13,7 @@ import numpy as np
 from pic_ros.exceptions import ConfigError, SkeletonError
 from pic_ros.human.body_frame import body_axes, to_body_frame
 from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor
-from pic_ros.human.skeleton import HumanJoint, make_frame
+from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT, make_frame
 import pytest
 
 J = HumanJoint
@@ -78,7 +78,7 @@ def test_body_axes_are_a_right_handed_rotation(rng):
 
 def test_person_facing_the_camera_has_forward_towards_the_camera():
     """Facing a tracker (x away from the sensor), the person's left is the tracker's -y."""
-    points = np.full((12, 3), np.nan)
+    points = np.full((JOINT_COUNT, 3), np.nan)
     points[J.PELVIS] = (2.0, 0.0, 0.5)
     points[J.SPINE_CHEST] = (2.0, 0.0, 0.95)
     points[J.SHOULDER_LEFT] = (2.0, -0.18, 1.0)

@@ -157,7 +157,9 @@ def _messages(draw: st.DrawFn) -> tuple[IdArray, FloatArray, float]:
     points: list[FloatArray] = []
     for body in draw(st.lists(st.integers(0, 3), max_size=3)):
         body_ids, body_points = _markers(_person(draw(st.floats(0.5, 4.0))), body)
-        keep = np.array(draw(st.lists(st.booleans(), min_size=12, max_size=12)))
+        keep = np.array(
+            draw(st.lists(st.booleans(), min_size=JOINT_COUNT, max_size=JOINT_COUNT))
+        )
         keep |= draw(st.booleans())  # often the whole body
         ids.append(body_ids[keep])
         points.append(body_points[keep])

@@ -8,7 +8,7 @@ import numpy as np
 from pic_ros.correspondence import MappingConfig
 from pic_ros.exceptions import SkeletonError
 from pic_ros.human.processing import SkeletonProcessor
-from pic_ros.human.skeleton import HumanJoint, make_frame, SkeletonFrame
+from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT, make_frame, SkeletonFrame
 from pic_ros.imitation import RobotImitator
 from pic_ros.resources import shipped_robots
 from pic_ros.robot import load_robot
@@ -52,7 +52,7 @@ def sweep_frames(seconds: float = 16.0, rate: float = 30.0) -> list[SkeletonFram
     for index in range(int(seconds * rate)):
         time = index / rate
         phase = 0.5 * time
-        points = np.full((12, 3), np.nan)
+        points = np.full((JOINT_COUNT, 3), np.nan)
         points[J.PELVIS] = (0.0, 0.0, -0.5)
         points[J.SPINE_CHEST] = (0.0, 0.0, -0.05)
         for side, shoulder, elbow, wrist in (

@@ -136,12 +136,19 @@ def test_human_table_maps_each_joint_to_its_kinect_source() -> None:
         HumanJoint.ELBOW_RIGHT: 'ElbowRight',
         HumanJoint.WRIST_RIGHT: 'WristRight',
         HumanJoint.HAND_RIGHT: 'HandRight',
+        HumanJoint.HAND_TIP_LEFT: 'HandTipLeft',
+        HumanJoint.THUMB_LEFT: 'ThumbLeft',
+        HumanJoint.HAND_TIP_RIGHT: 'HandTipRight',
+        HumanJoint.THUMB_RIGHT: 'ThumbRight',
     }
     assert isinstance(KINECT_V2_TO_HUMAN, tuple)
     assert len(KINECT_V2_TO_HUMAN) == JOINT_COUNT
-    assert KINECT_V2_TO_HUMAN == (0, 20, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
+    assert KINECT_V2_TO_HUMAN[:12] == (0, 20, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
     for joint, name in expected.items():
-        assert KINECT_V2_JOINTS[KINECT_V2_TO_HUMAN[joint]] == name
+        source = KINECT_V2_TO_HUMAN[joint]
+        assert source is not None and KINECT_V2_JOINTS[source] == name
+    for joint in (HumanJoint.NOSE, HumanJoint.EAR_LEFT, HumanJoint.EAR_RIGHT):
+        assert KINECT_V2_TO_HUMAN[joint] is None  # Kinect v2 has no face points
 
 
 def test_camera_to_tracker_is_a_proper_rotation() -> None:
@@ -255,7 +262,7 @@ def test_recording_arrays_are_read_only(demonstrations: dict[str, PaperDemonstra
 
 
 def test_frames_are_tracker_skeleton_frames(demonstrations: dict[str, PaperDemonstration]) -> None:
-    """frames() yields one valid 'tracker' SkeletonFrame per line, equal to frame(i)."""
+    """frames() yields one 'tracker' SkeletonFrame per line, equal to frame(i); no face rows."""
     recording = demonstrations['assembly2'].recording
     frames = list(recording.frames())
     assert len(frames) == len(recording)
@@ -263,8 +270,14 @@ def test_frames_are_tracker_skeleton_frames(demonstrations: dict[str, PaperDemon
         frame = recording.frame(index)
         assert frame.frame == 'tracker'
         assert frame.stamp == recording.stamps[index]
-        assert frame.valid.all()
-        expected = camera_to_tracker(recording.joints[index, list(KINECT_V2_TO_HUMAN)])
+        face = [HumanJoint.NOSE, HumanJoint.EAR_LEFT, HumanJoint.EAR_RIGHT]
+        assert not frame.valid[face].any()
+        assert frame.valid[[joint for joint in HumanJoint if joint not in face]].all()
+        expected = np.full((JOINT_COUNT, 3), np.nan)
+        for joint in HumanJoint:
+            source = KINECT_V2_TO_HUMAN[joint]
+            if source is not None:
+                expected[joint] = camera_to_tracker(recording.joints[index, source])
         np.testing.assert_array_equal(frame.positions, expected)
         np.testing.assert_array_equal(frames[index].positions, expected)
         assert frames[index].stamp == frame.stamp

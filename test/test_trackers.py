@@ -10,13 +10,15 @@ import numpy.typing as npt
 from pic_ros.exceptions import ConfigError, SkeletonError
 from pic_ros.human.body_frame import body_axes, to_body_frame
 from pic_ros.human.front_end import SkeletonFrontEnd
-from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT
+from pic_ros.human.skeleton import BODY_JOINT_COUNT, HumanJoint, JOINT_COUNT, Side
 from pic_ros.trackers import make_tracker
 from pic_ros.trackers.frames import DropReason
 from pic_ros.trackers.kinect_v2 import (
     camera_to_tracker,
     CAMERA_TO_TRACKER_ROTATION,
+    KINECT_V2_ROWS,
     KINECT_V2_TO_HUMAN,
+    kinect_v2_to_human,
 )
 from pic_ros.trackers.markers import (
     azure_camera_to_tracker,
@@ -114,9 +116,70 @@ def test_azure_joint_table_follows_the_k4abt_order() -> None:
     assert len(AZURE_KINECT_JOINTS) == AZURE_KINECT.joint_count == 32
     assert AZURE_KINECT_JOINTS[0] == 'PELVIS' and AZURE_KINECT_JOINTS[26] == 'HEAD'
     assert AZURE_KINECT_JOINTS[31] == 'EAR_RIGHT'
-    assert AZURE_KINECT_TO_HUMAN == (0, 2, 3, 26, 5, 6, 7, 8, 12, 13, 14, 15)
+    assert AZURE_KINECT_TO_HUMAN[:12] == (0, 2, 3, 26, 5, 6, 7, 8, 12, 13, 14, 15)
+    assert AZURE_KINECT_TO_HUMAN[12:] == (27, 29, 31, 9, 10, 16, 17)
     for joint in HumanJoint:
-        assert AZURE_KINECT_JOINTS[AZURE_KINECT_TO_HUMAN[joint]] == joint.name
+        source = AZURE_KINECT_TO_HUMAN[joint]
+        assert source is not None
+        assert AZURE_KINECT_JOINTS[source] == joint.name.replace('HAND_TIP', 'HANDTIP')
+
+
+def test_appended_rows_keep_the_body_indices() -> None:
+    """The 12 body rows keep their indices; the face and finger rows follow them."""
+    assert [joint.name for joint in HumanJoint][:12] == [
+        'PELVIS', 'SPINE_CHEST', 'NECK', 'HEAD', 'SHOULDER_LEFT', 'ELBOW_LEFT', 'WRIST_LEFT',
+        'HAND_LEFT', 'SHOULDER_RIGHT', 'ELBOW_RIGHT', 'WRIST_RIGHT', 'HAND_RIGHT',
+    ]
+    assert [(joint.name, int(joint)) for joint in HumanJoint][12:] == [
+        ('NOSE', 12), ('EAR_LEFT', 13), ('EAR_RIGHT', 14), ('HAND_TIP_LEFT', 15),
+        ('THUMB_LEFT', 16), ('HAND_TIP_RIGHT', 17), ('THUMB_RIGHT', 18),
+    ]
+    assert JOINT_COUNT == 19 and BODY_JOINT_COUNT == 12
+
+
+def test_azure_kinect_fills_every_row_on_the_persons_own_side() -> None:
+    """Azure Kinect fills all 19 rows; left ears and fingers sit on the left shoulder's side."""
+    joints = _facing_person(2.0)
+    for sign, side in ((1.0, 'LEFT'), (-1.0, 'RIGHT')):
+        joints[K4[f'EAR_{side}']] = [sign * 0.075, -0.52, 2.02]
+        joints[K4[f'HANDTIP_{side}']] = [sign * 0.22, -0.05, 2.0 - 0.52]
+        joints[K4[f'THUMB_{side}']] = [sign * 0.17, -0.03, 2.0 - 0.41]
+    joints[K4['NOSE']] = [0.0, -0.47, 1.9]
+    frame = decode_markers(AZURE_KINECT, 100 + np.arange(32), joints, stamp=1.0)[1]
+    assert frame.valid.all()
+    body = to_body_frame(frame)
+    for side, sign in ((Side.LEFT, 1.0), (Side.RIGHT, -1.0)):
+        ear = HumanJoint.EAR_LEFT if side is Side.LEFT else HumanJoint.EAR_RIGHT
+        tip = HumanJoint.HAND_TIP_LEFT if side is Side.LEFT else HumanJoint.HAND_TIP_RIGHT
+        assert sign * body.positions[ear, 1] > 0.0
+        assert sign * body.positions[tip, 1] > 0.0
+    assert body.positions[HumanJoint.NOSE, 0] > body.positions[HumanJoint.EAR_LEFT, 0]
+
+
+def test_kinect_v2_leaves_only_the_face_rows_invalid(rng: np.random.Generator) -> None:
+    """Kinect v2 markers fill every row but the nose and ears, which have no Kinect v2 source."""
+    joints = rng.uniform(-0.5, 0.5, size=(25, 3)) + [0.0, 0.0, 2.0]
+    frame = decode_markers(KINECT_V2, 700 + np.arange(25), joints, stamp=3.5)[7]
+    face = [HumanJoint.NOSE, HumanJoint.EAR_LEFT, HumanJoint.EAR_RIGHT]
+    assert not frame.valid[face].any() and np.isnan(frame.positions[face]).all()
+    assert frame.valid[[joint for joint in HumanJoint if joint not in face]].all()
+    assert [KINECT_V2_TO_HUMAN[joint] for joint in face] == [None, None, None]
+
+
+def test_markers_of_the_twelve_body_joints_only_decode_with_the_extra_rows_invalid() -> None:
+    """An older array with markers for the 12 body joints only still gives a frame."""
+    joints = _facing_person(2.0)
+    ids = 100 + np.array(AZURE_KINECT_TO_HUMAN[:12])
+    frame = decode_markers(AZURE_KINECT, ids, joints[ids - 100], stamp=1.0)[1]
+    assert frame.valid[:12].all() and not frame.valid[12:].any()
+
+
+def test_a_format_may_leave_extra_rows_without_source_but_not_body_rows() -> None:
+    """None marks a row the tracker does not have; the 12 body rows always need a joint."""
+    names = tuple(f'j{index}' for index in range(20))
+    TrackerFormat('toy', names, tuple(range(12)) + (None,) * 7, camera_to_tracker)
+    with pytest.raises(ConfigError, match='body row'):
+        TrackerFormat('toy', names, (None,) + tuple(range(1, 19)), camera_to_tracker)
 
 
 def test_azure_conversion_is_a_proper_rotation_to_rep103_axes() -> None:
@@ -150,10 +213,11 @@ def test_formats_are_found_by_source_name() -> None:
 @pytest.mark.parametrize(
     ('names', 'rows'),
     [
-        (('a',) * 101, tuple(range(12))),
-        (('a',) * 32, tuple(range(11))),
-        (('a',) * 32, (0,) * 12),
-        (('a',) * 10, tuple(range(12))),
+        (('a',) * 101, tuple(range(19))),
+        (('a',) * 32, tuple(range(18))),
+        (('a',) * 32, (0,) * 19),
+        (('a',) * 32, tuple(range(18)) + (0,)),
+        (('a',) * 10, tuple(range(19))),
     ],
 )
 def test_inconsistent_format_tables_are_rejected(
@@ -193,9 +257,10 @@ def test_kinect_v2_markers_decode_like_a_recording_frame(rng: np.random.Generato
     ids = 700 + np.arange(25)
     order = rng.permutation(25)
     frame = decode_markers(KINECT_V2, ids[order], joints[order], stamp=3.5)[7]
-    expected = camera_to_tracker(joints[list(KINECT_V2_TO_HUMAN)])
+    expected = kinect_v2_to_human(joints)
     np.testing.assert_array_equal(frame.positions, expected)
-    assert frame.valid.all() and frame.stamp == 3.5 and frame.frame == 'tracker'
+    assert frame.valid[list(KINECT_V2_ROWS)].all()
+    assert frame.stamp == 3.5 and frame.frame == 'tracker'
 
 
 def test_several_bodies_in_one_array_are_separated(rng: np.random.Generator) -> None:
@@ -362,3 +427,25 @@ def test_real_bag_through_the_front_end(azure_bag: list[BagMessage]) -> None:
     np.testing.assert_allclose(shoulders.mean(axis=1), 0.0, atol=1e-9)  # origin at the chest
     assert np.all(skeletons[:, HumanJoint.SHOULDER_LEFT, 1] > 0.1)
     assert np.all(skeletons[:, HumanJoint.HEAD, 2] > 0.0)
+
+
+def test_real_bag_fills_the_face_and_finger_rows(azure_bag: list[BagMessage]) -> None:
+    """
+    On the real Azure Kinect bag the seven appended rows are filled and plausible.
+
+    Every accepted skeleton holds a nose away from the ears and not behind them (the person
+    looks down at the work at times), the left ear on the person's left, and hand tips and
+    thumbs within reach of their wrists (none is screened out as implausible).
+    """
+    tracker = make_tracker('azure_kinect')
+    front = SkeletonFrontEnd()
+    results = [front.feed(tracker.decode(message, 0.0)) for message in azure_bag]
+    skeletons = [r for r in results if not isinstance(r, DropReason)]
+    assert skeletons
+    for skeleton in skeletons:
+        assert skeleton.valid.all()
+        points = skeleton.positions
+        ears = 0.5 * (points[HumanJoint.EAR_LEFT] + points[HumanJoint.EAR_RIGHT])
+        assert np.linalg.norm(points[HumanJoint.NOSE] - ears) > 0.1
+        assert points[HumanJoint.NOSE, 0] - ears[0] > 0.0
+        assert points[HumanJoint.EAR_LEFT, 1] > points[HumanJoint.EAR_RIGHT, 1]

@@ -601,11 +601,15 @@ def test_builder_rejects_wrong_shapes_and_ranges():
 
 
 def test_segment_tables_agree():
-    """Segment names follow the enum order, and only the hands lack a source segment."""
+    """Segment names follow the enum order; the hands, fingers and face lack a source segment."""
     assert len(SEGMENT_NAMES) == len(XsensSegment) == SEGMENT_COUNT
     for segment in XsensSegment:
         assert SEGMENT_NAMES[segment - 1].lower() == segment.name.replace('_', '').lower()
-    assert set(HumanJoint) - set(XSENS_TO_HUMAN) == {HumanJoint.HAND_LEFT, HumanJoint.HAND_RIGHT}
+    assert set(HumanJoint) - set(XSENS_TO_HUMAN) == {
+        HumanJoint.HAND_LEFT, HumanJoint.HAND_RIGHT, HumanJoint.NOSE, HumanJoint.EAR_LEFT,
+        HumanJoint.EAR_RIGHT, HumanJoint.HAND_TIP_LEFT, HumanJoint.THUMB_LEFT,
+        HumanJoint.HAND_TIP_RIGHT, HumanJoint.THUMB_RIGHT,
+    }
 
 
 def test_t_pose_skeleton_has_left_at_plus_y_and_t_pose_bones():
@@ -631,9 +635,14 @@ def test_t_pose_skeleton_has_left_at_plus_y_and_t_pose_bones():
     assert positions[HumanJoint.NECK][2] > positions[HumanJoint.SPINE_CHEST][2]
     assert positions[HumanJoint.SPINE_CHEST][2] > positions[HumanJoint.PELVIS][2]
     valid = frame.valid
-    assert valid.sum() == JOINT_COUNT - 2
-    assert not valid[HumanJoint.HAND_LEFT] and not valid[HumanJoint.HAND_RIGHT]
-    assert np.all(np.isnan(positions[[HumanJoint.HAND_LEFT, HumanJoint.HAND_RIGHT]]))
+    hands = [
+        HumanJoint.HAND_LEFT, HumanJoint.HAND_RIGHT, HumanJoint.HAND_TIP_LEFT,
+        HumanJoint.THUMB_LEFT, HumanJoint.HAND_TIP_RIGHT, HumanJoint.THUMB_RIGHT,
+    ]
+    assert valid.sum() == JOINT_COUNT - len(hands)
+    assert not valid[hands].any()
+    assert np.all(np.isnan(positions[hands]))
+    assert valid[[HumanJoint.NOSE, HumanJoint.EAR_LEFT, HumanJoint.EAR_RIGHT]].all()
 
 
 def test_t_pose_body_frame_matches_the_tracker_axes():

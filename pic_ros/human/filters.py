@@ -2,7 +2,7 @@
 Causal smoothing of joint positions, one sample at a time.
 
 All filters share one call, ``update(stamp, values, valid=None)``: ``values`` is an array of any
-fixed shape whose first axis are *rows* (for a skeleton: shape (12, 3), one row per
+fixed shape whose first axis are *rows* (for a skeleton: shape (19, 3), one row per
 :class:`~pic_ros.human.skeleton.HumanJoint`, [m], any fixed frame) and ``valid`` flags each row.
 Invalid rows, and rows holding a non-finite value, are not ingested: they keep their previous
 estimate. Rows that have never been valid are NaN in the output. The output is always a new array
@@ -197,7 +197,7 @@ class ExponentialFilter(_RowFilter):
         Ingest one sample and return the smoothed estimate.
 
         :param stamp: Capture time of the sample [s], finite.
-        :param values: Sample, fixed shape (rows, ...), e.g. (12, 3) joint positions [m] in a
+        :param values: Sample, fixed shape (rows, ...), e.g. (19, 3) joint positions [m] in a
             fixed frame.
         :param valid: Optional validity per row, shape (rows,); default: every finite row.
         :return: New array, shape and unit of ``values``: the estimate after this sample (or the
@@ -325,7 +325,7 @@ class KalmanFilter(_RowFilter):
         Ingest one sample (one frame) and return the filtered estimate.
 
         :param stamp: Capture time [s]; ignored (the filter is frame-indexed).
-        :param values: Sample, fixed shape (rows, ...), e.g. (12, 3) or (25, 3) joint positions
+        :param values: Sample, fixed shape (rows, ...), e.g. (19, 3) or (25, 3) joint positions
             [m].
         :param valid: Optional validity per row, shape (rows,); default: every finite row.
         :return: New array, shape and unit of ``values``: the estimate after this frame; rows

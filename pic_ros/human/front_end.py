@@ -168,7 +168,7 @@ class SkeletonFrontEnd:
         Turn one tracker reading into the followed person's body-frame skeleton.
 
         :param reading: Every body of one tracker message, ``'tracker'`` frame.
-        :return: The smoothed skeleton in the ``'body'`` frame (12 rows, [m], valid rows
+        :return: The smoothed skeleton in the ``'body'`` frame (19 rows, [m], valid rows
             finite), or why the reading was dropped.
         """
         if reading.bodies:  # a reading without bodies says nothing of the stream's clock

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from pic_ros.checks import check_number
 from pic_ros.human.body_frame import to_body_frame
+from pic_ros.human.extremities import screen_extremities
 from pic_ros.human.filters import FILTER_KINDS, make_filter, SkeletonFilter
 from pic_ros.human.skeleton import make_frame, SkeletonFrame
 from pic_ros.schema import ParameterDef
@@ -98,10 +99,14 @@ class SkeletonProcessor:
         """
         Smooth one tracker-frame skeleton and convert it to the body frame.
 
+        Implausible extremity points (face, hand tips, thumbs) are invalidated first
+        (:func:`~pic_ros.human.extremities.screen_extremities`), so they never reach the filter.
+
         :param frame: Skeleton in the ``tracker`` frame, [m], stamp [s].
         :return: The smoothed skeleton in the ``body`` frame.
         :raises pic_ros.exceptions.SkeletonError: If the body frame cannot be built from the
             smoothed joints (missing or coincident shoulders).
         """
+        frame = screen_extremities(frame)
         smoothed = self._filter.update(frame.stamp, frame.positions, frame.valid)
         return to_body_frame(make_frame(frame.stamp, smoothed, frame.valid))

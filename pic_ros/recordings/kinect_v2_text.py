@@ -24,11 +24,7 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import RecordingError
 from pic_ros.human.skeleton import make_frame, SkeletonFrame
-from pic_ros.trackers.kinect_v2 import (
-    camera_to_tracker,
-    KINECT_V2_JOINT_COUNT,
-    KINECT_V2_TO_HUMAN,
-)
+from pic_ros.trackers.kinect_v2 import KINECT_V2_JOINT_COUNT, kinect_v2_to_human
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -101,32 +97,33 @@ class KinectV2Recording:
 
     def tracker_positions(self) -> FloatArray:
         """
-        Return the 12 :class:`HumanJoint` positions of every frame in the tracker frame.
+        Return the 19 :class:`HumanJoint` positions of every frame in the tracker frame.
 
-        :return: New array, shape (T, 12, 3), [m], ``'tracker'`` frame; row order
-            :class:`HumanJoint`.
+        :return: New array, shape (T, 19, 3), [m], ``'tracker'`` frame; row order
+            :class:`HumanJoint`; the face rows (which Kinect v2 does not have) are NaN.
         """
-        return camera_to_tracker(self.joints[:, list(KINECT_V2_TO_HUMAN), :])
+        return kinect_v2_to_human(self.joints)
 
     def frame(self, index: int) -> SkeletonFrame:
         """
         Return one frame as a :class:`SkeletonFrame`.
 
         :param index: Frame index, 0-based; negative values count from the end like a sequence.
-        :return: The frame: stamp [s], 12 joints [m], ``'tracker'`` frame, all joints valid.
+        :return: The frame: stamp [s], 19 joints [m], ``'tracker'`` frame, every joint valid but
+            the face (nose, ears), which Kinect v2 does not have.
         :raises IndexError: If the index is out of range.
         """
         count = len(self)
         if not -count <= index < count:
             raise IndexError(f'{self.name}: frame index {index} out of range for {count} frames')
-        positions = camera_to_tracker(self.joints[index, list(KINECT_V2_TO_HUMAN), :])
-        return make_frame(float(self.stamps[index]), positions)
+        return make_frame(float(self.stamps[index]), kinect_v2_to_human(self.joints[index]))
 
     def frames(self) -> Iterator[SkeletonFrame]:
         """
         Yield every frame, in recording order, as a :class:`SkeletonFrame`.
 
-        :return: Iterator over T frames: stamp [s], 12 joints [m], ``'tracker'`` frame.
+        :return: Iterator over T frames: stamp [s], 19 joints [m] (face rows invalid),
+            ``'tracker'`` frame.
         """
         positions = self.tracker_positions()
         for index in range(len(self)):

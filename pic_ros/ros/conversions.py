@@ -16,7 +16,15 @@ from geometry_msgs.msg import Point, Pose, PoseArray
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import SkeletonError
-from pic_ros.human.skeleton import HUMAN_JOINT_NAMES, JOINT_COUNT, make_frame, SkeletonFrame
+from pic_ros.human.skeleton import (
+    BODY_JOINT_COUNT,
+    HUMAN_JOINT_NAMES,
+    HumanJoint,
+    JOINT_COUNT,
+    make_frame,
+    pad_body_rows,
+    SkeletonFrame,
+)
 from pic_ros.motion.streaming import TrajectoryChunk
 from pic_ros.trackers.marker_cdr import MarkerCdrError, MarkerPositions, parse_marker_array
 from rclpy.serialization import deserialize_message
@@ -29,8 +37,18 @@ FloatArray = npt.NDArray[np.float64]
 
 SKELETON_BONES = (
     (0, 1), (1, 2), (2, 3), (1, 4), (4, 5), (5, 6), (6, 7), (1, 8), (8, 9), (9, 10), (10, 11),
+    (HumanJoint.HEAD, HumanJoint.NOSE), (HumanJoint.EAR_LEFT, HumanJoint.EAR_RIGHT),
+    (HumanJoint.HAND_LEFT, HumanJoint.HAND_TIP_LEFT),
+    (HumanJoint.WRIST_LEFT, HumanJoint.THUMB_LEFT),
+    (HumanJoint.HAND_RIGHT, HumanJoint.HAND_TIP_RIGHT),
+    (HumanJoint.WRIST_RIGHT, HumanJoint.THUMB_RIGHT),
 )
-"""Pairs of :class:`~pic_ros.human.skeleton.HumanJoint` rows drawn as bones in RViz."""
+"""
+Pairs of :class:`~pic_ros.human.skeleton.HumanJoint` rows drawn as bones in RViz.
+
+The body, then the face (head to nose, ear to ear) and the fingers (hand to hand tip, wrist to
+thumb, as the trackers chain them); a bone is drawn when both its points are valid.
+"""
 
 
 def time_from_msg(stamp: Time) -> float:
@@ -124,17 +142,22 @@ def skeleton_from_msg(message: PoseArray) -> SkeletonFrame:
     """
     Convert a ``skeleton`` PoseArray back to a body-frame skeleton.
 
-    :param message: PoseArray with one pose per HumanJoint, in order.
-    :return: The skeleton (``body`` frame); non-finite poses are invalid joints.
-    :raises SkeletonError: If the pose count is wrong.
+    Messages recorded before the face and finger rows existed hold the 12 body poses only; they
+    are accepted, with the extra rows invalid.
+
+    :param message: PoseArray with one pose per HumanJoint, in order (19 poses, or the first 12).
+    :return: The skeleton (``body`` frame); non-finite and missing poses are invalid joints.
+    :raises SkeletonError: If the pose count is neither 19 nor 12.
     """
-    if len(message.poses) != JOINT_COUNT:
+    if len(message.poses) not in (JOINT_COUNT, BODY_JOINT_COUNT):
         raise SkeletonError(
-            f'skeleton must have {JOINT_COUNT} poses ({", ".join(HUMAN_JOINT_NAMES)}), '
-            f'got {len(message.poses)}'
+            f'skeleton must have {JOINT_COUNT} poses ({", ".join(HUMAN_JOINT_NAMES)}) or the '
+            f'first {BODY_JOINT_COUNT} of them, got {len(message.poses)}'
         )
     positions = [(p.position.x, p.position.y, p.position.z) for p in message.poses]
-    return make_frame(time_from_msg(message.header.stamp), positions, frame='body')
+    return make_frame(
+        time_from_msg(message.header.stamp), pad_body_rows(positions), frame='body'
+    )
 
 
 def _marker(frame_id: str, stamp: Time, marker_id: int, kind: int, color: ColorRGBA) -> Marker:

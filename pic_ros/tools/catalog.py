@@ -37,7 +37,7 @@ from pic_ros.recordings.kinect_v2_text import (
 from pic_ros.recordings.paper import load_paper_demonstration, Segment
 from pic_ros.resources import share_dir
 from pic_ros.tools.synthetic import generate_take, SUITE_COUNT, suite_specs, SyntheticRecording
-from pic_ros.trackers.kinect_v2 import camera_to_tracker, KINECT_V2_TO_HUMAN
+from pic_ros.trackers.kinect_v2 import kinect_v2_to_human
 
 PAPER_RECORDINGS: Final = ('assembly1', 'assembly2', 'assembly3', 'incision_straight3')
 """The paper's demonstrations whose skeletons exist (the curved incision's is missing)."""
@@ -159,7 +159,7 @@ def demonstration_from_synthetic(take: SyntheticRecording) -> Demonstration:
     :return: The demonstration: tracker-frame skeletons, segments and task arms.
     """
     kept = np.flatnonzero(take.tracked)
-    positions = camera_to_tracker(take.joints[kept][:, list(KINECT_V2_TO_HUMAN)])
+    positions = kinect_v2_to_human(take.joints[kept])
     frames = tuple(
         make_frame(float(take.stamps[index]), positions[row]) for row, index in enumerate(kept)
     )

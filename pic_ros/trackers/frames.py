@@ -24,6 +24,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 from pic_ros.human.skeleton import (
+    BODY_JOINT_COUNT,
     HumanJoint,
     MAX_BONE_LENGTH,
     MIN_BONE_LENGTH,
@@ -64,7 +65,8 @@ class DropReason(enum.Enum):
       ``switch_after``;
     - ``FAR_BODY``: after a gap longer than ``switch_after``, only bodies (whatever their id)
       farther than ``reacquire_radius`` from where the person was, before ``reacquire_after``;
-    - ``NON_FINITE``: a received joint of the skeleton, or the stamp, is NaN or inf;
+    - ``NON_FINITE``: a received body joint (rows 0 to 11), or the stamp, is NaN or inf (a bad
+      extremity point is invalidated alone, :mod:`pic_ros.human.extremities`);
     - ``OLD_STAMP``: the stamp is not after the last accepted one;
     - ``MISSING_ARM_JOINTS``: neither arm has its shoulder, elbow and wrist;
     - ``BAD_BONE``: a bone between two present joints is shorter than its minimum or longer than
@@ -161,7 +163,10 @@ def _centre(frame: SkeletonFrame) -> FloatArray | None:
 def _distance(frame: SkeletonFrame) -> float:
     """Distance [m] from the sensor to the mean of the finite valid joints; inf if none."""
     centre = _centre(frame)
-    return math.inf if centre is None else float(np.linalg.norm(centre))
+    if centre is None:
+        return math.inf
+    with np.errstate(over='ignore'):  # a finite but huge centre is simply far (inf)
+        return float(np.linalg.norm(centre))
 
 
 class BodySelector:
@@ -307,7 +312,8 @@ class BodySelector:
             centre = _centre(frame)
             if centre is None:
                 continue
-            distance = float(np.linalg.norm(centre - self._place))
+            with np.errstate(over='ignore', invalid='ignore'):
+                distance = float(np.linalg.norm(centre - self._place))
             if distance <= self._radius and (best is None or (distance, body) < best):
                 best = (distance, body)
         return None if best is None else best[1]
@@ -319,8 +325,9 @@ class FrameValidator:
 
     Checks, in this order (the first failing one is the reason):
 
-    1. :attr:`DropReason.NON_FINITE`: the stamp, or a valid row, is not finite (invalid rows are
-       NaN by convention and are not checked);
+    1. :attr:`DropReason.NON_FINITE`: the stamp, or a valid body row (rows 0 to 11), is not
+       finite (invalid rows are NaN by convention and are not checked; the extremity rows are
+       screened one by one, :func:`~pic_ros.human.extremities.screen_extremities`);
     2. :attr:`DropReason.OLD_STAMP`: the stamp is not after the last accepted one;
     3. :attr:`DropReason.MISSING_ARM_JOINTS`: neither arm has a valid shoulder, elbow and wrist
        (one complete arm is enough; the other is then reported by ``frame.has_arm``);
@@ -364,7 +371,7 @@ class FrameValidator:
         """
         Check one skeleton and count the outcome.
 
-        :param frame: Skeleton, shape (12, 3), [m], stamp [s].
+        :param frame: Skeleton, shape (19, 3), [m], stamp [s].
         :return: None if the frame is accepted (its stamp becomes the last accepted one),
             else the reason to drop it.
         """
@@ -376,7 +383,8 @@ class FrameValidator:
 
     def _reason(self, frame: SkeletonFrame) -> DropReason | None:
         valid = frame.valid
-        if not math.isfinite(frame.stamp) or not np.all(np.isfinite(frame.positions[valid])):
+        body = frame.positions[:BODY_JOINT_COUNT][valid[:BODY_JOINT_COUNT]]
+        if not math.isfinite(frame.stamp) or not np.all(np.isfinite(body)):
             return DropReason.NON_FINITE
         if not frame.stamp > self._last_stamp:
             return DropReason.OLD_STAMP

@@ -63,17 +63,34 @@ _HUMAN_SOURCES: Final = {
     HumanJoint.ELBOW_RIGHT: 'ElbowRight',
     HumanJoint.WRIST_RIGHT: 'WristRight',
     HumanJoint.HAND_RIGHT: 'HandRight',
+    HumanJoint.HAND_TIP_LEFT: 'HandTipLeft',
+    HumanJoint.THUMB_LEFT: 'ThumbLeft',
+    HumanJoint.HAND_TIP_RIGHT: 'HandTipRight',
+    HumanJoint.THUMB_RIGHT: 'ThumbRight',
 }
 
-KINECT_V2_TO_HUMAN: Final[tuple[int, ...]] = tuple(
-    KINECT_V2_JOINTS.index(_HUMAN_SOURCES[joint]) for joint in HumanJoint
+KINECT_V2_TO_HUMAN: Final[tuple[int | None, ...]] = tuple(
+    KINECT_V2_JOINTS.index(_HUMAN_SOURCES[joint]) if joint in _HUMAN_SOURCES else None
+    for joint in HumanJoint
 )
 """
-Kinect v2 joint index of each :class:`HumanJoint` row.
+Kinect v2 joint index of each :class:`HumanJoint` row, or None where Kinect v2 has no joint.
 
 ``KINECT_V2_TO_HUMAN[HumanJoint.NECK] == 2``: entry ``h`` is the Kinect v2 index whose position
-becomes row ``h`` of a :class:`SkeletonFrame`. Length 12 (``JOINT_COUNT``).
+becomes row ``h`` of a :class:`SkeletonFrame`. Length 19 (``JOINT_COUNT``). Kinect v2 has hand
+tips and thumbs but no face points: NOSE, EAR_LEFT and EAR_RIGHT are None (always invalid), so
+the head estimator gives no angles for Kinect v2.
 """
+
+KINECT_V2_ROWS: Final[tuple[int, ...]] = tuple(
+    row for row, index in enumerate(KINECT_V2_TO_HUMAN) if index is not None
+)
+"""The :class:`HumanJoint` rows Kinect v2 fills (every row but the face)."""
+
+KINECT_V2_SOURCES: Final[tuple[int, ...]] = tuple(
+    index for index in KINECT_V2_TO_HUMAN if index is not None
+)
+"""The Kinect v2 joint index of each row of :data:`KINECT_V2_ROWS`."""
 
 CAMERA_TO_TRACKER_ROTATION: Final[FloatArray] = np.array(
     [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
@@ -105,3 +122,23 @@ def camera_to_tracker(points: npt.ArrayLike) -> FloatArray:
     if array.ndim == 0 or array.shape[-1] != 3:
         raise SkeletonError(f'points must have shape (..., 3), got {array.shape}')
     return array[..., [2, 0, 1]]
+
+
+def kinect_v2_to_human(joints: npt.ArrayLike) -> FloatArray:
+    """
+    Pick and convert the :class:`HumanJoint` rows from Kinect v2 joints.
+
+    :param joints: Kinect v2 joints, shape (..., 25, 3), [m], camera space, Kinect v2 order.
+    :return: New array, shape (..., 19, 3), [m], ``'tracker'`` frame, :class:`HumanJoint`
+        order; the face rows (no Kinect v2 joint) are NaN.
+    :raises SkeletonError: If the last two axes are not (25, 3).
+    """
+    array = np.asarray(joints, dtype=np.float64)
+    if array.ndim < 2 or array.shape[-2:] != (KINECT_V2_JOINT_COUNT, 3):
+        raise SkeletonError(
+            f'Kinect v2 joints must have shape (..., {KINECT_V2_JOINT_COUNT}, 3), got '
+            f'{array.shape}'
+        )
+    rows = np.full(array.shape[:-2] + (len(HumanJoint), 3), np.nan)
+    rows[..., list(KINECT_V2_ROWS), :] = camera_to_tracker(array[..., list(KINECT_V2_SOURCES), :])
+    return rows

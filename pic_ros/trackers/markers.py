@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.checks import check_choice
 from pic_ros.exceptions import ConfigError, SkeletonError
-from pic_ros.human.skeleton import JOINT_COUNT, SkeletonFrame
+from pic_ros.human.skeleton import BODY_JOINT_COUNT, JOINT_COUNT, SkeletonFrame
 from pic_ros.trackers.base import (
     register_tracker,
     TrackerFactory,
@@ -84,7 +84,7 @@ AZURE_KINECT_JOINTS: Final[tuple[str, ...]] = (
 )
 """The 32 K4ABT joint names (Body Tracking SDK 1.x), in index order (PELVIS = 0 ... EAR_RIGHT)."""
 
-AZURE_KINECT_TO_HUMAN: Final[tuple[int, ...]] = tuple(
+AZURE_KINECT_TO_HUMAN: Final[tuple[int | None, ...]] = tuple(
     AZURE_KINECT_JOINTS.index(name)
     for name in (
         'PELVIS',
@@ -99,13 +99,23 @@ AZURE_KINECT_TO_HUMAN: Final[tuple[int, ...]] = tuple(
         'ELBOW_RIGHT',
         'WRIST_RIGHT',
         'HAND_RIGHT',
+        'NOSE',
+        'EAR_LEFT',
+        'EAR_RIGHT',
+        'HANDTIP_LEFT',
+        'THUMB_LEFT',
+        'HANDTIP_RIGHT',
+        'THUMB_RIGHT',
     )
 )
 """
-K4ABT joint index of each :class:`HumanJoint` row, length 12.
+K4ABT joint index of each :class:`HumanJoint` row, length 19 (Azure Kinect has every row).
 
-``(0, 2, 3, 26, 5, 6, 7, 8, 12, 13, 14, 15)``: PELVIS, SPINE_CHEST, NECK, HEAD, then shoulder,
-elbow, wrist and hand of the left and of the right arm.
+``(0, 2, 3, 26, 5, 6, 7, 8, 12, 13, 14, 15, 27, 29, 31, 9, 10, 16, 17)``: PELVIS, SPINE_CHEST,
+NECK, HEAD, then shoulder, elbow, wrist and hand of the left and of the right arm, then NOSE,
+EAR_LEFT, EAR_RIGHT, HANDTIP_LEFT, THUMB_LEFT, HANDTIP_RIGHT, THUMB_RIGHT. K4ABT names sides as
+the person's own, like :class:`HumanJoint` (its left shoulder, ear and hand are all on the
+person's left), so left rows take left joints.
 """
 
 _AZURE_SIGNS: Final = np.array([1.0, -1.0, -1.0])
@@ -141,7 +151,8 @@ class TrackerFormat:
     :param name: Source name, as in the ``source`` parameter (e.g. ``'azure_kinect'``).
     :param joint_names: The tracker's joint names in index order (``marker.id % 100``); at most
         :data:`MARKER_ID_STRIDE` joints.
-    :param to_human: Tracker joint index of each :class:`HumanJoint` row, length 12, distinct.
+    :param to_human: Tracker joint index of each :class:`HumanJoint` row, length 19, distinct;
+        None where the tracker has no such joint (the row is then always invalid).
     :param to_tracker: Converts points, shape (..., 3), from the tracker's camera frame to the
         ``'tracker'`` axes (same origin and unit); must be a proper rotation.
     :raises ConfigError: If the tables are inconsistent.
@@ -149,7 +160,7 @@ class TrackerFormat:
 
     name: str
     joint_names: tuple[str, ...]
-    to_human: tuple[int, ...]
+    to_human: tuple[int | None, ...]
     to_tracker: Callable[[npt.ArrayLike], FloatArray]
 
     def __post_init__(self) -> None:
@@ -158,10 +169,29 @@ class TrackerFormat:
             raise ConfigError(
                 f'{self.name}: a tracker has 1 to {MARKER_ID_STRIDE} joints, got {count}'
             )
-        if len(self.to_human) != JOINT_COUNT or len(set(self.to_human)) != JOINT_COUNT:
-            raise ConfigError(f'{self.name}: to_human needs {JOINT_COUNT} distinct joint indices')
-        if not all(0 <= index < count for index in self.to_human):
+        sources = [index for index in self.to_human if index is not None]
+        if len(self.to_human) != JOINT_COUNT or len(set(sources)) != len(sources):
+            raise ConfigError(
+                f'{self.name}: to_human needs {JOINT_COUNT} entries, distinct joint indices or '
+                'None'
+            )
+        if not all(isinstance(index, int) and 0 <= index < count for index in sources):
             raise ConfigError(f'{self.name}: to_human indices must be in [0, {count})')
+        if any(index is None for index in self.to_human[:BODY_JOINT_COUNT]):
+            raise ConfigError(f'{self.name}: every body row (0 to 11) needs a tracker joint')
+
+    @property
+    def sources(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+        """
+        Return the rows the tracker fills and their tracker joint indices.
+
+        :return: ``(rows, joints)``, both shape (K,): :class:`HumanJoint` rows with a source,
+            and the tracker joint index of each.
+        """
+        pairs = [(row, index) for row, index in enumerate(self.to_human) if index is not None]
+        rows = np.array([row for row, _ in pairs], dtype=np.intp)
+        joints = np.array([index for _, index in pairs], dtype=np.intp)
+        return rows, joints
 
     @property
     def joint_count(self) -> int:
@@ -320,8 +350,9 @@ def decode_markers(
     A joint is valid when a marker came for it; its row holds the received value even if that
     is NaN or inf, so that :class:`~pic_ros.trackers.frames.FrameValidator` can report the
     frame as non-finite rather than mistake it for a missing joint. Joints without a marker are
-    invalid NaN rows. Markers of joints the skeleton does not use (feet, face...) are decoded and
-    discarded.
+    invalid NaN rows, and so are rows the format has no joint for (``None`` in
+    :attr:`TrackerFormat.to_human`). Markers of joints the skeleton does not use (feet, eyes...)
+    are decoded and discarded.
 
     :param tracker: The format of the markers.
     :param ids: Marker ids, shape (N,), integers, ``body_id * 100 + joint_index``.
@@ -329,19 +360,21 @@ def decode_markers(
     :param stamp: Capture time of the array [s] (the markers' ``header.stamp``).
     :param counts: Optional running counts of ignored and duplicate markers (see
         :func:`decode_joints`).
-    :return: ``{body_id: frame}``: 12 :class:`HumanJoint` rows, [m], ``'tracker'`` frame,
+    :return: ``{body_id: frame}``: 19 :class:`HumanJoint` rows, [m], ``'tracker'`` frame,
         ``stamp``; empty when the array holds no usable marker.
     :raises SkeletonError: If the arrays have wrong shapes or the ids are not integers (a
         caller bug, never tracker data).
     """
-    rows = list(tracker.to_human)
+    rows, sources = tracker.sources
     when = float(stamp)
-    return {
-        body: SkeletonFrame(
-            stamp=when, positions=joints.positions[rows], valid=joints.present[rows]
-        )
-        for body, joints in decode_joints(tracker, ids, positions, counts).items()
-    }
+    frames = {}
+    for body, joints in decode_joints(tracker, ids, positions, counts).items():
+        points = np.full((JOINT_COUNT, 3), np.nan)
+        present = np.zeros(JOINT_COUNT, dtype=bool)
+        points[rows] = joints.positions[sources]
+        present[rows] = joints.present[sources]
+        frames[body] = SkeletonFrame(stamp=when, positions=points, valid=present)
+    return frames
 
 
 class MarkerArrayTracker(TrackerSource):

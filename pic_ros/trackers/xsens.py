@@ -16,7 +16,8 @@ from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
-from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT, make_frame, SkeletonFrame
+from pic_ros.human.face import face_points
+from pic_ros.human.skeleton import FACE_JOINTS, HumanJoint, JOINT_COUNT, make_frame, SkeletonFrame
 from pic_ros.schema import ParameterDef
 from pic_ros.trackers.base import register_tracker, TrackerReading, TrackerSource, Transport
 from pic_ros.trackers.xsens_parser import (
@@ -50,19 +51,69 @@ A segment's origin is its proximal joint: the upper arm's origin is the glenohum
 ``*Shoulder`` segments are the clavicles, whose origins sit near the sternum), the forearm's the
 elbow, the hand's the wrist. ``HAND_LEFT`` and ``HAND_RIGHT`` are absent: the hand's far end is no
 segment origin, and locating it would need the hand length from the scaling data (type 13) and the
-hand orientation -- an estimate, not a measurement -- so those rows are left invalid.
+hand orientation -- an estimate, not a measurement -- so those rows are left invalid. So are the
+hand tips and thumbs (no finger segments without gloves). The face rows are made from the head
+segment's pose (:data:`XSENS_HEAD_TO_EARS`, :func:`xsens_face_points`).
 """
+
+XSENS_HEAD_TO_EARS: Final[FloatArray] = np.array([0.01, 0.0, 0.025])
+"""
+Midpoint of the ears in the MVN ``Head`` segment frame [m], read-only.
+
+The head segment's origin is its proximal joint, the head-neck joint at the base of the skull
+(MVN's ``c1_head``, above the first cervical vertebra); the ear canals lie about 2-3 cm above it
+and about 1 cm in front. Only the face's *orientation* matters to the head estimator; this offset
+only keeps the made-up face points where a camera tracker would put them.
+"""
+XSENS_HEAD_TO_EARS.setflags(write=False)
+
+
+def quaternion_to_matrix(quaternion: npt.ArrayLike) -> FloatArray:
+    """
+    Convert a unit quaternion to a rotation matrix.
+
+    :param quaternion: ``(w, x, y, z)``, shape (4,); normalised here.
+    :return: Rotation, shape (3, 3) (for an MVN segment: world <- segment).
+    """
+    w, x, y, z = np.asarray(quaternion, dtype=np.float64) / np.linalg.norm(quaternion)
+    return np.array([
+        [1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - w * z), 2.0 * (x * z + w * y)],
+        [2.0 * (x * y + w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - w * x)],
+        [2.0 * (x * z - w * y), 2.0 * (y * z + w * x), 1.0 - 2.0 * (x * x + y * y)],
+    ])
+
+
+def xsens_face_points(sample: XsensSample) -> FloatArray:
+    """
+    Make the nose and ear points from the pose of the ``Head`` segment.
+
+    MVN segment frames are aligned with the world frame in the calibration (null) pose: x forward,
+    y to the person's left, z up (``docs/interfaces.md``, Xsens MVN) -- the head frame of
+    :mod:`pic_ros.human.face` for a head held upright. The median face of
+    :data:`~pic_ros.human.face.FACE_OFFSETS` is placed with its ear midpoint at
+    :data:`XSENS_HEAD_TO_EARS`, so the head estimator reads the head segment's own yaw and pitch.
+
+    :param sample: A completed sample.
+    :return: Nose, left ear, right ear, shape (3, 3), [m], MVN Z-up world frame.
+    """
+    index = int(XsensSegment.HEAD) - 1
+    rotation = quaternion_to_matrix(sample.quaternions[index])
+    ears = sample.positions[index] + rotation @ XSENS_HEAD_TO_EARS
+    return face_points(ears, rotation)
 
 
 def sample_to_skeleton(
     sample: XsensSample, stamp_source: XsensStampSource = XsensStampSource.RECEIVE_TIME
 ) -> SkeletonFrame:
     """
-    Map a sample to the 12 :class:`HumanJoint` rows (:data:`XSENS_TO_HUMAN`).
+    Map a sample to the :class:`HumanJoint` rows.
+
+    The body rows come from :data:`XSENS_TO_HUMAN`, the face rows from
+    :func:`xsens_face_points`.
 
     The ``'tracker'`` frame of an Xsens skeleton is the MVN Z-up world frame (x forward as at
-    calibration, y left, z up), positions unchanged. The hands are invalid (see
-    :data:`XSENS_TO_HUMAN`); a non-finite segment would make its row invalid too.
+    calibration, y left, z up), positions unchanged. The hands, hand tips and thumbs are invalid
+    (see :data:`XSENS_TO_HUMAN`); a non-finite segment would make its row invalid too.
 
     Stamp: ``RECEIVE_TIME`` (default) uses :attr:`XsensSample.receive_time`, the host-clock time
     the sample arrived -- for a live node the best available capture time on the ROS clock (the
@@ -73,13 +124,16 @@ def sample_to_skeleton(
 
     :param sample: A completed sample.
     :param stamp_source: Which clock gives the frame's stamp.
-    :return: Frame in the ``'tracker'`` frame, [m], stamp [s]; hand rows NaN and invalid.
+    :return: Frame in the ``'tracker'`` frame, [m], stamp [s]; hand, hand tip and thumb rows NaN
+        and invalid.
     """
     positions = np.full((JOINT_COUNT, 3), np.nan)
     for joint, segment in XSENS_TO_HUMAN.items():
         positions[joint] = sample.segment_position(segment)
+    positions[list(FACE_JOINTS)] = xsens_face_points(sample)
     valid = np.zeros(JOINT_COUNT, dtype=bool)
     valid[[int(joint) for joint in XSENS_TO_HUMAN]] = True
+    valid[list(FACE_JOINTS)] = True
     if stamp_source is XsensStampSource.TIME_CODE:
         stamp = sample.time_code
     else:

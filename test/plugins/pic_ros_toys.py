@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 from pic_ros.correspondence.targets import ArmTargets
-from pic_ros.human.skeleton import JOINT_COUNT, make_frame
+from pic_ros.human.skeleton import BODY_JOINT_COUNT, JOINT_COUNT, make_frame
 from pic_ros.robot.arm import ArmModel
 from pic_ros.solvers import ArmSolver, ArmSolveResult, register_solver, SolverConfig, Termination
 from pic_ros.solvers.recovery import JointRecovery, RecoveryGoal
@@ -69,7 +69,8 @@ class JsonUdpTracker(TrackerSource):
         except (ValueError, KeyError, TypeError, AttributeError):
             self.unreadable += 1
             return None
-        if any(rows.shape != (JOINT_COUNT, 3) for rows in joints.values()):
+        shapes = ((JOINT_COUNT, 3), (BODY_JOINT_COUNT, 3))  # all rows, or the body rows only
+        if any(rows.shape not in shapes for rows in joints.values()):
             self.unreadable += 1
             return None
         bodies = {body: make_frame(stamp, rows) for body, rows in joints.items()}

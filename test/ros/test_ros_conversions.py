@@ -7,14 +7,16 @@ import math
 from builtin_interfaces.msg import Time
 import numpy as np
 from pic_ros.exceptions import SkeletonError
-from pic_ros.human.skeleton import JOINT_COUNT, make_frame
+from pic_ros.human.skeleton import BODY_JOINT_COUNT, HumanJoint, JOINT_COUNT, make_frame
 from pic_ros.motion.streaming import stream_chunk
 from pic_ros.ros.conversions import (
     joint_state_from_msg,
     joint_state_to_msg,
     marker_positions_from_msg,
     marker_positions_from_raw,
+    SKELETON_BONES,
     skeleton_from_msg,
+    skeleton_markers_to_msg,
     skeleton_to_msg,
     time_from_msg,
     time_to_msg,
@@ -83,8 +85,34 @@ def test_skeleton_from_msg_rejects_a_wrong_pose_count():
     message = skeleton_to_msg(make_frame(1.0, np.zeros((JOINT_COUNT, 3)), frame='body'), 'f')
     message.poses = message.poses[:-1]
 
-    with pytest.raises(SkeletonError, match='skeleton must have 12 poses .* got 11'):
+    with pytest.raises(SkeletonError, match='skeleton must have 19 poses .* got 18'):
         skeleton_from_msg(message)
+
+
+def test_skeleton_from_msg_accepts_twelve_poses_of_older_recordings(rng):
+    """A 12-pose message (before the face and finger rows) gives the body with the rest invalid."""
+    frame = make_frame(2.0, rng.normal(size=(JOINT_COUNT, 3)), frame='body')
+    message = skeleton_to_msg(frame, 'f')
+    message.poses = message.poses[:BODY_JOINT_COUNT]
+
+    back = skeleton_from_msg(message)
+
+    assert back.valid[:BODY_JOINT_COUNT].all() and not back.valid[BODY_JOINT_COUNT:].any()
+    np.testing.assert_array_equal(
+        back.positions[:BODY_JOINT_COUNT], frame.positions[:BODY_JOINT_COUNT]
+    )
+
+
+def test_rviz_markers_draw_the_face_and_finger_bones(rng):
+    """Bones with both ends valid are drawn, the face and fingers included; others are not."""
+    positions = rng.normal(size=(JOINT_COUNT, 3))
+    valid = np.ones(JOINT_COUNT, dtype=bool)
+    valid[HumanJoint.THUMB_LEFT] = False
+    markers = skeleton_markers_to_msg(make_frame(1.0, positions, valid, frame='body'), 'f')
+    joints, bones = markers.markers
+
+    assert len(joints.points) == JOINT_COUNT - 1
+    assert len(bones.points) == 2 * (len(SKELETON_BONES) - 1)
 
 
 def test_joint_state_from_msg_leaves_out_non_finite_positions():

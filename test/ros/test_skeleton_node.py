@@ -36,8 +36,15 @@ PERSON = np.array([
     (0.05, -0.2, 1.17),  # right elbow
     (0.3, -0.2, 1.1),  # right wrist
     (0.38, -0.2, 1.1),  # right hand
+    (0.11, 0.0, 1.62),  # nose
+    (0.0, 0.075, 1.64),  # left ear
+    (0.0, -0.075, 1.64),  # right ear
+    (0.47, 0.2, 1.1),  # left hand tip
+    (0.36, 0.15, 1.12),  # left thumb
+    (0.47, -0.2, 1.1),  # right hand tip
+    (0.36, -0.15, 1.12),  # right thumb
 ])
-"""A person's upper body in their own frame (x forward, y left, z up) [m]."""
+"""A person's upper body, face and fingers in their own frame (x forward, y left, z up) [m]."""
 
 
 def facing_sensor(points: np.ndarray, distance: float = 2.5) -> np.ndarray:
@@ -56,7 +63,7 @@ def marker_bytes(
 
     :param source: ``azure_kinect`` or ``kinect_v2``.
     :param stamp: Header stamp of every marker [s].
-    :param bodies: Tracker-frame joints (12, 3) per body id; default body 1 facing the sensor.
+    :param bodies: Tracker-frame joints (19, 3) per body id; default body 1 facing the sensor.
     :param missing: Human joints sent without a marker.
     """
     tracker = TRACKER_FORMATS[source]
@@ -68,7 +75,8 @@ def marker_bytes(
     markers = []
     for body, joints in bodies.items():
         points = np.repeat(joints[HumanJoint.SPINE_CHEST][None, :], tracker.joint_count, axis=0)
-        points[list(tracker.to_human)] = joints
+        rows, sources = tracker.sources
+        points[sources] = joints[rows]
         camera = points @ tracker.rotation  # rows: R^T p, tracker -> camera
         for index, point in enumerate(camera.tolist()):
             if index in skipped:
@@ -107,7 +115,7 @@ def skeleton_node(make_node, capture):
 
 @pytest.mark.parametrize('source', MARKER_SOURCES)
 def test_valid_body_publishes_one_body_frame_skeleton(skeleton_node, diagnostics, source):
-    """One valid array gives one skeleton: 12 poses, the marker stamp, body_frame_id, handed on."""
+    """One valid array gives one skeleton: 19 poses, the marker stamp, body_frame_id, handed on."""
     node, published, handed = skeleton_node(source, body_frame_id='person', smoothing='none')
 
     node._on_markers(marker_bytes(source, 1234.5))
@@ -119,7 +127,9 @@ def test_valid_body_publishes_one_body_frame_skeleton(skeleton_node, diagnostics
     assert message.header.frame_id == 'person'
     assert len(handed) == 1
     assert handed[0].frame == 'body' and handed[0].stamp == 1234.5
-    expected = to_body_frame(make_frame(1234.5, facing_sensor(PERSON)))
+    filled = np.zeros(JOINT_COUNT, dtype=bool)
+    filled[TRACKER_FORMATS[source].sources[0]] = True  # kinect_v2 has no face rows
+    expected = to_body_frame(make_frame(1234.5, facing_sensor(PERSON), filled))
     received = np.array([(p.position.x, p.position.y, p.position.z) for p in message.poses])
     np.testing.assert_allclose(received, expected.positions, atol=1e-9)
     np.testing.assert_allclose(handed[0].positions, expected.positions, atol=1e-9)

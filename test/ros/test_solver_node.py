@@ -10,7 +10,7 @@ from pic_ros.resources import shipped_robots
 from pic_ros.ros.conversions import skeleton_to_msg
 from pic_ros.ros.solver_node import SolverNode
 from pic_ros.tools.synthetic import generate_recording
-from pic_ros.trackers.kinect_v2 import camera_to_tracker, KINECT_V2_TO_HUMAN
+from pic_ros.trackers.kinect_v2 import kinect_v2_to_human
 import pytest
 from rclpy.parameter import Parameter
 from std_srvs.srv import Trigger
@@ -26,7 +26,7 @@ def body_frames() -> list[SkeletonFrame]:
     frames = []
     for index in range(200, 220):
         assert recording.tracked[index]
-        joints = camera_to_tracker(recording.joints[index][list(KINECT_V2_TO_HUMAN)])
+        joints = kinect_v2_to_human(recording.joints[index])
         frames.append(to_body_frame(make_frame(float(recording.stamps[index]), joints)))
     return frames
 

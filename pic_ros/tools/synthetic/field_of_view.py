@@ -13,6 +13,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
+from pic_ros.human.skeleton import BODY_JOINT_COUNT
 from pic_ros.trackers.kinect_v2 import KINECT_V2_TO_HUMAN
 
 BoolArray = npt.NDArray[np.bool_]
@@ -23,7 +24,9 @@ FIELD_OF_VIEW_DEG: Final[tuple[float, float]] = (70.0, 60.0)
 DEPTH_RANGE: Final[tuple[float, float]] = (0.5, 4.5)
 """Kinect v2 body-tracking depth range [m] along camera z."""
 
-VIEW_JOINTS: Final[tuple[int, ...]] = tuple(sorted(KINECT_V2_TO_HUMAN))
+VIEW_JOINTS: Final[tuple[int, ...]] = tuple(
+    sorted(index for index in KINECT_V2_TO_HUMAN[:BODY_JOINT_COUNT] if index is not None)
+)
 """Kinect v2 indices of the 12 upper-body joints that must stay in view (the evaluated ones)."""
 
 
