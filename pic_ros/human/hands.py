@@ -63,10 +63,14 @@ HAND_OPEN_ABOVE: Final = ParameterDef(
 
 HAND_DWELL: Final = ParameterDef(
     'hand_dwell', 0.3,
-    'How long a new hand state must be indicated in every frame before it is taken',
+    'How long a new hand state must be indicated, with no frame indicating the current one, '
+    'before it is taken',
     unit='s', low=0.0, high=5.0,
 )
 """The hand estimator's ``hand_dwell`` (:attr:`HandConfig.dwell`)."""
+
+HAND_PARAMETERS: Final = (HAND_CLOSE_BELOW, HAND_OPEN_ABOVE, HAND_DWELL)
+"""Everything :meth:`HandConfig.from_parameters` reads."""
 
 MAX_APERTURE: Final = 1.25
 """

@@ -55,27 +55,38 @@ def solver_node(make_node, capture):
 def limits_of(robot, names):
     """Return the lower and upper position limits of some joints of a robot, in order."""
     lower, upper = {}, {}
-    for arm in robot.arms.values():
-        lower.update(zip(arm.joint_names, arm.lower))
-        upper.update(zip(arm.joint_names, arm.upper))
+    for group in robot.groups.values():
+        lower.update(zip(group.joint_names, group.lower))
+        upper.update(zip(group.joint_names, group.upper))
     return np.array([lower[name] for name in names]), np.array([upper[name] for name in names])
 
 
 @pytest.mark.parametrize('robot', ROBOTS)
 def test_skeleton_gives_targets_for_every_arm_within_limits(solver_node, body_frames, robot):
-    """Each skeleton gives one JointState: every arm's URDF joints, inside limits, stamp copied."""
+    """
+    Each skeleton gives one JointState: every arm's URDF joints, inside limits, stamp copied.
+
+    After the arms come the joints of the head and grippers the robot has, when the person's
+    head and hands were seen; always whole groups, inside their limits.
+    """
     node, published, handed = solver_node(robot=robot)
     names = [name for arm in node.robot.arms.values() for name in arm.joint_names]
+    others = [
+        group.joint_names for key, group in node.robot.groups.items() if key not in node.robot.arms
+    ]
 
     for frame in body_frames:
         node.handle_skeleton(frame)
 
     assert len(published) == len(handed) == len(body_frames)
-    lower, upper = limits_of(node.robot, names)
     for frame, (_, message), (stamp, handed_names, positions) in zip(
         body_frames, published, handed
     ):
-        assert list(message.name) == names == list(handed_names)
+        assert list(message.name) == list(handed_names)
+        assert list(message.name[:len(names)]) == names
+        rest = list(message.name[len(names):])
+        assert rest == [name for group in others if group[0] in rest for name in group]
+        lower, upper = limits_of(node.robot, list(message.name))
         assert list(message.position) == list(positions)
         assert np.all(lower <= message.position) and np.all(message.position <= upper)
         assert message.header.stamp.sec + message.header.stamp.nanosec * 1e-9 == pytest.approx(
@@ -95,9 +106,9 @@ def test_analytic_solver_gives_targets_within_limits(solver_node, body_frames, r
 
     assert node.get_parameter('solver').value == 'analytic'
     assert len(published) == len(body_frames)
-    lower, upper = limits_of(node.robot, names)
     for _, message in published:
-        assert list(message.name) == names
+        assert list(message.name[:len(names)]) == names
+        lower, upper = limits_of(node.robot, list(message.name))
         assert np.all(lower <= message.position) and np.all(message.position <= upper)
 
 
