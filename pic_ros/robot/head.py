@@ -84,21 +84,33 @@ class HeadModel:
         """Return the head joints: yaw then pitch, those the robot has."""
         return self.group.joint_names
 
-    def targets(self, yaw: float, pitch: float, mirror: bool = False) -> FloatArray:
+    def unlimited_targets(self, yaw: float, pitch: float, mirror: bool = False) -> FloatArray:
         """
-        Turn the person's head angles into head joint targets.
+        Turn the person's head angles into head joint values, before the limits.
 
         :param yaw: Head yaw in the body frame [rad], positive to the person's left.
         :param pitch: Head pitch in the body frame [rad], positive looking down.
         :param mirror: Face-to-face mapping: the person's left is the robot's right.
-        :return: Joint targets in :attr:`joint_names` order, inside the limits [rad].
+        :return: Joint values in :attr:`joint_names` order [rad], possibly outside the limits.
         """
         offsets = []
         if self.yaw_sign:
             offsets.append(self.yaw_sign * (-yaw if mirror else yaw))
         if self.pitch_sign:
             offsets.append(self.pitch_sign * pitch)
-        return self.group.clamp(self.group.neutral + np.array(offsets))
+        values: FloatArray = self.group.neutral + np.array(offsets)
+        return values
+
+    def targets(self, yaw: float, pitch: float, mirror: bool = False) -> FloatArray:
+        """
+        Turn the person's head angles into head joint targets, inside the limits.
+
+        :param yaw: Head yaw in the body frame [rad], positive to the person's left.
+        :param pitch: Head pitch in the body frame [rad], positive looking down.
+        :param mirror: Face-to-face mapping: the person's left is the robot's right.
+        :return: Joint targets in :attr:`joint_names` order, clamped into the limits [rad].
+        """
+        return self.group.clamp(self.unlimited_targets(yaw, pitch, mirror))
 
 
 def _axis_sign(

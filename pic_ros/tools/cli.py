@@ -187,6 +187,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
     """
     if args.live:
         return _run_live(args)
+    if args.head_hands:
+        return _run_head_hands(args)
     robots = _robots(args)
     settings = _settings(args)
     mappings = _mappings(args)
@@ -210,6 +212,33 @@ def run_evaluate(args: argparse.Namespace) -> int:
     if sys.stderr.isatty():
         print(' ' * 70, end='\r', file=sys.stderr)
     print(evaluation_tables(records, suite=args.suite is not None))
+    return 0
+
+
+def _run_head_hands(args: argparse.Namespace) -> int:
+    """Run ``evaluate --head-hands``: see :mod:`pic_ros.tools.head_hands_report`."""
+    from pic_ros.tools.head_hands import (
+        evaluate_head_hands_suite,
+        HEAD_HANDS_COUNT,
+        head_hands_table,
+    )
+    from pic_ros.tools.head_hands_report import (
+        recording_rows,
+        recording_table,
+        robot_rows,
+        robot_table,
+    )
+    from pic_ros.tools.synthetic.head_hands_take import generate_head_hands_take
+    from pic_ros.tools.synthetic.suite import SUITE_SEED, suite_specs
+
+    processing = _processing(args)
+    takes = [generate_head_hands_take(spec) for spec in suite_specs(HEAD_HANDS_COUNT, SUITE_SEED)]
+    print(f'Estimators on {len(takes)} labelled synthetic people (Azure-Kinect-like points):\n')
+    print(head_hands_table(evaluate_head_hands_suite(HEAD_HANDS_COUNT, processing=processing)))
+    print('\nRobots on the same takes (solver node path):\n')
+    print(robot_table(robot_rows(_robots(args), takes, processing)))
+    print('\nHand states on the recordings (no labels):\n')
+    print(recording_table(recording_rows(_demonstrations(args), processing)))
     return 0
 
 
@@ -414,6 +443,12 @@ def build_parser() -> argparse.ArgumentParser:
         'solver_node, trajectory_publisher, sim_robot; sim time) and score what the simulated '
         'robot did beside the offline figures (needs rclpy and mujoco; default robots: all, '
         'recording: demo, solver: pic)',
+    )
+    evaluate.add_argument(
+        '--head-hands', action='store_true',
+        help='head and hand imitation instead of the arms: the estimators and every robot with '
+        'a head or grippers on labelled synthetic people, and the hand states on the recordings '
+        '(default: the paper recordings; --bag adds others)',
     )
     evaluate.add_argument(
         '--duration', type=float, help='--live: play only the first seconds of each recording'
