@@ -84,6 +84,7 @@ import math
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 from pic_ros.correspondence.targets import ArmTargets
 from pic_ros.exceptions import ConfigError
 from pic_ros.robot.arm import ArmModel
@@ -107,6 +108,7 @@ _SETTLED: Final = 1e-9
 _PARALLEL: Final = 0.99
 """Two axes whose directions' dot product exceeds this (in size) count as parallel."""
 
+_PI: Final = math.pi
 _TWO_PI: Final = 2.0 * math.pi
 _DOWN: Vector = (0.0, 0.0, -1.0)
 
@@ -176,13 +178,14 @@ class _TwoTurns:
     :param p: Unit vector to turn.
     """
 
-    __slots__ = ('first', 'second', 'normal', 'd', 'scale', 'pp', 'sin_a', 'sin_g', 'cos_a',
-                 'cos_g')
+    __slots__ = ('first', 'second', 'normal', 'across', 'd', 'scale', 'pp', 'sin_a', 'sin_g',
+                 'cos_a', 'cos_g')
 
     def __init__(self, first: Vector, second: Vector, p: Vector) -> None:
         self.first = first
         self.second = second
         self.normal = n = cross(first, second)
+        self.across = cross(first, n)
         self.d = dot(first, second)
         self.scale = 1.0 - self.d * self.d
         # The inner angle turns p onto c = alpha first + beta second + gamma normal; its sine and
@@ -197,38 +200,49 @@ class _TwoTurns:
         self.cos_a = px * ax + py * ay + pz * az
         self.cos_g = px * n[0] + py * n[1] + pz * n[2]
 
-    def solve(self, y: Vector) -> tuple[list[tuple[float, float]], bool]:
+    def solve(self, y: Vector) -> tuple[tuple[tuple[float, float], ...], bool]:
         """
         Return the angle pairs that turn ``p`` onto the unit vector ``y``.
+
+        The outer angle turns ``c`` (the inner rotation's image of ``p``) onto ``y`` about
+        ``first``: its sine ``first . (c x y)`` is ``beta normal . y + gamma across . y``
+        (``across = first x normal``), its cosine ``c . y - (first . y)^2``; both are linear in
+        gamma, like the inner angle's, so the two solutions share every term but gamma's sign.
 
         :param y: Target, in the frame of the axes.
         :return: Two pairs, or one when ``y`` is on the edge of what the two rotations reach or
             beyond it (then the pair that turns ``p`` closest to ``y``); and whether ``y`` is
             reached.
         """
-        w1, w2, n = self.first, self.second, self.normal
-        d, pp = self.d, self.pp
-        py = w1[0] * y[0] + w1[1] * y[1] + w1[2] * y[2]
-        alpha = (py - d * pp) / self.scale
-        beta = (pp - d * py) / self.scale
-        gamma2 = (1.0 - alpha * alpha - beta * beta - 2.0 * alpha * beta * d) / self.scale
-        gammas = (math.sqrt(gamma2), -math.sqrt(gamma2)) if gamma2 > 0.0 else (0.0,)
+        yx, yy, yz = y
+        ax, ay, az = self.first
+        bx, by, bz = self.second
+        nx, ny, nz = self.normal
+        mx, my, mz = self.across
+        d, pp, scale = self.d, self.pp, self.scale
+        on_first = ax * yx + ay * yy + az * yz
+        on_normal = nx * yx + ny * yy + nz * yz
+        alpha = (on_first - d * pp) / scale
+        beta = (pp - d * on_first) / scale
+        gamma2 = (1.0 - alpha * alpha - beta * beta - 2.0 * alpha * beta * d) / scale
+        outer_sin = beta * on_normal
+        outer_cos = alpha * on_first + beta * (bx * yx + by * yy + bz * yz) - on_first * on_first
         inner_sin = alpha * self.sin_a
         inner_cos = alpha * self.cos_a + beta * pp - pp * pp
-        pairs = []
-        for gamma in gammas:
-            cx = alpha * w1[0] + beta * w2[0] + gamma * n[0]
-            cy = alpha * w1[1] + beta * w2[1] + gamma * n[1]
-            cz = alpha * w1[2] + beta * w2[2] + gamma * n[2]
-            # The outer angle turns c onto y about w1 (w1 . c = w1 . y).
-            outer_sin = (w1[0] * (cy * y[2] - cz * y[1]) + w1[1] * (cz * y[0] - cx * y[2])
-                         + w1[2] * (cx * y[1] - cy * y[0]))
-            outer_cos = cx * y[0] + cy * y[1] + cz * y[2] - py * py
-            pairs.append((
-                math.atan2(outer_sin, outer_cos),
-                math.atan2(inner_sin + gamma * self.sin_g, inner_cos + gamma * self.cos_g),
-            ))
-        return pairs, gamma2 >= -1e-9
+        if gamma2 <= 0.0:
+            return ((math.atan2(outer_sin, outer_cos), math.atan2(inner_sin, inner_cos)),
+                    ), gamma2 >= -1e-9
+        gamma = math.sqrt(gamma2)
+        outer_sin_g = gamma * (mx * yx + my * yy + mz * yz)
+        outer_cos_g = gamma * on_normal
+        inner_sin_g = gamma * self.sin_g
+        inner_cos_g = gamma * self.cos_g
+        return (
+            (math.atan2(outer_sin + outer_sin_g, outer_cos + outer_cos_g),
+             math.atan2(inner_sin + inner_sin_g, inner_cos + inner_cos_g)),
+            (math.atan2(outer_sin - outer_sin_g, outer_cos - outer_cos_g),
+             math.atan2(inner_sin - inner_sin_g, inner_cos - inner_cos_g)),
+        ), True
 
 
 class _ElbowAngle:
@@ -246,14 +260,16 @@ class _ElbowAngle:
     __slots__ = ('upper', 'offset', 'radius', 'middle', 'on_roll', 'on_normal')
 
     def __init__(self, geometry: _Geometry, upper: Vector) -> None:
-        self.upper = upper
-        self.offset = dot(upper, geometry.fore_along)
-        a = dot(upper, geometry.fore_across)
-        b = dot(upper, geometry.fore_turned)
+        self.upper = ux, uy, uz = upper
+        along, across, turned = geometry.fore_along, geometry.fore_across, geometry.fore_turned
+        roll, normal = geometry.roll, geometry.roll_normal
+        self.offset = ux * along[0] + uy * along[1] + uz * along[2]
+        a = ux * across[0] + uy * across[1] + uz * across[2]
+        b = ux * turned[0] + uy * turned[1] + uz * turned[2]
         self.radius = math.hypot(a, b)
         self.middle = math.atan2(b, a)
-        self.on_roll = dot(upper, geometry.roll)
-        self.on_normal = dot(upper, geometry.roll_normal)
+        self.on_roll = ux * roll[0] + uy * roll[1] + uz * roll[2]
+        self.on_normal = ux * normal[0] + uy * normal[1] + uz * normal[2]
 
     def candidates(self, cosine: float) -> tuple[float, float, bool]:
         """
@@ -288,7 +304,8 @@ class _Geometry:
     __slots__ = ('to_root', 'shoulder_axis', 'shoulder_turns', 'roll', 'roll_normal', 'elbow_axis',
                  'upper_fixed', 'upper_rolled', 'forearm', 'forearm_turns', 'fore_along',
                  'fore_across', 'fore_turned', 'upper_length', 'forearm_length', 'fixed_terms',
-                 'upper_squared', 'elbow_first', 'exact', 'elbow', 'upper_turns')
+                 'upper_squared', 'rolled_on_roll', 'roll_cross_rolled', 'roll_cross_fixed',
+                 'elbow_first', 'exact', 'elbow', 'upper_turns')
 
     def __init__(
         self,
@@ -324,6 +341,11 @@ class _Geometry:
             dot(upper_rolled, upper_fixed), dot(cross(w3, upper_rolled), upper_fixed)
         )
         self.upper_squared = dot(upper_rolled, upper_rolled) + dot(upper_fixed, upper_fixed)
+        # R(w3, q3) h = (w3 . h) w3 + cos(q3) (h - (w3 . h) w3) + sin(q3) w3 x h, and likewise
+        # R(w3, -q3) fixed = cos(q3) fixed - sin(q3) w3 x fixed (fixed is across w3).
+        self.rolled_on_roll = dot(w3, upper_rolled)
+        self.roll_cross_rolled = cross(w3, upper_rolled)
+        self.roll_cross_fixed = cross(w3, upper_fixed)
         self.elbow_first = elbow_first
         self.exact = exact
         self.elbow = self._elbow_seen(0.0)
@@ -340,10 +362,14 @@ class _Geometry:
         return self.elbow if self.exact and self.elbow_first else self._elbow_seen(q3)
 
     def _elbow_seen(self, q3: float) -> _ElbowAngle:
-        fixed = _turn(self.roll, math.cos(q3), -math.sin(q3), self.upper_fixed)
-        rolled = self.upper_rolled
-        seen = (rolled[0] + fixed[0], rolled[1] + fixed[1], rolled[2] + fixed[2])
-        return _ElbowAngle(self, unit(seen, _DOWN))
+        """Build the elbow equation for ``q3``: the upper arm is ``h + R(w3, -q3) fixed``."""
+        c, s = math.cos(q3), math.sin(q3)
+        hx, hy, hz = self.upper_rolled
+        ox, oy, oz = self.upper_fixed
+        tx, ty, tz = self.roll_cross_fixed
+        return _ElbowAngle(self, _normalised(
+            hx + c * ox - s * tx, hy + c * oy - s * ty, hz + c * oz - s * tz
+        ))
 
     def upper_turns_for(self, q3: float) -> _TwoTurns:
         """Return subproblem 2 that points the upper arm (roll at ``q3``) with q1, q2."""
@@ -537,17 +563,18 @@ def _nearest(value: float, previous: float, low: float, high: float) -> tuple[fl
     An angle outside the range is also tried one turn on, inside it: taken when that costs
     less (a short way out of the range is clamped rather than travelled the long way round).
     """
-    value = previous + (value - previous + math.pi) % _TWO_PI - math.pi
+    value = previous + (value - previous + _PI) % _TWO_PI - _PI
+    change = value - previous
     if low <= value <= high:
-        return value, (value - previous) ** 2
+        return value, change * change
     if value < low:
-        cost = (value - previous) ** 2 + LIMIT_WEIGHT * (low - value)
+        cost = change * change + LIMIT_WEIGHT * (low - value)
         other = value + _TWO_PI
     else:
-        cost = (value - previous) ** 2 + LIMIT_WEIGHT * (value - high)
+        cost = change * change + LIMIT_WEIGHT * (value - high)
         other = value - _TWO_PI
     if low <= other <= high:
-        other_cost = (other - previous) ** 2
+        other_cost = (other - previous) * (other - previous)
         if other_cost < cost:
             return other, other_cost
     return value, cost
@@ -587,22 +614,79 @@ class AnalyticSolver(ArmSolver):
         """Return the arm's geometry for the current values of the joints it holds."""
         return self._geometry
 
+    def reset(self, q: npt.ArrayLike | None = None) -> None:
+        """
+        Set the warm start (see :meth:`ArmSolver.reset`).
+
+        The arm is measured again when the new warm start moves a joint the solver holds.
+
+        :param q: Arm joint values; default the neutral pose. They are clamped into the limits.
+        :raises SkeletonError: If ``q`` has the wrong shape or is not finite.
+        """
+        super().reset(q)
+        self._measure_for(self._q)
+
+    def solve(self, targets: ArmTargets) -> ArmSolveResult:
+        """
+        Solve one frame and keep the answer as the next warm start (see :meth:`ArmSolver.solve`).
+
+        Targets given as numpy rows are read as plain floats once, which is also their check
+        for finite values; anything else (or anything not finite) takes the base class's path,
+        which names what is wrong.
+
+        :param targets: Mapped human arm, robot base frame [m].
+        :return: Joint angles inside the limits and the result record.
+        :raises SkeletonError: If a target is not a finite 3-vector (the frame must be dropped).
+        """
+        try:
+            sx, sy, sz = targets.shoulder.tolist()
+            ex, ey, ez = targets.elbow.tolist()
+            wx, wy, wz = targets.wrist.tolist()
+            finite = math.isfinite(sx + sy + sz + ex + ey + ez + wx + wy + wz)
+        except (AttributeError, TypeError, ValueError):
+            finite = False
+        if not finite:
+            return super().solve(targets)
+        result = self._solve_bones(
+            (ex - sx, ey - sy, ez - sz), (wx - ex, wy - ey, wz - ez), self._q.tolist()
+        )
+        self._q = result.q.copy()
+        return result
+
     def _solve(self, targets: ArmTargets, q_previous: FloatArray) -> ArmSolveResult:
-        q = q_previous.tolist()
-        held = tuple([q[position] for position in self._held])
+        self._measure_for(q_previous)
+        sx, sy, sz = _floats(targets.shoulder)
+        ex, ey, ez = _floats(targets.elbow)
+        wx, wy, wz = _floats(targets.wrist)
+        return self._solve_bones(
+            (ex - sx, ey - sy, ez - sz), (wx - ex, wy - ey, wz - ez), q_previous.tolist()
+        )
+
+    def _measure_for(self, q: FloatArray) -> None:
+        """Measure the arm again if the joints it holds are not where it was measured."""
+        values = q.tolist()
+        held = tuple([values[position] for position in self._held])
         if held != self._held_values:
             self._held_values = held
-            self._geometry = measure_geometry(self.arm, q_previous)
+            self._geometry = measure_geometry(self.arm, q)
+
+    def _solve_bones(self, upper_bone: Vector, fore_bone: Vector, q: list[float]
+                     ) -> ArmSolveResult:
+        """
+        Solve for the target upper-arm and forearm vectors from the warm start ``q``.
+
+        :param upper_bone: Shoulder -> elbow target, robot base frame [m].
+        :param fore_bone: Elbow -> wrist target, robot base frame [m].
+        :param q: The warm start, arm joint order [rad]; its solved joints are overwritten.
+        :return: The result.
+        """
         geometry = self._geometry
         frame = _Frame([q[position] for position in self._positions], self._low, self._high,
                        self._step)
         # The unit target directions, in the root frame.
-        sx, sy, sz = _floats(targets.shoulder)
-        ex, ey, ez = _floats(targets.elbow)
-        wx, wy, wz = _floats(targets.wrist)
         (a0, a1, a2), (b0, b1, b2), (c0, c1, c2) = geometry.to_root
-        ux, uy, uz = _normalised(ex - sx, ey - sy, ez - sz)
-        fx, fy, fz = _normalised(wx - ex, wy - ey, wz - ez)
+        ux, uy, uz = _normalised(*upper_bone)
+        fx, fy, fz = _normalised(*fore_bone)
         upper = (a0 * ux + a1 * uy + a2 * uz, b0 * ux + b1 * uy + b2 * uz,
                  c0 * ux + c1 * uy + c2 * uz)
         fore = (a0 * fx + a1 * fy + a2 * fz, b0 * fx + b1 * fy + b2 * fz,
@@ -683,14 +767,15 @@ class AnalyticSolver(ArmSolver):
             q1 = frame.take(0, start + weight * (wanted[0] - start))
         else:
             q1 = frame.take(0, wanted[0])
+        # Subproblem 1 needs the upper arm's direction only, not its length.
         if q1 != wanted[0]:
-            arm = unit(geometry.upper(frame.solution[2]), _DOWN)
+            arm = geometry.upper(frame.solution[2])
             seen = _turn(w1, math.cos(q1), -math.sin(q1), upper)
             return q1, frame.take(1, self._near(frame, 1, _angle_about(w2, arm, seen)))
         q2 = frame.take(1, wanted[1])
         if q2 == wanted[1]:
             return q1, q2
-        arm = unit(geometry.upper(frame.solution[2]), _DOWN)
+        arm = geometry.upper(frame.solution[2])
         turned = _turn(w2, math.cos(q2), math.sin(q2), arm)
         solved = self._near(frame, 0, _angle_about(w1, turned, upper))
         weight = _weight(w1[0] * upper[0] + w1[1] * upper[1] + w1[2] * upper[2])
@@ -864,11 +949,11 @@ class AnalyticSolver(ArmSolver):
         wx, wy, wz = geometry.roll
         hx, hy, hz = geometry.upper_rolled
         ox, oy, oz = geometry.upper_fixed
+        tx, ty, tz = geometry.roll_cross_rolled
         # (R h) . b_u and (R f) . b_f: along, across, turned parts.
-        h_along = (wx * hx + wy * hy + wz * hz) * (wx * bux + wy * buy + wz * buz)
+        h_along = geometry.rolled_on_roll * (wx * bux + wy * buy + wz * buz)
         h_across = hx * bux + hy * buy + hz * buz - h_along
-        h_turned = (wx * (hy * buz - hz * buy) + wy * (hz * bux - hx * buz)
-                    + wz * (hx * buy - hy * bux))
+        h_turned = tx * bux + ty * buy + tz * buz
         f_along = (wx * fx + wy * fy + wz * fz) * (wx * bfx + wy * bfy + wz * bfz)
         f_across = fx * bfx + fy * bfy + fz * bfz - f_along
         f_turned = (wx * (fy * bfz - fz * bfy) + wy * (fz * bfx - fx * bfz)
