@@ -102,12 +102,34 @@ def _wrap_deg(angle: FloatArray) -> FloatArray:
     return wrapped
 
 
-def _max_in_window(times: Sequence[float], window: float = 1.0) -> int:
+def max_in_window(times: Sequence[float], window: float = 1.0) -> int:
+    """
+    Return the most events within any half-open time window.
+
+    :param times: Event times [s], any order.
+    :param window: Window length [s].
+    :return: The largest count (0 without events).
+    """
     ordered = sorted(times)
     best = 0
     for index, start in enumerate(ordered):
         best = max(best, int(np.searchsorted(ordered, start + window, side='left')) - index)
     return best
+
+
+def counted_frames(take: HeadHandsTake, column: int) -> npt.NDArray[np.bool_]:
+    """
+    Return the frames of one hand that count for agreement with the annotation.
+
+    :param take: The labelled take.
+    :param column: 0 for the left hand, 1 for the right.
+    :return: Per frame, False within :data:`AGREEMENT_TOLERANCE` after the take's start or an
+        annotated change of that hand.
+    """
+    starts = np.concatenate([[take.stamps[0]], take.hand_changes[column]])
+    after = np.searchsorted(starts, take.stamps, side='right') - 1
+    counted: npt.NDArray[np.bool_] = take.stamps - starts[after] >= AGREEMENT_TOLERANCE
+    return counted
 
 
 def _evaluate(
@@ -138,9 +160,7 @@ def _evaluate(
     agree = counted = changes = 0
     change_times: list[list[float]] = [[], []]
     for column in range(2):
-        starts = np.concatenate([[stamps[0]], take.hand_changes[column]])
-        after = np.searchsorted(starts, stamps, side='right') - 1
-        excluded = stamps - starts[after] < AGREEMENT_TOLERANCE
+        excluded = ~counted_frames(take, column)
         expected = [HandState.OPEN if opened else HandState.CLOSED
                     for opened in take.hand_open[:, column]]
         matches = np.array([state is want for state, want in zip(states[:, column], expected)])
@@ -163,7 +183,7 @@ def _evaluate(
         pitch_median=float(np.median(pitch_errors)) if seen.any() else math.nan,
         pitch_p95=float(np.percentile(pitch_errors, 95)) if seen.any() else math.nan,
         hand_agreement=100.0 * agree / counted if counted else math.nan,
-        max_changes_per_window=max(_max_in_window(times) for times in change_times),
+        max_changes_per_window=max(max_in_window(times) for times in change_times),
         changes_per_second=changes / duration,
         annotated_per_second=annotated / duration,
     )

@@ -10,8 +10,8 @@ states against the labelled synthetic takes), two more:
   grippers. Head: the error of each head joint target against the target the true head angles
   give, over the frames where that true target lies inside the joint's limits (median and 95th
   percentile, [deg]). Grippers: the share of frames whose gripper target is the annotated
-  state's position (both grippers; the :data:`~pic_ros.tools.head_hands.AGREEMENT_TOLERANCE`
-  after each annotated change and the take's start left out), and the most changes of one
+  state's position (both grippers; the frames of
+  :func:`~pic_ros.tools.head_hands.counted_frames`), and the most changes of one
   gripper's target in any 1 s window;
 - **real recordings** (:func:`recording_rows`), which have no labels: how often the head is seen,
   and how the hand states behave (share of frames open, state changes per second, the most in
@@ -35,7 +35,7 @@ from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor
 from pic_ros.human.skeleton import Side
 from pic_ros.recordings.demonstration import Demonstration
 from pic_ros.robot.robot import Robot
-from pic_ros.tools.head_hands import AGREEMENT_TOLERANCE
+from pic_ros.tools.head_hands import counted_frames, max_in_window
 from pic_ros.tools.synthetic.head_hands_take import HeadHandsTake
 
 FloatArray = npt.NDArray[np.float64]
@@ -87,23 +87,6 @@ class RecordingHandsRow:
     max_changes: tuple[int, int]
 
 
-def _max_in_window(times: Sequence[float], window: float = 1.0) -> int:
-    """Return the most event times within any half-open window of ``window`` seconds."""
-    ordered = np.sort(np.asarray(times, dtype=float))
-    if ordered.size == 0:
-        return 0
-    ends = np.searchsorted(ordered, ordered + window, side='left')
-    return int(np.max(ends - np.arange(ordered.size)))
-
-
-def _counted(take: HeadHandsTake, column: int) -> npt.NDArray[np.bool_]:
-    """Return the frames that count for agreement (not just after a change or the start)."""
-    starts = np.concatenate([[take.stamps[0]], take.hand_changes[column]])
-    after = np.searchsorted(starts, take.stamps, side='right') - 1
-    counted: npt.NDArray[np.bool_] = take.stamps - starts[after] >= AGREEMENT_TOLERANCE
-    return counted
-
-
 def robot_rows(
     robots: Sequence[Robot],
     takes: Sequence[HeadHandsTake],
@@ -136,7 +119,7 @@ def robot_rows(
             }
             changes: dict[str, list[float]] = {arm: [] for arm in robot.grippers}
             last: dict[str, FloatArray] = {}
-            weights = {arm: _counted(take, column) for arm, column in columns.items()}
+            weights = {arm: counted_frames(take, column) for arm, column in columns.items()}
             for index, frame in enumerate(take.frames):
                 try:
                     body = processor.process(frame)
@@ -166,7 +149,7 @@ def robot_rows(
                     agree += target is not None and bool(
                         np.allclose(target, gripper.targets(closed))
                     )
-            worst = max([worst] + [_max_in_window(times) for times in changes.values()])
+            worst = max([worst] + [max_in_window(times) for times in changes.values()])
         errors = np.array(head_errors)
         rows.append(RobotHeadHandsRow(
             robot=robot.name,
@@ -229,7 +212,7 @@ def recording_rows(
                 100.0 * opened[1] / known[1] if known[1] else math.nan,
             ),
             changes_per_second=(len(changes[0]) / duration, len(changes[1]) / duration),
-            max_changes=(_max_in_window(changes[0]), _max_in_window(changes[1])),
+            max_changes=(max_in_window(changes[0]), max_in_window(changes[1])),
         ))
     return rows
 
