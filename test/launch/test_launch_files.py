@@ -354,16 +354,28 @@ def test_arm_controllers_command_exactly_the_arm_joints(robot):
 
 @pytest.mark.parametrize('robot', ROBOTS)
 def test_other_trajectory_controllers_hold_locked_joints_only(robot):
-    """A controller that is no arm's commands locked joints only (TIAGo's torso)."""
+    """
+    A controller of no arm, head or gripper commands locked joints only (TIAGo's torso).
+
+    The head's and each gripper's controller command exactly their joints of the robot file.
+    """
     data = _controllers(robot)
     spec = _robot_file(robot)
-    arms = {arm['controller'] for arm in spec['arms'].values()}
+    driven = {arm['controller'] for arm in spec['arms'].values()}
+    groups = [spec['head']] if spec.get('head') else []
+    groups += list((spec.get('grippers') or {}).values())
+    for group in groups:
+        joints = group.get('joints') or [
+            name for name in (group.get('yaw'), group.get('pitch')) if name
+        ]
+        assert data[group['controller']]['ros__parameters']['joints'] == joints
+        driven.add(group['controller'])
     manager = data['controller_manager']['ros__parameters']
     for name, entry in manager.items():
         if not isinstance(entry, dict) or entry['type'] != TRAJECTORY_CONTROLLER:
             continue
         assert name in data, f'{name} has no ros__parameters block'
-        if name not in arms:
+        if name not in driven:
             assert set(data[name]['ros__parameters']['joints']) <= set(spec['locked_joints'])
     blocks = set(data) - {'controller_manager'}
     assert blocks <= set(manager), 'a parameter block for an undeclared controller'
