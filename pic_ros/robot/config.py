@@ -167,8 +167,8 @@ class GripperSpec:
     :param arm: The arm it ends (a key of ``arms``); the human hand driving that arm drives it.
     :param controller: Name of the joint_trajectory_controller of the gripper joints.
     :param joints: Actuated gripper joints (mimic joints follow them and are not listed).
-    :param open: Joint values of the open gripper [rad] or [m].
-    :param closed: Joint values of the closed gripper [rad] or [m].
+    :param open_position: Joint values of the open gripper (``open``) [rad] or [m].
+    :param closed_position: Joint values of the closed gripper (``closed``) [rad] or [m].
     :param neutral: Joint values tracking loss takes it to (default: ``open``).
     :param limits: Optional limits replacing the URDF's.
     """
@@ -176,8 +176,8 @@ class GripperSpec:
     arm: str
     controller: str
     joints: tuple[str, ...]
-    open: tuple[float, ...]
-    closed: tuple[float, ...]
+    open_position: tuple[float, ...]
+    closed_position: tuple[float, ...]
     neutral: tuple[float, ...]
     limits: GroupLimits = GroupLimits()
 
@@ -306,8 +306,8 @@ def _gripper_spec(arm: str, data: Any, where: str) -> GripperSpec:
         arm=arm,
         controller=_name(data['controller'], f'{where}.controller'),
         joints=joints,
-        open=opened,
-        closed=closed,
+        open_position=opened,
+        closed_position=closed,
         neutral=neutral,
         limits=_group_limits(data, where, len(joints)),
     )

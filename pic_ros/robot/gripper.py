@@ -31,14 +31,14 @@ class GripperModel:
 
     :param group: Its joints, limits, neutral (where tracking loss takes it) and controller.
     :param arm: The arm it ends.
-    :param open: Joint values of the open gripper, inside the limits [rad] or [m].
-    :param closed: Joint values of the closed gripper, inside the limits [rad] or [m].
+    :param open_position: Joint values of the open gripper, inside the limits [rad] or [m].
+    :param closed_position: Joint values of the closed gripper, inside the limits [rad] or [m].
     """
 
     group: JointGroup
     arm: str
-    open: FloatArray
-    closed: FloatArray
+    open_position: FloatArray
+    closed_position: FloatArray
 
     @classmethod
     def build(cls, model: RobotModel, spec: GripperSpec) -> GripperModel:
@@ -54,11 +54,14 @@ class GripperModel:
             model, f'{spec.arm}_gripper', spec.controller, spec.joints, spec.neutral,
             spec.limits,
         )
-        for label, values in (('open', spec.open), ('closed', spec.closed)):
+        for label, values in (('open', spec.open_position), ('closed', spec.closed_position)):
             inside = (np.array(values) >= group.lower) & (np.array(values) <= group.upper)
             if not np.all(inside):
                 raise ChainError(f'{group.name}: the {label} position is outside the limits')
-        return cls(group=group, arm=spec.arm, open=freeze(spec.open), closed=freeze(spec.closed))
+        return cls(
+            group=group, arm=spec.arm, open_position=freeze(spec.open_position),
+            closed_position=freeze(spec.closed_position),
+        )
 
     @property
     def joint_names(self) -> tuple[str, ...]:
@@ -72,4 +75,4 @@ class GripperModel:
         :param closed: Closed (True) or open (False).
         :return: Joint values in :attr:`joint_names` order [rad] or [m].
         """
-        return self.closed if closed else self.open
+        return self.closed_position if closed else self.open_position

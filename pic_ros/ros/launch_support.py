@@ -30,15 +30,14 @@ from ament_index_python.packages import get_package_prefix, PackageNotFoundError
 from launch.actions import OpaqueFunction, RegisterEventHandler, TimerAction
 from launch.event_handlers import OnProcessExit
 
-EXIT_GRACE = 3.0
+EXIT_GRACE = 1.0
 """
 Wait [s] after an essential process exited before deciding that the launch must stop.
 
 Ctrl-C in a terminal (or SIGINT to the launch's process group) reaches every node at the same
 time as ``ros2 launch``: a node may end before the launch has handled its own SIGINT. Within
 this grace the launch's shutdown cancels the decision, so a normal stop is not reported as a
-failure. On a loaded 2-core machine the launch took more than 1 s to handle its SIGINT after the
-nodes had ended (nine launch tests failed that way in one CI run), hence 3 s.
+failure.
 """
 
 

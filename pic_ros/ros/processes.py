@@ -116,6 +116,19 @@ def free_domain_id(seed: int | None = None) -> int:
     return 1 + value % 100
 
 
+def _default_interrupt() -> None:
+    """
+    Give a child the default SIGINT action (run in the child before it executes).
+
+    A program started in the background by a shell without job control (``cmd &`` in a script,
+    ``nohup``) inherits SIGINT *ignored*, and so would its children. rclpy nodes install their
+    own handler, but ``ros2 launch`` keeps the ignored disposition: it then never hears the
+    SIGINT that :meth:`ManagedProcess.stop` sends, while its nodes end, and reports them as
+    crashed (what a CI script started with ``&`` saw).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class ManagedProcess:
     """
     A child process in its own session, stopped by its process group id.
@@ -143,6 +156,7 @@ class ManagedProcess:
             stdout=self._log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=_default_interrupt,
         )
 
     @property
