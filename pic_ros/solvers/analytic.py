@@ -81,6 +81,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 import math
+from operator import itemgetter
 from typing import Final
 
 import numpy as np
@@ -102,11 +103,18 @@ LIMIT_WEIGHT: Final = 30.0
 STRAIGHT_SINES: Final = (0.05, 0.25)
 """Below the first sine the roll keeps its previous value; above the second it is solved."""
 
+_SOLVED_SQUARED: Final = STRAIGHT_SINES[1] * STRAIGHT_SINES[1]
+"""Squared sine above which :func:`_weight` is 1 (checked before calling it)."""
+
 _SETTLED: Final = 1e-9
 """Change of the roll [rad] below which the roll iteration has settled."""
 
 _PARALLEL: Final = 0.99
 """Two axes whose directions' dot product exceeds this (in size) count as parallel."""
+
+_new_tuple: Final = tuple.__new__
+
+_ElbowTerms = tuple[float, float, float, float, float, float, float, float]
 
 _PI: Final = math.pi
 _TWO_PI: Final = 2.0 * math.pi
@@ -178,27 +186,26 @@ class _TwoTurns:
     :param p: Unit vector to turn.
     """
 
-    __slots__ = ('first', 'second', 'normal', 'across', 'd', 'scale', 'pp', 'sin_a', 'sin_g',
-                 'cos_a', 'cos_g')
+    __slots__ = ('first', 'second', 'terms')
 
     def __init__(self, first: Vector, second: Vector, p: Vector) -> None:
         self.first = first
         self.second = second
-        self.normal = n = cross(first, second)
-        self.across = cross(first, n)
-        self.d = dot(first, second)
-        self.scale = 1.0 - self.d * self.d
+        n = cross(first, second)
+        d = dot(first, second)
         # The inner angle turns p onto c = alpha first + beta second + gamma normal; its sine and
         # cosine are linear in alpha, beta and gamma with these coefficients.
         px, py, pz = p
         ax, ay, az = first
         bx, by, bz = second
-        self.pp = bx * px + by * py + bz * pz
-        self.sin_a = bx * (py * az - pz * ay) + by * (pz * ax - px * az) + bz * (px * ay - py * ax)
-        self.sin_g = bx * (py * n[2] - pz * n[1]) + by * (pz * n[0] - px * n[2]) + bz * (
+        sin_a = bx * (py * az - pz * ay) + by * (pz * ax - px * az) + bz * (px * ay - py * ax)
+        sin_g = bx * (py * n[2] - pz * n[1]) + by * (pz * n[0] - px * n[2]) + bz * (
             px * n[1] - py * n[0])
-        self.cos_a = px * ax + py * ay + pz * az
-        self.cos_g = px * n[0] + py * n[1] + pz * n[2]
+        # What solve reads, in one tuple: the axes, their normal and first x normal, the axes'
+        # dot product, p along second, 1 - d^2, and the inner angle's coefficients.
+        self.terms = (*first, *second, *n, *cross(first, n), d, bx * px + by * py + bz * pz,
+                      1.0 - d * d, sin_a, px * ax + py * ay + pz * az, sin_g,
+                      px * n[0] + py * n[1] + pz * n[2])
 
     def solve(self, y: Vector) -> tuple[tuple[tuple[float, float], ...], bool]:
         """
@@ -215,11 +222,8 @@ class _TwoTurns:
             reached.
         """
         yx, yy, yz = y
-        ax, ay, az = self.first
-        bx, by, bz = self.second
-        nx, ny, nz = self.normal
-        mx, my, mz = self.across
-        d, pp, scale = self.d, self.pp, self.scale
+        (ax, ay, az, bx, by, bz, nx, ny, nz, mx, my, mz, d, pp, scale, sin_a, cos_a, sin_g, cos_g
+         ) = self.terms
         on_first = ax * yx + ay * yy + az * yz
         on_normal = nx * yx + ny * yy + nz * yz
         alpha = (on_first - d * pp) / scale
@@ -227,60 +231,22 @@ class _TwoTurns:
         gamma2 = (1.0 - alpha * alpha - beta * beta - 2.0 * alpha * beta * d) / scale
         outer_sin = beta * on_normal
         outer_cos = alpha * on_first + beta * (bx * yx + by * yy + bz * yz) - on_first * on_first
-        inner_sin = alpha * self.sin_a
-        inner_cos = alpha * self.cos_a + beta * pp - pp * pp
+        inner_sin = alpha * sin_a
+        inner_cos = alpha * cos_a + beta * pp - pp * pp
         if gamma2 <= 0.0:
             return ((math.atan2(outer_sin, outer_cos), math.atan2(inner_sin, inner_cos)),
                     ), gamma2 >= -1e-9
         gamma = math.sqrt(gamma2)
         outer_sin_g = gamma * (mx * yx + my * yy + mz * yz)
         outer_cos_g = gamma * on_normal
-        inner_sin_g = gamma * self.sin_g
-        inner_cos_g = gamma * self.cos_g
+        inner_sin_g = gamma * sin_g
+        inner_cos_g = gamma * cos_g
         return (
             (math.atan2(outer_sin + outer_sin_g, outer_cos + outer_cos_g),
              math.atan2(inner_sin + inner_sin_g, inner_cos + inner_cos_g)),
             (math.atan2(outer_sin - outer_sin_g, outer_cos - outer_cos_g),
              math.atan2(inner_sin - inner_sin_g, inner_cos - inner_cos_g)),
         ), True
-
-
-class _ElbowAngle:
-    """
-    The elbow angles q4 that put the forearm at a given angle to the upper arm.
-
-    With the forearm ``R(w4, q4) f = along + cos(q4) across + sin(q4) turned`` (unit f) and the
-    upper arm u seen from the roll joint, ``u . R(w4, q4) f = cosine`` reads
-    ``a cos(q4) + b sin(q4) = cosine - u . along``.
-
-    :param geometry: The arm.
-    :param upper: Unit upper arm seen from the roll joint (root frame, roll at zero).
-    """
-
-    __slots__ = ('upper', 'offset', 'radius', 'middle', 'on_roll', 'on_normal')
-
-    def __init__(self, geometry: _Geometry, upper: Vector) -> None:
-        self.upper = ux, uy, uz = upper
-        along, across, turned = geometry.fore_along, geometry.fore_across, geometry.fore_turned
-        roll, normal = geometry.roll, geometry.roll_normal
-        self.offset = ux * along[0] + uy * along[1] + uz * along[2]
-        a = ux * across[0] + uy * across[1] + uz * across[2]
-        b = ux * turned[0] + uy * turned[1] + uz * turned[2]
-        self.radius = math.hypot(a, b)
-        self.middle = math.atan2(b, a)
-        self.on_roll = ux * roll[0] + uy * roll[1] + uz * roll[2]
-        self.on_normal = ux * normal[0] + uy * normal[1] + uz * normal[2]
-
-    def candidates(self, cosine: float) -> tuple[float, float, bool]:
-        """
-        Return both elbow angles for a bone angle, and whether it is reachable.
-
-        :param cosine: Cosine of the angle between the upper-arm and forearm directions.
-        :return: The two solutions (the closest angle twice when out of reach) and reachability.
-        """
-        ratio = (cosine - self.offset) / self.radius if self.radius > 1e-12 else 0.0
-        half = math.acos(max(-1.0, min(1.0, ratio)))
-        return self.middle + half, self.middle - half, abs(ratio) <= 1.0 + 1e-12
 
 
 class _Geometry:
@@ -348,7 +314,7 @@ class _Geometry:
         self.roll_cross_fixed = cross(w3, upper_fixed)
         self.elbow_first = elbow_first
         self.exact = exact
-        self.elbow = self._elbow_seen(0.0)
+        self.elbow = self.elbow_seen(0.0)
         self.upper_turns = self._upper_turns(0.0)
 
     def upper(self, q3: float) -> Vector:
@@ -357,19 +323,35 @@ class _Geometry:
         fixed = self.upper_fixed
         return (rolled[0] + fixed[0], rolled[1] + fixed[1], rolled[2] + fixed[2])
 
-    def elbow_for(self, q3: float) -> _ElbowAngle:
-        """Return the elbow equation of the upper arm seen from the roll joint at ``q3``."""
-        return self.elbow if self.exact and self.elbow_first else self._elbow_seen(q3)
+    def elbow_seen(self, q3: float) -> _ElbowTerms:
+        """
+        Return the elbow equation for the roll at ``q3`` (roll axis not through the shoulder).
 
-    def _elbow_seen(self, q3: float) -> _ElbowAngle:
-        """Build the elbow equation for ``q3``: the upper arm is ``h + R(w3, -q3) fixed``."""
+        With the forearm ``R(w4, q4) f = along + cos(q4) across + sin(q4) turned`` (unit f) and
+        the unit upper arm u seen from the roll joint (``h + R(w3, -q3) fixed``, normalised),
+        ``u . R(w4, q4) f = cosine`` reads ``a cos(q4) + b sin(q4) = cosine - u . along``, that
+        is ``radius cos(q4 - middle) = cosine - offset``.
+
+        :param q3: The roll [rad].
+        :return: ``(ux, uy, uz, offset, radius, middle, u . w3, u . roll_normal)``.
+        """
         c, s = math.cos(q3), math.sin(q3)
         hx, hy, hz = self.upper_rolled
         ox, oy, oz = self.upper_fixed
         tx, ty, tz = self.roll_cross_fixed
-        return _ElbowAngle(self, _normalised(
-            hx + c * ox - s * tx, hy + c * oy - s * ty, hz + c * oz - s * tz
-        ))
+        ux, uy, uz = hx + c * ox - s * tx, hy + c * oy - s * ty, hz + c * oz - s * tz
+        length = math.sqrt(ux * ux + uy * uy + uz * uz)
+        if length < 1e-12:
+            ux, uy, uz = _DOWN
+        else:
+            ux, uy, uz = ux / length, uy / length, uz / length
+        along, across, turned = self.fore_along, self.fore_across, self.fore_turned
+        roll, normal = self.roll, self.roll_normal
+        a = ux * across[0] + uy * across[1] + uz * across[2]
+        b = ux * turned[0] + uy * turned[1] + uz * turned[2]
+        return (ux, uy, uz, ux * along[0] + uy * along[1] + uz * along[2], math.hypot(a, b),
+                math.atan2(b, a), ux * roll[0] + uy * roll[1] + uz * roll[2],
+                ux * normal[0] + uy * normal[1] + uz * normal[2])
 
     def upper_turns_for(self, q3: float) -> _TwoTurns:
         """Return subproblem 2 that points the upper arm (roll at ``q3``) with q1, q2."""
@@ -517,10 +499,10 @@ class _Frame:
     __slots__ = ('previous', 'solution', 'low', 'high', 'step', 'bound', 'reachable',
                  'residual')
 
-    def __init__(self, previous: list[float], low: Sequence[float], high: Sequence[float],
+    def __init__(self, previous: Sequence[float], low: Sequence[float], high: Sequence[float],
                  step: float) -> None:
         self.previous = previous
-        self.solution = previous[:]
+        self.solution = list(previous)
         self.low = low
         self.high = high
         self.step = step
@@ -540,8 +522,17 @@ class _Frame:
                 and previous - step <= value <= previous + step):
             self.solution[slot] = value
             return value
-        low = min(max(self.low[slot], previous - step), previous + step)
-        high = max(min(self.high[slot], previous + step), previous - step)
+        # min(max(low, down), up) and max(min(high, up), down), written out.
+        low, high = self.low[slot], self.high[slot]
+        down, up = previous - step, previous + step
+        if down > low:
+            low = down
+        if up < low:
+            low = up
+        if up < high:
+            high = up
+        if down > high:
+            high = down
         if value < low or value > high:
             value = low if value < low else high
             self.bound = True
@@ -580,6 +571,22 @@ def _nearest(value: float, previous: float, low: float, high: float) -> tuple[fl
     return value, cost
 
 
+def _cheaper(first: float, second: float, previous: float, low: float, high: float) -> float:
+    """Return the cheaper of two solutions of one joint, each at its :func:`_nearest` turn."""
+    # _nearest, written out for an angle inside the range.
+    near_first = previous + (first - previous + _PI) % _TWO_PI - _PI
+    if low <= near_first <= high:
+        cost = (near_first - previous) * (near_first - previous)
+    else:
+        near_first, cost = _nearest(first, previous, low, high)
+    near_second = previous + (second - previous + _PI) % _TWO_PI - _PI
+    if low <= near_second <= high:
+        other = (near_second - previous) * (near_second - previous)
+    else:
+        near_second, other = _nearest(second, previous, low, high)
+    return near_second if other < cost else near_first
+
+
 @register_solver('analytic')
 class AnalyticSolver(ArmSolver):
     """
@@ -608,11 +615,26 @@ class AnalyticSolver(ArmSolver):
         neutral = arm.neutral.tolist()
         self._held_values = tuple(neutral[position] for position in self._held)
         self._geometry = measure_geometry(arm, arm.neutral)
+        # Per solve: the four solved joints read off the warm start in one call, and one frame
+        # (reset at the start of each solve) rather than a new one.
+        self._pick = itemgetter(*self._positions)
+        self._frame = _Frame((0.0, 0.0, 0.0, 0.0), self._low, self._high, self._step)
 
     @property
     def geometry(self) -> _Geometry:
         """Return the arm's geometry for the current values of the joints it holds."""
         return self._geometry
+
+    # The warm start is kept as a list of floats, which is what a solve reads and writes; the
+    # base class's array attribute reads and sets it.
+    @property
+    def _q(self) -> FloatArray:
+        """Return the warm start as an array (a new one)."""
+        return np.array(self._warm)
+
+    @_q.setter
+    def _q(self, q: FloatArray) -> None:
+        self._warm: list[float] = q.tolist()
 
     def reset(self, q: npt.ArrayLike | None = None) -> None:
         """
@@ -624,7 +646,7 @@ class AnalyticSolver(ArmSolver):
         :raises SkeletonError: If ``q`` has the wrong shape or is not finite.
         """
         super().reset(q)
-        self._measure_for(self._q)
+        self._measure_for(self._warm)
 
     def solve(self, targets: ArmTargets) -> ArmSolveResult:
         """
@@ -647,14 +669,13 @@ class AnalyticSolver(ArmSolver):
             finite = False
         if not finite:
             return super().solve(targets)
-        result = self._solve_bones(
-            (ex - sx, ey - sy, ez - sz), (wx - ex, wy - ey, wz - ez), self._q.tolist()
+        # The warm start's solved joints are overwritten in place: it becomes the next one.
+        return self._solve_bones(
+            (ex - sx, ey - sy, ez - sz), (wx - ex, wy - ey, wz - ez), self._warm
         )
-        self._q = result.q.copy()
-        return result
 
     def _solve(self, targets: ArmTargets, q_previous: FloatArray) -> ArmSolveResult:
-        self._measure_for(q_previous)
+        self._measure_for(q_previous.tolist())
         sx, sy, sz = _floats(targets.shoulder)
         ex, ey, ez = _floats(targets.elbow)
         wx, wy, wz = _floats(targets.wrist)
@@ -662,13 +683,12 @@ class AnalyticSolver(ArmSolver):
             (ex - sx, ey - sy, ez - sz), (wx - ex, wy - ey, wz - ez), q_previous.tolist()
         )
 
-    def _measure_for(self, q: FloatArray) -> None:
+    def _measure_for(self, values: list[float]) -> None:
         """Measure the arm again if the joints it holds are not where it was measured."""
-        values = q.tolist()
         held = tuple([values[position] for position in self._held])
         if held != self._held_values:
             self._held_values = held
-            self._geometry = measure_geometry(self.arm, q)
+            self._geometry = measure_geometry(self.arm, np.array(values))
 
     def _solve_bones(self, upper_bone: Vector, fore_bone: Vector, q: list[float]
                      ) -> ArmSolveResult:
@@ -681,23 +701,28 @@ class AnalyticSolver(ArmSolver):
         :return: The result.
         """
         geometry = self._geometry
-        frame = _Frame([q[position] for position in self._positions], self._low, self._high,
-                       self._step)
-        # The unit target directions, in the root frame.
+        frame = self._frame
+        frame.previous = previous = self._pick(q)
+        frame.solution = list(previous)
+        frame.bound = False
+        frame.reachable = True
+        frame.residual = 0.0
+        # The unit target directions, in the root frame (turned first: a rotation keeps lengths).
         (a0, a1, a2), (b0, b1, b2), (c0, c1, c2) = geometry.to_root
-        ux, uy, uz = _normalised(*upper_bone)
-        fx, fy, fz = _normalised(*fore_bone)
-        upper = (a0 * ux + a1 * uy + a2 * uz, b0 * ux + b1 * uy + b2 * uz,
-                 c0 * ux + c1 * uy + c2 * uz)
-        fore = (a0 * fx + a1 * fy + a2 * fz, b0 * fx + b1 * fy + b2 * fz,
-                c0 * fx + c1 * fy + c2 * fz)
+        x, y, z = upper_bone
+        ux, uy, uz = a0 * x + a1 * y + a2 * z, b0 * x + b1 * y + b2 * z, c0 * x + c1 * y + c2 * z
+        x, y, z = fore_bone
+        fx, fy, fz = a0 * x + a1 * y + a2 * z, b0 * x + b1 * y + b2 * z, c0 * x + c1 * y + c2 * z
+        length = math.sqrt(ux * ux + uy * uy + uz * uz)
+        # Straight down (robot base frame) when a bone has no length, as _normalised.
+        upper = (ux / length, uy / length, uz / length) if length >= 1e-12 else (-a2, -b2, -c2)
+        length = math.sqrt(fx * fx + fy * fy + fz * fz)
+        fore = (fx / length, fy / length, fz / length) if length >= 1e-12 else (-a2, -b2, -c2)
         iterations = 0
+        pass_ = self._elbow_first if geometry.elbow_first else self._upper_first
         for iterations in range(1, MAX_PASSES + 1):  # noqa: B007 (read after)
             roll = frame.solution[2]
-            if geometry.elbow_first:
-                self._elbow_first(geometry, upper, fore, frame)
-            else:
-                self._upper_first(geometry, upper, fore, frame)
+            pass_(geometry, upper, fore, frame)
             if (
                 geometry.exact
                 or frame.residual <= self._tolerance
@@ -712,15 +737,21 @@ class AnalyticSolver(ArmSolver):
             termination = Termination.UNREACHABLE
         else:
             termination = Termination.MAX_ITERATIONS
-        for position, value in zip(self._positions, frame.solution):
-            q[position] = value
-        return ArmSolveResult(
+        p1, p2, p3, p4 = self._positions
+        q[p1], q[p2], q[p3], q[p4] = frame.solution
+        # tuple.__new__ straight away: the named tuple's own __new__ is one more Python call.
+        return _new_tuple(ArmSolveResult, (
             np.array(q), None, termination, iterations, frame.residual, None, None
-        )
+        ))
 
     def _near(self, frame: _Frame, slot: int, value: float) -> float:
         """Return ``value`` at its whole turn nearest the joint's current solution."""
-        return _nearest(value, frame.solution[slot], self._low[slot], self._high[slot])[0]
+        previous = frame.solution[slot]
+        # _nearest's first step; the rest of it only for an angle outside the working range.
+        wrapped = previous + (value - previous + _PI) % _TWO_PI - _PI
+        if self._low[slot] <= wrapped <= self._high[slot]:
+            return wrapped
+        return _nearest(value, previous, self._low[slot], self._high[slot])[0]
 
     def _pair_of(self, frame: _Frame, slot: int, pairs: Sequence[tuple[float, float]],
                  take: bool = True) -> tuple[float, float]:
@@ -730,13 +761,24 @@ class AnalyticSolver(ArmSolver):
         :param take: Also store both, clamped (:meth:`_take`), and return the stored values.
         """
         solution, low, high = frame.solution, self._low, self._high
+        first, second = solution[slot], solution[slot + 1]
+        low_a, high_a, low_b, high_b = low[slot], high[slot], low[slot + 1], high[slot + 1]
         best = (0.0, 0.0)
         best_cost = math.inf
         for a, b in pairs:
-            a, cost_a = _nearest(a, solution[slot], low[slot], high[slot])
-            b, cost_b = _nearest(b, solution[slot + 1], low[slot + 1], high[slot + 1])
+            # _nearest, written out for an angle inside its range.
+            near_a = first + (a - first + _PI) % _TWO_PI - _PI
+            if low_a <= near_a <= high_a:
+                cost_a = (near_a - first) * (near_a - first)
+            else:
+                near_a, cost_a = _nearest(a, first, low_a, high_a)
+            near_b = second + (b - second + _PI) % _TWO_PI - _PI
+            if low_b <= near_b <= high_b:
+                cost_b = (near_b - second) * (near_b - second)
+            else:
+                near_b, cost_b = _nearest(b, second, low_b, high_b)
             if cost_a + cost_b < best_cost:
-                best, best_cost = (a, b), cost_a + cost_b
+                best, best_cost = (near_a, near_b), cost_a + cost_b
         if not take:
             return best
         return frame.take(slot, best[0]), frame.take(slot + 1, best[1])
@@ -761,7 +803,8 @@ class AnalyticSolver(ArmSolver):
         wanted = self._pair_of(frame, 0, pairs, take=False)
         w1, w2 = geometry.shoulder_turns.first, geometry.shoulder_axis
         start = frame.solution[0]
-        weight = _weight(w1[0] * aim[0] + w1[1] * aim[1] + w1[2] * aim[2])
+        cosine = w1[0] * aim[0] + w1[1] * aim[1] + w1[2] * aim[2]
+        weight = 1.0 if 1.0 - cosine * cosine >= _SOLVED_SQUARED else _weight(cosine)
         if weight < 1.0:
             frame.bound = True
             q1 = frame.take(0, start + weight * (wanted[0] - start))
@@ -778,7 +821,8 @@ class AnalyticSolver(ArmSolver):
         arm = geometry.upper(frame.solution[2])
         turned = _turn(w2, math.cos(q2), math.sin(q2), arm)
         solved = self._near(frame, 0, _angle_about(w1, turned, upper))
-        weight = _weight(w1[0] * upper[0] + w1[1] * upper[1] + w1[2] * upper[2])
+        cosine = w1[0] * upper[0] + w1[1] * upper[1] + w1[2] * upper[2]
+        weight = 1.0 if 1.0 - cosine * cosine >= _SOLVED_SQUARED else _weight(cosine)
         return frame.take(0, start + weight * (solved - start)), q2
 
     def _elbow_first(self, geometry: _Geometry, upper: Vector, fore: Vector, frame: _Frame
@@ -786,21 +830,20 @@ class AnalyticSolver(ArmSolver):
         """One pass of the elbow-angle-first closed form (roll axis through the shoulder)."""
         solution = frame.solution
         roll_before = solution[2]
-        elbow = geometry.elbow_for(roll_before)
+        elbow = geometry.elbow if geometry.exact else geometry.elbow_seen(roll_before)
         ux, uy, uz = upper
         fx, fy, fz = fore
         cosine = ux * fx + uy * fy + uz * fz
         # Elbow: the angle between the upper arm seen from the roll joint and the forearm.
-        ratio = (cosine - elbow.offset) / elbow.radius if elbow.radius > 1e-12 else 0.0
+        vx, vy, vz, offset, radius, middle, on_roll, on_normal = elbow
+        ratio = (cosine - offset) / radius if radius > 1e-12 else 0.0
         if abs(ratio) > 1.0 + 1e-12:
             frame.reachable = False
         half = math.acos(max(-1.0, min(1.0, ratio)))
-        low, high, previous = self._low[3], self._high[3], solution[3]
-        first, cost = _nearest(elbow.middle + half, previous, low, high)
-        second, other = _nearest(elbow.middle - half, previous, low, high)
-        wanted = second if other < cost else first
+        wanted = _cheaper(middle + half, middle - half, solution[3], self._low[3],
+                          self._high[3])
         q4 = frame.take(3, wanted)
-        weight = _weight(cosine)
+        weight = 1.0 if 1.0 - cosine * cosine >= _SOLVED_SQUARED else _weight(cosine)
         if (q4 != wanted and not geometry.exact
                 and self._elbow_angle_by_roll(geometry, upper, fore, frame)):
             # The elbow is on a bound and the roll axis misses the shoulder: the roll keeps the
@@ -816,26 +859,38 @@ class AnalyticSolver(ArmSolver):
         if weight > 0.0:
             # The rotation taking the arm's frame (upper arm, forearm) onto the target's; the
             # image of the roll axis, which the roll leaves in place, gives q1, q2.
-            vx, vy, vz = elbow.upper
+            # The arm's frame is (v, e2, e3): e2 the forearm's unit part across v, e3 = v x e2;
+            # the target's (upper, g2, g3). The image of x is (v . x) upper + (e2 . x) g2 +
+            # (e3 . x) g3, and e3 . x = (v x e2) . x.
             d = vx * ax + vy * ay + vz * az
-            e2x, e2y, e2z = e2 = _normalised(ax - d * vx, ay - d * vy, az - d * vz)
-            e3 = (vy * e2z - vz * e2y, vz * e2x - vx * e2z, vx * e2y - vy * e2x)
-            g2x, g2y, g2z = g2 = _normalised(fx - cosine * ux, fy - cosine * uy, fz - cosine * uz)
-            g3 = (uy * g2z - uz * g2y, uz * g2x - ux * g2z, ux * g2y - uy * g2x)
-            frames = (upper, g2, g3, e2, e3)
-            image = _image(frames, elbow.on_roll, geometry.roll)
+            e2x, e2y, e2z = ax - d * vx, ay - d * vy, az - d * vz
+            length = math.sqrt(e2x * e2x + e2y * e2y + e2z * e2z)
+            if length < 1e-12:
+                e2x, e2y, e2z = _DOWN
+            else:
+                e2x, e2y, e2z = e2x / length, e2y / length, e2z / length
+            e3x, e3y, e3z = vy * e2z - vz * e2y, vz * e2x - vx * e2z, vx * e2y - vy * e2x
+            g2x, g2y, g2z = _normalised(fx - cosine * ux, fy - cosine * uy, fz - cosine * uz)
+            g3x, g3y, g3z = uy * g2z - uz * g2y, uz * g2x - ux * g2z, ux * g2y - uy * g2x
+            wx, wy, wz = geometry.roll
+            k, k2, k3 = (on_roll, e2x * wx + e2y * wy + e2z * wz,
+                         e3x * wx + e3y * wy + e3z * wz)
+            image = (k * ux + k2 * g2x + k3 * g3x, k * uy + k2 * g2y + k3 * g3y,
+                     k * uz + k2 * g2z + k3 * g3z)
             pairs, reachable = geometry.shoulder_turns.solve(image)
             frame.reachable &= reachable
             q1, q2 = self._shoulder(geometry, upper, frame, pairs, image)
             exact = geometry.exact and frame.reachable and not frame.bound
             if weight == 1.0 and not exact:
-                self._finish(geometry, upper, fore, frame, fixed_roll=False)
+                self._finish(geometry, upper, fore, frame, False, (ax, ay, az))
                 return
             # The roll turns the roll axis's normal n onto its image (exact when nothing above
             # was held; else only the value the straight-arm blend starts from).
             nx, ny, nz = geometry.roll_normal
-            wx, wy, wz = geometry.roll
-            image = _image(frames, elbow.on_normal, geometry.roll_normal)
+            k, k2, k3 = (on_normal, e2x * nx + e2y * ny + e2z * nz,
+                         e3x * nx + e3y * ny + e3z * nz)
+            image = (k * ux + k2 * g2x + k3 * g3x, k * uy + k2 * g2y + k3 * g3y,
+                     k * uz + k2 * g2z + k3 * g3z)
             bx, by, bz = geometry.back(math.cos(q1), math.sin(q1), math.cos(q2), math.sin(q2),
                                        image)
             solved = self._near(frame, 2, math.atan2(
@@ -847,7 +902,7 @@ class AnalyticSolver(ArmSolver):
                 if not frame.bound:
                     frame.residual = 0.0
                     return
-                self._finish(geometry, upper, fore, frame, fixed_roll=True)
+                self._finish(geometry, upper, fore, frame, True, (ax, ay, az))
                 return
         else:
             solved = roll_before
@@ -857,8 +912,8 @@ class AnalyticSolver(ArmSolver):
         frame.bound = True
         frame.take(2, roll_before + weight * (solved - roll_before))
         self._point_upper_arm(geometry, upper, frame)
-        self._finish(geometry, upper, fore, frame,
-                     fixed_roll=not (frame.held(0) or frame.held(1)))
+        self._finish(geometry, upper, fore, frame, not (frame.held(0) or frame.held(1)),
+                     (ax, ay, az))
 
     def _upper_first(self, geometry: _Geometry, upper: Vector, fore: Vector, frame: _Frame
                      ) -> None:
@@ -920,14 +975,12 @@ class AnalyticSolver(ArmSolver):
         wanted = dot(upper, fore) * math.sqrt(dot(seen, seen))
         ratio = max(-1.0, min(1.0, (wanted - dot(geometry.upper_rolled, arm_fore)) / radius))
         middle, half = math.atan2(c, b), math.acos(ratio)
-        low, high, previous = self._low[2], self._high[2], frame.solution[2]
-        first, cost = _nearest(middle + half, previous, low, high)
-        second, other = _nearest(middle - half, previous, low, high)
-        frame.take(2, second if other < cost else first)
+        frame.take(2, _cheaper(middle + half, middle - half, frame.solution[2], self._low[2],
+                               self._high[2]))
         return True
 
     def _finish(self, geometry: _Geometry, upper: Vector, fore: Vector, frame: _Frame,
-                fixed_roll: bool) -> None:
+                fixed_roll: bool, arm_fore: Vector | None = None) -> None:
         """
         Solve the roll last (unless ``fixed_roll``) and measure the residual.
 
@@ -936,16 +989,42 @@ class AnalyticSolver(ArmSolver):
         both closest to their targets (weighted by the landmark lengths) is subproblem 1 over
         two pairs. The residual ``sqrt(L_u^2 |du|^2 + L_f^2 |df|^2)`` follows from the same
         sums, each ``p . R(w3, q3) t = along + cos(q3) across + sin(q3) turned``.
+
+        :param arm_fore: The arm's unit forearm ``R(w4, q4) f`` for the stored q4, when the caller
+            has it already.
         """
         q1, q2, q3, q4 = frame.solution
         c1, s1, c2, s2 = math.cos(q1), math.sin(q1), math.cos(q2), math.sin(q2)
-        bux, buy, buz = geometry.back(c1, s1, c2, s2, upper)
-        bfx, bfy, bfz = geometry.back(c1, s1, c2, s2, fore)
-        c4, s4 = math.cos(q4), math.sin(q4)
-        along, across, turned = geometry.fore_along, geometry.fore_across, geometry.fore_turned
-        fx = along[0] + c4 * across[0] + s4 * turned[0]
-        fy = along[1] + c4 * across[1] + s4 * turned[1]
-        fz = along[2] + c4 * across[2] + s4 * turned[2]
+        # Both targets turned back, R2^T R1^T (as _Geometry.back, written out for the two).
+        kx, ky, kz = geometry.shoulder_turns.first
+        jx, jy, jz = geometry.shoulder_axis
+        vx, vy, vz = upper
+        part = (kx * vx + ky * vy + kz * vz) * (1.0 - c1)
+        vx, vy, vz = (vx * c1 - (ky * vz - kz * vy) * s1 + kx * part,
+                      vy * c1 - (kz * vx - kx * vz) * s1 + ky * part,
+                      vz * c1 - (kx * vy - ky * vx) * s1 + kz * part)
+        part = (jx * vx + jy * vy + jz * vz) * (1.0 - c2)
+        bux = vx * c2 - (jy * vz - jz * vy) * s2 + jx * part
+        buy = vy * c2 - (jz * vx - jx * vz) * s2 + jy * part
+        buz = vz * c2 - (jx * vy - jy * vx) * s2 + jz * part
+        vx, vy, vz = fore
+        part = (kx * vx + ky * vy + kz * vz) * (1.0 - c1)
+        vx, vy, vz = (vx * c1 - (ky * vz - kz * vy) * s1 + kx * part,
+                      vy * c1 - (kz * vx - kx * vz) * s1 + ky * part,
+                      vz * c1 - (kx * vy - ky * vx) * s1 + kz * part)
+        part = (jx * vx + jy * vy + jz * vz) * (1.0 - c2)
+        bfx = vx * c2 - (jy * vz - jz * vy) * s2 + jx * part
+        bfy = vy * c2 - (jz * vx - jx * vz) * s2 + jy * part
+        bfz = vz * c2 - (jx * vy - jy * vx) * s2 + jz * part
+        if arm_fore is None:
+            c4, s4 = math.cos(q4), math.sin(q4)
+            along, across, turned = (geometry.fore_along, geometry.fore_across,
+                                     geometry.fore_turned)
+            fx = along[0] + c4 * across[0] + s4 * turned[0]
+            fy = along[1] + c4 * across[1] + s4 * turned[1]
+            fz = along[2] + c4 * across[2] + s4 * turned[2]
+        else:
+            fx, fy, fz = arm_fore
         wx, wy, wz = geometry.roll
         hx, hy, hz = geometry.upper_rolled
         ox, oy, oz = geometry.upper_fixed
@@ -973,24 +1052,6 @@ class AnalyticSolver(ArmSolver):
         frame.residual = math.sqrt(max(0.0, 2.0 * (
             length_u * length_u * (1.0 - upper_dot) + length_f * length_f * (1.0 - fore_dot)
         )))
-
-
-def _image(frames: tuple[Vector, Vector, Vector, Vector, Vector], along: float, v: Vector
-           ) -> Vector:
-    """
-    Return where the rotation taking the arm's frame onto the target's takes ``v``.
-
-    :param frames: The target's frame (upper arm, g2, g3) and the arm's second and third axes
-        (e2, e3; its first is the arm's upper arm).
-    :param along: ``v`` along the arm's upper arm.
-    :param v: A vector, root frame.
-    :return: ``along upper + (e2 . v) g2 + (e3 . v) g3``.
-    """
-    (ux, uy, uz), (g2x, g2y, g2z), (g3x, g3y, g3z), e2, e3 = frames
-    k2 = e2[0] * v[0] + e2[1] * v[1] + e2[2] * v[2]
-    k3 = e3[0] * v[0] + e3[1] * v[1] + e3[2] * v[2]
-    return (along * ux + k2 * g2x + k3 * g3x, along * uy + k2 * g2y + k3 * g3y,
-            along * uz + k2 * g2z + k3 * g3z)
 
 
 def _add(a: Vector, b: Vector) -> Vector:
