@@ -7,9 +7,15 @@ spine (pelvis -> chest), made perpendicular to y; x = y x z, forward out of the 
 pelvis or chest is missing, the tracker's up axis stands in for the spine. This removes the camera
 placement: every tracker looks the same downstream, and the arms are expressed relative to the
 torso, as a robot with a fixed torso must copy them.
+
+:func:`footprint` keeps what the body frame removes: where the person stands and which way they
+face on the tracker's floor plane (the base follower's input).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+import math
 
 import numpy as np
 import numpy.typing as npt
@@ -70,4 +76,58 @@ def to_body_frame(frame: SkeletonFrame) -> SkeletonFrame:
     positions = (frame.positions - origin) @ rotation
     return SkeletonFrame(
         stamp=frame.stamp, positions=positions, valid=frame.valid.copy(), frame='body'
+    )
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """
+    Where a person stands and faces, on the tracker's floor plane (its x-y plane).
+
+    The TIAGo paper's virtual footprint: the pelvis projected onto the floor, turned to the
+    person's heading. It is taken in the ``tracker`` frame, so it assumes a level sensor (a
+    camera's z is its own up, ``docs/method.md#tracker-frame-tracker``).
+
+    :param stamp: Capture time of the skeleton [s].
+    :param x: Pelvis x, tracker frame [m] (away from the sensor).
+    :param y: Pelvis y, tracker frame [m] (the sensor's left).
+    :param heading: Direction the chest faces, about the tracker's z axis from its x axis [rad],
+        in (-pi, pi]; a person facing the sensor has a heading near pi.
+    """
+
+    stamp: float
+    x: float
+    y: float
+    heading: float
+
+
+def footprint(frame: SkeletonFrame) -> Footprint | None:
+    """
+    Compute a person's footprint from a tracker-frame skeleton.
+
+    The position is the pelvis'; the heading is the body frame's x axis (out of the chest,
+    perpendicular to the shoulder line, :func:`body_axes`) projected onto the floor plane.
+
+    :param frame: Skeleton in the ``tracker`` frame.
+    :return: The footprint, or None when the pelvis or a shoulder is missing, or the chest faces
+        straight up or down (no heading on the floor).
+    :raises SkeletonError: If the frame is not in the tracker frame.
+    """
+    if frame.frame != 'tracker':
+        raise SkeletonError(f"expected a 'tracker' frame skeleton, got {frame.frame!r}")
+    if not frame.valid[HumanJoint.PELVIS]:
+        return None
+    try:
+        rotation, _ = body_axes(frame)
+    except SkeletonError:
+        return None
+    forward_x, forward_y = float(rotation[0, 0]), float(rotation[1, 0])
+    if math.hypot(forward_x, forward_y) < 1e-3:
+        return None
+    pelvis = frame.positions[HumanJoint.PELVIS]
+    if not np.all(np.isfinite(pelvis)):
+        return None
+    return Footprint(
+        stamp=frame.stamp, x=float(pelvis[0]), y=float(pelvis[1]),
+        heading=math.atan2(forward_y, forward_x),
     )

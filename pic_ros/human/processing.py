@@ -3,7 +3,9 @@ From tracker skeletons to smoothed body-frame skeletons: the human half of the p
 
 :class:`SkeletonProcessor` smooths the joints in the tracker frame (a time-constant exponential
 filter by default, see :mod:`pic_ros.human.filters`) and expresses them in the body-centred human
-frame (:mod:`pic_ros.human.body_frame`). The skeleton node and ``evaluate`` share it.
+frame (:mod:`pic_ros.human.body_frame`). The skeleton node and ``evaluate`` share it. The
+footprint of the last processed skeleton (where the person stands and faces in the tracker
+frame, which the body frame removes) is kept for the base follower.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from pic_ros.checks import check_number
-from pic_ros.human.body_frame import to_body_frame
+from pic_ros.human.body_frame import Footprint, footprint, to_body_frame
 from pic_ros.human.extremities import screen_extremities
 from pic_ros.human.filters import FILTER_KINDS, make_filter, SkeletonFilter
 from pic_ros.human.skeleton import make_frame, SkeletonFrame
@@ -84,16 +86,21 @@ class SkeletonProcessor:
     """
     Smooth tracker-frame skeletons and express them in the body frame.
 
+    :attr:`footprint` is the smoothed footprint of the last skeleton :meth:`process` returned
+    (None before the first, after :meth:`reset`, or when that skeleton had no pelvis).
+
     :param config: Processing settings.
     """
 
     def __init__(self, config: ProcessingConfig | None = None) -> None:
         self.config = config if config is not None else ProcessingConfig()
         self._filter = self.config.make_filter()
+        self.footprint: Footprint | None = None
 
     def reset(self) -> None:
         """Forget the filter state (e.g. when the tracked person changes)."""
         self._filter.reset()
+        self.footprint = None
 
     def process(self, frame: SkeletonFrame) -> SkeletonFrame:
         """
@@ -108,5 +115,11 @@ class SkeletonProcessor:
             smoothed joints (missing or coincident shoulders).
         """
         frame = screen_extremities(frame)
-        smoothed = self._filter.update(frame.stamp, frame.positions, frame.valid)
-        return to_body_frame(make_frame(frame.stamp, smoothed, frame.valid))
+        smoothed = make_frame(
+            frame.stamp, self._filter.update(frame.stamp, frame.positions, frame.valid),
+            frame.valid,
+        )
+        self.footprint = None
+        body = to_body_frame(smoothed)
+        self.footprint = footprint(smoothed)
+        return body
