@@ -58,6 +58,7 @@ setup(
             'teleop = pic_ros.ros.teleop:console_main',
             'sim_robot = pic_ros.ros.sim_robot_node:main',
             'replay = pic_ros.ros.replay_node:main',
+            'base_follower = pic_ros.ros.base_follower_node:main',
         ],
     },
 )

@@ -12,10 +12,11 @@ import math
 
 from builtin_interfaces.msg import Duration, Time
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
-from geometry_msgs.msg import Point, Pose, PoseArray
+from geometry_msgs.msg import Point, Pose, PoseArray, PoseStamped, Twist
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import SkeletonError
+from pic_ros.human.body_frame import Footprint
 from pic_ros.human.skeleton import (
     BODY_JOINT_COUNT,
     HUMAN_JOINT_NAMES,
@@ -25,6 +26,7 @@ from pic_ros.human.skeleton import (
     pad_body_rows,
     SkeletonFrame,
 )
+from pic_ros.motion.base_following import BaseCommand
 from pic_ros.motion.streaming import TrajectoryChunk
 from pic_ros.trackers.marker_cdr import MarkerCdrError, MarkerPositions, parse_marker_array
 from rclpy.serialization import deserialize_message
@@ -135,6 +137,52 @@ def skeleton_to_msg(frame: SkeletonFrame, frame_id: str) -> PoseArray:
         pose.orientation.w = 1.0
         poses.append(pose)
     message.poses = poses
+    return message
+
+
+def footprint_to_msg(footprint: Footprint, frame_id: str) -> PoseStamped:
+    """
+    Convert a person's footprint to the ``body_pose`` topic's PoseStamped.
+
+    :param footprint: Pelvis x-y and heading in the tracker frame, stamp = capture time [s].
+    :param frame_id: Name of the tracker frame.
+    :return: Position (x, y, 0) [m] on the tracker's x-y plane; orientation the heading about
+        z (a yaw-only quaternion).
+    """
+    message = PoseStamped()
+    message.header.stamp = time_to_msg(footprint.stamp)
+    message.header.frame_id = frame_id
+    message.pose.position.x, message.pose.position.y = footprint.x, footprint.y
+    message.pose.orientation.z = math.sin(0.5 * footprint.heading)
+    message.pose.orientation.w = math.cos(0.5 * footprint.heading)
+    return message
+
+
+def footprint_from_msg(message: PoseStamped) -> Footprint:
+    """
+    Read a person's footprint from a ``body_pose`` message.
+
+    :param message: Pose in the tracker frame; only x, y and the yaw of the orientation count.
+    :return: The footprint (stamp = the header's [s]; non-finite values are passed on).
+    """
+    q = message.pose.orientation
+    heading = math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+    return Footprint(
+        stamp=time_from_msg(message.header.stamp), x=float(message.pose.position.x),
+        y=float(message.pose.position.y), heading=heading,
+    )
+
+
+def command_to_msg(command: BaseCommand) -> Twist:
+    """
+    Convert a base command to ``cmd_vel``'s Twist.
+
+    :param command: Forward speed [m/s] and turning speed [rad/s] of the base.
+    :return: ``linear.x`` and ``angular.z`` set, every other component 0.
+    """
+    message = Twist()
+    message.linear.x = float(command.linear)
+    message.angular.z = float(command.angular)
     return message
 
 

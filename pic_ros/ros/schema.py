@@ -19,6 +19,7 @@ from pic_ros.head_and_hands import HEAD_AND_HANDS_PARAMETERS
 from pic_ros.human.front_end import RESTART_AFTER
 from pic_ros.human.hands import HAND_PARAMETERS
 from pic_ros.human.processing import SMOOTHING, TIME_CONSTANT
+from pic_ros.motion.base_following import BASE_FOLLOWING_PARAMETERS
 from pic_ros.motion.commander import COMMANDER_PARAMETERS
 from pic_ros.schema import ParameterDef, ParameterTable
 from pic_ros.sim.config import SIM_CONFIG_PARAMETERS
@@ -39,6 +40,10 @@ ARMS: Final = ParameterDef(
 )
 BODY_FRAME_ID: Final = ParameterDef(
     'body_frame_id', 'pic_human', 'frame_id of the skeleton topics'
+)
+TRACKER_FRAME_ID: Final = ParameterDef(
+    'tracker_frame_id', 'pic_tracker',
+    "frame_id of body_pose (the tracker's origin with REP-103 axes: x away from the sensor)",
 )
 MARKER_RATE: Final = ParameterDef(
     'marker_rate', 30.0, 'Largest publish rate of skeleton_markers for RViz (0: off)', unit='Hz',
@@ -69,7 +74,7 @@ PUBLISH_CLOCK: Final = ParameterDef(
 
 SKELETON_NODE: Final = ParameterTable('skeleton_node', (
     SOURCE, SMOOTHING, TIME_CONSTANT, SWITCH_AFTER, REACQUIRE_RADIUS, REACQUIRE_AFTER,
-    RESTART_AFTER, BODY_FRAME_ID, MARKER_RATE, UDP_ADDRESS, UDP_PORT, UDP_RECEIVE_BUFFER,
+    RESTART_AFTER, BODY_FRAME_ID, TRACKER_FRAME_ID, MARKER_RATE, UDP_ADDRESS, UDP_PORT, UDP_RECEIVE_BUFFER,
     XSENS_CHARACTER,
     DIAGNOSTICS_PERIOD,
 ))
@@ -91,6 +96,16 @@ SIM_ROBOT: Final = ParameterTable('sim_robot', (
 ))
 """``sim_robot``: the MuJoCo stand-in for the robot and its controllers."""
 
+BASE_RATE: Final = ParameterDef(
+    'rate', 20.0, 'Rate of the cmd_vel commands while following', unit='Hz', low=1.0, high=200.0,
+)
+"""``base_follower``'s ``rate``: above a diff_drive_controller's 2 Hz default command timeout."""
+
+BASE_FOLLOWER: Final = ParameterTable('base_follower', (
+    BASE_FOLLOWING_PARAMETERS, BASE_RATE, DIAGNOSTICS_PERIOD,
+))
+"""``base_follower``: the person's footprint in, the mobile base's cmd_vel out."""
+
 PIPELINE: Final = (SKELETON_NODE, SOLVER_NODE, TRAJECTORY_PUBLISHER)
 """The teleoperation nodes, upstream first (the blocks of ``config/teleop.yaml``)."""
 
@@ -109,5 +124,5 @@ LAUNCH_ARGUMENTS: Final = (
 )
 """Node parameters that ``teleop.launch.py`` exposes as launch arguments of the same name."""
 
-TABLES: Final = {table.node: table for table in (*PIPELINE, SIM_ROBOT)}
+TABLES: Final = {table.node: table for table in (*PIPELINE, SIM_ROBOT, BASE_FOLLOWER)}
 """Every node's table by node name."""

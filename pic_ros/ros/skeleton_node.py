@@ -15,8 +15,11 @@ tracker and its readings to the :class:`~pic_ros.human.front_end.SkeletonFrontEn
 body selection, checks with counted drop reasons, smoothing, body frame). Publishes
 ``skeleton`` (``geometry_msgs/PoseArray``, one pose per
 :class:`~pic_ros.human.skeleton.HumanJoint` in that order, stamp = capture time) and
-``skeleton_markers`` (RViz, at most ``marker_rate``). Empty arrays and lost bodies publish
-nothing: downstream, the trajectory publisher holds.
+``skeleton_markers`` (RViz, at most ``marker_rate``) and ``body_pose``
+(``geometry_msgs/PoseStamped`` in ``tracker_frame_id``: the person's footprint, pelvis on the
+tracker's x-y plane turned to the chest's heading, which the body frame removes; for
+``base_follower``). Empty arrays and lost bodies publish nothing: downstream, the trajectory
+publisher holds and the base follower stops.
 """
 
 from __future__ import annotations
@@ -27,10 +30,11 @@ import time
 from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticStatus
-from geometry_msgs.msg import PoseArray
+from geometry_msgs.msg import PoseArray, PoseStamped
 from pic_ros.human.front_end import FrontEndConfig, SkeletonFrontEnd
 from pic_ros.human.skeleton import SkeletonFrame
 from pic_ros.ros.conversions import (
+    footprint_to_msg,
     marker_positions_from_raw,
     skeleton_markers_to_msg,
     skeleton_to_msg,
@@ -87,6 +91,7 @@ class SkeletonNode(Node):
         reliable = QoSProfile(depth=5, reliability=ReliabilityPolicy.RELIABLE)
         self._skeleton_pub = self.create_publisher(PoseArray, 'skeleton', reliable)
         self._markers_pub = self.create_publisher(MarkerArray, 'skeleton_markers', reliable)
+        self._footprint_pub = self.create_publisher(PoseStamped, 'body_pose', reliable)
         if self._tracker.transport is Transport.UDP:
             self._start_udp()
         else:
@@ -206,6 +211,11 @@ class SkeletonNode(Node):
         frame_id = str(self._values['body_frame_id'])
         if self._skeleton_pub.get_subscription_count() > 0:
             self._skeleton_pub.publish(skeleton_to_msg(result, frame_id))
+        footprint = self._front.processor.footprint
+        if footprint is not None and self._footprint_pub.get_subscription_count() > 0:
+            self._footprint_pub.publish(
+                footprint_to_msg(footprint, str(self._values['tracker_frame_id']))
+            )
         rate = float(self._values['marker_rate'])
         if rate > 0.0 and self._markers_pub.get_subscription_count() > 0:
             now = time.monotonic()

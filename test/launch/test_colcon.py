@@ -21,7 +21,7 @@ pytestmark = pytest.mark.launch
 
 EXECUTABLES = {
     'pic_ros', 'skeleton_node', 'solver_node', 'trajectory_publisher', 'teleop', 'sim_robot',
-    'replay',
+    'replay', 'base_follower',
 }
 """The console scripts of setup.py, which colcon installs into lib/pic_ros."""
 

@@ -87,9 +87,10 @@ def call(name: str, arguments: list[str], monkeypatch: pytest.MonkeyPatch) -> in
 
 
 def test_the_tests_cover_every_node_executable() -> None:
-    """The six executables of the README are the console scripts tested here."""
+    """The node executables (the README's six and base_follower) are the console scripts."""
     assert set(EXECUTABLES) == {
         'skeleton_node', 'solver_node', 'trajectory_publisher', 'teleop', 'sim_robot', 'replay',
+        'base_follower',
     }
 
 
@@ -134,7 +135,9 @@ def test_options_and_ros_arguments_are_told_apart_in_any_order() -> None:
     ]
 
 
-@pytest.mark.parametrize('node', ['skeleton_node', 'solver_node', 'trajectory_publisher'])
+@pytest.mark.parametrize(
+    'node', ['skeleton_node', 'solver_node', 'trajectory_publisher', 'base_follower']
+)
 def test_a_node_executable_has_an_option_per_parameter(node) -> None:
     """The options of a node executable are its parameters, by the same names."""
     table = schema.TABLES[node]

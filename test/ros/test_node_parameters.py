@@ -15,6 +15,7 @@ import socket
 import threading
 
 from pic_ros.ros import schema
+from pic_ros.ros.base_follower_node import BaseFollowerNode
 from pic_ros.ros.sim_robot_node import SimRobotNode
 from pic_ros.ros.skeleton_node import SkeletonNode
 from pic_ros.ros.solver_node import SolverNode
@@ -27,6 +28,7 @@ from rclpy.parameter import Parameter
 PLUGINS = Path(__file__).resolve().parents[1] / 'plugins'
 
 NODES = {
+    'base_follower': BaseFollowerNode,
     'skeleton_node': SkeletonNode,
     'solver_node': SolverNode,
     'trajectory_publisher': TrajectoryPublisherNode,

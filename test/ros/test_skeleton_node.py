@@ -136,6 +136,22 @@ def test_valid_body_publishes_one_body_frame_skeleton(skeleton_node, diagnostics
     assert diagnostics(node)[0]['skeletons_out'] == '1'
 
 
+def test_body_pose_is_the_footprint_in_the_tracker_frame(skeleton_node, capture):
+    """body_pose: the pelvis on the tracker's x-y plane, heading pi (facing the sensor)."""
+    node, _, _ = skeleton_node(tracker_frame_id='sensor', smoothing='none')
+    poses = capture(node, node._footprint_pub)
+
+    node._on_markers(marker_bytes('azure_kinect', 20.0, {1: facing_sensor(PERSON, 2.5)}))
+
+    (message,) = [item.message for item in poses]
+    assert message.header.frame_id == 'sensor'
+    assert (message.header.stamp.sec, message.header.stamp.nanosec) == (20, 0)
+    position = message.pose.position
+    assert (position.x, position.y, position.z) == pytest.approx((2.5, 0.0, 0.0), abs=1e-9)
+    yaw = 2.0 * math.atan2(message.pose.orientation.z, message.pose.orientation.w)
+    assert abs(math.remainder(yaw - math.pi, math.tau)) < 1e-9
+
+
 DROP_KEYS = (
     'no_body', 'other_body', 'far_body', 'non_finite', 'old_stamp', 'missing_arm_joints',
     'bad_bone', 'bad_frame', 'malformed_message',

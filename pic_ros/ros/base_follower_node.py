@@ -1,0 +1,148 @@
+"""
+base_follower: the person's footprint in, the mobile base's velocity commands out.
+
+Subscribes ``body_pose`` (``geometry_msgs/PoseStamped`` from skeleton_node: the person's pelvis
+on the tracker's floor plane and heading, tracker frame) and publishes ``cmd_vel``
+(``geometry_msgs/Twist``: ``linear.x`` [m/s], ``angular.z`` [rad/s]) at ``rate``. What is sent is
+decided by :class:`~pic_ros.motion.base_following.BaseFollower` (the TIAGo paper's
+differential-drive algorithm within velocity and acceleration limits, dead zones, stop on
+tracking loss); this node only wires it: footprints are timed on the node's clock when they
+arrive (``use_sim_time`` for replays), and the follower is stepped from a timer.
+
+Off by default (``follow_base`` false): nothing is published and the diagnostics say so. While
+the follower drives the base (following, at the goal, stopping) a command goes out every period;
+when it stops driving (tracking lost and stopped, turned off) one zero command goes out, then
+nothing, so that other sources of ``cmd_vel`` (a joystick through a multiplexer) are not
+blocked and the base controller's command timeout applies.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from diagnostic_msgs.msg import DiagnosticStatus
+from geometry_msgs.msg import PoseStamped, Twist
+from pic_ros.motion.base_following import BaseFollower, BaseFollowingConfig
+from pic_ros.ros.conversions import command_to_msg, footprint_from_msg, status_to_msg
+from pic_ros.ros.diagnostics import DiagnosticsReporter
+from pic_ros.ros.parameters import declare_parameters, validation_callback, Values
+from pic_ros.ros.runner import run_node
+from pic_ros.ros.schema import BASE_FOLLOWER
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+PARAMETERS = BASE_FOLLOWER
+"""The node's parameters (:data:`pic_ros.ros.schema.BASE_FOLLOWER`)."""
+
+
+class BaseFollowerNode(Node):
+    """
+    Drive a differential-drive base after the person's walking.
+
+    :param kwargs: Passed to :class:`rclpy.node.Node` (e.g. ``parameter_overrides``).
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__('base_follower', **kwargs)
+        self._values: Values = declare_parameters(self, PARAMETERS)
+        self._lock = threading.Lock()
+        self.follower = BaseFollower(BaseFollowingConfig.from_parameters(self._values))
+        self._was_active = False
+        self.published = 0
+        reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        self.cmd_vel = self.create_publisher(Twist, 'cmd_vel', reliable)
+        self.create_subscription(PoseStamped, 'body_pose', self.on_body_pose, reliable)
+        self._timer = self.create_timer(1.0 / float(self._values['rate']), self.on_timer)
+        self.add_on_set_parameters_callback(
+            validation_callback(self, PARAMETERS, self._values, self._apply)
+        )
+        self._diagnostics = DiagnosticsReporter(
+            self, float(self._values['diagnostics_period']), self._statuses
+        )
+        if self.follower.config.follow_base:
+            self.get_logger().info(f'following the person on {self.cmd_vel.topic_name}')
+        else:
+            self.get_logger().info('follow_base is false: publishing nothing')
+
+    def _apply(self, values: Values) -> None:
+        config = BaseFollowingConfig.from_parameters(values)  # refuses before anything changes
+        with self._lock:
+            self.follower.config = config  # keeps the reference, the odometry and the command
+        if values['rate'] != self._values['rate']:
+            self.destroy_timer(self._timer)
+            self._timer = self.create_timer(1.0 / float(values['rate']), self.on_timer)
+        if values['diagnostics_period'] != self._values['diagnostics_period']:
+            self._diagnostics.set_period(float(values['diagnostics_period']))
+        if config.follow_base != self._values['follow_base']:  # the values change after this
+            state = 'on' if config.follow_base else 'off (stopping)'
+            self.get_logger().info(f'base following turned {state}')
+
+    def _now(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def on_body_pose(self, message: PoseStamped) -> None:
+        """
+        Take the person's footprint.
+
+        :param message: ``body_pose`` from skeleton_node (tracker frame).
+        """
+        with self._lock:
+            self.follower.observe(self._now(), footprint_from_msg(message))
+
+    def on_timer(self) -> None:
+        """Step the follower and publish its command while it drives the base (and one zero)."""
+        with self._lock:
+            command = self.follower.step(self._now())
+            active = command.state.active
+            send = active or self._was_active
+            self._was_active = active
+            if send:
+                self.published += 1
+        if send:
+            self.cmd_vel.publish(command_to_msg(command))
+
+    def _statuses(self) -> list[DiagnosticStatus]:
+        with self._lock:
+            follower = self.follower
+            command = follower.command
+            odometry = follower.odometry
+            values: dict[str, object] = {
+                'follow_base': follower.config.follow_base,
+                'state': command.state.value,
+                'linear_mps': round(command.linear, 3),
+                'angular_radps': round(command.angular, 3),
+                'odometry_x_m': round(odometry.x, 3),
+                'odometry_y_m': round(odometry.y, 3),
+                'odometry_yaw_rad': round(odometry.yaw, 3),
+                'footprints_received': follower.footprints,
+                'footprints_rejected': follower.rejected,
+                'sessions': follower.sessions,
+                'commands_published': self.published,
+            }
+        if not follower.config.follow_base:
+            level, summary = DiagnosticStatus.OK, 'off (follow_base is false): publishing nothing'
+        elif command.state.value in ('waiting_for_person', 'lost'):
+            level, summary = DiagnosticStatus.WARN, command.state.value
+        else:
+            level, summary = DiagnosticStatus.OK, command.state.value
+        name = f'pic_ros: {self.get_fully_qualified_name()}'
+        return [status_to_msg(name, 'base', level, summary, values)]
+
+
+def main(args: list[str] | None = None) -> None:
+    """
+    Run the node until shutdown (``ros2 run pic_ros base_follower [options]``).
+
+    :param args: The command line, program name first (default: ``sys.argv``): an option per
+        parameter (``--help`` lists them), then ``--ros-args ...``.
+    """
+    run_node(
+        BaseFollowerNode, PARAMETERS, args, prog='base_follower',
+        description="The person's footprint (body_pose) in, the mobile base's cmd_vel out "
+        '(off unless follow_base is true).',
+    )
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,106 @@
+"""
+base_follower: body_pose in, cmd_vel out, off unless asked.
+
+The node's wiring: the subscription, the timer on the node's clock, the publish policy,
+parameters and diagnostics. What the commands do (the paper's law, limits, dead zones, loss) is
+tested on :class:`~pic_ros.motion.base_following.BaseFollower` itself
+(``test/test_base_following.py``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from pic_ros.human.body_frame import Footprint
+from pic_ros.ros.base_follower_node import BaseFollowerNode
+from pic_ros.ros.conversions import footprint_to_msg
+import pytest
+from rclpy.parameter import Parameter
+
+START = 50.0
+"""Sim time at which every test starts [s]."""
+
+PERIOD = 0.05
+"""The node's default command period (rate 20 Hz) [s]."""
+
+
+@pytest.fixture
+def follower(make_node, capture, sim_clock):
+    """Return a factory: ``(node, clock, published)`` on sim time, cmd_vel captured."""
+
+    def make(**parameters):
+        node = make_node(BaseFollowerNode, {'use_sim_time': True, **parameters})
+        clock = sim_clock(node)
+        published = capture(node, node.cmd_vel)
+        clock.advance_to(START)
+        return node, clock, published
+
+    return make
+
+
+def walk(node, clock, start: float, stop: float, speed: float = 0.5, seen: bool = True) -> None:
+    """Advance the clock by periods; a person facing the sensor walks toward it at ``speed``."""
+    now = start
+    while now < stop:
+        now = round(now + PERIOD, 9)
+        clock.advance_to(now)
+        if seen:
+            distance = 3.0 - speed * (now - START)
+            node.on_body_pose(footprint_to_msg(Footprint(now, distance, 0.0, math.pi), 'tr'))
+
+
+def test_off_by_default_publishes_nothing_and_says_so(follower, diagnostics):
+    """follow_base false: a walking person, not one cmd_vel; the diagnostics say off."""
+    node, clock, published = follower()
+    walk(node, clock, START, START + 1.0)
+    assert published == []
+    values = diagnostics(node)[0]
+    assert (values['follow_base'], values['state']) == ('False', 'off')
+    assert 'off' in node._statuses()[0].message
+
+
+def test_following_drives_forward_within_limits_then_stops_and_goes_quiet(
+    follower, diagnostics
+):
+    """The person walks toward the sensor (forward for them): the base drives forward, limited;
+    tracking lost: the base stops, one zero command, then nothing."""
+    node, clock, published = follower(follow_base=True, base_max_linear_velocity=0.3)
+    walk(node, clock, START, START + 3.0)
+    linear = [item.message.linear.x for item in published]
+    assert max(linear) == pytest.approx(0.3)
+    assert all(0.0 <= value <= 0.3 + 1e-9 for value in linear)
+    assert all(item.message.linear.y == 0.0 for item in published)
+    assert diagnostics(node)[0]['state'] == 'following'
+
+    walk(node, clock, START + 3.0, START + 6.0, seen=False)
+    last = published[-1].message
+    assert (last.linear.x, last.angular.z) == (0.0, 0.0)
+    count = len(published)
+    walk(node, clock, START + 6.0, START + 7.0, seen=False)
+    assert len(published) == count
+    values = diagnostics(node)[0]
+    assert values['state'] == 'lost'
+    assert float(values['odometry_x_m']) > 0.5
+
+
+def test_turning_following_off_stops_the_base(follower):
+    """follow_base set false while driving: the commands come down to zero, then nothing."""
+    node, clock, published = follower(follow_base=True)
+    walk(node, clock, START, START + 2.0)
+    assert published[-1].message.linear.x > 0.2
+    result = node.set_parameters([Parameter('follow_base', value=False)])[0]
+    assert result.successful
+    walk(node, clock, START + 2.0, START + 4.0)
+    assert published[-1].message.linear.x == 0.0
+    count = len(published)
+    walk(node, clock, START + 4.0, START + 5.0)
+    assert len(published) == count
+
+
+def test_a_bad_limit_is_refused_with_its_reason(follower):
+    """A zero speed limit: refused, naming the parameter; the old value stays."""
+    node, _, _ = follower(follow_base=True)
+    result = node.set_parameters([Parameter('base_max_linear_velocity', value=0.0)])[0]
+    assert not result.successful
+    assert 'base_max_linear_velocity' in result.reason
+    assert node.follower.config.base_max_linear_velocity == 0.5
