@@ -62,8 +62,12 @@ def test_off_by_default_publishes_nothing_and_says_so(follower, diagnostics):
 def test_following_drives_forward_within_limits_then_stops_and_goes_quiet(
     follower, diagnostics
 ):
-    """The person walks toward the sensor (forward for them): the base drives forward, limited;
-    tracking lost: the base stops, one zero command, then nothing."""
+    """
+    The person walks toward the sensor: the base drives forward, limited, then stops.
+
+    Walking toward the sensor is forward for the person. Tracking lost: the base stops, one zero
+    command goes out, then nothing.
+    """
     node, clock, published = follower(follow_base=True, base_max_linear_velocity=0.3)
     walk(node, clock, START, START + 3.0)
     linear = [item.message.linear.x for item in published]
