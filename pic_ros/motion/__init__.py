@@ -7,9 +7,17 @@ velocity, acceleration and jerk limits (:class:`MotionLimits`) whatever the targ
 for the command delay; :class:`TrackingSupervisor` decides what to follow when the person is
 tracked, lost or found again; :func:`planned_chunk` and :func:`stream_chunk` pack the command for
 the joint_trajectory_controller. :class:`~pic_ros.motion.commander.ArmCommander` puts them
-together for the ``trajectory_publisher`` node.
+together for the ``trajectory_publisher`` node. :class:`VariableAdmittance` lets the hand yield to
+a push and return to the imitation target (Cartesian, before the solver).
 """
 
+from pic_ros.motion.admittance import (
+    AdmittanceConfig,
+    AdmittanceInput,
+    AdmittanceRole,
+    AdmittanceStep,
+    VariableAdmittance,
+)
 from pic_ros.motion.generator import (
     GeneratorConfig,
     GeneratorStep,
@@ -41,6 +49,10 @@ from pic_ros.motion.tracking_loss import (
 )
 
 __all__ = [
+    'AdmittanceConfig',
+    'AdmittanceInput',
+    'AdmittanceRole',
+    'AdmittanceStep',
     'DEFAULT_ACCELERATION_SCALE',
     'DEFAULT_LEAD_PERIODS',
     'DEFAULT_MAX_DT',
@@ -59,6 +71,7 @@ __all__ = [
     'TrackingSupervisor',
     'TrajectoryChunk',
     'TrajectoryPoint',
+    'VariableAdmittance',
     'duration_parts',
     'planned_chunk',
     'stream_chunk',
