@@ -383,7 +383,8 @@ def _decode_items(
     if np.count_nonzero(marks) != count:
         return XsensDropReason.MALFORMED
     raw = np.frombuffer(datagram, dtype='>f4', count=words, offset=HEADER_SIZE)
-    values = raw.reshape(count, 8)[:, 1:].astype(np.float64)
+    with np.errstate(invalid='ignore'):  # corrupted bytes may be signalling NaNs: refused below
+        values = raw.reshape(count, 8)[:, 1:].astype(np.float64)
     if not np.isfinite(values).all():
         return XsensDropReason.MALFORMED
     rotations = values[:, 3:]
