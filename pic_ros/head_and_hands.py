@@ -142,6 +142,7 @@ class HeadAndHandsImitator:
         self.config = config if config is not None else HeadAndHandsConfig()
         self.mapping = mapping if mapping is not None else robot.spec.mapping
         self._hands = HandStateTracker(self.config.hands)
+        self._mirror = self.mapping.mode is MappingMode.MIRROR
         self._gripper_sides = {
             arm: human_side_for(robot.arms[arm].side, self.mapping.mode)
             for arm in robot.grippers
@@ -179,9 +180,8 @@ class HeadAndHandsImitator:
         if self.config.imitate_head and self.robot.head is not None:
             angles = head_angles(frame)
             if angles is not None:
-                mirror = self.mapping.mode is MappingMode.MIRROR
-                head = self.robot.head.targets(angles.yaw, angles.pitch, mirror=mirror)
-        hands: Mapping[Side, HandEstimate] = {}
+                head = self.robot.head.targets(angles.yaw, angles.pitch, mirror=self._mirror)
+        hands: Mapping[Side, HandEstimate] = MappingProxyType({})
         grippers: dict[str, FloatArray] = {}
         if self.config.imitate_hands and self._gripper_sides:
             hands = self._hands.update(frame)
@@ -192,7 +192,7 @@ class HeadAndHandsImitator:
         return HeadAndHandsStep(
             stamp=frame.stamp,
             head_angles=angles,
-            hands=MappingProxyType(dict(hands)),
+            hands=hands,
             head=head,
             grippers=MappingProxyType(grippers),
         )

@@ -13,6 +13,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from joint_ranges import position_ranges
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
@@ -45,16 +46,7 @@ def limits_of(dof: int = 2) -> MotionLimits:
 def jerk_limits(draw: st.DrawFn) -> MotionLimits:
     """Draw limits for 1-7 joints: some pinned, some continuous, wide ranges of each limit."""
     dof = draw(st.integers(1, 7))
-    lower, upper = [], []
-    for _ in range(dof):
-        kind = draw(st.sampled_from(('range', 'range', 'range', 'pinned', 'continuous')))
-        low = draw(st.floats(-4.0, 1.0))
-        if kind == 'continuous':
-            lower.append(-math.inf)
-            upper.append(math.inf)
-        else:
-            lower.append(low)
-            upper.append(low if kind == 'pinned' else low + draw(st.floats(1e-3, 5.0)))
+    lower, upper = position_ranges(draw, dof)
     velocity = np.array(draw(st.lists(st.floats(0.05, 8.0), min_size=dof, max_size=dof)))
     acceleration = velocity * np.array(
         draw(st.lists(st.floats(0.5, 40.0), min_size=dof, max_size=dof))

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from joint_ranges import position_ranges
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
@@ -51,16 +52,7 @@ def motion_limits(
     Velocity limits are in [slowest, 8] rad/s, acceleration limits ``ratios`` times them.
     """
     dof = draw(st.integers(1, 8))
-    lower, upper = [], []
-    for _ in range(dof):
-        kind = draw(st.sampled_from(('range', 'range', 'range', 'pinned', 'continuous')))
-        low = draw(st.floats(-4.0, 1.0))
-        if kind == 'continuous':
-            lower.append(-math.inf)
-            upper.append(math.inf)
-        else:
-            lower.append(low)
-            upper.append(low if kind == 'pinned' else low + draw(st.floats(1e-3, 5.0)))
+    lower, upper = position_ranges(draw, dof)
     velocity = draw(st.lists(st.floats(slowest, 8.0), min_size=dof, max_size=dof))
     ratio = draw(st.lists(st.floats(*ratios), min_size=dof, max_size=dof))
     return MotionLimits(

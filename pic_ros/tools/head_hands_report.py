@@ -108,15 +108,15 @@ def robot_rows(
         head_samples = 0
         agree = counted = 0
         worst = 0
+        mode = robot.spec.mapping.mode
+        mirror = mode is MappingMode.MIRROR
+        columns = {
+            arm: 0 if human_side_for(robot.arms[arm].side, mode) is Side.LEFT else 1
+            for arm in robot.grippers
+        }
         for take in takes:
             processor = SkeletonProcessor(processing or ProcessingConfig())
             imitator = HeadAndHandsImitator(robot)
-            mirror = imitator.mapping.mode is MappingMode.MIRROR
-            columns = {
-                arm: (0 if human_side_for(robot.arms[arm].side, imitator.mapping.mode)
-                      is Side.LEFT else 1)
-                for arm in robot.grippers
-            }
             changes: dict[str, list[float]] = {arm: [] for arm in robot.grippers}
             last: dict[str, FloatArray] = {}
             weights = {arm: counted_frames(take, column) for arm, column in columns.items()}
