@@ -10,6 +10,7 @@ Usage::
     ros2 launch pic_ros teleop.launch.py robot:=yumi source:=xsens_mvn udp_address:=0.0.0.0
     ros2 launch pic_ros teleop.launch.py robot:=baxter single_process:=true
     ros2 launch pic_ros teleop.launch.py robot:=tiago sim:=true   # MuJoCo robot, no hardware
+    ros2 launch pic_ros teleop.launch.py robot:=tiago whole_body:=true follow_base:=true
 
 What it starts, in the namespace ``namespace``:
 
@@ -23,7 +24,15 @@ What it starts, in the namespace ``namespace``:
 - with ``sim:=true`` also ``sim_robot``: the MuJoCo simulation of the robot follows the
   trajectories and publishes ``joint_states``, as a robot's ros2_control would (no robot, no
   Gazebo needed);
+- with ``follow_base:=true`` also ``base_follower``: the person's walking (``body_pose`` from
+  ``skeleton_node``) drives the mobile base, its ``cmd_vel`` remapped to ``base_cmd_topic``
+  (default ``mobile_base_controller/cmd_vel_unstamped``, a ROS 2 TIAGo's diff_drive_controller
+  input); off by default: a moving base is opt-in;
 - RViz if ``use_rviz:=true`` (fixed frame ``pic_human``, the skeleton's frame).
+
+``admittance:=true`` (and ``whole_body:=true``, the solver that honours it) are solver_node
+parameters like ``solver``; ``wrench_topic`` remaps a one-arm robot's ``<arm>/wrist_wrench``
+(the wrist force/torque sensor the admittance reads) onto the sensor's topic.
 
 A launch that cannot run the whole pipeline stops as a whole, with one message and exit status
 1, and leaves no process behind: an unknown ``robot``, ``use_rviz:=true`` without rviz2 (checked
@@ -47,7 +56,13 @@ from launch_ros.parameter_descriptions import ParameterFile
 from launch_ros.substitutions import FindPackageShare
 from pic_ros.exceptions import PicRosError
 from pic_ros.robot import load_robot
-from pic_ros.ros.launch_arguments import node_overrides, parameter_arguments, teleop_options
+from pic_ros.ros.launch_arguments import (
+    DEFAULT_BASE_CMD_TOPIC,
+    node_overrides,
+    parameter_arguments,
+    teleop_options,
+    wrench_remappings,
+)
 from pic_ros.ros.launch_support import LaunchAbort, require_packages, stop_launch_when_exits
 from pic_ros.ros.schema import ROBOT, SKELETON_NODE
 
@@ -98,6 +113,19 @@ def declare_arguments():
             'use_rviz', default_value='false',
             description='Start RViz (fixed frame pic_human) to show skeleton_markers; needs '
                         'rviz2'),
+        DeclareLaunchArgument(
+            'follow_base', default_value='false',
+            description='Also start base_follower: the mobile base follows the person\'s walking '
+                        '(opt-in: the robot drives)'),
+        DeclareLaunchArgument(
+            'base_cmd_topic', default_value=DEFAULT_BASE_CMD_TOPIC,
+            description="Topic base_follower's cmd_vel is remapped to: the base controller's "
+                        'Twist input (relative names resolve in namespace)'),
+        DeclareLaunchArgument(
+            'wrench_topic', default_value='',
+            description="WrenchStamped topic of the wrist force/torque sensor, remapped onto a "
+                        "one-arm robot's <arm>/wrist_wrench (read with admittance:=true; empty: "
+                        'no remapping)'),
     ]
 
 
@@ -134,6 +162,10 @@ def launch_setup(context):
     robot = _text(context, 'robot')
     overrides = node_overrides(lambda name: _text(context, name), robot)
     check_robot(robot)
+    try:
+        wrenches = wrench_remappings(robot, _text(context, 'wrench_topic'))
+    except PicRosError as error:
+        raise LaunchAbort(f'{error}; nothing was started') from None
     if _flag(context, 'use_rviz'):
         require_packages(
             ['rviz2'], 'use_rviz:=true',
@@ -148,7 +180,7 @@ def launch_setup(context):
             Node(
                 package=PACKAGE, executable='teleop', namespace=namespace,
                 arguments=teleop_options(overrides),
-                parameters=[parameter_file], remappings=remappings, output='screen',
+                parameters=[parameter_file], remappings=remappings + wrenches, output='screen',
             ),
             'teleop',
         )
@@ -163,7 +195,7 @@ def launch_setup(context):
                 Node(
                     package=PACKAGE, executable=node, name=node, namespace=namespace,
                     parameters=[parameter_file, overrides[node]],
-                    remappings=remappings if node == 'skeleton_node' else [],
+                    remappings={'skeleton_node': remappings, 'solver_node': wrenches}.get(node, []),
                     output='screen',
                 ),
                 node,
@@ -175,6 +207,16 @@ def launch_setup(context):
                 parameters=[{'robot': robot}], output='screen',
             ),
             'sim_robot',
+        )
+    if _flag(context, 'follow_base'):
+        actions += essential(
+            Node(
+                package=PACKAGE, executable='base_follower', name='base_follower',
+                namespace=namespace, parameters=[{'follow_base': True}],
+                remappings=[('cmd_vel', LaunchConfiguration('base_cmd_topic'))],
+                output='screen',
+            ),
+            'base_follower',
         )
     if _flag(context, 'use_rviz'):
         actions.append(

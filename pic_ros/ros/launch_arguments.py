@@ -116,3 +116,40 @@ def teleop_options(overrides: Mapping[str, Mapping[str, Any]]) -> list[str]:
         for key, value in values.items():
             options += ['--param', f'{node}.{key}={value}']
     return options
+
+
+DEFAULT_BASE_CMD_TOPIC: Final = 'mobile_base_controller/cmd_vel_unstamped'
+"""
+Where ``follow_base:=true`` sends ``base_follower``'s ``cmd_vel`` by default (relative).
+
+A ROS 2 TIAGo's ``mobile_base_controller`` (ros2_controllers' diff_drive_controller) is configured
+by PAL with ``use_stamped_vel: false`` and so reads ``geometry_msgs/Twist`` on
+``~/cmd_vel_unstamped``; from Jazzy on, diff_drive_controller only reads ``TwistStamped`` on
+``~/cmd_vel``.
+"""
+
+
+def wrench_remappings(robot: str, topic: str, arms: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """
+    Return the remapping of a one-arm robot's wrist wrench topic onto the given one.
+
+    :param robot: The robot (name or robot YAML).
+    :param topic: The sensor's topic (``wrench_topic``; empty: no remapping).
+    :param arms: The solved arms (``arms``; empty: every arm of the robot).
+    :return: ``[('<arm>/wrist_wrench', topic)]``, or ``[]`` when ``topic`` is empty.
+    :raises ConfigError: If the robot has several solved arms (remap each ``<arm>/wrist_wrench``
+        instead) or cannot be loaded.
+    """
+    from pic_ros.motion.hand_compliance import wrench_topic
+    from pic_ros.robot import load_robot
+
+    topic = topic.strip()
+    if not topic:
+        return []
+    solved = [arm for arm in arms if arm] or list(load_robot(robot).arms)
+    if len(solved) != 1:
+        raise ConfigError(
+            f'wrench_topic:={topic} needs one solved arm; {robot} solves {", ".join(solved)}: '
+            'remap each <arm>/wrist_wrench of solver_node instead'
+        )
+    return [(wrench_topic(solved[0]), topic)]

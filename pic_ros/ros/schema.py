@@ -21,6 +21,7 @@ from pic_ros.human.hands import HAND_PARAMETERS
 from pic_ros.human.processing import SMOOTHING, TIME_CONSTANT
 from pic_ros.motion.base_following import BASE_FOLLOWING_PARAMETERS
 from pic_ros.motion.commander import COMMANDER_PARAMETERS
+from pic_ros.motion.hand_compliance import HAND_COMPLIANCE_PARAMETERS
 from pic_ros.schema import ParameterDef, ParameterTable
 from pic_ros.sim.config import SIM_CONFIG_PARAMETERS
 from pic_ros.sim.frame_recorder import RENDER_PARAMETERS
@@ -82,7 +83,7 @@ SKELETON_NODE: Final = ParameterTable('skeleton_node', (
 
 SOLVER_NODE: Final = ParameterTable('solver_node', (
     ROBOT, SOLVER_PARAMETERS[:2], ARMS, MAPPING_PARAMETERS, SOLVER_PARAMETERS[2:],
-    HEAD_AND_HANDS_PARAMETERS, HAND_PARAMETERS, DIAGNOSTICS_PERIOD,
+    HEAD_AND_HANDS_PARAMETERS, HAND_PARAMETERS, HAND_COMPLIANCE_PARAMETERS, DIAGNOSTICS_PERIOD,
 ))
 """``solver_node``: skeleton in, joint targets out."""
 
@@ -119,6 +120,7 @@ LAUNCH_ARGUMENTS: Final = (
     ('solver_node', 'mapping'),
     ('solver_node', 'correspondence'),
     ('solver_node', 'user_profile'),
+    ('solver_node', 'admittance'),
     ('skeleton_node', 'udp_address'),
     ('skeleton_node', 'udp_port'),
 )

@@ -13,6 +13,17 @@ Service ``~/calibrate`` (``std_srvs/Trigger``): measures the person's arm length
 seconds of skeletons, while they hold the calibration pose (arms stretched out sideways), writes
 them to the ``user_profile`` file and uses them from then on (the ``position`` correspondence's
 scale). The response says what was measured, or why not (how long the pose was held).
+
+Hand compliance (``admittance`` true; off by default): the node also subscribes a
+``geometry_msgs/WrenchStamped`` per solved arm on ``<arm>/wrist_wrench`` (relative, remappable;
+TIAGo: ``arm/wrist_wrench``, on the real robot remapped to ``/ft_sensor_controller/wrench``).
+Each wrench's force is rotated from its ``frame_id`` link into the base frame by the URDF forward
+kinematics at the latest solution; each solver frame steps one variable admittance per arm with
+the frame's time step and hands its deviation to the imitator as that arm's target offset, so the
+hand yields to a push and comes back (:mod:`pic_ros.motion.hand_compliance`). A wrench older than
+``admittance_force_timeout`` counts as zero. Only a solver that honours target offsets can do it
+(``whole_body`` true, or the ``position`` correspondence): otherwise the node refuses to start.
+Role, stiffness, deviation and force per arm are in the node's ``/diagnostics`` status.
 """
 
 from __future__ import annotations
@@ -24,13 +35,20 @@ import threading
 from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticStatus
-from geometry_msgs.msg import PoseArray
+from geometry_msgs.msg import PoseArray, WrenchStamped
 import numpy as np
 from pic_ros.correspondence import Calibrator, MappingConfig
 from pic_ros.exceptions import ConfigError, PicRosError, SkeletonError
 from pic_ros.head_and_hands import HeadAndHandsConfig, HeadAndHandsImitator
 from pic_ros.human.skeleton import SkeletonFrame
 from pic_ros.imitation import RobotImitator
+from pic_ros.motion.hand_compliance import (
+    ForceInput,
+    HandCompliance,
+    HandComplianceConfig,
+    robot_orientation,
+    wrench_topic,
+)
 from pic_ros.robot.robot import load_robot, Robot
 from pic_ros.ros.conversions import joint_state_to_msg, skeleton_from_msg, status_to_msg
 from pic_ros.ros.diagnostics import DiagnosticsReporter, RateMeter
@@ -86,6 +104,10 @@ class SolverNode(Node):
         self._times: list[float] = []
         self._terminations: dict[str, int] = {t.value: 0 for t in Termination}
         self._rejected = 0
+        self._orientation = robot_orientation(self.robot)
+        self._joints: dict[str, float] = {}
+        self._previous_stamp: float | None = None
+        self._compliance = self._make_compliance(self._values)
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self._publisher = self.create_publisher(JointState, 'joint_targets', reliable)
         if subscribe:
@@ -96,6 +118,13 @@ class SolverNode(Node):
             validation_callback(self, PARAMETERS, self._values, self._apply)
         )
         self.create_service(Trigger, '~/calibrate', self._on_calibrate)
+        if self._compliance is not None:
+            for arm_name in self._compliance.arms:
+                self.create_subscription(
+                    WrenchStamped, wrench_topic(arm_name),
+                    lambda message, arm=arm_name: self._on_wrench(arm, message),
+                    qos_profile_sensor_data,
+                )
         self._diagnostics = DiagnosticsReporter(
             self, float(self._values['diagnostics_period']), self._statuses
         )
@@ -103,6 +132,9 @@ class SolverNode(Node):
             f'{self.robot.name}: solving {", ".join(self._arms)} with '
             f'{self._imitator.solver_config.label}, '
             f'{self._imitator.mapping_config.correspondence} correspondence'
+            + ('' if self._compliance is None else
+               '; hand admittance on, wrist wrenches on '
+               + ', '.join(wrench_topic(arm) for arm in self._compliance.arms))
         )
 
     def add_handler(self, handler: TargetsHandler) -> None:
@@ -129,10 +161,28 @@ class SolverNode(Node):
             arms=self._arms,
         )
 
+    def _make_compliance(self, values: Values) -> HandCompliance | None:
+        """Return the hand compliance (None when off); refuse a solver that cannot honour it."""
+        config = HandComplianceConfig.from_parameters(values)
+        if not config.enabled:
+            return None
+        correspondence = MappingConfig.from_parameters(values).correspondence
+        if not values.get('whole_body', False) and correspondence != 'position':
+            raise ConfigError(
+                'admittance needs a solver that takes hand target offsets: set whole_body true '
+                f'(or correspondence position); got whole_body false and correspondence '
+                f'{correspondence}'
+            )
+        return HandCompliance(self._orientation, self._arms, config)
+
     def _apply(self, values: Values) -> None:
         imitator = self._make_imitator(values)
         head_hands = self._make_head_hands(values)
+        compliance = self._make_compliance(values)
         with self._lock:
+            if compliance is not None and self._compliance is not None:
+                compliance.adopt(self._compliance)
+            self._compliance = compliance
             imitator.reset({name: self._imitator.q(name) for name in self._arms})
             imitator.adopt(self._imitator)
             self._imitator = imitator
@@ -173,6 +223,39 @@ class SolverNode(Node):
         self.get_logger().info(response.message)
         return response
 
+    def _now(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def _on_wrench(self, arm: str, message: WrenchStamped) -> None:
+        """Keep an arm's latest wrist force (base frame, at the latest solution)."""
+        force = message.wrench.force
+        with self._lock:
+            if self._compliance is None:
+                return
+            status = self._compliance.observe(
+                arm, self._now(), message.header.frame_id, (force.x, force.y, force.z),
+                self._joints,
+            )
+        if status is ForceInput.UNKNOWN_FRAME:
+            self.get_logger().warning(
+                f'{wrench_topic(arm)}: ignoring wrenches in frame {message.header.frame_id!r}: '
+                f'not a link of {self.robot.name} below {self.robot.base_frame}',
+                throttle_duration_sec=5.0,
+            )
+        elif status is not ForceInput.ACCEPTED:
+            self.get_logger().warning(
+                f'{wrench_topic(arm)}: ignoring a wrench ({status.value})',
+                throttle_duration_sec=5.0,
+            )
+
+    def _hand_offsets(self, stamp: float) -> dict[str, np.ndarray] | None:
+        """Step the hands' admittances by the skeleton's time step; None when compliance is off."""
+        if self._compliance is None:
+            return None
+        previous, self._previous_stamp = self._previous_stamp, stamp
+        dt = 0.0 if previous is None else stamp - previous
+        return self._compliance.step(self._now(), dt)
+
     def _on_skeleton(self, message: PoseArray) -> None:
         try:
             frame = skeleton_from_msg(message)
@@ -192,7 +275,11 @@ class SolverNode(Node):
             self._frames.tick()
             try:
                 self._calibrator.add(frame)
-                step = self._imitator.step(frame)
+                offsets = self._hand_offsets(frame.stamp)
+                step = (
+                    self._imitator.step(frame) if offsets is None
+                    else self._imitator.step(frame, hand_offsets=offsets)
+                )
                 extra = self._head_hands.step(frame)
             except PicRosError as err:
                 self._rejected += 1
@@ -218,6 +305,7 @@ class SolverNode(Node):
                 self._hand_states[side.value] = estimate.state.value
             if not names:
                 return
+            self._joints.update(zip(names, positions, strict=True))
             self._solved.tick()
             if len(self._times) > 2000:
                 del self._times[:1000]
@@ -249,6 +337,9 @@ class SolverNode(Node):
             for side, state in sorted(self._hand_states.items()):
                 values[f'hand_{side}'] = state
             values['hand_state_changes'] = self._hand_changes
+            values['admittance'] = self._compliance is not None
+            if self._compliance is not None:
+                values.update(self._compliance.status())
         level = DiagnosticStatus.OK if self._solved.total else DiagnosticStatus.WARN
         summary = 'solving' if self._solved.total else 'no skeleton solved yet'
         name = f'pic_ros: {self.get_fully_qualified_name()}'

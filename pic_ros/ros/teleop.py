@@ -9,6 +9,10 @@ RViz and debugging.
 
 Run it with ``ros2 run pic_ros teleop`` (parameters by ``--ros-args -p node:name:=value``) or
 ``python -m pic_ros teleop --robot baxter --source azure_kinect``.
+
+``--follow-base`` adds ``base_follower`` to the process (the person's walking drives the mobile
+base on ``--base-cmd-topic``; off by default, a moving base is opt-in); ``--admittance`` lets a
+person push the hand (solver_node's ``admittance``, read from ``<arm>/wrist_wrench``).
 """
 
 from __future__ import annotations
@@ -18,8 +22,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from pic_ros.exceptions import ConfigError, PicRosError
+from pic_ros.ros.base_follower_node import BaseFollowerNode
+from pic_ros.ros.launch_arguments import DEFAULT_BASE_CMD_TOPIC
 from pic_ros.ros.runner import parse_command_line, run_nodes, START_FAILED
-from pic_ros.ros.schema import PIPELINE, ROBOT, SKELETON_NODE, SOLVER_NODE, TRAJECTORY_PUBLISHER
+from pic_ros.ros.schema import (
+    BASE_FOLLOWER,
+    PIPELINE,
+    ROBOT,
+    SKELETON_NODE,
+    SOLVER_NODE,
+    TRAJECTORY_PUBLISHER,
+)
 from pic_ros.ros.skeleton_node import SkeletonNode
 from pic_ros.ros.solver_node import SolverNode
 from pic_ros.ros.trajectory_publisher_node import TrajectoryPublisherNode
@@ -67,15 +80,18 @@ def build_pipeline(
     parameters: dict[str, dict[str, Any]] | None = None,
     *,
     context: Context | None = None,
+    base_cmd_topic: str | None = None,
 ) -> list[Node]:
     """
-    Create the three nodes and connect them in-process.
+    Create the three nodes and connect them in-process (and base_follower if asked).
 
     :param robot: Robot name or robot YAML path.
     :param source: ``azure_kinect``, ``kinect_v2`` or ``xsens_mvn``.
     :param parameters: Extra parameter values per node name (``skeleton_node``, ``solver_node``,
-        ``trajectory_publisher``).
+        ``trajectory_publisher``, ``base_follower``).
     :param context: The rclpy context of the nodes (default: the global one).
+    :param base_cmd_topic: Also create ``base_follower`` (``follow_base`` true), its ``cmd_vel``
+        remapped to this topic; None: no base following.
     :return: The nodes, upstream first; destroy them in that order (:func:`destroy_pipeline`).
     """
     extra = parameters or {}
@@ -105,6 +121,14 @@ def build_pipeline(
             ),
         )
         nodes.append(trajectory)
+        if base_cmd_topic is not None:
+            nodes.append(BaseFollowerNode(
+                context=context,
+                cli_args=['--ros-args', '-r', f'cmd_vel:={base_cmd_topic}'],
+                parameter_overrides=_overrides(
+                    {**extra.get('base_follower', {}), 'follow_base': True}, BASE_FOLLOWER
+                ),
+            ))
     except BaseException:
         destroy_pipeline(nodes)
         raise
@@ -126,7 +150,7 @@ def destroy_pipeline(nodes: Sequence[Node]) -> None:
         node.destroy_node()
 
 
-SOLVER_OPTIONS = ('solver', 'eta', 'mapping', 'correspondence')
+SOLVER_OPTIONS = ('solver', 'eta', 'mapping', 'correspondence', 'admittance')
 """solver_node parameters that have their own option (``--solver pics``)."""
 
 
@@ -154,6 +178,15 @@ def parse_arguments(
     add_option(parser, SKELETON_NODE['source'], default=SKELETON_NODE['source'].default)
     for name in SOLVER_OPTIONS:
         add_option(parser, SOLVER_NODE[name], help_suffix=' (default: the parameter file)')
+    add_option(
+        parser, BASE_FOLLOWER['follow_base'], default=False,
+        help_suffix=' (adds base_follower to the process; default: false)',
+    )
+    parser.add_argument(
+        '--base-cmd-topic', default=DEFAULT_BASE_CMD_TOPIC, metavar='TOPIC',
+        help="with --follow-base: the topic base_follower's cmd_vel is remapped to, the base "
+        f"controller's Twist input (default: {DEFAULT_BASE_CMD_TOPIC})",
+    )
     parser.add_argument(
         '--executor', choices=('single_threaded', 'events'), default='single_threaded',
         help='rclpy executor (events: experimental, see the docs)',
@@ -174,7 +207,7 @@ def node_parameters(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     :raises PicRosError: If a ``--param`` is not ``NODE.NAME=VALUE`` with a known node and
         parameter and a value the parameter accepts.
     """
-    tables = {table.node: table for table in PIPELINE}
+    tables = {table.node: table for table in (*PIPELINE, BASE_FOLLOWER)}
     values: dict[str, dict[str, Any]] = {node: {} for node in tables}
     for key in SOLVER_OPTIONS:
         if getattr(args, key) is not None:
@@ -217,7 +250,11 @@ def main(
         return 2
 
     return run_nodes(
-        prog, ros_arguments, lambda: build_pipeline(args.robot, args.source, parameters),
+        prog, ros_arguments,
+        lambda: build_pipeline(
+            args.robot, args.source, parameters,
+            base_cmd_topic=args.base_cmd_topic if args.follow_base else None,
+        ),
         executor=lambda: make_executor(args.executor), error_status=error_status,
     )
 

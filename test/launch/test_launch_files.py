@@ -35,15 +35,21 @@ DOCUMENTED_ARGUMENTS = {
     'teleop.launch.py': {
         'robot', 'source', 'input_topic', 'solver', 'eta', 'mapping', 'correspondence',
         'user_profile', 'namespace', 'use_sim_time', 'single_process', 'udp_address', 'udp_port',
-        'params_file', 'use_rviz', 'sim',
+        'params_file', 'use_rviz', 'sim', 'admittance', 'follow_base', 'base_cmd_topic',
+        'wrench_topic',
     },
     'multi_robot.launch.py': {
         'robots', 'source', 'input_topic', 'solver', 'eta', 'mapping', 'correspondence',
         'user_profile', 'udp_address', 'udp_port', 'use_sim_time', 'params_file', 'sim',
+        'admittance',
     },
     'gazebo.launch.py': {
         'robot', 'source', 'input_topic', 'solver', 'gz_args', 'replay_bag', 'distro',
         'controllers_file',
+    },
+    'tiago_whole_body.launch.py': {
+        'source', 'input_topic', 'namespace', 'sim', 'single_process', 'use_sim_time',
+        'follow_base', 'base_cmd_topic', 'admittance', 'wrench_topic',
     },
 }
 """Launch arguments each launch file must declare (and no others)."""
