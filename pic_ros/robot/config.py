@@ -61,6 +61,12 @@ from pic_ros.checks import check_choice
 from pic_ros.correspondence import MappingConfig
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.skeleton import Side
+from pic_ros.robot.mobile_base import (
+    force_torque_specs,
+    ForceTorqueSensorSpec,
+    mobile_base_spec,
+    MobileBaseSpec,
+)
 import yaml
 
 LANDMARKS = ('shoulder', 'elbow', 'wrist')
@@ -196,6 +202,9 @@ class RobotSpec:
     :param source: File the spec was read from, for messages.
     :param head: The head, or None when the file has no ``head``.
     :param grippers: Grippers by the name of the arm they end (empty when none).
+    :param mobile_base: The mobile base, or None when the file has no ``mobile_base``
+        (:mod:`pic_ros.robot.mobile_base`).
+    :param force_torque_sensors: Wrist force/torque sensors by arm name (empty when none).
     """
 
     name: str
@@ -207,6 +216,10 @@ class RobotSpec:
     source: str = '<memory>'
     head: HeadSpec | None = None
     grippers: Mapping[str, GripperSpec] = field(default_factory=lambda: MappingProxyType({}))
+    mobile_base: MobileBaseSpec | None = None
+    force_torque_sensors: Mapping[str, ForceTorqueSensorSpec] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
 
 
 def _require(data: Mapping[str, Any], key: str, where: str) -> Any:
@@ -369,6 +382,7 @@ def robot_spec_from_dict(data: Any, source: str = '<memory>') -> RobotSpec:
     if not isinstance(data, dict):
         raise ConfigError(f'{source}: a robot file must be a mapping')
     known = {'name', 'urdf', 'base_frame', 'arms', 'locked_joints', 'mapping', 'head', 'grippers'}
+    known |= {'mobile_base', 'force_torque_sensors'}
     unknown = sorted(set(data) - known)
     if unknown:
         raise ConfigError(f'{source}: unknown keys {unknown}; known: {sorted(known)}')
@@ -426,6 +440,13 @@ def robot_spec_from_dict(data: Any, source: str = '<memory>') -> RobotSpec:
             raise ConfigError(f'{source}: {where} uses the controller {controller!r} twice')
         taken |= set(joints)
         controllers.add(controller)
+    mobile_base = (
+        None if data.get('mobile_base') is None
+        else mobile_base_spec(data['mobile_base'], f'{source}: mobile_base')
+    )
+    sensors = force_torque_specs(
+        data.get('force_torque_sensors') or {}, arms, f'{source}: force_torque_sensors'
+    )
     return RobotSpec(
         name=name,
         urdf=urdf,
@@ -436,6 +457,8 @@ def robot_spec_from_dict(data: Any, source: str = '<memory>') -> RobotSpec:
         source=source,
         head=head,
         grippers=MappingProxyType(grippers),
+        mobile_base=mobile_base,
+        force_torque_sensors=MappingProxyType(sensors),
     )
 
 

@@ -51,6 +51,16 @@ Model choices (:class:`~pic_ros.sim.config.SimConfig` holds the numbers):
   pairs already touching in the initial pose (so the arms hold still, and arm-arm and
   arm-torso contacts that appear later are simulated).
 * **Scene**: floor, sky, light and camera (:func:`pic_ros.sim.scene.add_scene`).
+* **Mobile base** (a robot file with ``mobile_base``): the URDF root body is a MuJoCo *mocap*
+  body, placed on the floor plane at every step by the base's kinematics
+  (:class:`~pic_ros.sim.base_drive.BaseDrive`): the robot drives exactly as commanded (no wheel
+  slip, no contact with the floor for the base, which is static to the physics), and the arms
+  do not feel the base's accelerations (<= 0.5 m/s^2 on TIAGo). Without ``mobile_base`` the
+  model is unchanged.
+* **Wrist force/torque sensors** (``force_torque_sensors``): a site at the origin of the sensor
+  link with a MuJoCo ``force`` and ``torque`` sensor on it: the wrench between the sensor link
+  (with everything welded beyond it: the hand) and its parent, in the link's frame. Naming the
+  link in a sensor keeps MuJoCo from fusing it into its parent.
 """
 
 from __future__ import annotations
@@ -62,6 +72,7 @@ from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
+from pic_ros.exceptions import ConfigError
 from pic_ros.robot.robot import Robot
 from pic_ros.sim.config import SimConfig
 from pic_ros.sim.offscreen import MAX_IMAGE_SIZE
@@ -197,6 +208,38 @@ def mimic_positions(robot: Robot, start: Mapping[str, float]) -> dict[str, float
     return positions
 
 
+def sensor_names(arm: str) -> tuple[str, str, str]:
+    """
+    Return the names of an arm's force/torque site and sensors in the model.
+
+    :param arm: Arm name.
+    :return: ``(site, force sensor, torque sensor)``.
+    """
+    return f'{arm}_ft_site', f'{arm}_ft_force', f'{arm}_ft_torque'
+
+
+def _add_robot_extras(mujoco: Any, spec: Any, robot: Robot) -> None:
+    """Make the root a mocap body (mobile base) and add the force/torque sensors."""
+    if robot.spec.mobile_base is not None:
+        root = spec.worldbody.first_body()
+        if root is None or list(root.joints):
+            raise ConfigError(f'{robot.name}: a mobile base needs a URDF root link without joints')
+        root.mocap = True
+    for arm, sensor in robot.spec.force_torque_sensors.items():
+        body = spec.body(sensor.link)
+        if body is None:
+            raise ConfigError(
+                f'{robot.name}: force_torque_sensors.{arm}: no link {sensor.link!r} in the URDF'
+            )
+        site, force, torque = sensor_names(arm)
+        body.add_site(name=site)
+        for name, kind in ((force, mujoco.mjtSensor.mjSENS_FORCE),
+                           (torque, mujoco.mjtSensor.mjSENS_TORQUE)):
+            spec.add_sensor(
+                name=name, type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname=site
+            )
+
+
 def build_model(
     mujoco: Any, robot: Robot, config: SimConfig, start: Mapping[str, float]
 ) -> tuple[Any, tuple[str, ...], dict[str, float], dict[str, ServoGains]]:
@@ -213,6 +256,7 @@ def build_model(
         at [rad] or [m], and the servo of every arm joint.
     """
     spec = mujoco.MjSpec.from_file(str(robot.urdf_file))
+    _add_robot_extras(mujoco, spec, robot)
     locked = robot.spec.locked_joints
     joint_order = tuple(joint.name for joint in spec.joints)
     held: dict[str, float] = {}

@@ -6,7 +6,25 @@ A robot in MuJoCo whose controllers follow joint trajectories like ros2_control'
 :class:`~pic_ros.sim.trajectory.TrajectoryFollower` per controller of ``config/<robot>.yaml``
 (arms, head, grippers) turns received trajectories into position targets;
 :meth:`SimRobot.step_to` advances the physics at a fixed time step. Frames: the world frame is
-the URDF root link (REP-103: x forward, y left, z up, metres).
+the URDF root link at the start (REP-103: x forward, y left, z up, metres); a robot with a mobile
+base drives away from it, and the world frame is then its odometry frame.
+
+A robot file with ``mobile_base`` gets a base that follows velocity commands
+(:meth:`SimRobot.command_base`, :class:`~pic_ros.sim.base_drive.BaseDrive`: limits and command
+timeout of the file) and reports its pose (:meth:`SimRobot.base_pose`). A robot file with
+``force_torque_sensors`` gets wrist wrenches (:meth:`SimRobot.wrench`). Any link can be pushed
+with an external force for a while (:meth:`SimRobot.push`, MuJoCo's ``xfrc_applied``).
+
+**Wrench convention** (:class:`Wrench`): what a real six-axis sensor at the wrist reports, the
+force [N] and torque [N m] the hand side of the sensor applies on the sensor, in the sensor link's
+frame, torque about the link's origin. At rest it is the wrench the environment applies on the
+hand (a push toward +x of the sensor frame reads +x) plus the hand's weight (the links welded
+beyond the sensor: TIAGo's Hey5 hand and the sensor's own link, 0.87 kg, about 8.5 N). By default
+:meth:`SimRobot.wrench` subtracts that weight at the current pose
+(:meth:`SimRobot.gravity_wrench`, from the hand's mass model), as a real user's gravity
+compensation of the sensor does; what remains at rest is the external wrench. Not subtracted: the
+hand's inertia when the arm accelerates (``m a``, about 0.9 N per m/s^2), which a real sensor
+reads too.
 
 Rendering is offscreen (:mod:`pic_ros.sim.offscreen`): mujoco is imported when a
 :class:`SimRobot` is made, with the OpenGL backend chosen first; a missing or failing backend
@@ -27,9 +45,12 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.checks import check_number
 from pic_ros.exceptions import ConfigError
+from pic_ros.motion.base_following import Pose2D
+from pic_ros.robot.mobile_base import MobileBaseSpec
 from pic_ros.robot.robot import load_robot, Robot
+from pic_ros.sim.base_drive import BaseDrive
 from pic_ros.sim.config import SimConfig
-from pic_ros.sim.mujoco_model import build_model, mimic_positions
+from pic_ros.sim.mujoco_model import build_model, mimic_positions, sensor_names
 from pic_ros.sim.offscreen import import_mujoco, make_renderer, MAX_IMAGE_SIZE, RenderError
 from pic_ros.sim.scene import CAMERA_NAME
 from pic_ros.sim.trajectory import JointCommand, Trajectory, TrajectoryFollower, Verdict
@@ -51,6 +72,41 @@ class Capsule(NamedTuple):
     end: FloatArray
     radius: float
     rgba: tuple[float, float, float, float]
+
+
+class Wrench(NamedTuple):
+    """
+    A force and a torque, in one frame (see the module docstring for the sensors' convention).
+
+    :param force: Force, shape (3,), [N].
+    :param torque: Torque about the frame's origin, shape (3,), [N m].
+    """
+
+    force: FloatArray
+    torque: FloatArray
+
+
+@dataclass(frozen=True)
+class _Sensor:
+    """Where an arm's force/torque sensor lives in the model."""
+
+    link: str
+    body: int
+    site: int
+    force: slice
+    torque: slice
+
+
+@dataclass(frozen=True)
+class _Push:
+    """An external force on a body until a simulation time."""
+
+    body: int
+    force: FloatArray
+    torque: FloatArray
+    point: FloatArray
+    local: bool
+    until: float
 
 
 @dataclass
@@ -121,6 +177,23 @@ class SimRobot:
         self._renderer_size: tuple[int, int] | None = None
         self._sim_seconds = 0.0
         self._wall_seconds = 0.0
+        base = self.robot.spec.mobile_base
+        self._base = None if base is None else BaseDrive(base, self.time)
+        self._mocap = -1
+        if base is not None:
+            self._mocap = int(max(model.body_mocapid))  # the root: the only mocap body
+            self._mocap_height = float(self._data.mocap_pos[self._mocap][2])
+        self._sensors: dict[str, _Sensor] = {}
+        for arm, sensor in self.robot.spec.force_torque_sensors.items():
+            site_name, force_name, torque_name = sensor_names(arm)
+            site = model.site(site_name)
+            force_adr = int(model.sensor(force_name).adr[0])
+            torque_adr = int(model.sensor(torque_name).adr[0])
+            self._sensors[arm] = _Sensor(
+                link=sensor.link, body=int(site.bodyid[0]), site=int(site.id),
+                force=slice(force_adr, force_adr + 3), torque=slice(torque_adr, torque_adr + 3),
+            )
+        self._pushes: list[_Push] = []
 
     # -- construction -------------------------------------------------------------------------
 
@@ -265,6 +338,159 @@ class SimRobot:
             return math.nan
         return self._sim_seconds / self._wall_seconds
 
+    # -- mobile base --------------------------------------------------------------------------
+
+    @property
+    def mobile_base(self) -> MobileBaseSpec | None:
+        """Return the mobile base of the robot file, or None when the base is fixed."""
+        return self.robot.spec.mobile_base
+
+    def _drive(self) -> BaseDrive:
+        if self._base is None:
+            raise ConfigError(f'{self.robot.name} has no mobile_base in its robot file')
+        return self._base
+
+    def command_base(self, linear: float, angular: float) -> None:
+        """
+        Give the base a velocity command now (a Twist's ``linear.x``, ``angular.z``).
+
+        The latest command holds, within the base's limits, until the next one or the command
+        timeout (then the base stops).
+
+        :param linear: Forward speed [m/s].
+        :param angular: Turning speed, counter-clockwise [rad/s].
+        :raises ConfigError: If the robot has no mobile base or a value is not finite.
+        """
+        self._drive().command(self.time, float(linear), float(angular))
+
+    def base_pose(self) -> Pose2D:
+        """
+        Return the base frame's pose in the odometry frame (its start), on the floor plane.
+
+        :return: x, y [m] and yaw [rad].
+        :raises ConfigError: If the robot has no mobile base.
+        """
+        return self._drive().pose
+
+    def base_velocity(self) -> tuple[float, float]:
+        """
+        Return the base's velocity in its own frame.
+
+        :return: ``(forward [m/s], turning [rad/s])``.
+        :raises ConfigError: If the robot has no mobile base.
+        """
+        return self._drive().velocity
+
+    def _place_base(self, now: float) -> None:
+        assert self._base is not None
+        pose = self._base.advance_to(now)
+        data = self._data
+        data.mocap_pos[self._mocap] = (pose.x, pose.y, self._mocap_height)
+        data.mocap_quat[self._mocap] = (math.cos(pose.yaw / 2), 0.0, 0.0, math.sin(pose.yaw / 2))
+
+    # -- force/torque sensors and pushes ------------------------------------------------------
+
+    @property
+    def wrench_sensors(self) -> Mapping[str, str]:
+        """Return the force/torque sensors: the link of each, by arm name."""
+        return {arm: sensor.link for arm, sensor in self._sensors.items()}
+
+    def _sensor(self, arm: str) -> _Sensor:
+        try:
+            return self._sensors[arm]
+        except KeyError:
+            raise ConfigError(
+                f'no force/torque sensor on {arm!r}; sensors: {list(self._sensors)}'
+            ) from None
+
+    def gravity_wrench(self, arm: str) -> Wrench:
+        """
+        Return what an arm's sensor reads from the hand's weight alone at the current pose.
+
+        :param arm: Arm name.
+        :return: The weight of the bodies beyond the sensor (their mass and centre of mass in
+            the model), sensor link frame, torque about its origin [N], [N m].
+        :raises ConfigError: If the arm has no sensor.
+        """
+        sensor = self._sensor(arm)
+        model, data = self._model, self._data
+        rotation = data.site_xmat[sensor.site].reshape(3, 3)
+        weight = float(model.body_subtreemass[sensor.body]) * np.asarray(model.opt.gravity)
+        lever = data.subtree_com[sensor.body] - data.site_xpos[sensor.site]
+        return Wrench(rotation.T @ weight, rotation.T @ np.cross(lever, weight))
+
+    def wrench(self, arm: str, compensated: bool = True) -> Wrench:
+        """
+        Return an arm's wrist force/torque reading (convention: the module docstring).
+
+        :param arm: Arm name (a key of the file's ``force_torque_sensors``).
+        :param compensated: Subtract the hand's weight (:meth:`gravity_wrench`).
+        :return: Force [N] and torque [N m] in the sensor link's frame.
+        :raises ConfigError: If the arm has no sensor.
+        """
+        sensor = self._sensor(arm)
+        values = self._data.sensordata
+        # MuJoCo's force sensor gives the force of the parent on the sensor's body: the opposite.
+        reading = Wrench(-values[sensor.force].copy(), -values[sensor.torque].copy())
+        if not compensated:
+            return reading
+        bias = self.gravity_wrench(arm)
+        return Wrench(reading.force - bias.force, reading.torque - bias.torque)
+
+    def push(
+        self,
+        link: str,
+        force: npt.ArrayLike,
+        duration: float,
+        torque: npt.ArrayLike = (0.0, 0.0, 0.0),
+        point: npt.ArrayLike = (0.0, 0.0, 0.0),
+        local: bool = False,
+    ) -> None:
+        """
+        Push a link with an external force (and torque) for a while, from now.
+
+        Pushes add up; each ends on its own.
+
+        :param link: A link that is a body of the model (one with a joint, or a sensor link).
+        :param force: Force, shape (3,), [N].
+        :param duration: How long [s], in (0, 3600].
+        :param torque: Torque, shape (3,), [N m].
+        :param point: Where the force acts, in the link's frame, shape (3,), [m].
+        :param local: Force and torque in the link's frame (they turn with it); else world frame.
+        :raises ConfigError: If the link is not a body of the model or a value is invalid.
+        """
+        model = self._model
+        bodies = [model.body(index).name for index in range(1, model.nbody)]
+        if link not in bodies:
+            raise ConfigError(f'cannot push {link!r}: not a body of the model; bodies: {bodies}')
+        duration = check_number('push duration', duration, 0.0, 3600.0)
+        values = [np.asarray(value, dtype=float) for value in (force, torque, point)]
+        if any(value.shape != (3,) or not np.all(np.isfinite(value)) for value in values):
+            raise ConfigError('push force, torque and point must be 3 finite numbers each')
+        self._pushes.append(_Push(
+            body=int(model.body(link).id), force=values[0], torque=values[1], point=values[2],
+            local=local, until=self.time + duration,
+        ))
+
+    @property
+    def pushing(self) -> bool:
+        """Return whether a push is acting."""
+        return bool(self._pushes)
+
+    def _apply_pushes(self, now: float) -> None:
+        data = self._data
+        applied = data.xfrc_applied
+        for push in self._pushes:
+            applied[push.body] = 0.0
+        self._pushes = [push for push in self._pushes if now < push.until]
+        for push in self._pushes:
+            rotation = data.xmat[push.body].reshape(3, 3)
+            force = rotation @ push.force if push.local else push.force
+            torque = rotation @ push.torque if push.local else push.torque
+            where = data.xpos[push.body] + rotation @ push.point
+            applied[push.body, :3] += force
+            applied[push.body, 3:] += torque + np.cross(where - data.xipos[push.body], force)
+
     # -- commands and stepping ----------------------------------------------------------------
 
     def command(self, controller: str, trajectory: Trajectory) -> Verdict:
@@ -283,7 +509,8 @@ class SimRobot:
 
         Before each step every actuator target is set from its follower, sampled at the step's
         start time (a controller update at the physics rate), and kept within
-        ``velocity limit * tracking lag`` of the measured position when ``limit_velocity`` is on.
+        ``velocity limit * tracking lag`` of the measured position when ``limit_velocity`` is on;
+        the mobile base, if any, is moved to that time and the active pushes are applied.
         Stops at the last step boundary at or before ``t``; a time in the past does nothing.
 
         :param t: Simulation time to reach [s].
@@ -299,8 +526,13 @@ class SimRobot:
         started = time.perf_counter()
         ctrl = data.ctrl
         qpos = data.qpos
+        base = self._base is not None
         for _ in range(steps):
             now = float(data.time)
+            if base:
+                self._place_base(now)
+            if self._pushes:
+                self._apply_pushes(now)
             for entry in self._controllers.values():
                 measured = qpos[entry.qpos]
                 target = entry.follower.sample(now).positions
