@@ -4,6 +4,14 @@ One robot imitating one person: a correspondence and a solver per arm, frame aft
 :class:`RobotImitator` is what the solver node and ``evaluate`` share: it takes a body-frame
 skeleton, places the driving human arm on each robot arm (:mod:`pic_ros.correspondence`) and
 solves it with the configured solver (:mod:`pic_ros.solvers`), keeping each arm's warm start.
+
+Hand offsets (:meth:`RobotImitator.step`): an input such as the admittance controller
+(:mod:`pic_ros.motion.admittance`) may shift an arm's end-effector (wrist landmark) target by an
+offset in the robot base frame [m]. It is honoured where the wrist target is a place: the
+``position`` correspondence's targets (:attr:`~pic_ros.correspondence.TargetKind.POSITION`) and
+the whole-body solver's end-effector task. A shape-only solve (the ``direction``
+correspondence with an arm solver) has no wrist place to shift, so a non-zero offset there is
+refused (:class:`~pic_ros.exceptions.ConfigError`).
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from pic_ros.correspondence import (
     make_correspondence,
     MappingConfig,
     RobotArmGeometry,
+    TargetKind,
 )
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.skeleton import SkeletonFrame
@@ -138,19 +147,58 @@ class RobotImitator:
             if name in other._correspondences:
                 correspondence.adopt(other._correspondences[name])
 
-    def step(self, frame: SkeletonFrame) -> ImitationStep:
+    def _offsets(
+        self, hand_offsets: Mapping[str, FloatArray] | None
+    ) -> dict[str, FloatArray]:
+        """Check the hand offsets: known arms, finite 3-vectors; drop the zero ones."""
+        if not hand_offsets:
+            return {}
+        offsets: dict[str, FloatArray] = {}
+        for name, value in hand_offsets.items():
+            if name not in self.robot.arms:
+                raise ConfigError(
+                    f'hand offset for {name!r}, which is not an arm of {self.robot.name}; '
+                    f'arms: {", ".join(self.robot.arms)}'
+                )
+            offset = np.asarray(value, dtype=float)
+            if offset.shape != (3,) or not np.all(np.isfinite(offset)):
+                raise ConfigError(
+                    f'hand offset of {name!r} must be a finite 3-vector [m], got {value!r}'
+                )
+            if np.any(offset != 0.0):
+                offsets[name] = offset
+        return offsets
+
+    def step(
+        self, frame: SkeletonFrame, hand_offsets: Mapping[str, FloatArray] | None = None
+    ) -> ImitationStep:
         """
         Solve every arm whose driving human arm is valid in a body-frame skeleton.
 
         :param frame: Skeleton in the ``body`` frame.
-        :return: The per-arm targets, results and solve times.
-        :raises pic_ros.exceptions.ConfigError: If the frame is not in the body frame.
+        :param hand_offsets: Per arm name, an offset added to that arm's end-effector (wrist
+            landmark) target, shape (3,), [m], robot base frame (e.g. the admittance
+            controller's displacement); None or absent arms: no offset.
+        :return: The per-arm targets (offsets included), results and solve times.
+        :raises pic_ros.exceptions.ConfigError: If the frame is not in the body frame, or a hand
+            offset names no arm, is not a finite 3-vector, or is non-zero for an arm whose
+            targets have no wrist place to shift (shape-only targets without whole-body).
         """
+        offsets = self._offsets(hand_offsets)
         arms: dict[str, ArmStep] = {}
         for name, correspondence in self._correspondences.items():
             targets = correspondence.place(frame)
             if targets is None:
                 continue
+            offset = offsets.get(name)
+            if offset is not None:
+                if targets.kind is not TargetKind.POSITION:
+                    raise ConfigError(
+                        f'a hand offset for {name!r} needs a wrist place to shift: the position '
+                        f'correspondence or whole-body imitation, not {targets.kind.value} '
+                        f'targets of the {self.mapping_config.correspondence} correspondence'
+                    )
+                targets = targets.with_wrist_offset(offset)
             start = time.thread_time()
             result = self._solvers[name].solve(targets)
             arms[name] = ArmStep(targets, result, time.thread_time() - start)

@@ -127,7 +127,7 @@ def test_the_model_kinematics_match_the_core_urdf_chains(robot):
     The model's joint anchors at the neutral pose are the core's landmarks.
 
     MuJoCo's world is the URDF root; the core's frame is the robot's base frame, the same link
-    for Baxter and TIAGo (so TIAGo's torso, welded at its locked 0.15 m, is checked too) and
+    for Baxter and TIAGo (so TIAGo's torso, servoed at its neutral 0.15 m, is checked too) and
     0.1 m above the root for YuMi. So the two sets differ by one constant offset.
     """
     sim = SimRobot(robot)
@@ -428,6 +428,7 @@ def test_held_joints_are_welded_where_their_value_puts_them(tmp_path: Path):
     spec['urdf'] = str(load_robot('tiago').urdf_file)
     spec['locked_joints'] = {'torso_lift_joint': 0.15, 'head_1_joint': 0.5, 'head_2_joint': -0.3}
     del spec['head']  # its joints are locked instead
+    del spec['torso']  # and so is the torso, to weld it
     path = tmp_path / 'tiago_head.yaml'
     path.write_text(yaml.safe_dump(spec), encoding='utf-8')
     sim = SimRobot(path)

@@ -205,8 +205,8 @@ REJECTIONS = [
     ('missing arms', _delete(('arms',)), "baxter.yaml: missing key 'arms'"),
     (
         'unknown key', _set(('colour',), 'red'),
-        "baxter.yaml: unknown keys ['colour']; known: "
-        "['arms', 'base_frame', 'grippers', 'head', 'locked_joints', 'mapping', 'name', 'urdf']",
+        "baxter.yaml: unknown keys ['colour']; known: ['arms', 'base_frame', 'grippers', "
+        "'head', 'locked_joints', 'mapping', 'name', 'torso', 'urdf']",
     ),
     ('empty name', _set(('name',), ''), 'baxter.yaml: name must be a non-empty string'),
     (
@@ -388,7 +388,8 @@ def test_shoulder_landmark_needs_a_root_joint_before_it(baxter_data, tmp_path):
 def test_locked_joint_outside_its_limits_is_rejected(tmp_path):
     """A locked joint value outside the URDF limits is rejected (TIAGo's torso at 1 m)."""
     data = yaml.safe_load((PROJECT_ROOT / 'config' / 'tiago.yaml').read_text(encoding='utf-8'))
-    data['locked_joints']['torso_lift_joint'] = 1.0
+    data.pop('torso')
+    data['locked_joints'] = {'torso_lift_joint': 1.0}
     with pytest.raises(
         ChainError, match=re.escape("locked joint 'torso_lift_joint' = 1.0 is outside its limits")
     ):

@@ -70,6 +70,21 @@ class ArmTargets:
             scale=self.scale,
         )
 
+    def with_wrist_offset(self, offset: npt.ArrayLike) -> ArmTargets:
+        """
+        Shift the wrist (end-effector) target alone, e.g. by an admittance displacement.
+
+        :param offset: Displacement, shape (3,), [m], robot base frame.
+        :return: The same targets with the wrist moved (shoulder, elbow, kind, scale kept).
+        """
+        return ArmTargets(
+            shoulder=self.shoulder,
+            elbow=self.elbow,
+            wrist=self.wrist + np.asarray(offset, dtype=float),
+            kind=self.kind,
+            scale=self.scale,
+        )
+
     @property
     def upper_arm(self) -> FloatArray:
         """Shoulder -> elbow vector, shape (3,), [m], base frame."""

@@ -42,6 +42,17 @@ Optional sections drive the head and the grippers (``docs/method.md#head-and-han
         closed: [0.0]
         neutral: [0.025]           # where tracking loss takes it, optional (default: open)
 
+An optional ``torso`` section makes a prismatic torso joint on the arm chains a commanded group
+(``torso``, :mod:`pic_ros.robot.torso`): held at ``neutral`` (the arm solvers assume that value),
+moved by the whole-body solver (:mod:`pic_ros.solvers.prioritized`) when it is on::
+
+    torso:
+      joint: torso_lift_joint      # prismatic, on the chain of every arm it serves
+      controller: torso_controller
+      neutral: 0.15                # [m]
+      arms: [arm]                  # the arms riding on it, optional (default: every arm)
+      velocity_limits: [0.07]      # [m/s], optional, like the other groups' limits
+
 Without ``acceleration_limits`` an arm (the head, a gripper) gets
 :data:`ACCELERATION_PER_VELOCITY` times its URDF velocity limits, and without ``jerk_limits``
 :data:`JERK_PER_ACCELERATION` times its acceleration limits
@@ -189,6 +200,30 @@ class GripperSpec:
 
 
 @dataclass(frozen=True)
+class TorsoSpec:
+    """
+    The robot's torso lift, as written in its YAML file (``torso``).
+
+    :param joint: The prismatic torso joint; it lies on the chain of every arm in :attr:`arms`.
+    :param controller: Name of the joint_trajectory_controller of the torso joint.
+    :param neutral: Its value while whole-body imitation is off [m] (the arm solvers assume it).
+    :param arms: The arms that ride on it (keys of ``arms``), file order.
+    :param limits: Optional limits replacing the URDF's (one value each).
+    """
+
+    joint: str
+    controller: str
+    neutral: float
+    arms: tuple[str, ...]
+    limits: GroupLimits = GroupLimits()
+
+    @property
+    def joints(self) -> tuple[str, ...]:
+        """Return the torso joints (the one joint), as the other groups list theirs."""
+        return (self.joint,)
+
+
+@dataclass(frozen=True)
 class RobotSpec:
     """
     A robot description file.
@@ -205,6 +240,7 @@ class RobotSpec:
     :param mobile_base: The mobile base, or None when the file has no ``mobile_base``
         (:mod:`pic_ros.robot.mobile_base`).
     :param force_torque_sensors: Wrist force/torque sensors by arm name (empty when none).
+    :param torso: The torso lift, or None when the file has no ``torso``.
     """
 
     name: str
@@ -220,6 +256,7 @@ class RobotSpec:
     force_torque_sensors: Mapping[str, ForceTorqueSensorSpec] = field(
         default_factory=lambda: MappingProxyType({})
     )
+    torso: TorsoSpec | None = None
 
 
 def _require(data: Mapping[str, Any], key: str, where: str) -> Any:
@@ -326,6 +363,29 @@ def _gripper_spec(arm: str, data: Any, where: str) -> GripperSpec:
     )
 
 
+def _torso_spec(data: Any, where: str, arms: Mapping[str, ArmSpec]) -> TorsoSpec:
+    _check_keys(data, where, {'joint', 'controller', 'neutral'}, {'arms'} | _LIMIT_KEYS)
+    neutral = data['neutral']
+    if (
+        not isinstance(neutral, (int, float)) or isinstance(neutral, bool)
+        or not math.isfinite(neutral)
+    ):
+        raise ConfigError(f'{where}.neutral must be a number, got {neutral!r}')
+    served = (
+        tuple(arms) if data.get('arms') is None else _string_list(data['arms'], f'{where}.arms')
+    )
+    unknown = [arm for arm in served if arm not in arms]
+    if unknown:
+        raise ConfigError(f'{where}.arms: {unknown} are not arms; arms: {", ".join(arms)}')
+    return TorsoSpec(
+        joint=_name(data['joint'], f'{where}.joint'),
+        controller=_name(data['controller'], f'{where}.controller'),
+        neutral=float(neutral),
+        arms=served,
+        limits=_group_limits(data, where, 1),
+    )
+
+
 def _arm_spec(name: str, data: Any, where: str) -> ArmSpec:
     if not isinstance(data, dict):
         raise ConfigError(f'{where} must be a mapping')
@@ -381,7 +441,10 @@ def robot_spec_from_dict(data: Any, source: str = '<memory>') -> RobotSpec:
     """
     if not isinstance(data, dict):
         raise ConfigError(f'{source}: a robot file must be a mapping')
-    known = {'name', 'urdf', 'base_frame', 'arms', 'locked_joints', 'mapping', 'head', 'grippers'}
+    known = {
+        'name', 'urdf', 'base_frame', 'arms', 'locked_joints', 'mapping', 'head', 'grippers',
+        'torso',
+    }
     known |= {'mobile_base', 'force_torque_sensors'}
     unknown = sorted(set(data) - known)
     if unknown:
@@ -428,7 +491,12 @@ def robot_spec_from_dict(data: Any, source: str = '<memory>') -> RobotSpec:
                 f'{source}: grippers.{arm}: {arm!r} is not an arm; arms: {", ".join(arms)}'
             )
         grippers[str(arm)] = _gripper_spec(str(arm), value, f'{source}: grippers.{arm}')
-    groups = [('head', head.joints, head.controller)] if head is not None else []
+    torso = (
+        None if data.get('torso') is None
+        else _torso_spec(data['torso'], f'{source}: torso', arms)
+    )
+    groups = [('torso', torso.joints, torso.controller)] if torso is not None else []
+    groups += [('head', head.joints, head.controller)] if head is not None else []
     groups += [(f'grippers.{g.arm}', g.joints, g.controller) for g in grippers.values()]
     taken = set(all_joints) | set(locked)
     controllers = {arm.controller for arm in arms.values()}
@@ -459,6 +527,7 @@ def robot_spec_from_dict(data: Any, source: str = '<memory>') -> RobotSpec:
         grippers=MappingProxyType(grippers),
         mobile_base=mobile_base,
         force_torque_sensors=MappingProxyType(sensors),
+        torso=torso,
     )
 
 

@@ -1,4 +1,4 @@
-"""A robot ready for imitation: its URDF model, its description file, arms, head and grippers."""
+"""A robot ready for imitation: URDF model, description file, arms, torso, head and grippers."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pic_ros.robot.gripper import GripperModel
 from pic_ros.robot.head import HeadModel
 from pic_ros.robot.joint_group import CommandedGroup
 from pic_ros.robot.kinematics.robot_model import load_robot_model, RobotModel
+from pic_ros.robot.torso import TORSO_GROUP, TorsoModel
 
 
 @dataclass(frozen=True, eq=False)
@@ -28,6 +29,7 @@ class Robot:
     :param urdf_file: Path of the URDF that was loaded.
     :param head: The head, or None when the robot file has none.
     :param grippers: Grippers by the name of the arm they end.
+    :param torso: The torso lift, or None when the robot file has none.
     """
 
     spec: RobotSpec
@@ -36,15 +38,18 @@ class Robot:
     urdf_file: Path
     head: HeadModel | None = None
     grippers: Mapping[str, GripperModel] = field(default_factory=lambda: MappingProxyType({}))
+    torso: TorsoModel | None = None
 
     @property
     def groups(self) -> Mapping[str, CommandedGroup]:
         """
-        Return every joint group a controller drives: the arms, then the head and the grippers.
+        Return every joint group a controller drives: the arms, the torso, the head, the grippers.
 
-        :return: Groups by name (arm names, ``head``, ``<arm>_gripper``), read-only.
+        :return: Groups by name (arm names, ``torso``, ``head``, ``<arm>_gripper``), read-only.
         """
         groups: dict[str, CommandedGroup] = dict(self.arms)
+        if self.torso is not None:
+            groups[TORSO_GROUP] = self.torso.group
         if self.head is not None:
             groups['head'] = self.head.group
         for gripper in self.grippers.values():
@@ -88,20 +93,27 @@ def load_robot(robot: str | Path) -> Robot:
         beside = spec_path.parent / urdf_file
         urdf_file = beside if beside.exists() else urdf_path(spec.urdf)
     model = load_robot_model(urdf_file)
+    held = dict(spec.locked_joints)
+    if spec.torso is not None:  # the arm solvers see the torso held at its neutral value
+        held[spec.torso.joint] = spec.torso.neutral
     arms = {
-        name: ArmModel.build(model, spec.base_frame, arm, spec.locked_joints)
+        name: ArmModel.build(model, spec.base_frame, arm, held)
         for name, arm in spec.arms.items()
     }
+    torso = None if spec.torso is None else TorsoModel.build(model, spec.torso, arms)
     head = (
         None if spec.head is None
-        else HeadModel.build(model, spec.base_frame, spec.head, dict(spec.locked_joints))
+        else HeadModel.build(model, spec.base_frame, spec.head, held)
     )
     grippers = {arm: GripperModel.build(model, entry) for arm, entry in spec.grippers.items()}
-    names = list(arms) + (['head'] if head is not None else [])
+    names = list(arms) + ([TORSO_GROUP] if torso is not None else [])
+    names += ['head'] if head is not None else []
     names += [gripper.group.name for gripper in grippers.values()]
     if len(set(names)) != len(names):
-        raise ConfigError(f'{spec_path}: an arm is named like the head or a gripper: {names}')
+        raise ConfigError(
+            f'{spec_path}: an arm is named like the torso, the head or a gripper: {names}'
+        )
     return Robot(
         spec=spec, model=model, arms=MappingProxyType(arms), urdf_file=urdf_file, head=head,
-        grippers=MappingProxyType(grippers),
+        grippers=MappingProxyType(grippers), torso=torso,
     )
