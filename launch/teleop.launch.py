@@ -26,13 +26,15 @@ What it starts, in the namespace ``namespace``:
   Gazebo needed);
 - with ``follow_base:=true`` also ``base_follower``: the person's walking (``body_pose`` from
   ``skeleton_node``) drives the mobile base, its ``cmd_vel`` remapped to ``base_cmd_topic``
-  (default ``mobile_base_controller/cmd_vel_unstamped``, a ROS 2 TIAGo's diff_drive_controller
-  input); off by default: a moving base is opt-in;
+  (default: the robot file's ``mobile_base`` ``command_topic``; TIAGo:
+  ``mobile_base_controller/cmd_vel_unstamped``, the Twist input of PAL's ROS 2
+  diff_drive_controller configuration); off by default: a moving base is opt-in;
 - RViz if ``use_rviz:=true`` (fixed frame ``pic_human``, the skeleton's frame).
 
 ``admittance:=true`` (and ``whole_body:=true``, the solver that honours it) are solver_node
-parameters like ``solver``; ``wrench_topic`` remaps a one-arm robot's ``<arm>/wrist_wrench``
-(the wrist force/torque sensor the admittance reads) onto the sensor's topic.
+parameters like ``solver``; the admittance reads each arm's wrist force/torque sensor on the
+topic the robot file names (TIAGo: ``ft_sensor_controller/wrench``) or ``<arm>/wrist_wrench``;
+``wrench_topic`` remaps a one-arm robot's onto another topic.
 
 A launch that cannot run the whole pipeline stops as a whole, with one message and exit status
 1, and leaves no process behind: an unknown ``robot``, ``use_rviz:=true`` without rviz2 (checked
@@ -57,7 +59,7 @@ from launch_ros.substitutions import FindPackageShare
 from pic_ros.exceptions import PicRosError
 from pic_ros.robot import load_robot
 from pic_ros.ros.launch_arguments import (
-    DEFAULT_BASE_CMD_TOPIC,
+    base_command_topic,
     node_overrides,
     parameter_arguments,
     teleop_options,
@@ -115,17 +117,18 @@ def declare_arguments():
                         'rviz2'),
         DeclareLaunchArgument(
             'follow_base', default_value='false',
-            description='Also start base_follower: the mobile base follows the person\'s walking '
+            description="Also start base_follower: the mobile base follows the person's walking "
                         '(opt-in: the robot drives)'),
         DeclareLaunchArgument(
-            'base_cmd_topic', default_value=DEFAULT_BASE_CMD_TOPIC,
+            'base_cmd_topic', default_value='',
             description="Topic base_follower's cmd_vel is remapped to: the base controller's "
-                        'Twist input (relative names resolve in namespace)'),
+                        "Twist input (empty: the robot file's mobile_base command_topic, "
+                        'TIAGo: mobile_base_controller/cmd_vel_unstamped)'),
         DeclareLaunchArgument(
             'wrench_topic', default_value='',
-            description="WrenchStamped topic of the wrist force/torque sensor, remapped onto a "
-                        "one-arm robot's <arm>/wrist_wrench (read with admittance:=true; empty: "
-                        'no remapping)'),
+            description='WrenchStamped topic of the wrist force/torque sensor of a one-arm '
+                        "robot, read with admittance:=true (empty: the robot file's sensor "
+                        'topic, else <arm>/wrist_wrench)'),
     ]
 
 
@@ -164,6 +167,10 @@ def launch_setup(context):
     check_robot(robot)
     try:
         wrenches = wrench_remappings(robot, _text(context, 'wrench_topic'))
+        base_topic = (
+            base_command_topic(robot, _text(context, 'base_cmd_topic'))
+            if _flag(context, 'follow_base') else ''
+        )
     except PicRosError as error:
         raise LaunchAbort(f'{error}; nothing was started') from None
     if _flag(context, 'use_rviz'):
@@ -195,7 +202,8 @@ def launch_setup(context):
                 Node(
                     package=PACKAGE, executable=node, name=node, namespace=namespace,
                     parameters=[parameter_file, overrides[node]],
-                    remappings={'skeleton_node': remappings, 'solver_node': wrenches}.get(node, []),
+                    remappings={'skeleton_node': remappings, 'solver_node': wrenches}.get(
+                        node, []),
                     output='screen',
                 ),
                 node,
@@ -213,7 +221,7 @@ def launch_setup(context):
             Node(
                 package=PACKAGE, executable='base_follower', name='base_follower',
                 namespace=namespace, parameters=[{'follow_base': True}],
-                remappings=[('cmd_vel', LaunchConfiguration('base_cmd_topic'))],
+                remappings=[('cmd_vel', base_topic)],
                 output='screen',
             ),
             'base_follower',

@@ -1,11 +1,10 @@
 """
-TIAGo whole-body teleoperation, as in Arduengo et al.: torso and arm, optionally base and admittance.
+TIAGo whole-body teleoperation after Arduengo et al.: torso and arm, optionally base, admittance.
 
 Usage::
 
     ros2 launch pic_ros tiago_whole_body.launch.py sim:=true
-    ros2 launch pic_ros tiago_whole_body.launch.py follow_base:=true admittance:=true \\
-        wrench_topic:=/ft_sensor_controller/wrench input_topic:=/body_tracking_data
+    ros2 launch pic_ros tiago_whole_body.launch.py follow_base:=true admittance:=true
 
 It is ``teleop.launch.py`` with ``robot:=tiago whole_body:=true``: ``solver_node`` solves the
 torso lift and the arm in one prioritized IK (the torso follows the person's crouching) and
@@ -14,13 +13,14 @@ torso lift and the arm in one prioritized IK (the torso follows the person's cro
 ``hand_controller/joint_trajectory``. Two switches, both off by default:
 
 - ``follow_base:=true``: ``base_follower`` drives the base after the person's walking, on
-  ``base_cmd_topic`` (default ``mobile_base_controller/cmd_vel_unstamped``: a ROS 2 TIAGo's
-  diff_drive_controller reads ``geometry_msgs/Twist`` there). The robot drives: keep the
+  ``base_cmd_topic`` (default ``mobile_base_controller/cmd_vel_unstamped`` from
+  ``config/tiago.yaml``: a ROS 2 TIAGo's diff_drive_controller reads ``geometry_msgs/Twist``
+  there). The robot drives: keep the
   emergency stop at hand;
 - ``admittance:=true``: the hand yields to a push measured by the wrist force/torque sensor
-  (``wrench_topic``, a ``geometry_msgs/WrenchStamped`` topic; on a TIAGo with the sensor
-  ``/ft_sensor_controller/wrench`` in the frame ``wrist_ft_link``) and returns to the imitation
-  target.
+  (a ``geometry_msgs/WrenchStamped`` topic: by default ``ft_sensor_controller/wrench`` in the
+  frame ``wrist_ft_link``, as on a TIAGo with the sensor; ``wrench_topic`` remaps it) and
+  returns to the imitation target.
 
 Every other argument of ``teleop.launch.py`` is passed through as declared here.
 """
@@ -30,9 +30,9 @@ from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.substitutions import FindPackageShare
-from pic_ros.ros.launch_arguments import DEFAULT_BASE_CMD_TOPIC
 
 PACKAGE = 'pic_ros'
+
 
 def declare_arguments():
     """Return the declared launch arguments, each with its description."""
@@ -63,17 +63,18 @@ def declare_arguments():
             description="Also start base_follower: the base follows the person's walking "
                         '(opt-in: the robot drives)'),
         DeclareLaunchArgument(
-            'base_cmd_topic', default_value=DEFAULT_BASE_CMD_TOPIC,
+            'base_cmd_topic', default_value='',
             description="Topic base_follower's cmd_vel is remapped to: the base controller's "
-                        'Twist input'),
+                        'Twist input (empty: mobile_base_controller/cmd_vel_unstamped, from '
+                        'config/tiago.yaml)'),
         DeclareLaunchArgument(
             'admittance', default_value='false',
             description='Let a person push the hand: the wrist force drives a variable '
                         'admittance'),
         DeclareLaunchArgument(
             'wrench_topic', default_value='',
-            description='WrenchStamped topic of the wrist force/torque sensor, remapped onto '
-                        'arm/wrist_wrench (empty: arm/wrist_wrench itself)'),
+            description='WrenchStamped topic of the wrist force/torque sensor (empty: '
+                        'ft_sensor_controller/wrench, from config/tiago.yaml)'),
     ]
 
 

@@ -73,7 +73,14 @@ def test_the_parameters_build_the_config_and_refuse_an_unstable_set() -> None:
         HandComplianceConfig.from_parameters({'admittance_period': 0.2})
     with pytest.raises(ConfigError, match='admittance_force_timeout'):
         HandComplianceConfig.from_parameters({'admittance_force_timeout': 0.0})
-    assert wrench_topic('arm') == 'arm/wrist_wrench'
+
+
+def test_the_wrench_topic_is_the_robot_files_sensor_topic_else_per_arm(tiago) -> None:
+    """The robot file's sensor topic (TIAGo: PAL's broadcaster), else ``<arm>/wrist_wrench``."""
+    assert wrench_topic(tiago, 'arm') == 'ft_sensor_controller/wrench'
+    assert tiago.spec.force_torque_sensors['arm'].link == SENSOR
+    baxter = load_robot('baxter')
+    assert wrench_topic(baxter, 'left') == 'left/wrist_wrench'
 
 
 def test_a_constant_push_along_x_settles_at_force_over_stiffness_along_x(tiago) -> None:

@@ -48,9 +48,9 @@ FloatArray = npt.NDArray[np.float64]
 
 ADMITTANCE: Final = ParameterDef(
     'admittance', False,
-    "Let a person push the hand: each arm's wrist force (WrenchStamped on <arm>/wrist_wrench) "
-    'drives a variable admittance whose deviation offsets the hand target (needs whole_body or '
-    'the position correspondence)',
+    "Let a person push the hand: each arm's wrist force (WrenchStamped on the robot file's "
+    'sensor topic, else <arm>/wrist_wrench) drives a variable admittance whose deviation offsets '
+    'the hand target (needs whole_body or the position correspondence)',
     read_only=True,
 )
 """Turn the hand compliance on (:attr:`HandComplianceConfig.enabled`)."""
@@ -66,17 +66,20 @@ HAND_COMPLIANCE_PARAMETERS: Final = (ADMITTANCE, *ADMITTANCE_PARAMETERS, FORCE_T
 """Everything :meth:`HandComplianceConfig.from_parameters` reads."""
 
 WRENCH_TOPIC: Final = 'wrist_wrench'
-"""Last part of each arm's wrench topic, ``<arm>/wrist_wrench`` (relative, remappable)."""
+"""Last part of an arm's wrench topic when the robot file names none: ``<arm>/wrist_wrench``."""
 
 
-def wrench_topic(arm: str) -> str:
+def wrench_topic(robot: Robot, arm: str) -> str:
     """
     Return the relative topic an arm's wrist wrench is read from.
 
+    :param robot: The robot; its file's ``force_torque_sensors`` entry of the arm names the
+        topic (TIAGo: ``ft_sensor_controller/wrench``, PAL's force_torque_sensor_broadcaster).
     :param arm: Arm name of the robot file (TIAGo: ``arm``).
-    :return: ``<arm>/wrist_wrench``.
+    :return: The sensor's topic, or ``<arm>/wrist_wrench`` when the robot file has none.
     """
-    return f'{arm}/{WRENCH_TOPIC}'
+    sensor = robot.spec.force_torque_sensors.get(arm)
+    return sensor.topic if sensor is not None else f'{arm}/{WRENCH_TOPIC}'
 
 
 @dataclass(frozen=True)

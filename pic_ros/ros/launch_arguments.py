@@ -118,15 +118,29 @@ def teleop_options(overrides: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return options
 
 
-DEFAULT_BASE_CMD_TOPIC: Final = 'mobile_base_controller/cmd_vel_unstamped'
-"""
-Where ``follow_base:=true`` sends ``base_follower``'s ``cmd_vel`` by default (relative).
+def base_command_topic(robot: str, topic: str) -> str:
+    """
+    Return where ``follow_base:=true`` sends ``base_follower``'s ``cmd_vel``.
 
-A ROS 2 TIAGo's ``mobile_base_controller`` (ros2_controllers' diff_drive_controller) is configured
-by PAL with ``use_stamped_vel: false`` and so reads ``geometry_msgs/Twist`` on
-``~/cmd_vel_unstamped``; from Jazzy on, diff_drive_controller only reads ``TwistStamped`` on
-``~/cmd_vel``.
-"""
+    :param robot: The robot (name or robot YAML).
+    :param topic: The ``base_cmd_topic`` argument (empty: the robot file's).
+    :return: ``topic``, or the ``command_topic`` of the robot file's ``mobile_base`` (TIAGo:
+        ``mobile_base_controller/cmd_vel_unstamped``, the ``geometry_msgs/Twist`` input of PAL's
+        ROS 2 diff_drive_controller configuration).
+    :raises ConfigError: If ``topic`` is empty and the robot file has no ``mobile_base``.
+    """
+    from pic_ros.robot import load_robot
+
+    topic = topic.strip()
+    if topic:
+        return topic
+    loaded = load_robot(robot)
+    if loaded.spec.mobile_base is None:
+        raise ConfigError(
+            f'follow_base:=true: {loaded.name} has no mobile_base in its robot file; give '
+            "base_cmd_topic (the base controller's Twist input)"
+        )
+    return loaded.spec.mobile_base.command_topic
 
 
 def wrench_remappings(robot: str, topic: str, arms: tuple[str, ...] = ()) -> list[tuple[str, str]]:
@@ -136,8 +150,8 @@ def wrench_remappings(robot: str, topic: str, arms: tuple[str, ...] = ()) -> lis
     :param robot: The robot (name or robot YAML).
     :param topic: The sensor's topic (``wrench_topic``; empty: no remapping).
     :param arms: The solved arms (``arms``; empty: every arm of the robot).
-    :return: ``[('<arm>/wrist_wrench', topic)]``, or ``[]`` when ``topic`` is empty.
-    :raises ConfigError: If the robot has several solved arms (remap each ``<arm>/wrist_wrench``
+    :return: ``[(the arm's wrench topic, topic)]``, or ``[]`` when ``topic`` is empty.
+    :raises ConfigError: If the robot has several solved arms (remap each arm's wrench topic
         instead) or cannot be loaded.
     """
     from pic_ros.motion.hand_compliance import wrench_topic
@@ -146,10 +160,11 @@ def wrench_remappings(robot: str, topic: str, arms: tuple[str, ...] = ()) -> lis
     topic = topic.strip()
     if not topic:
         return []
-    solved = [arm for arm in arms if arm] or list(load_robot(robot).arms)
+    loaded = load_robot(robot)
+    solved = [arm for arm in arms if arm] or list(loaded.arms)
     if len(solved) != 1:
         raise ConfigError(
             f'wrench_topic:={topic} needs one solved arm; {robot} solves {", ".join(solved)}: '
-            'remap each <arm>/wrist_wrench of solver_node instead'
+            "remap each arm's wrench topic of solver_node instead"
         )
-    return [(wrench_topic(solved[0]), topic)]
+    return [(wrench_topic(loaded, solved[0]), topic)]

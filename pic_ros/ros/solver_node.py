@@ -15,8 +15,9 @@ them to the ``user_profile`` file and uses them from then on (the ``position`` c
 scale). The response says what was measured, or why not (how long the pose was held).
 
 Hand compliance (``admittance`` true; off by default): the node also subscribes a
-``geometry_msgs/WrenchStamped`` per solved arm on ``<arm>/wrist_wrench`` (relative, remappable;
-TIAGo: ``arm/wrist_wrench``, on the real robot remapped to ``/ft_sensor_controller/wrench``).
+``geometry_msgs/WrenchStamped`` per solved arm, on the topic of the arm's wrist sensor in the
+robot file (``force_torque_sensors``; TIAGo: ``ft_sensor_controller/wrench``, PAL's
+force_torque_sensor_broadcaster) or else ``<arm>/wrist_wrench`` (relative, remappable).
 Each wrench's force is rotated from its ``frame_id`` link into the base frame by the URDF forward
 kinematics at the latest solution; each solver frame steps one variable admittance per arm with
 the frame's time step and hands its deviation to the imitator as that arm's target offset, so the
@@ -121,7 +122,7 @@ class SolverNode(Node):
         if self._compliance is not None:
             for arm_name in self._compliance.arms:
                 self.create_subscription(
-                    WrenchStamped, wrench_topic(arm_name),
+                    WrenchStamped, wrench_topic(self.robot, arm_name),
                     lambda message, arm=arm_name: self._on_wrench(arm, message),
                     qos_profile_sensor_data,
                 )
@@ -134,7 +135,7 @@ class SolverNode(Node):
             f'{self._imitator.mapping_config.correspondence} correspondence'
             + ('' if self._compliance is None else
                '; hand admittance on, wrist wrenches on '
-               + ', '.join(wrench_topic(arm) for arm in self._compliance.arms))
+               + ', '.join(wrench_topic(self.robot, arm) for arm in self._compliance.arms))
         )
 
     def add_handler(self, handler: TargetsHandler) -> None:
@@ -236,16 +237,16 @@ class SolverNode(Node):
                 arm, self._now(), message.header.frame_id, (force.x, force.y, force.z),
                 self._joints,
             )
+        topic = wrench_topic(self.robot, arm)
         if status is ForceInput.UNKNOWN_FRAME:
             self.get_logger().warning(
-                f'{wrench_topic(arm)}: ignoring wrenches in frame {message.header.frame_id!r}: '
-                f'not a link of {self.robot.name} below {self.robot.base_frame}',
+                f'{topic}: ignoring wrenches in frame {message.header.frame_id!r}: not a link of '
+                f'{self.robot.name} below {self.robot.base_frame}',
                 throttle_duration_sec=5.0,
             )
         elif status is not ForceInput.ACCEPTED:
             self.get_logger().warning(
-                f'{wrench_topic(arm)}: ignoring a wrench ({status.value})',
-                throttle_duration_sec=5.0,
+                f'{topic}: ignoring a wrench ({status.value})', throttle_duration_sec=5.0
             )
 
     def _hand_offsets(self, stamp: float) -> dict[str, np.ndarray] | None:

@@ -23,7 +23,7 @@ from typing import Any
 
 from pic_ros.exceptions import ConfigError, PicRosError
 from pic_ros.ros.base_follower_node import BaseFollowerNode
-from pic_ros.ros.launch_arguments import DEFAULT_BASE_CMD_TOPIC
+from pic_ros.ros.launch_arguments import base_command_topic
 from pic_ros.ros.runner import parse_command_line, run_nodes, START_FAILED
 from pic_ros.ros.schema import (
     BASE_FOLLOWER,
@@ -183,9 +183,10 @@ def parse_arguments(
         help_suffix=' (adds base_follower to the process; default: false)',
     )
     parser.add_argument(
-        '--base-cmd-topic', default=DEFAULT_BASE_CMD_TOPIC, metavar='TOPIC',
+        '--base-cmd-topic', default='', metavar='TOPIC',
         help="with --follow-base: the topic base_follower's cmd_vel is remapped to, the base "
-        f"controller's Twist input (default: {DEFAULT_BASE_CMD_TOPIC})",
+        "controller's Twist input (default: the robot file's mobile_base command_topic; TIAGo: "
+        'mobile_base_controller/cmd_vel_unstamped)',
     )
     parser.add_argument(
         '--executor', choices=('single_threaded', 'events'), default='single_threaded',
@@ -245,6 +246,9 @@ def main(
     args, ros_arguments = parse_arguments(sys.argv[1:] if argv is None else argv, prog)
     try:
         parameters = node_parameters(args)
+        base_topic = (
+            base_command_topic(args.robot, args.base_cmd_topic) if args.follow_base else None
+        )
     except PicRosError as err:
         print(f'{prog}: {err}', file=sys.stderr)
         return 2
@@ -253,7 +257,7 @@ def main(
         prog, ros_arguments,
         lambda: build_pipeline(
             args.robot, args.source, parameters,
-            base_cmd_topic=args.base_cmd_topic if args.follow_base else None,
+            base_cmd_topic=base_topic,
         ),
         executor=lambda: make_executor(args.executor), error_status=error_status,
     )
