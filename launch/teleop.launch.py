@@ -125,6 +125,11 @@ def declare_arguments():
                         "Twist input (empty: the robot file's mobile_base command_topic, "
                         'TIAGo: mobile_base_controller/cmd_vel_unstamped)'),
         DeclareLaunchArgument(
+            'base_cmd_stamped', default_value='false',
+            description='base_follower publishes geometry_msgs/TwistStamped instead of Twist '
+                        '(diff_drive_controller on Jazzy and later reads TwistStamped on '
+                        '~/cmd_vel)'),
+        DeclareLaunchArgument(
             'wrench_topic', default_value='',
             description='WrenchStamped topic of the wrist force/torque sensor of a one-arm '
                         "robot, read with admittance:=true (empty: the robot file's sensor "
@@ -220,7 +225,8 @@ def launch_setup(context):
         actions += essential(
             Node(
                 package=PACKAGE, executable='base_follower', name='base_follower',
-                namespace=namespace, parameters=[{'follow_base': True}],
+                namespace=namespace,
+                parameters=[{'follow_base': True, 'stamped': _flag(context, 'base_cmd_stamped')}],
                 remappings=[('cmd_vel', base_topic)],
                 output='screen',
             ),

@@ -72,6 +72,11 @@ def declare_arguments():
             description='Let a person push the hand: the wrist force drives a variable '
                         'admittance'),
         DeclareLaunchArgument(
+            'base_cmd_stamped', default_value='false',
+            description='base_follower publishes geometry_msgs/TwistStamped instead of Twist '
+                        '(diff_drive_controller on Jazzy and later reads TwistStamped on '
+                        '~/cmd_vel)'),
+        DeclareLaunchArgument(
             'wrench_topic', default_value='',
             description='WrenchStamped topic of the wrist force/torque sensor (empty: '
                         'ft_sensor_controller/wrench, from config/tiago.yaml)'),
@@ -80,7 +85,7 @@ def declare_arguments():
 
 PASSED = (
     'source', 'input_topic', 'namespace', 'sim', 'single_process', 'use_sim_time', 'follow_base',
-    'base_cmd_topic', 'admittance', 'wrench_topic',
+    'base_cmd_topic', 'base_cmd_stamped', 'admittance', 'wrench_topic',
 )
 """The arguments passed on to teleop.launch.py."""
 

@@ -9,6 +9,11 @@ differential-drive algorithm within velocity and acceleration limits, dead zones
 tracking loss); this node only wires it: footprints are timed on the node's clock when they
 arrive (``use_sim_time`` for replays), and the follower is stepped from a timer.
 
+With ``stamped`` true ``cmd_vel`` is a ``geometry_msgs/TwistStamped`` (stamp: the node's clock,
+``frame_id``: the parameter), as diff_drive_controller reads it on ``~/cmd_vel`` from ROS 2
+Jazzy on; the default Twist suits a Humble controller with ``use_stamped_vel: false`` (PAL's
+TIAGo configuration, topic ``~/cmd_vel_unstamped``).
+
 Off by default (``follow_base`` false): nothing is published and the diagnostics say so. While
 the follower drives the base (following, at the goal, stopping) a command goes out every period;
 when it stops driving (tracking lost and stopped, turned off) one zero command goes out, then
@@ -22,7 +27,7 @@ import threading
 from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticStatus
-from geometry_msgs.msg import PoseStamped, Twist
+from geometry_msgs.msg import PoseStamped, Twist, TwistStamped
 from pic_ros.motion.base_following import BaseFollower, BaseFollowingConfig
 from pic_ros.ros.conversions import command_to_msg, footprint_from_msg, status_to_msg
 from pic_ros.ros.diagnostics import DiagnosticsReporter
@@ -51,7 +56,10 @@ class BaseFollowerNode(Node):
         self._was_active = False
         self.published = 0
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-        self.cmd_vel = self.create_publisher(Twist, 'cmd_vel', reliable)
+        self._stamped = bool(self._values['stamped'])
+        self.cmd_vel = self.create_publisher(
+            TwistStamped if self._stamped else Twist, 'cmd_vel', reliable
+        )
         self.create_subscription(PoseStamped, 'body_pose', self.on_body_pose, reliable)
         self._timer = self.create_timer(1.0 / float(self._values['rate']), self.on_timer)
         self.add_on_set_parameters_callback(
@@ -99,8 +107,17 @@ class BaseFollowerNode(Node):
             self._was_active = active
             if send:
                 self.published += 1
-        if send:
-            self.cmd_vel.publish(command_to_msg(command))
+        if not send:
+            return
+        twist = command_to_msg(command)
+        if not self._stamped:
+            self.cmd_vel.publish(twist)
+            return
+        message = TwistStamped()
+        message.header.stamp = self.get_clock().now().to_msg()
+        message.header.frame_id = str(self._values['frame_id'])
+        message.twist = twist
+        self.cmd_vel.publish(message)
 
     def _statuses(self) -> list[DiagnosticStatus]:
         with self._lock:

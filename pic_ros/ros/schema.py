@@ -102,8 +102,21 @@ BASE_RATE: Final = ParameterDef(
 )
 """``base_follower``'s ``rate``: above a diff_drive_controller's 2 Hz default command timeout."""
 
+STAMPED: Final = ParameterDef(
+    'stamped', False,
+    'Publish cmd_vel as geometry_msgs/TwistStamped instead of Twist (diff_drive_controller from '
+    'Jazzy on reads only TwistStamped on ~/cmd_vel)', read_only=True,
+)
+"""``base_follower``'s ``stamped``: the message type of ``cmd_vel``."""
+
+BASE_FRAME_ID: Final = ParameterDef(
+    'frame_id', 'base_footprint',
+    "frame_id of a stamped cmd_vel (the base controller's base frame)",
+)
+"""``base_follower``'s ``frame_id``: only used with ``stamped``."""
+
 BASE_FOLLOWER: Final = ParameterTable('base_follower', (
-    BASE_FOLLOWING_PARAMETERS, BASE_RATE, DIAGNOSTICS_PERIOD,
+    BASE_FOLLOWING_PARAMETERS, BASE_RATE, STAMPED, BASE_FRAME_ID, DIAGNOSTICS_PERIOD,
 ))
 """``base_follower``: the person's footprint in, the mobile base's cmd_vel out."""
 

@@ -36,7 +36,7 @@ DOCUMENTED_ARGUMENTS = {
         'robot', 'source', 'input_topic', 'solver', 'eta', 'mapping', 'correspondence',
         'user_profile', 'namespace', 'use_sim_time', 'single_process', 'udp_address', 'udp_port',
         'params_file', 'use_rviz', 'sim', 'admittance', 'follow_base', 'base_cmd_topic',
-        'wrench_topic',
+        'base_cmd_stamped', 'wrench_topic',
     },
     'multi_robot.launch.py': {
         'robots', 'source', 'input_topic', 'solver', 'eta', 'mapping', 'correspondence',
@@ -49,7 +49,7 @@ DOCUMENTED_ARGUMENTS = {
     },
     'tiago_whole_body.launch.py': {
         'source', 'input_topic', 'namespace', 'sim', 'single_process', 'use_sim_time',
-        'follow_base', 'base_cmd_topic', 'admittance', 'wrench_topic',
+        'follow_base', 'base_cmd_topic', 'base_cmd_stamped', 'admittance', 'wrench_topic',
     },
 }
 """Launch arguments each launch file must declare (and no others)."""

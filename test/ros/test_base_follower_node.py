@@ -108,3 +108,17 @@ def test_a_bad_limit_is_refused_with_its_reason(follower):
     assert not result.successful
     assert 'base_max_linear_velocity' in result.reason
     assert node.follower.config.base_max_linear_velocity == 0.5
+
+
+def test_stamped_publishes_twist_stamped_in_the_given_frame_on_the_node_clock(follower):
+    """With ``stamped`` true: TwistStamped (frame_id, sim-time stamp) carrying the command."""
+    node, clock, published = follower(follow_base=True, stamped=True, frame_id='base_link')
+    walk(node, clock, START, START + 1.0)
+    assert published
+    for item in published:
+        message = item.message
+        assert type(message).__name__ == 'TwistStamped'
+        assert message.header.frame_id == 'base_link'
+        stamp = message.header.stamp.sec + message.header.stamp.nanosec * 1e-9
+        assert stamp == pytest.approx(item.time, abs=1e-6)
+    assert max(item.message.twist.linear.x for item in published) > 0.0
