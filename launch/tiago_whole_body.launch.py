@@ -68,9 +68,9 @@ def declare_arguments():
                         'Twist input (empty: mobile_base_controller/cmd_vel_unstamped, from '
                         'config/tiago.yaml)'),
         DeclareLaunchArgument(
-            'admittance', default_value='false',
-            description='Let a person push the hand: the wrist force drives a variable '
-                        'admittance'),
+            'admittance', default_value='',
+            description="Let a person push the hand: the wrist force drives a variable "
+                        "admittance (empty: solver_node's value in params_file, false)"),
         DeclareLaunchArgument(
             'base_cmd_stamped', default_value='false',
             description='base_follower publishes geometry_msgs/TwistStamped instead of Twist '

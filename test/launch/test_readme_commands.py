@@ -114,6 +114,14 @@ COMMANDS = (
            ('test/launch/test_readme_commands.py::'
             'test_params_prints_the_readme_tables_and_the_parameter_file',)),
     Placed(r'python -m pic_ros bench.*', not_tested='`bench` aside'),
+    Placed(r'ros2 launch pic_ros tiago_whole_body\.launch\.py follow_base:=true',
+           ('test/launch/test_whole_body_launch.py::'
+            'test_tiago_whole_body_launch_starts_the_base_follower_and_the_whole_body_solver',),
+           not_tested='real robots'),
+    Placed(r'python -m pic_ros teleop --robot tiago --follow-base',
+           ('test/ros/test_teleop_pipeline.py::'
+            'test_follow_base_adds_the_base_follower_on_the_robot_files_base_topic',)),
+    Placed(r'ros2 control list_controllers|ros2 topic info -v', not_tested='real robots'),
 )
 """Each command the README tells a user to type, and where it is run or said not to be."""
 
@@ -194,7 +202,8 @@ def _shown_arguments(workspace: Workspace, tmp_path, launch_file: str) -> dict[s
 
 @pytest.mark.launch
 @pytest.mark.parametrize(
-    'launch_file', ['teleop.launch.py', 'multi_robot.launch.py', 'gazebo.launch.py']
+    'launch_file',
+    ['teleop.launch.py', 'multi_robot.launch.py', 'gazebo.launch.py', 'tiago_whole_body.launch.py']
 )
 def test_every_launch_argument_is_documented_in_the_readme(launch_file, workspace, tmp_path):
     """

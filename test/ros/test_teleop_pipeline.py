@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 from pic_ros.exceptions import PicRosError
-from pic_ros.ros.teleop import build_pipeline, destroy_pipeline, node_parameters, parse_arguments
+from pic_ros.ros.launch_arguments import base_command_topic
+from pic_ros.ros.teleop import (
+    build_pipeline,
+    destroy_pipeline,
+    main,
+    node_parameters,
+    parse_arguments,
+)
 import pytest
 
 BAG_TOPIC = '/kinect2/body_tracking_data'
@@ -105,7 +112,7 @@ def test_malformed_param_option_is_refused_with_a_clear_message(item):
 
     assert str(raised.value) == (
         f'--param {item!r}: expected NODE.NAME=VALUE with NODE one of skeleton_node, '
-        'solver_node, trajectory_publisher'
+        'solver_node, trajectory_publisher, base_follower'
     )
 
 
@@ -124,6 +131,7 @@ def test_param_options_become_typed_node_parameters():
         'skeleton_node': {'time_constant': 0.2, 'body_frame_id': 'me'},
         'solver_node': {'solver': 'pics', 'eta': 2},
         'trajectory_publisher': {'wait_for_joint_states': False, 'rate': 100},
+        'base_follower': {},
     }
     assert ros_args == ['--ros-args', '-r', '__ns:=/robot']
 
@@ -140,3 +148,34 @@ def test_integer_option_for_a_floating_point_parameter_is_accepted(ros_context):
         assert nodes[2].get_parameter('rate').value == 100.0
     finally:
         destroy_pipeline(nodes)
+
+
+def test_follow_base_adds_the_base_follower_on_the_robot_files_base_topic(ros_context):
+    """
+    ``--robot tiago --follow-base``: base_follower joins the process, following, on TIAGo's topic.
+
+    The options of ``python -m pic_ros teleop --robot tiago --follow-base`` (README), built as
+    ``main`` builds them; ``--admittance`` reaches solver_node; a robot without a mobile base and
+    no ``--base-cmd-topic`` is refused before anything starts.
+    """
+    args, _ = parse_arguments([
+        '--robot', 'tiago', '--follow-base', '--admittance', '--correspondence', 'position',
+        '--param', 'base_follower.base_max_linear_velocity=0.2',
+    ])
+    parameters = node_parameters(args)
+    assert args.follow_base is True and parameters['solver_node']['admittance'] is True
+    topic = base_command_topic(args.robot, args.base_cmd_topic)
+    assert topic == 'mobile_base_controller/cmd_vel_unstamped'
+    nodes = build_pipeline(
+        args.robot, args.source, parameters, context=ros_context, base_cmd_topic=topic
+    )
+    try:
+        follower = nodes[-1]
+        assert follower.get_name() == 'base_follower' and len(nodes) == 4
+        assert follower.get_parameter('follow_base').value is True
+        assert follower.get_parameter('base_max_linear_velocity').value == 0.2
+        assert follower.cmd_vel.topic_name == '/mobile_base_controller/cmd_vel_unstamped'
+        assert nodes[1].get_parameter('admittance').value is True
+    finally:
+        destroy_pipeline(nodes)
+    assert main(['--robot', 'baxter', '--follow-base']) == 2
