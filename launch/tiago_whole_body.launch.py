@@ -69,7 +69,7 @@ def declare_arguments():
                         'config/tiago.yaml)'),
         DeclareLaunchArgument(
             'admittance', default_value='',
-            description="Let a person push the hand: the wrist force drives a variable "
+            description='Let a person push the hand: the wrist force drives a variable '
                         "admittance (empty: solver_node's value in params_file, false)"),
         DeclareLaunchArgument(
             'base_cmd_stamped', default_value='false',
