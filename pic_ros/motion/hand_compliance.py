@@ -18,8 +18,11 @@ Staleness. A force older than ``admittance_force_timeout`` (receive time, the ca
 none at all, counts as zero: when the sensor stops publishing, the hand returns to the imitation
 target instead of holding the last push forever.
 
-Times are passed in; the core reads no clock. Forces must be gravity compensated (the weight of
-the hand and tool removed from the sensor's reading, as the wrist sensor driver's bias does).
+Sign: the force is the one the environment applies on the hand, as a wrist sensor reports it (the
+hand side of the sensor on the sensor): a push toward +x of the sensor frame reads +x, and the
+hand yields toward +x. Forces must be gravity compensated (the weight of the hand and tool
+removed from the sensor's reading, as the wrist sensor driver's bias does). Times are passed in;
+the core reads no clock.
 """
 
 from __future__ import annotations
