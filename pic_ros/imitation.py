@@ -12,6 +12,14 @@ offset in the robot base frame [m]. It is honoured where the wrist target is a p
 the whole-body solver's end-effector task. A shape-only solve (the ``direction``
 correspondence with an arm solver) has no wrist place to shift, so a non-zero offset there is
 refused (:class:`~pic_ros.exceptions.ConfigError`).
+
+Whole-body imitation (``whole_body``, :data:`WHOLE_BODY`): the arms that ride on the robot's torso
+(robot file ``torso``) are solved with the torso by the prioritized inverse kinematics of
+:mod:`pic_ros.solvers.prioritized` (joint limits, torso, end effector, elbow), the torso lift
+following the person's crouch (:mod:`pic_ros.correspondence.torso`, fed the chest height with
+:meth:`RobotImitator.set_chest_height`). The targets ride on the torso: the correspondence's
+targets, anchored at the neutral shoulder, move with the lift target. Off, the torso holds its
+neutral lift, which the arm solvers assume.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 import time
 from types import MappingProxyType
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -31,12 +40,23 @@ from pic_ros.correspondence import (
     RobotArmGeometry,
     TargetKind,
 )
+from pic_ros.correspondence.torso import TorsoTarget
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.skeleton import SkeletonFrame
 from pic_ros.robot.robot import Robot
+from pic_ros.schema import ParameterDef
 from pic_ros.solvers import ArmSolver, ArmSolveResult, make_solver, SolverConfig
+from pic_ros.solvers.prioritized import PrioritizedConfig, PrioritizedSolver, WholeBodyTargets
 
 FloatArray = npt.NDArray[np.float64]
+
+WHOLE_BODY: Final = ParameterDef(
+    'whole_body', False,
+    "Whole-body imitation: solve the arms on the robot's torso (robot file: torso) with the "
+    'torso by prioritized IK (joint limits, torso, end effector, elbow), the torso lift '
+    "following the person's crouch; off: the torso holds its neutral lift",
+)
+"""The solver node's ``whole_body`` (:class:`RobotImitator` ``whole_body``)."""
 
 
 @dataclass(frozen=True)
@@ -57,16 +77,33 @@ class ArmStep:
 
 
 @dataclass(frozen=True)
+class TorsoStep:
+    """
+    The torso in one frame of whole-body imitation.
+
+    :param joint: The torso joint's name.
+    :param value: The solved lift [m] (what the solver node commands).
+    :param target: The lift target from the person's crouch [m], inside the limits.
+    """
+
+    joint: str
+    value: float
+    target: float
+
+
+@dataclass(frozen=True)
 class ImitationStep:
     """
     One frame of imitation.
 
     :param stamp: Skeleton capture time [s].
     :param arms: Per solved arm name; arms whose human arm was not valid are absent.
+    :param torso: The torso, when whole-body imitation solved an arm on it in this frame.
     """
 
     stamp: float
     arms: Mapping[str, ArmStep]
+    torso: TorsoStep | None = None
 
 
 class RobotImitator:
@@ -77,7 +114,11 @@ class RobotImitator:
     :param solver: Solver settings (the same solver for every arm).
     :param mapping: Mapping mode and correspondence; default the robot file's ``mapping``.
     :param arms: Names of the arms to solve, in the robot's arm order; default every arm.
-    :raises ConfigError: If an arm name is not an arm of the robot.
+    :param whole_body: Solve the arms on the torso with it (:data:`WHOLE_BODY`); the other
+        arms keep ``solver``.
+    :param prioritized: Stopping rules of the whole-body solve.
+    :raises ConfigError: If an arm name is not an arm of the robot, or ``whole_body`` is asked
+        of a robot without a torso.
     """
 
     def __init__(
@@ -86,10 +127,18 @@ class RobotImitator:
         solver: SolverConfig,
         mapping: MappingConfig | None = None,
         arms: Sequence[str] | None = None,
+        whole_body: bool = False,
+        prioritized: PrioritizedConfig | None = None,
     ) -> None:
         self.robot = robot
         self.solver_config = solver
         self.mapping_config = mapping if mapping is not None else robot.spec.mapping
+        self.whole_body = bool(WHOLE_BODY.check(whole_body))
+        torso = robot.torso
+        if self.whole_body and torso is None:
+            raise ConfigError(
+                f'whole-body imitation needs a torso; {robot.name} has none (robot file: torso)'
+            )
         if arms is not None:
             unknown = sorted(set(arms) - set(robot.arms))
             if unknown:
@@ -98,6 +147,9 @@ class RobotImitator:
                 )
         self._correspondences: dict[str, Correspondence] = {}
         self._solvers: dict[str, ArmSolver] = {}
+        self._whole_body: dict[str, PrioritizedSolver] = {}
+        self._torso_target: TorsoTarget | None = None
+        self._chest_height: float | None = None
         for name, arm in robot.arms.items():
             if arms is not None and name not in arms:
                 continue
@@ -109,7 +161,12 @@ class RobotImitator:
                 forearm=float(np.linalg.norm(landmarks[3] - landmarks[2])),
             )
             self._correspondences[name] = make_correspondence(self.mapping_config, geometry)
-            self._solvers[name] = make_solver(arm, solver)
+            if self.whole_body and torso is not None and name in torso.spec.arms:
+                self._whole_body[name] = PrioritizedSolver(arm, torso, prioritized)
+                if self._torso_target is None:
+                    self._torso_target = TorsoTarget(torso, float(landmarks[1][2]))
+            else:
+                self._solvers[name] = make_solver(arm, solver)
 
     @property
     def correspondences(self) -> Mapping[str, Correspondence]:
@@ -123,19 +180,60 @@ class RobotImitator:
         :param arm: Arm name.
         :return: Joint values in the arm's joint order [rad] or [m].
         """
+        if arm in self._whole_body:
+            return self._whole_body[arm].q
         return self._solvers[arm].q
+
+    @property
+    def torso_value(self) -> float | None:
+        """Return the torso's current lift [m]: solved when whole-body, else the neutral one."""
+        torso = self.robot.torso
+        if torso is None:
+            return None
+        for solver in self._whole_body.values():
+            return solver.torso_value
+        return torso.neutral
+
+    def landmarks(self, arm: str) -> FloatArray:
+        """
+        Return an arm's landmarks at its current solution and the current torso lift.
+
+        :param arm: Arm name.
+        :return: Root, shoulder, elbow, wrist and tool, shape (5, 3), [m], robot base frame.
+        """
+        if arm in self._whole_body:
+            solver = self._whole_body[arm]
+            return solver.landmarks(solver.q, solver.torso_value)
+        return self.robot.arms[arm].landmarks(self._solvers[arm].q)
+
+    def set_chest_height(self, height: float | None) -> None:
+        """
+        Give the person's chest height for the next frames (whole-body imitation's torso lift).
+
+        :param height: Chest (shoulder midpoint) height along the tracker's z axis [m]
+            (:attr:`pic_ros.human.body_frame.Footprint.height`), or None when unknown (the torso
+            lift target then holds).
+        """
+        self._chest_height = height
 
     def reset(self, q: Mapping[str, npt.ArrayLike] | None = None, person: bool = False) -> None:
         """
         Reset the warm starts (and optionally what was learnt about the person).
 
-        :param q: Warm start per arm name; arms not given go to their neutral pose.
-        :param person: Also forget what the correspondences learnt (e.g. bone lengths).
+        :param q: Warm start per arm name; arms not given go to their neutral pose (the torso to
+            its neutral lift).
+        :param person: Also forget what the correspondences learnt (e.g. bone lengths, the
+            standing chest height).
         """
         for name, solver in self._solvers.items():
             solver.reset(None if q is None else q.get(name))
-            if person:
-                self._correspondences[name].reset()
+        for name, whole in self._whole_body.items():
+            whole.reset(None if q is None else q.get(name))
+        if person:
+            for correspondence in self._correspondences.values():
+                correspondence.reset()
+            if self._torso_target is not None:
+                self._torso_target.reset()
 
     def adopt(self, other: RobotImitator) -> None:
         """
@@ -146,6 +244,7 @@ class RobotImitator:
         for name, correspondence in self._correspondences.items():
             if name in other._correspondences:
                 correspondence.adopt(other._correspondences[name])
+        self._chest_height = other._chest_height
 
     def _offsets(
         self, hand_offsets: Mapping[str, FloatArray] | None
@@ -186,11 +285,33 @@ class RobotImitator:
         """
         offsets = self._offsets(hand_offsets)
         arms: dict[str, ArmStep] = {}
+        lift = None
+        if self._torso_target is not None and frame.frame == 'body':
+            lift = self._torso_target.update(frame.stamp, self._chest_height, frame)
+        torso_solved = None
         for name, correspondence in self._correspondences.items():
             targets = correspondence.place(frame)
             if targets is None:
                 continue
             offset = offsets.get(name)
+            whole = self._whole_body.get(name)
+            if whole is not None and lift is not None:
+                start = time.thread_time()
+                rise = (lift - whole.torso.neutral) * whole.torso.axis
+                targets = targets.moved_to(targets.shoulder + rise)
+                if offset is not None:
+                    targets = targets.with_wrist_offset(offset)
+                outcome = whole.solve(
+                    WholeBodyTargets(lift, targets.shoulder, targets.wrist, targets.elbow)
+                )
+                result = ArmSolveResult(
+                    q=outcome.q, points=None, termination=outcome.termination,
+                    iterations=outcome.iterations, residual=outcome.wrist_error, recovery=None,
+                    octants=None,
+                )
+                arms[name] = ArmStep(targets, result, time.thread_time() - start)
+                torso_solved = TorsoStep(whole.torso.joint, outcome.torso, lift)
+                continue
             if offset is not None:
                 if targets.kind is not TargetKind.POSITION:
                     raise ConfigError(
@@ -202,4 +323,4 @@ class RobotImitator:
             start = time.thread_time()
             result = self._solvers[name].solve(targets)
             arms[name] = ArmStep(targets, result, time.thread_time() - start)
-        return ImitationStep(stamp=frame.stamp, arms=MappingProxyType(arms))
+        return ImitationStep(stamp=frame.stamp, arms=MappingProxyType(arms), torso=torso_solved)

@@ -9,7 +9,8 @@ placement: every tracker looks the same downstream, and the arms are expressed r
 torso, as a robot with a fixed torso must copy them.
 
 :func:`footprint` keeps what the body frame removes: where the person stands and which way they
-face on the tracker's floor plane (the base follower's input).
+face on the tracker's floor plane (the base follower's input), and how high their chest is (the
+torso lift's input, :mod:`pic_ros.correspondence.torso`).
 """
 
 from __future__ import annotations
@@ -93,12 +94,15 @@ class Footprint:
     :param y: Pelvis y, tracker frame [m] (the sensor's left).
     :param heading: Direction the chest faces, about the tracker's z axis from its x axis [rad],
         in (-pi, pi]; a person facing the sensor has a heading near pi.
+    :param height: Chest (shoulder midpoint) height along the tracker's z axis [m], from the
+        tracker's origin (so only its changes mean something); NaN when unknown.
     """
 
     stamp: float
     x: float
     y: float
     heading: float
+    height: float = math.nan
 
 
 def footprint(frame: SkeletonFrame) -> Footprint | None:
@@ -118,7 +122,7 @@ def footprint(frame: SkeletonFrame) -> Footprint | None:
     if not frame.valid[HumanJoint.PELVIS]:
         return None
     try:
-        rotation, _ = body_axes(frame)
+        rotation, chest = body_axes(frame)
     except SkeletonError:
         return None
     forward_x, forward_y = float(rotation[0, 0]), float(rotation[1, 0])
@@ -129,5 +133,5 @@ def footprint(frame: SkeletonFrame) -> Footprint | None:
         return None
     return Footprint(
         stamp=frame.stamp, x=float(pelvis[0]), y=float(pelvis[1]),
-        heading=math.atan2(forward_y, forward_x),
+        heading=math.atan2(forward_y, forward_x), height=float(chest[2]),
     )

@@ -195,16 +195,21 @@ def run_evaluate(args: argparse.Namespace) -> int:
     processing = _processing(args)
     demonstrations = _demonstrations(args)
     records = []
+    whole_body = bool(getattr(args, 'whole_body', False))
     for demonstration, robot, mapping, config in itertools.product(
         demonstrations, robots, mappings, settings
     ):
+        if whole_body and robot.torso is not None and config is not settings[0]:
+            continue  # the arms on the torso take the whole-body solver whatever the setting
         if not args.json and sys.stderr.isatty():
             print(
                 f'  {demonstration.name:>20}  {robot.name:<7} {mapping.correspondence:<10} '
                 f'{setting_label(config.name, config.eta):<10}',
                 end='\r', file=sys.stderr, flush=True,
             )
-        evaluation = EvaluationSettings(processing=processing, mapping=mapping)
+        evaluation = EvaluationSettings(
+            processing=processing, mapping=mapping, whole_body=whole_body
+        )
         records.append(evaluate_one(robot, demonstration, config, evaluation))
     if args.json:
         print(json.dumps(_json_ready({'results': records})))
@@ -449,6 +454,12 @@ def build_parser() -> argparse.ArgumentParser:
         help='head and hand imitation instead of the arms: the estimators and every robot with '
         'a head or grippers on labelled synthetic people, and the hand states on the recordings '
         '(default: the paper recordings; --bag adds others)',
+    )
+    evaluate.add_argument(
+        '--whole-body', action='store_true',
+        help='whole-body imitation (the solver node parameter whole_body): the arms on the '
+        "robot's torso are solved with it by prioritized IK, the torso following the person's "
+        'crouch (the first --solver setting only for them); robots without a torso as usual',
     )
     evaluate.add_argument(
         '--duration', type=float, help='--live: play only the first seconds of each recording'

@@ -24,6 +24,11 @@ What the metrics compare:
   cannot hang an arm straight down) the robot takes the closest shape it can; the elbow and
   direction errors are reported over all frames and over the free frames, and the share of
   frames each joint spends at a limit is reported per joint;
+- whole-body imitation (:attr:`EvaluationSettings.whole_body`, ``evaluate --whole-body``): the
+  arms on the torso are solved with it (:mod:`pic_ros.solvers.prioritized`); the robot's landmarks
+  are taken at the solved torso lift, and the wrist target moves with the lift target (the
+  shoulder rides on the torso), so the wrist error includes any torso miss. The record's solver
+  is ``whole-body`` and it reports the torso's travel;
 - solve time: CPU time of the solving thread per arm solve (joint recovery included), so that
   preemption on a busy machine does not pass for solver cost; percentiles are pooled over every
   solve (records carry a histogram in microseconds so that tables can pool them exactly).
@@ -167,12 +172,16 @@ class Trace:
     :param arms: Per robot arm name.
     :param dropped: Frames the skeleton processing rejected (e.g. no shoulders).
     :param correspondence: Name of the correspondence used.
+    :param torso: Torso lift held after each frame, shape (T,), [m]; None without a torso.
+    :param whole_body: Whether the arms on the torso were solved with it.
     """
 
     stamps: FloatArray
     arms: Mapping[str, ArmTrace]
     dropped: int = 0
     correspondence: str = ''
+    torso: FloatArray | None = None
+    whole_body: bool = False
 
 
 @dataclass(frozen=True)
@@ -183,10 +192,13 @@ class EvaluationSettings:
     :param processing: Human-side smoothing.
     :param mapping: Mapping mode and correspondence; ``None`` uses each robot file's
         ``mapping``.
+    :param whole_body: Solve the arms on the robot's torso with it (robots without a torso are
+        solved as usual).
     """
 
     processing: ProcessingConfig = field(default_factory=ProcessingConfig)
     mapping: MappingConfig | None = None
+    whole_body: bool = False
 
 
 def at_limit(arm: ArmModel, q: npt.ArrayLike) -> BoolArray:
@@ -219,7 +231,8 @@ def run_imitation(
     """
     settings = settings if settings is not None else EvaluationSettings()
     processor = SkeletonProcessor(settings.processing)
-    imitator = RobotImitator(robot, solver, settings.mapping)
+    whole_body = settings.whole_body and robot.torso is not None
+    imitator = RobotImitator(robot, solver, settings.mapping, whole_body=whole_body)
     count = len(demonstration.frames)
     names = list(robot.arms)
     solved = {name: np.zeros(count, dtype=bool) for name in names}
@@ -231,6 +244,7 @@ def run_imitation(
     iterations = {name: np.full(count, -1, dtype=np.int64) for name in names}
     sides = {name: imitator.correspondences[name].human_side for name in names}
     stamps = np.empty(count)
+    torso = np.full(count, np.nan)
     dropped = 0
     for index, frame in enumerate(demonstration.frames):
         stamps[index] = frame.stamp
@@ -239,7 +253,13 @@ def run_imitation(
         except SkeletonError:
             body = None
             dropped += 1
+        if body is not None:
+            imitator.set_chest_height(
+                None if processor.footprint is None else processor.footprint.height
+            )
         step = imitator.step(body) if body is not None else None
+        lift = imitator.torso_value
+        torso[index] = np.nan if lift is None else lift
         for name in names:
             q[name][index] = imitator.q(name)
             arm_step = None if step is None else step.arms.get(name)
@@ -249,7 +269,7 @@ def run_imitation(
             human[name][index] = body.arm(sides[name])
             placed = arm_step.targets
             targets[name][index] = (placed.shoulder, placed.elbow, placed.wrist)
-            landmarks[name][index] = robot.arms[name].landmarks(arm_step.result.q)
+            landmarks[name][index] = imitator.landmarks(name)
             times[name][index] = arm_step.solve_time
             iterations[name][index] = arm_step.result.iterations
     arms = {
@@ -271,6 +291,8 @@ def run_imitation(
         arms=MappingProxyType(arms),
         dropped=dropped,
         correspondence=imitator.mapping_config.correspondence,
+        torso=None if robot.torso is None else torso,
+        whole_body=whole_body,
     )
 
 
@@ -461,6 +483,13 @@ def score(
             limit_share.update(
                 {joint: round(float(share), 4) for joint, share in zip(model.joint_names, shares)}
             )
+    torso_travel = float('nan')
+    if trace.torso is not None and robot.torso is not None:
+        lift = trace.torso
+        violations |= (lift < robot.torso.lower - 1e-9) | (lift > robot.torso.upper + 1e-9)
+        inside = lift[in_segments & np.isfinite(lift)]
+        if inside.size:
+            torso_travel = float(inside.max() - inside.min())
     solve_times = np.concatenate(times) if times else np.zeros(0)
     all_iterations = np.concatenate(iterations) if iterations else np.zeros(0)
     samples = sum(s.samples for s in scores)
@@ -469,8 +498,10 @@ def score(
         'recording': demonstration.name,
         'robot': robot.name,
         'correspondence': trace.correspondence,
-        'solver': solver.name,
-        'eta': solver.eta_label,
+        'solver': 'whole-body' if trace.whole_body else solver.name,
+        'eta': None if trace.whole_body else solver.eta_label,
+        'whole_body': trace.whole_body,
+        'torso_travel_cm': 100.0 * torso_travel,
         'segments': len(scores),
         'frames': int(sum(s.frames for s in scores)),
         'pacc_paper': _mean(s.pacc_paper for s in scores),
