@@ -55,7 +55,12 @@ DOCUMENTED_ARGUMENTS = {
 """Launch arguments each launch file must declare (and no others)."""
 
 INCLUDES = {'tiago_whole_body.launch.py': 'teleop.launch.py'}
-"""Launch files that include another: loaded, they show its arguments too."""
+"""
+Launch files that include another: loaded, they may show its arguments too.
+
+Whether they do depends on whether the included file is found from where the test runs (it is
+named through ``FindPackageShare``): in a colcon workspace it is, from the repository it is not.
+"""
 
 EXTERNAL_EXECUTABLES = {
     ('robot_state_publisher', 'robot_state_publisher'),
@@ -442,9 +447,11 @@ def test_launch_file_loads_and_declares_the_documented_arguments(path, ros_tools
     description = sources.get_launch_description_from_python_launch_file(str(path))
     assert isinstance(description, LaunchDescription)
     arguments = description.get_launch_arguments()
-    expected = set(DOCUMENTED_ARGUMENTS[path.name])
+    names = {argument.name for argument in arguments}
     if path.name in INCLUDES:
-        expected |= DOCUMENTED_ARGUMENTS[INCLUDES[path.name]]
-    assert {argument.name for argument in arguments} == expected
+        own = DOCUMENTED_ARGUMENTS[path.name]
+        assert own <= names <= own | DOCUMENTED_ARGUMENTS[INCLUDES[path.name]]
+    else:
+        assert names == DOCUMENTED_ARGUMENTS[path.name]
     for argument in arguments:
         assert argument.description != 'no description given', argument.name
