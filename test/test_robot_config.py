@@ -206,7 +206,8 @@ REJECTIONS = [
     (
         'unknown key', _set(('colour',), 'red'),
         "baxter.yaml: unknown keys ['colour']; known: "
-        "['arms', 'base_frame', 'grippers', 'head', 'locked_joints', 'mapping', 'name', 'urdf']",
+        "['arms', 'base_frame', 'force_torque_sensors', 'grippers', 'head', 'locked_joints', "
+        "'mapping', 'mobile_base', 'name', 'urdf']",
     ),
     ('empty name', _set(('name',), ''), 'baxter.yaml: name must be a non-empty string'),
     (
