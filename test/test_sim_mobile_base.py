@@ -278,3 +278,18 @@ def test_the_simulated_base_follows_a_walking_person_within_10_cm_and_5_deg(move
     assert all(distance <= 0.10 for distance, _ in errors), errors
     assert all(degrees <= 5.0 for _, degrees in errors), errors
     check_base_limits(np.array(walk.velocities), 0.002)
+
+
+def test_pushes_add_up_unless_a_push_replaces_the_links_earlier_ones(tiago) -> None:
+    """Two 5 N pushes read 10 N; a replacing third leaves its own 5 N."""
+    tiago.step_to(tiago.time + 0.5)
+    start = tiago.time
+    for _ in range(2):
+        tiago.push('wrist_ft_link', (0.0, 0.0, 5.0), 2.0, local=True)
+    tiago.step_to(start + 1.0)
+    assert tiago.wrench('arm').force[2] == pytest.approx(10.0, abs=0.05)
+    tiago.push('wrist_ft_link', (0.0, 0.0, 5.0), 1.0, local=True, replace=True)
+    tiago.step_to(start + 1.95)
+    assert tiago.wrench('arm').force[2] == pytest.approx(5.0, abs=0.05)
+    tiago.step_to(start + 4.0)
+    assert not tiago.pushing

@@ -30,8 +30,8 @@ sensor's topic (TIAGo's ``ft_sensor_controller/wrench``). Both at ``rate``, like
 
 ``sim/push`` (``geometry_msgs/WrenchStamped``) pushes a link: ``header.frame_id`` names it (a body
 of the model, e.g. TIAGo's ``wrist_ft_link``, which carries the hand), the wrench is in that
-link's frame and acts at its origin, for :data:`PUSH_HOLD` after each message (publish
-continuously to push longer).
+link's frame and acts at its origin, for :data:`PUSH_HOLD` after each message; a message replaces
+the previous one on that link (publish continuously to push longer).
 
 With ``render_dir`` set, PNG frames of the robot are written there at ``render_rate`` from a
 background thread (offscreen OpenGL: ``MUJOCO_GL=egl`` or ``osmesa``).
@@ -273,7 +273,7 @@ class SimRobotNode(Node):
         try:
             self.sim.push(
                 message.header.frame_id, (force.x, force.y, force.z), PUSH_HOLD,
-                torque=(torque.x, torque.y, torque.z), local=True,
+                torque=(torque.x, torque.y, torque.z), local=True, replace=True,
             )
         except ConfigError as error:
             self.get_logger().warning(f'sim/push refused: {error}', throttle_duration_sec=2.0)
