@@ -42,6 +42,10 @@ Optional sections drive the head and the grippers (``docs/method.md#head-and-han
         closed: [0.0]
         neutral: [0.025]           # where tracking loss takes it, optional (default: open)
 
+Optional ``mobile_base`` (a differential base: its topics and limits) and
+``force_torque_sensors`` (wrist sensors by arm) sections are described in
+:mod:`pic_ros.robot.mobile_base`; the simulation uses them.
+
 Without ``acceleration_limits`` an arm (the head, a gripper) gets
 :data:`ACCELERATION_PER_VELOCITY` times its URDF velocity limits, and without ``jerk_limits``
 :data:`JERK_PER_ACCELERATION` times its acceleration limits
