@@ -53,6 +53,10 @@ moved by the whole-body solver (:mod:`pic_ros.solvers.prioritized`) when it is o
       arms: [arm]                  # the arms riding on it, optional (default: every arm)
       velocity_limits: [0.07]      # [m/s], optional, like the other groups' limits
 
+Optional ``mobile_base`` (a differential base: its topics and limits) and
+``force_torque_sensors`` (wrist sensors by arm) sections are described in
+:mod:`pic_ros.robot.mobile_base`; the simulation uses them.
+
 Without ``acceleration_limits`` an arm (the head, a gripper) gets
 :data:`ACCELERATION_PER_VELOCITY` times its URDF velocity limits, and without ``jerk_limits``
 :data:`JERK_PER_ACCELERATION` times its acceleration limits

@@ -19,6 +19,20 @@ and reason) and changes nothing. ``/diagnostics`` carries, per controller, the a
 since the previous report), and for the simulation the real-time factor of the physics, the
 joint_states rate and the frame recorder's figures.
 
+A robot file with ``mobile_base`` (:mod:`pic_ros.robot.mobile_base`) adds the base's interface of
+the real robot: the node subscribes its velocity command topic (``geometry_msgs/Twist``, a relative
+name: TIAGo's ``mobile_base_controller/cmd_vel_unstamped``) and publishes ``nav_msgs/Odometry`` on
+its odometry topic (TIAGo's ``mobile_base_controller/odom``; frame the file's ``odom_frame``, child
+its ``base_frame``; pose and velocity, no covariance; no TF is broadcast). With
+``force_torque_sensors`` it publishes each wrist's wrench (``geometry_msgs/WrenchStamped``, frame
+the sensor link, gravity of the hand compensated: :mod:`pic_ros.sim.mujoco_robot`) on the
+sensor's topic (TIAGo's ``ft_sensor_controller/wrench``). Both at ``rate``, like joint_states.
+
+``sim/push`` (``geometry_msgs/WrenchStamped``) pushes a link: ``header.frame_id`` names it (a body
+of the model, e.g. TIAGo's ``wrist_ft_link``, which carries the hand), the wrench is in that
+link's frame and acts at its origin, for :data:`PUSH_HOLD` after each message; a message replaces
+the previous one on that link (publish continuously to push longer).
+
 With ``render_dir`` set, PNG frames of the robot are written there at ``render_rate`` from a
 background thread (offscreen OpenGL: ``MUJOCO_GL=egl`` or ``osmesa``).
 """
@@ -33,6 +47,9 @@ from typing import Any
 
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticStatus
+from geometry_msgs.msg import Twist, WrenchStamped
+from nav_msgs.msg import Odometry
+from pic_ros.exceptions import ConfigError
 from pic_ros.ros.conversions import status_to_msg, time_from_msg, time_to_msg
 from pic_ros.ros.diagnostics import DiagnosticsReporter, RateMeter
 from pic_ros.ros.parameters import declare_parameters, validation_callback, Values
@@ -63,6 +80,9 @@ PARAMETERS = SIM_ROBOT
 
 MAX_CATCH_UP = 0.1
 """Most simulated time one update may step [s]; a longer stall is dropped (time slips)."""
+
+PUSH_HOLD = 0.1
+"""How long one ``sim/push`` message pushes [s] (simulation time)."""
 
 LOG_THROTTLE = 2.0
 """Shortest interval between two logs of the same rejection reason of a controller [s]."""
@@ -133,6 +153,18 @@ class SimRobotNode(Node):
                 lambda message, name=controller: self._on_trajectory(name, message), reliable,
             )
         self._joint_states = self.create_publisher(JointState, 'joint_states', reliable)
+        base = self.sim.mobile_base
+        self._odometry: Any = None
+        if base is not None:
+            self.create_subscription(Twist, base.command_topic, self._on_base_command, reliable)
+            self._odometry = self.create_publisher(Odometry, base.odometry_topic, reliable)
+        self._wrenches = {
+            arm: self.create_publisher(WrenchStamped, sensor.topic, reliable)
+            for arm, sensor in self.sim.robot.spec.force_torque_sensors.items()
+        }
+        self.create_subscription(WrenchStamped, 'sim/push', self._on_push, reliable)
+        self.pushes = 0
+        self.base_commands = 0
         self._clock_publisher = (
             self.create_publisher(ClockMessage, '/clock', QoSProfile(depth=10))
             if self._publish_clock else None
@@ -163,6 +195,11 @@ class SimRobotNode(Node):
             f'{self.sim.robot.name}: following {topics}; publishing joint_states at '
             f'{self._values["rate"]:g} Hz (servo lag {self.sim.config.tracking_lag * 1e3:.0f} ms)'
         )
+        if base is not None:
+            self.get_logger().info(
+                f'mobile base: commands on {base.command_topic}, odometry on '
+                f'{base.odometry_topic}'
+            )
 
     def _wall_now(self) -> float:
         return self._steady.now().nanoseconds * 1e-9
@@ -220,6 +257,58 @@ class SimRobotNode(Node):
             f'{controller}: rejected trajectory ({verdict.status.value}): {verdict.detail}{more}'
         )
 
+    def _on_base_command(self, message: Twist) -> None:
+        self._advance()
+        try:
+            self.sim.command_base(message.linear.x, message.angular.z)
+        except ConfigError as error:
+            self.get_logger().warning(f'base command refused: {error}', throttle_duration_sec=2.0)
+            return
+        self.base_commands += 1
+
+    def _on_push(self, message: WrenchStamped) -> None:
+        self._advance()
+        force = message.wrench.force
+        torque = message.wrench.torque
+        try:
+            self.sim.push(
+                message.header.frame_id, (force.x, force.y, force.z), PUSH_HOLD,
+                torque=(torque.x, torque.y, torque.z), local=True, replace=True,
+            )
+        except ConfigError as error:
+            self.get_logger().warning(f'sim/push refused: {error}', throttle_duration_sec=2.0)
+            return
+        self.pushes += 1
+
+    def _publish_base_and_wrenches(self, stamp: Time) -> None:
+        base = self.sim.mobile_base
+        if base is not None and self._odometry is not None:
+            pose = self.sim.base_pose()
+            linear, angular = self.sim.base_velocity()
+            odometry = Odometry()
+            odometry.header.stamp = stamp
+            odometry.header.frame_id = base.odom_frame
+            odometry.child_frame_id = self.sim.robot.base_frame
+            odometry.pose.pose.position.x = pose.x
+            odometry.pose.pose.position.y = pose.y
+            odometry.pose.pose.orientation.z = math.sin(pose.yaw / 2.0)
+            odometry.pose.pose.orientation.w = math.cos(pose.yaw / 2.0)
+            odometry.twist.twist.linear.x = linear
+            odometry.twist.twist.angular.z = angular
+            self._odometry.publish(odometry)
+        for arm, publisher in self._wrenches.items():
+            wrench = self.sim.wrench(arm)
+            message = WrenchStamped()
+            message.header.stamp = stamp
+            message.header.frame_id = self.sim.wrench_sensors[arm]
+            message.wrench.force.x, message.wrench.force.y, message.wrench.force.z = (
+                float(value) for value in wrench.force
+            )
+            message.wrench.torque.x, message.wrench.torque.y, message.wrench.torque.z = (
+                float(value) for value in wrench.torque
+            )
+            publisher.publish(message)
+
     def _on_render_tick(self) -> None:
         recorder = self._recorder
         if recorder is None:
@@ -246,6 +335,7 @@ class SimRobotNode(Node):
         message.position = [positions[name] for name in self._names]
         message.velocity = [velocities[name] for name in self._names]
         self._joint_states.publish(message)
+        self._publish_base_and_wrenches(stamp)
         self._published.tick()
         if self._clock_publisher is not None:
             self._clock_publisher.publish(ClockMessage(clock=stamp))
@@ -285,6 +375,11 @@ class SimRobotNode(Node):
             'joint_states_rate [Hz]': f'{rate:.1f}',
             'joint_states_published': self._published.total,
         }
+        if self.sim.mobile_base is not None:
+            pose = self.sim.base_pose()
+            values['base_commands'] = self.base_commands
+            values['base_pose [m, m, rad]'] = f'{pose.x:.3f}, {pose.y:.3f}, {pose.yaw:.3f}'
+        values['pushes'] = self.pushes
         level = DiagnosticStatus.OK
         if self._slipped > 0.0:
             level = DiagnosticStatus.WARN

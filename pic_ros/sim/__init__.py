@@ -6,9 +6,10 @@ Simulation: MuJoCo physics of the project's URDFs, driven like ros2_control's JT
 this package does not need mujoco.
 """
 
+from pic_ros.sim.base_drive import BaseDrive
 from pic_ros.sim.config import SimConfig
 from pic_ros.sim.frame_recorder import FrameRecorder
-from pic_ros.sim.mujoco_robot import Capsule, SimRobot
+from pic_ros.sim.mujoco_robot import Capsule, SimRobot, Wrench
 from pic_ros.sim.offscreen import RenderError
 from pic_ros.sim.trajectory import (
     FollowerConfig,
@@ -22,6 +23,7 @@ from pic_ros.sim.trajectory import (
 )
 
 __all__ = [
+    'BaseDrive',
     'Capsule',
     'FollowerConfig',
     'FrameRecorder',
@@ -35,4 +37,5 @@ __all__ = [
     'TrajectoryStatus',
     'Verdict',
     'Waypoint',
+    'Wrench',
 ]

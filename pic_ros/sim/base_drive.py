@@ -67,7 +67,7 @@ class BaseDrive:
 
     def command(self, now: float, linear: float, angular: float) -> None:
         """
-        Take a velocity command (a Twist's ``linear.x`` and ``angular.z``).
+        Take a velocity command: a Twist's ``linear.x`` and ``angular.z``.
 
         :param now: Simulation time of arrival [s].
         :param linear: Forward speed [m/s].

@@ -445,11 +445,12 @@ class SimRobot:
         torque: npt.ArrayLike = (0.0, 0.0, 0.0),
         point: npt.ArrayLike = (0.0, 0.0, 0.0),
         local: bool = False,
+        replace: bool = False,
     ) -> None:
         """
         Push a link with an external force (and torque) for a while, from now.
 
-        Pushes add up; each ends on its own.
+        Pushes add up, each ending on its own, unless ``replace`` ends the link's earlier ones.
 
         :param link: A link that is a body of the model (one with a joint, or a sensor link).
         :param force: Force, shape (3,), [N].
@@ -457,6 +458,7 @@ class SimRobot:
         :param torque: Torque, shape (3,), [N m].
         :param point: Where the force acts, in the link's frame, shape (3,), [m].
         :param local: Force and torque in the link's frame (they turn with it); else world frame.
+        :param replace: End the pushes on this link first (a stream of pushes, each the latest).
         :raises ConfigError: If the link is not a body of the model or a value is invalid.
         """
         model = self._model
@@ -467,8 +469,11 @@ class SimRobot:
         values = [np.asarray(value, dtype=float) for value in (force, torque, point)]
         if any(value.shape != (3,) or not np.all(np.isfinite(value)) for value in values):
             raise ConfigError('push force, torque and point must be 3 finite numbers each')
+        body = int(model.body(link).id)
+        if replace:  # the new push on the same body clears its xfrc_applied row first
+            self._pushes = [push for push in self._pushes if push.body != body]
         self._pushes.append(_Push(
-            body=int(model.body(link).id), force=values[0], torque=values[1], point=values[2],
+            body=body, force=values[0], torque=values[1], point=values[2],
             local=local, until=self.time + duration,
         ))
 
