@@ -108,6 +108,7 @@ def build_pipeline(
     except BaseException:
         destroy_pipeline(nodes)
         raise
+    skeleton.add_handler(lambda _frame: solver.set_chest_height(skeleton.chest_height))
     skeleton.add_handler(solver.handle_skeleton)
     solver.add_handler(trajectory.handle_targets)
     return nodes

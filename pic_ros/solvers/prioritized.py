@@ -123,7 +123,8 @@ class WholeBodyResult(NamedTuple):
     :param q: Arm joint values, arm order, inside the working range [rad] or [m].
     :param torso: Torso lift, inside its limits [m].
     :param torso_error: |torso target (clamped) - torso| [m].
-    :param wrist_error: Wrist landmark distance to its target [m].
+    :param wrist_error: Wrist landmark distance to the end-effector task's goal (the target
+        at the person's reach from the robot's shoulder, see the module) [m].
     :param elbow_error: Elbow landmark distance to its target [m] (NaN without an elbow task).
     :param iterations: Differential steps done.
     :param termination: ``CONVERGED`` (every task within the tolerance), ``STALLED`` (the step
@@ -357,7 +358,9 @@ class PrioritizedSolver:
             q=self._q.copy(),
             torso=self._torso,
             torso_error=abs(torso_target - self._torso),
-            wrist_error=float(np.linalg.norm(wrist_target - np.array(wrist))),
+            wrist_error=float(np.linalg.norm(
+                _reach_goal(wrist_target, positions[shoulder_index], reach) - np.array(wrist)
+            )),
             elbow_error=(
                 float('nan') if elbow_target is None
                 else float(np.linalg.norm(elbow_target - np.array(elbow)))
