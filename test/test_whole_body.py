@@ -127,7 +127,7 @@ def test_hand_offset_is_refused_where_it_cannot_be_honoured(tiago):
 
 @pytest.fixture(scope='module')
 def tiago_arm(tiago):
-    """TIAGo's arm and torso."""
+    """Return the arm and the torso of TIAGo."""
     return tiago.arms['arm'], tiago.torso
 
 
@@ -262,7 +262,7 @@ def test_prioritized_config_refuses_bad_values():
 
 
 def _standing_then_crouching(scale: float, camera: float, drop: float) -> list:
-    """A person of size ``scale`` stands 10 s, then crouches by ``drop * scale`` metres."""
+    """Make a person of size ``scale`` stand 10 s, then crouch by ``drop * scale`` metres."""
     points = np.array(BODY) * scale
     samples = []
     for index in range(600):
@@ -363,7 +363,7 @@ def test_evaluate_with_the_torso_on_a_few_seconds_of_a_recording(shared_data, ca
 
 
 def test_the_simulated_torso_holds_its_neutral_and_follows_a_command(tiago):
-    """MuJoCo drives TIAGo's torso on torso_controller: it holds 0.15 m, then goes where told."""
+    """The simulated torso (torso_controller) holds 0.15 m, then goes where it is told."""
     pytest.importorskip('mujoco')
     from pic_ros.sim import SimRobot, Trajectory, Waypoint
 
