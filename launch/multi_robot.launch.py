@@ -43,6 +43,7 @@ from pic_ros.ros.launch_support import LaunchAbort, stop_launch_when_exits
 PACKAGE = 'pic_ros'
 DEFAULT_ROBOTS = ('baxter', 'yumi', 'tiago')
 SHARED_SKELETON = '/skeleton'
+SHARED_CHEST = '/chest'
 
 
 def declare_arguments():
@@ -121,7 +122,7 @@ def launch_setup(context):
         package=PACKAGE, executable='skeleton_node', name='skeleton_node', namespace='/',
         parameters=[parameter_file, skeleton_values],
         remappings=[('body_tracking_data', LaunchConfiguration('input_topic')),
-                    ('skeleton', SHARED_SKELETON)],
+                    ('skeleton', SHARED_SKELETON), ('chest', SHARED_CHEST)],
         output='screen',
     )
     actions = [skeleton, _essential(skeleton, 'skeleton_node')]
@@ -131,7 +132,7 @@ def launch_setup(context):
             'solver_node': Node(
                 package=PACKAGE, executable='solver_node', name='solver_node',
                 parameters=[parameter_file, overrides[robot]['solver_node']],
-                remappings=[('skeleton', SHARED_SKELETON)],
+                remappings=[('skeleton', SHARED_SKELETON), ('chest', SHARED_CHEST)],
                 output='screen',
             ),
             'trajectory_publisher': Node(

@@ -216,19 +216,24 @@ class RobotImitator:
         """
         self._chest_height = height
 
-    def reset(self, q: Mapping[str, npt.ArrayLike] | None = None, person: bool = False) -> None:
+    def reset(
+        self,
+        q: Mapping[str, npt.ArrayLike] | None = None,
+        person: bool = False,
+        torso: float | None = None,
+    ) -> None:
         """
         Reset the warm starts (and optionally what was learnt about the person).
 
-        :param q: Warm start per arm name; arms not given go to their neutral pose (the torso to
-            its neutral lift).
+        :param q: Warm start per arm name; arms not given go to their neutral pose.
         :param person: Also forget what the correspondences learnt (e.g. bone lengths, the
             standing chest height).
+        :param torso: Warm start of the torso lift [m] (whole-body); default its neutral lift.
         """
         for name, solver in self._solvers.items():
             solver.reset(None if q is None else q.get(name))
         for name, whole in self._whole_body.items():
-            whole.reset(None if q is None else q.get(name))
+            whole.reset(None if q is None else q.get(name), torso)
         if person:
             for correspondence in self._correspondences.values():
                 correspondence.reset()

@@ -94,8 +94,8 @@ class TorsoTarget:
                               f'{torso.axis.tolist()} in the base frame)')
         check_number('robot shoulder height', shoulder_height, 1e-3, 10.0)
         self._robot_trunk = shoulder_height / SHOULDER_HEIGHT_PER_TRUNK
-        self._heights: deque[tuple[float, float]] = deque()
-        self._trunks: deque[tuple[float, float]] = deque()
+        self._heights: tuple[deque[float], deque[float]] = (deque(), deque())  # stamps, values
+        self._trunks: tuple[deque[float], deque[float]] = (deque(), deque())
         self._last_stamp: float | None = None
         self._lift = torso.neutral
 
@@ -106,8 +106,9 @@ class TorsoTarget:
 
     def reset(self) -> None:
         """Forget the person (reference, trunk length) and go back to the neutral lift."""
-        self._heights.clear()
-        self._trunks.clear()
+        for samples in (self._heights, self._trunks):
+            samples[0].clear()
+            samples[1].clear()
         self._last_stamp = None
         self._lift = self.torso.neutral
 
@@ -117,13 +118,12 @@ class TorsoTarget:
 
         :return: The drop [-] (0 when standing), or None before any chest height and trunk.
         """
-        if not self._heights or not self._trunks:
+        heights, trunks = self._heights[1], self._trunks[1]
+        if not heights or not trunks:
             return None
-        heights = np.fromiter((h for _, h in self._heights), dtype=float)
-        trunks = np.fromiter((t for _, t in self._trunks), dtype=float)
-        reference = float(np.percentile(heights, self.config.percentile))
-        trunk = float(np.median(trunks))
-        drop = (reference - self._heights[-1][1]) / trunk
+        reference = float(np.percentile(np.array(heights), self.config.percentile))
+        trunk = float(np.median(np.array(trunks)))
+        drop = (reference - heights[-1]) / trunk
         return max(0.0, drop - self.config.dead_zone)
 
     def update(self, stamp: float, chest_height: float | None, frame: SkeletonFrame) -> float:
@@ -143,12 +143,15 @@ class TorsoTarget:
         if frame.valid[HumanJoint.PELVIS]:
             trunk = float(np.linalg.norm(frame.positions[HumanJoint.PELVIS]))
             if math.isfinite(trunk) and trunk >= MIN_BONE_LENGTH:
-                self._trunks.append((stamp, trunk))
+                self._trunks[0].append(stamp)
+                self._trunks[1].append(trunk)
         if chest_height is not None and math.isfinite(chest_height):
-            self._heights.append((stamp, float(chest_height)))
-        for samples in (self._heights, self._trunks):
-            while samples and samples[0][0] < stamp - self.config.window:
-                samples.popleft()
+            self._heights[0].append(stamp)
+            self._heights[1].append(float(chest_height))
+        for stamps, values in (self._heights, self._trunks):
+            while stamps and stamps[0] < stamp - self.config.window:
+                stamps.popleft()
+                values.popleft()
         drop = self.relative_drop()
         if drop is None or chest_height is None or not math.isfinite(chest_height):
             return self._lift

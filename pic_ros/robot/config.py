@@ -223,7 +223,7 @@ class TorsoSpec:
 
     @property
     def joints(self) -> tuple[str, ...]:
-        """Return the torso joints (the one joint), as the other groups list theirs."""
+        """Return the one torso joint in a tuple, as the other groups list their joints."""
         return (self.joint,)
 
 

@@ -12,7 +12,7 @@ import math
 
 from builtin_interfaces.msg import Duration, Time
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
-from geometry_msgs.msg import Point, Pose, PoseArray, PoseStamped, Twist
+from geometry_msgs.msg import Point, PointStamped, Pose, PoseArray, PoseStamped, Twist
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import SkeletonError
@@ -155,6 +155,23 @@ def footprint_to_msg(footprint: Footprint, frame_id: str) -> PoseStamped:
     message.pose.position.x, message.pose.position.y = footprint.x, footprint.y
     message.pose.orientation.z = math.sin(0.5 * footprint.heading)
     message.pose.orientation.w = math.cos(0.5 * footprint.heading)
+    return message
+
+
+def chest_to_msg(footprint: Footprint, frame_id: str) -> PointStamped:
+    """
+    Convert the chest height of a footprint to the ``chest`` topic's PointStamped.
+
+    :param footprint: The footprint (its pelvis x-y and chest height, tracker frame).
+    :param frame_id: Name of the tracker frame.
+    :return: The point (pelvis x, pelvis y, chest height) [m]; z is what whole-body imitation
+        uses.
+    """
+    message = PointStamped()
+    message.header.stamp = time_to_msg(footprint.stamp)
+    message.header.frame_id = frame_id
+    message.point.x, message.point.y = footprint.x, footprint.y
+    message.point.z = footprint.height
     return message
 
 

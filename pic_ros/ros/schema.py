@@ -19,6 +19,7 @@ from pic_ros.head_and_hands import HEAD_AND_HANDS_PARAMETERS
 from pic_ros.human.front_end import RESTART_AFTER
 from pic_ros.human.hands import HAND_PARAMETERS
 from pic_ros.human.processing import SMOOTHING, TIME_CONSTANT
+from pic_ros.imitation import WHOLE_BODY
 from pic_ros.motion.base_following import BASE_FOLLOWING_PARAMETERS
 from pic_ros.motion.commander import COMMANDER_PARAMETERS
 from pic_ros.motion.hand_compliance import HAND_COMPLIANCE_PARAMETERS
@@ -82,7 +83,7 @@ SKELETON_NODE: Final = ParameterTable('skeleton_node', (
 """``skeleton_node``: tracker in, body-frame skeleton out."""
 
 SOLVER_NODE: Final = ParameterTable('solver_node', (
-    ROBOT, SOLVER_PARAMETERS[:2], ARMS, MAPPING_PARAMETERS, SOLVER_PARAMETERS[2:],
+    ROBOT, SOLVER_PARAMETERS[:2], ARMS, MAPPING_PARAMETERS, SOLVER_PARAMETERS[2:], WHOLE_BODY,
     HEAD_AND_HANDS_PARAMETERS, HAND_PARAMETERS, HAND_COMPLIANCE_PARAMETERS, DIAGNOSTICS_PERIOD,
 ))
 """``solver_node``: skeleton in, joint targets out."""
@@ -133,6 +134,7 @@ LAUNCH_ARGUMENTS: Final = (
     ('solver_node', 'mapping'),
     ('solver_node', 'correspondence'),
     ('solver_node', 'user_profile'),
+    ('solver_node', 'whole_body'),
     ('solver_node', 'admittance'),
     ('skeleton_node', 'udp_address'),
     ('skeleton_node', 'udp_port'),

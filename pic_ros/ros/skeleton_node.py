@@ -18,8 +18,10 @@ body selection, checks with counted drop reasons, smoothing, body frame). Publis
 ``skeleton_markers`` (RViz, at most ``marker_rate``) and ``body_pose``
 (``geometry_msgs/PoseStamped`` in ``tracker_frame_id``: the person's footprint, pelvis on the
 tracker's x-y plane turned to the chest's heading, which the body frame removes; for
-``base_follower``). Empty arrays and lost bodies publish nothing: downstream, the trajectory
-publisher holds and the base follower stops.
+``base_follower``) and ``chest`` (``geometry_msgs/PointStamped`` in ``tracker_frame_id``: z is
+the chest's height, which the body frame removes too; for the solver node's whole-body torso).
+Empty arrays and lost bodies publish nothing: downstream, the trajectory publisher holds and the
+base follower stops.
 """
 
 from __future__ import annotations
@@ -30,10 +32,11 @@ import time
 from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticStatus
-from geometry_msgs.msg import PoseArray, PoseStamped
+from geometry_msgs.msg import PointStamped, PoseArray, PoseStamped
 from pic_ros.human.front_end import FrontEndConfig, SkeletonFrontEnd
 from pic_ros.human.skeleton import SkeletonFrame
 from pic_ros.ros.conversions import (
+    chest_to_msg,
     footprint_to_msg,
     marker_positions_from_raw,
     skeleton_markers_to_msg,
@@ -92,6 +95,7 @@ class SkeletonNode(Node):
         self._skeleton_pub = self.create_publisher(PoseArray, 'skeleton', reliable)
         self._markers_pub = self.create_publisher(MarkerArray, 'skeleton_markers', reliable)
         self._footprint_pub = self.create_publisher(PoseStamped, 'body_pose', reliable)
+        self._chest_pub = self.create_publisher(PointStamped, 'chest', reliable)
         if self._tracker.transport is Transport.UDP:
             self._start_udp()
         else:
@@ -107,6 +111,12 @@ class SkeletonNode(Node):
         self.get_logger().info(
             f'tracking {self._tracker.name}; publishing {self._skeleton_pub.topic_name}'
         )
+
+    @property
+    def chest_height(self) -> float | None:
+        """Return the chest height of the last accepted skeleton, tracker frame [m], or None."""
+        footprint = self._front.processor.footprint
+        return None if footprint is None else footprint.height
 
     def add_handler(self, handler: SkeletonHandler) -> None:
         """
@@ -212,10 +222,11 @@ class SkeletonNode(Node):
         if self._skeleton_pub.get_subscription_count() > 0:
             self._skeleton_pub.publish(skeleton_to_msg(result, frame_id))
         footprint = self._front.processor.footprint
+        tracker_frame = str(self._values['tracker_frame_id'])
         if footprint is not None and self._footprint_pub.get_subscription_count() > 0:
-            self._footprint_pub.publish(
-                footprint_to_msg(footprint, str(self._values['tracker_frame_id']))
-            )
+            self._footprint_pub.publish(footprint_to_msg(footprint, tracker_frame))
+        if footprint is not None and self._chest_pub.get_subscription_count() > 0:
+            self._chest_pub.publish(chest_to_msg(footprint, tracker_frame))
         rate = float(self._values['marker_rate'])
         if rate > 0.0 and self._markers_pub.get_subscription_count() > 0:
             now = time.monotonic()

@@ -2,9 +2,11 @@
 solver_node: the person's skeleton in, the robot's joint targets out (one node per robot).
 
 Subscribes ``skeleton`` (``geometry_msgs/PoseArray`` in the body-centred human frame, from
-skeleton_node) and publishes ``joint_targets`` (``sensor_msgs/JointState``: the solved arms'
-joints, then the head and gripper joints the robot file configures, positions inside the URDF
-limits, stamp copied from the skeleton). The robot, its arms, head, grippers,
+skeleton_node) and ``chest`` (``geometry_msgs/PointStamped``, tracker frame, from skeleton_node:
+z is the person's chest height, the input of whole-body imitation's torso lift) and publishes
+``joint_targets`` (``sensor_msgs/JointState``: the solved arms' joints, the torso joint when
+``whole_body`` solved it, then the head and gripper joints the robot file configures, positions
+inside the URDF limits, stamp copied from the skeleton). The robot, its arms, head, grippers,
 landmarks and neutral pose come from ``config/<robot>.yaml`` and ``urdf/<robot>.urdf``; the solver
 (FABRIK, PIC, PICs(η)), the mapping, the correspondence and the stopping rules are parameters,
 changeable at run time (a change keeps each arm's warm start and what was learnt of the person).
@@ -36,7 +38,7 @@ import threading
 from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticStatus
-from geometry_msgs.msg import PoseArray, WrenchStamped
+from geometry_msgs.msg import PointStamped, PoseArray, WrenchStamped
 import numpy as np
 from pic_ros.correspondence import Calibrator, MappingConfig
 from pic_ros.exceptions import ConfigError, PicRosError, SkeletonError
@@ -97,6 +99,7 @@ class SolverNode(Node):
         self._imitator = self._make_imitator(self._values)  # refuses unknown arms
         self._head_hands = self._make_head_hands(self._values)
         self._head_targets = 0
+        self._torso_targets = 0
         self._hand_changes = 0
         self._hand_states: dict[str, str] = {}
         self._calibrator = Calibrator()
@@ -115,6 +118,7 @@ class SolverNode(Node):
             self.create_subscription(
                 PoseArray, 'skeleton', self._on_skeleton, qos_profile_sensor_data
             )
+            self.create_subscription(PointStamped, 'chest', self._on_chest, reliable)
         self.add_on_set_parameters_callback(
             validation_callback(self, PARAMETERS, self._values, self._apply)
         )
@@ -152,7 +156,20 @@ class SolverNode(Node):
             SolverConfig.from_parameters(values),
             MappingConfig.from_parameters(values),
             arms=self._arms,
+            whole_body=bool(values['whole_body']),
         )
+
+    def set_chest_height(self, height: float | None) -> None:
+        """
+        Give the person's chest height for whole-body imitation (the in-process teleop).
+
+        :param height: Chest height along the tracker's z axis [m], or None when unknown.
+        """
+        with self._lock:
+            self._imitator.set_chest_height(height)
+
+    def _on_chest(self, message: PointStamped) -> None:
+        self.set_chest_height(float(message.point.z))
 
     def _make_head_hands(self, values: Values) -> HeadAndHandsImitator:
         return HeadAndHandsImitator(
@@ -184,7 +201,10 @@ class SolverNode(Node):
             if compliance is not None and self._compliance is not None:
                 compliance.adopt(self._compliance)
             self._compliance = compliance
-            imitator.reset({name: self._imitator.q(name) for name in self._arms})
+            imitator.reset(
+                {name: self._imitator.q(name) for name in self._arms},
+                torso=self._imitator.torso_value,
+            )
             imitator.adopt(self._imitator)
             self._imitator = imitator
             head_hands.adopt(self._head_hands)
@@ -296,6 +316,10 @@ class SolverNode(Node):
                 positions += arm_step.result.q.tolist()
                 self._times.append(arm_step.solve_time)
                 self._terminations[arm_step.result.termination.value] += 1
+            if step.torso is not None:
+                names.append(step.torso.joint)
+                positions.append(step.torso.value)
+                self._torso_targets += 1
             extra_names, extra_positions = extra.joint_targets(self.robot)
             names += extra_names
             positions += extra_positions
@@ -334,6 +358,8 @@ class SolverNode(Node):
                 for key, value in correspondence.status().items():
                     values[f'{key}_{name}'] = value
             values['calibration_pose_held_s'] = round(self._calibrator.held(), 2)
+            values['whole_body'] = self._imitator.whole_body
+            values['torso_targets'] = self._torso_targets
             values['head_targets'] = self._head_targets
             for side, state in sorted(self._hand_states.items()):
                 values[f'hand_{side}'] = state

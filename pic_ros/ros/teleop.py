@@ -10,7 +10,8 @@ RViz and debugging.
 Run it with ``ros2 run pic_ros teleop`` (parameters by ``--ros-args -p node:name:=value``) or
 ``python -m pic_ros teleop --robot baxter --source azure_kinect``.
 
-``--follow-base`` adds ``base_follower`` to the process (the person's walking drives the mobile
+``--whole-body`` solves the torso with the arm (solver_node's ``whole_body``); ``--follow-base``
+adds ``base_follower`` to the process (the person's walking drives the mobile
 base on ``--base-cmd-topic``; off by default, a moving base is opt-in); ``--admittance`` lets a
 person push the hand (solver_node's ``admittance``, read from ``<arm>/wrist_wrench``).
 """
@@ -132,6 +133,7 @@ def build_pipeline(
     except BaseException:
         destroy_pipeline(nodes)
         raise
+    skeleton.add_handler(lambda _frame: solver.set_chest_height(skeleton.chest_height))
     skeleton.add_handler(solver.handle_skeleton)
     solver.add_handler(trajectory.handle_targets)
     return nodes
@@ -150,7 +152,7 @@ def destroy_pipeline(nodes: Sequence[Node]) -> None:
         node.destroy_node()
 
 
-SOLVER_OPTIONS = ('solver', 'eta', 'mapping', 'correspondence', 'admittance')
+SOLVER_OPTIONS = ('solver', 'eta', 'mapping', 'correspondence', 'whole_body', 'admittance')
 """solver_node parameters that have their own option (``--solver pics``)."""
 
 

@@ -66,16 +66,21 @@ class PrioritizedConfig:
     :param tolerance: The torso, wrist and elbow tasks are met when each is this close [m].
     :param min_step: A step whose largest joint change is below this [rad] or [m] means the
         lower tasks are as close as the higher ones and the limits let them be (stalled).
-    :param damping: Damping of the pseudo-inverses [m]: steps shrink near singularities.
+    :param damping: Damping of the torso and end-effector pseudo-inverses [m]: steps shrink
+        near singularities.
+    :param elbow_damping: Damping of the elbow task [m], larger: near the straight arm the
+        upper-arm roll hardly moves the elbow, and a lightly damped posture task would swing it
+        far for millimetres.
     :param max_step: Largest joint change per step [rad] or [m] (keeps the linearization valid).
     :param max_error: Largest task error used per step [m] (a far target is approached in
         bounded steps).
     """
 
-    max_iterations: int = 30
+    max_iterations: int = 10
     tolerance: float = 1e-4
-    min_step: float = 1e-5
-    damping: float = 0.01
+    min_step: float = 1e-3
+    damping: float = 0.03
+    elbow_damping: float = 0.1
     max_step: float = 0.3
     max_error: float = 0.1
 
@@ -89,6 +94,7 @@ class PrioritizedConfig:
         check_number('tolerance', self.tolerance, 1e-9, 0.1)
         check_number('min_step', self.min_step, 1e-12, 0.1)
         check_number('damping', self.damping, 0.0, 1.0)
+        check_number('elbow_damping', self.elbow_damping, 0.0, 1.0)
         check_number('max_step', self.max_step, 1e-3, math.pi)
         check_number('max_error', self.max_error, 1e-3, 10.0)
 
@@ -117,7 +123,8 @@ class WholeBodyResult(NamedTuple):
     :param q: Arm joint values, arm order, inside the working range [rad] or [m].
     :param torso: Torso lift, inside its limits [m].
     :param torso_error: |torso target (clamped) - torso| [m].
-    :param wrist_error: Wrist landmark distance to its target [m].
+    :param wrist_error: Wrist landmark distance to the end-effector task's goal (the target
+        at the person's reach from the robot's shoulder, see the module) [m].
     :param elbow_error: Elbow landmark distance to its target [m] (NaN without an elbow task).
     :param iterations: Differential steps done.
     :param termination: ``CONVERGED`` (every task within the tolerance), ``STALLED`` (the step
@@ -137,35 +144,41 @@ class WholeBodyResult(NamedTuple):
 
 
 def prioritized_step(
-    tasks: list[tuple[FloatArray, FloatArray]],
+    tasks: list[tuple[FloatArray, FloatArray, float]],
     low: FloatArray,
     high: FloatArray,
-    damping: float,
 ) -> tuple[FloatArray, FloatArray]:
     """
     Solve one differential step of a strict task hierarchy inside step bounds.
 
-    Each task ``(J, e)`` asks ``J dq = e``; task ``i`` is solved in the null space of tasks
-    ``0 .. i-1``. Variables that would leave ``[low, high]`` are saturated at the bound one at a
-    time (the worst first) and the hierarchy is solved again without them.
+    Each task ``(J, e, damping)`` asks ``J dq = e``; task ``i`` is solved in the null space of
+    tasks ``0 .. i-1`` with a pseudo-inverse damped by ``damping``. Variables that would leave
+    ``[low, high]`` are saturated at the bound one at a time (the worst first) and the hierarchy
+    is solved again without them.
 
-    :param tasks: ``(jacobian (m, n), error (m,))`` pairs, highest priority first.
+    :param tasks: ``(jacobian (m, n), error (m,), damping)``, highest priority first.
     :param low: Lowest allowed step per variable, shape (n,), <= 0.
     :param high: Highest allowed step per variable, shape (n,), >= 0.
-    :param damping: Damping of the pseudo-inverses.
     :return: ``(step, saturated)``: the step, shape (n,), inside the bounds; and a mask of the
         saturated variables.
     """
     count = low.shape[0]
     free = np.ones(count, dtype=bool)
     fixed = np.zeros(count)
-    damping2 = damping * damping
     for _ in range(count + 1):
         step = fixed.copy()
         projector = np.diag(free.astype(float))
-        for jacobian, error in tasks:
+        for jacobian, error, damping in tasks:
+            damping2 = damping * damping
             projected = jacobian @ projector
             residual = error - jacobian @ step
+            if projected.shape[0] == 1:  # one row: its norm is its singular value
+                size = float(np.sqrt(projected @ projected.T)[0, 0])
+                if size > RANK_THRESHOLD:
+                    row = projected[0] / size
+                    step = step + row * (size / (size * size + damping2) * float(residual[0]))
+                    projector = projector - np.outer(row, row)
+                continue
             u, s, vt = np.linalg.svd(projected, full_matrices=False)
             gains = s / (s * s + damping2)
             step = step + vt.T @ (gains * (u.T @ residual))
@@ -315,20 +328,20 @@ class PrioritizedSolver:
             if iterations >= config.max_iterations:
                 break
             tasks = [
-                (torso_jacobian, np.array([torso_error])),
+                (torso_jacobian, np.array([torso_error]), config.damping),
                 (
                     self._point_jacobian(wrist, wrist_index, positions, axes),
-                    _bounded(wrist_error, config.max_error),
+                    _bounded(wrist_error, config.max_error), config.damping,
                 ),
             ]
             if elbow_error is not None:
                 tasks.append((
                     self._point_jacobian(elbow, elbow_index, positions, axes),
-                    _bounded(elbow_error, config.max_error),
+                    _bounded(elbow_error, config.max_error), config.elbow_damping,
                 ))
             low = np.maximum(self._low - variables, -config.max_step)
             high = np.minimum(self._high - variables, config.max_step)
-            step, saturated = prioritized_step(tasks, low, high, config.damping)
+            step, saturated = prioritized_step(tasks, low, high)
             variables = np.clip(variables + step, self._low, self._high)
             iterations += 1
             if float(np.max(np.abs(step))) < config.min_step:
@@ -345,7 +358,9 @@ class PrioritizedSolver:
             q=self._q.copy(),
             torso=self._torso,
             torso_error=abs(torso_target - self._torso),
-            wrist_error=float(np.linalg.norm(wrist_target - np.array(wrist))),
+            wrist_error=float(np.linalg.norm(
+                _reach_goal(wrist_target, positions[shoulder_index], reach) - np.array(wrist)
+            )),
             elbow_error=(
                 float('nan') if elbow_target is None
                 else float(np.linalg.norm(elbow_target - np.array(elbow)))

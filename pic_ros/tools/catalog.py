@@ -176,6 +176,21 @@ def demonstration_from_synthetic(take: SyntheticRecording) -> Demonstration:
     )
 
 
+def crouching_suite(count: int = SUITE_COUNT) -> tuple[Demonstration, ...]:
+    """
+    Generate the suite's people crouching now and then (:mod:`pic_ros.tools.synthetic.crouch`).
+
+    :param count: Number of takes (people), >= 1.
+    :return: One demonstration per take, in suite order.
+    :raises pic_ros.exceptions.ConfigError: If ``count`` is not a positive integer.
+    """
+    from pic_ros.tools.synthetic.crouch import crouching_take
+
+    return tuple(
+        demonstration_from_synthetic(crouching_take(spec)) for spec in suite_specs(count)
+    )
+
+
 def synthetic_suite(count: int = SUITE_COUNT) -> tuple[Demonstration, ...]:
     """
     Generate the synthetic robustness suite (:func:`pic_ros.tools.synthetic.suite.suite_specs`).

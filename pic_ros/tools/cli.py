@@ -39,7 +39,12 @@ from pic_ros.schema import add_option
 from pic_ros.solvers import IterationConfig, SolverConfig
 from pic_ros.solvers.base import ETA, SOLVER, solver_names
 from pic_ros.solvers.iteration import MAX_ITERATIONS, TOLERANCE
-from pic_ros.tools.catalog import default_recordings, load_demonstration, synthetic_suite
+from pic_ros.tools.catalog import (
+    crouching_suite,
+    default_recordings,
+    load_demonstration,
+    synthetic_suite,
+)
 from pic_ros.tools.evaluation import evaluate_one, EvaluationSettings, SOLVER_SETTINGS
 from pic_ros.tools.report import evaluation_tables, setting_label
 
@@ -95,8 +100,9 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         help='score each recording whole (one segment, both arms) instead of its segments',
     )
     parser.add_argument(
-        '--suite', choices=('synthetic',),
-        help='evaluate the synthetic robustness suite (generated people) instead of recordings',
+        '--suite', choices=('synthetic', 'crouching'),
+        help='evaluate the synthetic robustness suite (generated people; crouching: the same '
+        'people crouching now and then, for --whole-body) instead of recordings',
     )
     parser.add_argument(
         '--suite-size', type=int, default=50, help='number of synthetic takes of --suite'
@@ -158,6 +164,8 @@ def _demonstrations(args: argparse.Namespace) -> list[Demonstration]:
     """Load the recordings, bags or suite named on the command line."""
     if getattr(args, 'suite', None) == 'synthetic':
         demonstrations = list(synthetic_suite(args.suite_size))
+    elif getattr(args, 'suite', None) == 'crouching':
+        demonstrations = list(crouching_suite(args.suite_size))
     else:
         names = list(args.recording or [])
         bags = list(getattr(args, 'bag', None) or [])

@@ -483,7 +483,7 @@ def score(
             limit_share.update(
                 {joint: round(float(share), 4) for joint, share in zip(model.joint_names, shares)}
             )
-    torso_travel = float('nan')
+    torso_travel = 0.0  # no torso, or one held still
     if trace.torso is not None and robot.torso is not None:
         lift = trace.torso
         violations |= (lift < robot.torso.lower - 1e-9) | (lift > robot.torso.upper + 1e-9)

@@ -251,3 +251,32 @@ def test_calibrate_service_measures_saves_and_uses_a_user_profile(
     assert profile is not None and profile.arms[Side.LEFT].upper_arm == pytest.approx(0.28)
     sources = [c.status()['scale_source'] for c in node._imitator.correspondences.values()]
     assert sources == ['user profile user_profile'] * 2
+
+
+def test_whole_body_appends_the_torso_joint_after_the_arm(solver_node, body_frames):
+    """whole_body on TIAGo: the torso joint follows the arm's joints, inside its limits."""
+    from geometry_msgs.msg import PointStamped
+
+    node, published, _ = solver_node(robot='tiago', whole_body=True)
+    arm = node.robot.arms['arm'].joint_names
+    for index, frame in enumerate(body_frames):
+        chest = PointStamped()
+        chest.point.z = 1.4 - 0.01 * index  # the person goes down a little
+        node._on_chest(chest)
+        node.handle_skeleton(frame)
+    assert published
+    for _, message in published:
+        names = list(message.name)
+        assert names[:len(arm)] == list(arm)
+        assert names[len(arm)] == 'torso_lift_joint'
+        lift = message.position[len(arm)]
+        assert 0.0 <= lift <= 0.35
+
+
+def test_without_whole_body_no_torso_joint_is_published(solver_node, body_frames):
+    """whole_body off (the default): the torso is left to hold its neutral lift."""
+    node, published, _ = solver_node(robot='tiago')
+    for frame in body_frames:
+        node.handle_skeleton(frame)
+    assert published
+    assert all('torso_lift_joint' not in message.name for _, message in published)
