@@ -1,8 +1,9 @@
 """
 ``ros2 launch pic_ros tiago_whole_body.launch.py`` of the installed package, briefly.
 
-The launch starts TIAGo's pipeline and, with ``follow_base:=true``, ``base_follower`` publishing
-on the robot file's base command topic; the solver node runs TIAGo with the asked parameters.
+The launch starts TIAGo's pipeline with the whole-body solver and, with ``follow_base:=true``,
+``base_follower`` publishing on the robot file's base command topic; with ``admittance:=true`` the
+solver node reads the wrist sensor's topic.
 Ctrl-C then ends everything with status 0. Nothing is replayed: the test checks the graph and the
 parameters, not the motion (``test/ros/test_solver_admittance.py`` and the base follower's tests
 do that).
@@ -19,6 +20,9 @@ pytestmark = [pytest.mark.launch, pytest.mark.ros]
 BASE_COMMAND = '/mobile_base_controller/cmd_vel_unstamped'
 """config/tiago.yaml's mobile_base command_topic, in the root namespace."""
 
+WRENCH = '/ft_sensor_controller/wrench'
+"""config/tiago.yaml's wrist sensor topic, in the root namespace."""
+
 
 def published_topics(probe: Probe, node: str) -> dict[str, list[str]]:
     """Return the topics a node of the root namespace publishes, with their types."""
@@ -28,17 +32,25 @@ def published_topics(probe: Probe, node: str) -> dict[str, list[str]]:
 def test_tiago_whole_body_launch_starts_the_base_follower_and_the_whole_body_solver(
     ros2, probe
 ):
-    """follow_base:=true adds base_follower on TIAGo's base topic; the solver runs TIAGo."""
+    """
+    The README's line (and admittance): base_follower on TIAGo's base topic, whole-body solver.
+
+    ``follow_base:=true`` starts base_follower, publishing Twist on config/tiago.yaml's base
+    topic; solver_node runs TIAGo with ``whole_body`` and ``admittance`` true and subscribes the
+    wrist sensor's topic.
+    """
     watcher = probe([])
     launch = ros2(
-        'launch', 'pic_ros', 'tiago_whole_body.launch.py', 'follow_base:=true', log='launch'
+        'launch', 'pic_ros', 'tiago_whole_body.launch.py', 'follow_base:=true',
+        'admittance:=true', log='launch',
     )
     wait_for_nodes(
         launch, watcher,
         ['/skeleton_node', '/solver_node', '/trajectory_publisher', '/base_follower'],
     )
     assert watcher.get_parameter('/solver_node', 'robot') == 'tiago'
-    assert watcher.get_parameter('/solver_node', 'admittance') is False
+    assert watcher.get_parameter('/solver_node', 'whole_body') is True
+    assert watcher.get_parameter('/solver_node', 'admittance') is True
     assert watcher.get_parameter('/base_follower', 'follow_base') is True
     assert watcher.get_parameter('/base_follower', 'stamped') is False
     wait_for(
@@ -48,4 +60,9 @@ def test_tiago_whole_body_launch_starts_the_base_follower_and_the_whole_body_sol
     assert published_topics(watcher, 'base_follower')[BASE_COMMAND] == [
         'geometry_msgs/msg/Twist'
     ]
+    wait_for(
+        lambda: WRENCH in dict(watcher.node.get_subscriber_names_and_types_by_node(
+            'solver_node', '/')),
+        f'solver_node subscribing {WRENCH}', START_TIMEOUT, launch.output(),
+    )
     stop_cleanly(launch)

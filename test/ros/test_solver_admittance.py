@@ -1,7 +1,8 @@
 """
 solver_node with ``admittance`` on: a wrist wrench on the loopback moves the hand along the push.
 
-TIAGo, a still person: the wrench arrives over DDS (a helper node publishes
+TIAGo, a still person, with each solver that shifts a hand target (the ``position``
+correspondence, the whole-body IK): the wrench arrives over DDS (a helper node publishes
 ``geometry_msgs/WrenchStamped`` on the robot file's sensor topic), the node runs on simulated
 time (``use_sim_time``, ``/clock`` from the test) so that the force's staleness is decided by the
 test, and the published joint targets place the hand (URDF forward kinematics) away from where it
@@ -32,6 +33,12 @@ SETTINGS = {
     'admittance_stiffness_compliant': 40.0,  # 8 N / 40 N/m: a 0.2 m yield, within reach
 }
 
+SOLVERS = {
+    'position': {},
+    'whole_body': {'correspondence': 'direction', 'whole_body': True},
+}
+"""The two ways a hand target can be shifted: the position correspondence, whole-body IK."""
+
 
 @pytest.fixture(scope='module')
 def still_person() -> SkeletonFrame:
@@ -50,6 +57,9 @@ def hand(node: SolverNode, names, positions) -> np.ndarray:
     """Return the wrist landmark (what the offset shifts) for published joint targets [m]."""
     arm = node.robot.arms['arm']
     given = dict(zip(names, positions, strict=True))
+    torso = node._imitator.torso_value
+    if node._imitator.whole_body and torso is not None:
+        return node._imitator.landmarks('arm')[3]  # the solution's, at its torso lift
     return arm.landmarks([given[name] for name in arm.joint_names])[3]
 
 
@@ -59,11 +69,12 @@ def test_admittance_without_a_solver_that_takes_offsets_is_refused(make_node) ->
         make_node(SolverNode, {'robot': 'tiago', 'admittance': True})
 
 
+@pytest.mark.parametrize('solver', SOLVERS)
 def test_a_wrench_on_the_loopback_moves_the_hand_along_the_push_and_it_returns(
-    make_node, helper_node, sim_clock, wait_for, diagnostics, still_person
+    make_node, helper_node, sim_clock, wait_for, diagnostics, still_person, solver
 ) -> None:
     """Pushed along x the hand moves along x; without wrenches it comes back (bounded waits)."""
-    node = make_node(SolverNode, SETTINGS)
+    node = make_node(SolverNode, {**SETTINGS, **SOLVERS[solver]})
     handed: list = []
     node.add_handler(lambda stamp, names, positions: handed.append((names, positions)))
     publisher = helper_node.create_publisher(WrenchStamped, wrench_topic(node.robot, 'arm'), 10)
