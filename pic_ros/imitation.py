@@ -150,6 +150,7 @@ class RobotImitator:
         self._whole_body: dict[str, PrioritizedSolver] = {}
         self._torso_target: TorsoTarget | None = None
         self._chest_height: float | None = None
+        self._last_stamps: dict[str, float] = {}
         for name, arm in robot.arms.items():
             if arms is not None and name not in arms:
                 continue
@@ -234,6 +235,7 @@ class RobotImitator:
             solver.reset(None if q is None else q.get(name))
         for name, whole in self._whole_body.items():
             whole.reset(None if q is None else q.get(name), torso)
+        self._last_stamps.clear()
         if person:
             for correspondence in self._correspondences.values():
                 correspondence.reset()
@@ -306,8 +308,11 @@ class RobotImitator:
                 targets = targets.moved_to(targets.shoulder + rise)
                 if offset is not None:
                     targets = targets.with_wrist_offset(offset)
+                last = self._last_stamps.get(name)
+                elapsed = None if last is None or frame.stamp < last else frame.stamp - last
+                self._last_stamps[name] = frame.stamp
                 outcome = whole.solve(
-                    WholeBodyTargets(lift, targets.shoulder, targets.wrist, targets.elbow)
+                    WholeBodyTargets(lift, targets.shoulder, targets.wrist, targets.elbow), elapsed
                 )
                 result = ArmSolveResult(
                     q=outcome.q, points=None, termination=outcome.termination,
