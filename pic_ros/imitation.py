@@ -18,8 +18,8 @@ Whole-body imitation (``whole_body``, :data:`WHOLE_BODY`): the arms that ride on
 :mod:`pic_ros.solvers.prioritized` (joint limits, torso, end effector, elbow), the torso lift
 following the person's crouch (:mod:`pic_ros.correspondence.torso`, fed the chest height with
 :meth:`RobotImitator.set_chest_height`). The targets ride on the torso: the correspondence's
-targets, anchored at the neutral shoulder, move with the lift target. Off, the torso holds its
-neutral lift, which the arm solvers assume.
+targets, anchored at the neutral shoulder, move with the lift target. Off, the torso is
+commanded to its neutral lift, which the arm solvers assume.
 """
 
 from __future__ import annotations
@@ -98,7 +98,8 @@ class ImitationStep:
 
     :param stamp: Skeleton capture time [s].
     :param arms: Per solved arm name; arms whose human arm was not valid are absent.
-    :param torso: The torso, when whole-body imitation solved an arm on it in this frame.
+    :param torso: The torso, when an arm on it was solved in this frame: its solved lift with
+        whole-body imitation, else its neutral lift (which the arm solvers assume).
     """
 
     stamp: float
@@ -333,4 +334,8 @@ class RobotImitator:
             start = time.thread_time()
             result = self._solvers[name].solve(targets)
             arms[name] = ArmStep(targets, result, time.thread_time() - start)
+        torso = self.robot.torso
+        if torso_solved is None and torso is not None and not self._whole_body:
+            if any(name in arms for name in torso.spec.arms):  # hold what the solvers assume
+                torso_solved = TorsoStep(torso.joint, torso.neutral, torso.neutral)
         return ImitationStep(stamp=frame.stamp, arms=MappingProxyType(arms), torso=torso_solved)

@@ -303,10 +303,11 @@ def test_torso_target_holds_the_neutral_lift_while_standing_and_respects_the_spe
 
 
 def test_whole_body_off_holds_the_torso_at_its_neutral(tiago):
-    """Without whole-body the torso is not solved: the neutral lift, no torso in the step."""
+    """Without whole-body the torso is not solved: it is commanded to its neutral lift."""
     imitator = _imitator(tiago)
     step = imitator.step(body(BODY))
-    assert step.torso is None
+    assert step.torso is not None
+    assert step.torso.value == step.torso.target == pytest.approx(0.15)
     assert imitator.torso_value == pytest.approx(0.15)
 
 

@@ -47,6 +47,7 @@ import numpy.typing as npt
 from pic_ros.checks import check_number
 from pic_ros.exceptions import ConfigError
 from pic_ros.robot.arm import ArmModel
+from pic_ros.robot.kinematics.robot_model import JointType
 from pic_ros.robot.torso import TorsoModel
 from pic_ros.solvers.result import Termination
 
@@ -224,7 +225,8 @@ class PrioritizedSolver:
         self._low = np.concatenate(([torso.lower], arm.work_lower))
         self._high = np.concatenate(([torso.upper], arm.work_upper))
         self._prismatic = tuple(
-            chain.movable_joints[index].joint_type.value == 'prismatic' for index in self._columns
+            chain.movable_joints[index].joint_type is JointType.PRISMATIC
+            for index in self._columns
         )
         self._template = arm.full_q(arm.neutral)
         self._speed = np.concatenate(([torso.velocity], arm.velocity))
