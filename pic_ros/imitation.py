@@ -18,8 +18,8 @@ Whole-body imitation (``whole_body``, :data:`WHOLE_BODY`): the arms that ride on
 :mod:`pic_ros.solvers.prioritized` (joint limits, torso, end effector, elbow), the torso lift
 following the person's crouch (:mod:`pic_ros.correspondence.torso`, fed the chest height with
 :meth:`RobotImitator.set_chest_height`). The targets ride on the torso: the correspondence's
-targets, anchored at the neutral shoulder, move with the lift target. Off, the torso holds its
-neutral lift, which the arm solvers assume.
+targets, anchored at the neutral shoulder, move with the lift target. Off, the torso is
+commanded to its neutral lift, which the arm solvers assume.
 """
 
 from __future__ import annotations
@@ -98,7 +98,8 @@ class ImitationStep:
 
     :param stamp: Skeleton capture time [s].
     :param arms: Per solved arm name; arms whose human arm was not valid are absent.
-    :param torso: The torso, when whole-body imitation solved an arm on it in this frame.
+    :param torso: The torso, when an arm on it was solved in this frame: its solved lift with
+        whole-body imitation, else its neutral lift (which the arm solvers assume).
     """
 
     stamp: float
@@ -150,6 +151,7 @@ class RobotImitator:
         self._whole_body: dict[str, PrioritizedSolver] = {}
         self._torso_target: TorsoTarget | None = None
         self._chest_height: float | None = None
+        self._last_stamps: dict[str, float] = {}
         for name, arm in robot.arms.items():
             if arms is not None and name not in arms:
                 continue
@@ -234,6 +236,7 @@ class RobotImitator:
             solver.reset(None if q is None else q.get(name))
         for name, whole in self._whole_body.items():
             whole.reset(None if q is None else q.get(name), torso)
+        self._last_stamps.clear()
         if person:
             for correspondence in self._correspondences.values():
                 correspondence.reset()
@@ -306,8 +309,11 @@ class RobotImitator:
                 targets = targets.moved_to(targets.shoulder + rise)
                 if offset is not None:
                     targets = targets.with_wrist_offset(offset)
+                last = self._last_stamps.get(name)
+                elapsed = None if last is None or frame.stamp < last else frame.stamp - last
+                self._last_stamps[name] = frame.stamp
                 outcome = whole.solve(
-                    WholeBodyTargets(lift, targets.shoulder, targets.wrist, targets.elbow)
+                    WholeBodyTargets(lift, targets.shoulder, targets.wrist, targets.elbow), elapsed
                 )
                 result = ArmSolveResult(
                     q=outcome.q, points=None, termination=outcome.termination,
@@ -328,4 +334,8 @@ class RobotImitator:
             start = time.thread_time()
             result = self._solvers[name].solve(targets)
             arms[name] = ArmStep(targets, result, time.thread_time() - start)
+        torso = self.robot.torso
+        if torso_solved is None and torso is not None and not self._whole_body:
+            if any(name in arms for name in torso.spec.arms):  # hold what the solvers assume
+                torso_solved = TorsoStep(torso.joint, torso.neutral, torso.neutral)
         return ImitationStep(stamp=frame.stamp, arms=MappingProxyType(arms), torso=torso_solved)

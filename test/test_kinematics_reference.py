@@ -192,8 +192,9 @@ def test_the_simulated_robot_has_its_arm_joints_where_the_arm_model_has_them(
     """
     In the simulation's own model every arm joint's anchor and axis equal the arm model's (1e-9).
 
-    The simulation fuses the static links and welds the held joints (TIAGo's torso at its locked
-    0.15 m), so only the arm joints are compared; MuJoCo's unfused model gives the base frame.
+    The simulation fuses the static links and welds the held joints, so only the arm joints are
+    compared (TIAGo's torso set to its neutral 0.15 m); MuJoCo's unfused model gives the base
+    frame.
     """
     robot = robots[robot_name]
     reference = references[robot_name]
@@ -204,6 +205,8 @@ def test_the_simulated_robot_has_its_arm_joints_where_the_arm_model_has_them(
     try:
         for _ in range(CONFIGURATIONS // 4):
             values = {arm.name: inside_limits(arm, rng) for arm in robot.arms.values()}
+            if robot.torso is not None:  # servoed, not welded: put it where the arms assume
+                data.qpos[model.joint(robot.torso.joint).qposadr[0]] = robot.torso.neutral
             for arm in robot.arms.values():
                 for name, value in zip(arm.joint_names, values[arm.name], strict=True):
                     data.qpos[model.joint(name).qposadr[0]] = value

@@ -303,10 +303,11 @@ def test_torso_target_holds_the_neutral_lift_while_standing_and_respects_the_spe
 
 
 def test_whole_body_off_holds_the_torso_at_its_neutral(tiago):
-    """Without whole-body the torso is not solved: the neutral lift, no torso in the step."""
+    """Without whole-body the torso is not solved: it is commanded to its neutral lift."""
     imitator = _imitator(tiago)
     step = imitator.step(body(BODY))
-    assert step.torso is None
+    assert step.torso is not None
+    assert step.torso.value == step.torso.target == pytest.approx(0.15)
     assert imitator.torso_value == pytest.approx(0.15)
 
 
@@ -375,3 +376,16 @@ def test_the_simulated_torso_holds_its_neutral_and_follows_a_command(tiago):
     sim.step_to(3.0)
     assert sim.arm_positions('torso_controller')[0] == pytest.approx(0.05, abs=5e-3)
     sim.close()
+
+
+def test_velocity_bounded_solve_moves_no_joint_faster_than_its_limit(tiago_arm):
+    """With velocity_bounded, a far target is approached at most at the velocity limits."""
+    arm, torso = tiago_arm
+    solver = PrioritizedSolver(arm, torso, PrioritizedConfig(velocity_bounded=True))
+    rng = np.random.default_rng(5)
+    _, lift, points = _reachable(arm, torso, rng, spread=1.0)
+    before = np.concatenate(([solver.torso_value], solver.q))
+    result = solver.solve(WholeBodyTargets(lift, points[1], points[3], points[2]), 1 / 30)
+    after = np.concatenate(([result.torso], result.q))
+    speed = np.concatenate(([torso.velocity], arm.velocity))
+    assert np.all(np.abs(after - before) <= speed / 30 + 1e-12)

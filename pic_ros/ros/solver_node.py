@@ -4,8 +4,9 @@ solver_node: the person's skeleton in, the robot's joint targets out (one node p
 Subscribes ``skeleton`` (``geometry_msgs/PoseArray`` in the body-centred human frame, from
 skeleton_node) and ``chest`` (``geometry_msgs/PointStamped``, tracker frame, from skeleton_node:
 z is the person's chest height, the input of whole-body imitation's torso lift) and publishes
-``joint_targets`` (``sensor_msgs/JointState``: the solved arms' joints, the torso joint when
-``whole_body`` solved it, then the head and gripper joints the robot file configures, positions
+``joint_targets`` (``sensor_msgs/JointState``: the solved arms' joints, the torso joint of a
+robot file with a ``torso`` -- solved with ``whole_body``, else its neutral lift, which the arm
+solvers assume --, then the head and gripper joints the robot file configures, positions
 inside the URDF limits, stamp copied from the skeleton). The robot, its arms, head, grippers,
 landmarks and neutral pose come from ``config/<robot>.yaml`` and ``urdf/<robot>.urdf``; the solver
 (FABRIK, PIC, PICs(η)), the mapping, the correspondence and the stopping rules are parameters,

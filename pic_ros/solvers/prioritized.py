@@ -47,6 +47,7 @@ import numpy.typing as npt
 from pic_ros.checks import check_number
 from pic_ros.exceptions import ConfigError
 from pic_ros.robot.arm import ArmModel
+from pic_ros.robot.kinematics.robot_model import JointType
 from pic_ros.robot.torso import TorsoModel
 from pic_ros.solvers.result import Termination
 
@@ -74,6 +75,10 @@ class PrioritizedConfig:
     :param max_step: Largest joint change per step [rad] or [m] (keeps the linearization valid).
     :param max_error: Largest task error used per step [m] (a far target is approached in
         bounded steps).
+    :param velocity_bounded: Bound each frame's change of every joint by its velocity limit
+        times the time since the previous frame (joint velocity limits as part of the highest
+        task). Off by default: the trajectory publisher applies the limits downstream, and the
+        targets stay what the hierarchy asks for.
     """
 
     max_iterations: int = 10
@@ -83,6 +88,7 @@ class PrioritizedConfig:
     elbow_damping: float = 0.1
     max_step: float = 0.3
     max_error: float = 0.1
+    velocity_bounded: bool = False
 
     def __post_init__(self) -> None:
         if (
@@ -97,6 +103,8 @@ class PrioritizedConfig:
         check_number('elbow_damping', self.elbow_damping, 0.0, 1.0)
         check_number('max_step', self.max_step, 1e-3, math.pi)
         check_number('max_error', self.max_error, 1e-3, 10.0)
+        if not isinstance(self.velocity_bounded, bool):
+            raise ConfigError(f'velocity_bounded must be a bool, got {self.velocity_bounded!r}')
 
 
 class WholeBodyTargets(NamedTuple):
@@ -217,9 +225,11 @@ class PrioritizedSolver:
         self._low = np.concatenate(([torso.lower], arm.work_lower))
         self._high = np.concatenate(([torso.upper], arm.work_upper))
         self._prismatic = tuple(
-            chain.movable_joints[index].joint_type.value == 'prismatic' for index in self._columns
+            chain.movable_joints[index].joint_type is JointType.PRISMATIC
+            for index in self._columns
         )
         self._template = arm.full_q(arm.neutral)
+        self._speed = np.concatenate(([torso.velocity], arm.velocity))
         self._q = arm.clamp(np.clip(arm.neutral, arm.work_lower, arm.work_upper))
         self._torso = torso.neutral
 
@@ -283,11 +293,14 @@ class PrioritizedSolver:
                 jacobian[:, column] = (ay * dz - az * dy, az * dx - ax * dz, ax * dy - ay * dx)
         return jacobian
 
-    def solve(self, targets: WholeBodyTargets) -> WholeBodyResult:
+    def solve(self, targets: WholeBodyTargets, elapsed: float | None = None) -> WholeBodyResult:
         """
         Solve one frame and keep the answer as the next warm start.
 
         :param targets: Torso, wrist and elbow targets, base frame [m].
+        :param elapsed: Time since the previous frame [s], or None (the first frame); with
+            :attr:`PrioritizedConfig.velocity_bounded` every joint then moves at most its
+            velocity limit times this.
         :return: Arm joints and torso lift inside the limits, with the task errors and why the
             iteration stopped.
         :raises ConfigError: If a target is not finite.
@@ -301,6 +314,11 @@ class PrioritizedSolver:
         torso_target = self.torso.clamp(targets.torso)
         reach = float(np.linalg.norm(wrist_target - anchor))
         variables = np.concatenate(([self._torso], self._q))
+        lowest, highest = self._low, self._high
+        if elapsed is not None and config.velocity_bounded:
+            travel = self._speed * max(float(elapsed), 0.0)
+            lowest = np.maximum(lowest, variables - travel)
+            highest = np.minimum(highest, variables + travel)
         chain = self.arm.chain
         wrist_index = self.arm.wrist_index
         elbow_index = self.arm.elbow_index
@@ -339,10 +357,10 @@ class PrioritizedSolver:
                     self._point_jacobian(elbow, elbow_index, positions, axes),
                     _bounded(elbow_error, config.max_error), config.elbow_damping,
                 ))
-            low = np.maximum(self._low - variables, -config.max_step)
-            high = np.minimum(self._high - variables, config.max_step)
+            low = np.maximum(lowest - variables, -config.max_step)
+            high = np.minimum(highest - variables, config.max_step)
             step, saturated = prioritized_step(tasks, low, high)
-            variables = np.clip(variables + step, self._low, self._high)
+            variables = np.clip(variables + step, lowest, highest)
             iterations += 1
             if float(np.max(np.abs(step))) < config.min_step:
                 termination = Termination.STALLED

@@ -60,6 +60,7 @@ from pic_ros.recordings.paper import Segment
 from pic_ros.robot.arm import ArmModel
 from pic_ros.robot.robot import Robot
 from pic_ros.solvers import SolverConfig
+from pic_ros.solvers.prioritized import PrioritizedConfig
 from pic_ros.tools.metrics import (
     angle_between,
     elbow_angle,
@@ -194,11 +195,13 @@ class EvaluationSettings:
         ``mapping``.
     :param whole_body: Solve the arms on the robot's torso with it (robots without a torso are
         solved as usual).
+    :param prioritized: Stopping rules of the whole-body solve (default ones when None).
     """
 
     processing: ProcessingConfig = field(default_factory=ProcessingConfig)
     mapping: MappingConfig | None = None
     whole_body: bool = False
+    prioritized: PrioritizedConfig | None = None
 
 
 def at_limit(arm: ArmModel, q: npt.ArrayLike) -> BoolArray:
@@ -232,7 +235,9 @@ def run_imitation(
     settings = settings if settings is not None else EvaluationSettings()
     processor = SkeletonProcessor(settings.processing)
     whole_body = settings.whole_body and robot.torso is not None
-    imitator = RobotImitator(robot, solver, settings.mapping, whole_body=whole_body)
+    imitator = RobotImitator(
+        robot, solver, settings.mapping, whole_body=whole_body, prioritized=settings.prioritized
+    )
     count = len(demonstration.frames)
     names = list(robot.arms)
     solved = {name: np.zeros(count, dtype=bool) for name in names}

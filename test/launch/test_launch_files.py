@@ -369,18 +369,20 @@ def test_arm_controllers_command_exactly_the_arm_joints(robot):
 @pytest.mark.parametrize('robot', ROBOTS)
 def test_other_trajectory_controllers_hold_locked_joints_only(robot):
     """
-    A controller of no arm, head or gripper commands locked joints only (TIAGo's torso).
+    A controller of no arm, torso, head or gripper commands locked joints only.
 
-    The head's and each gripper's controller command exactly their joints of the robot file.
+    The torso's, the head's and each gripper's controller command exactly their joints of the
+    robot file.
     """
     data = _controllers(robot)
     spec = _robot_file(robot)
     driven = {arm['controller'] for arm in spec['arms'].values()}
     groups = [spec['head']] if spec.get('head') else []
+    groups += [spec['torso']] if spec.get('torso') else []
     groups += list((spec.get('grippers') or {}).values())
     for group in groups:
         joints = group.get('joints') or [
-            name for name in (group.get('yaw'), group.get('pitch')) if name
+            name for name in (group.get('yaw'), group.get('pitch'), group.get('joint')) if name
         ]
         assert data[group['controller']]['ros__parameters']['joints'] == joints
         driven.add(group['controller'])

@@ -273,10 +273,12 @@ def test_whole_body_appends_the_torso_joint_after_the_arm(solver_node, body_fram
         assert 0.0 <= lift <= 0.35
 
 
-def test_without_whole_body_no_torso_joint_is_published(solver_node, body_frames):
-    """whole_body off (the default): the torso is left to hold its neutral lift."""
+def test_without_whole_body_the_torso_is_held_at_its_neutral(solver_node, body_frames):
+    """whole_body off (the default): the torso joint is commanded to 0.15 m, as the arm assumes."""
     node, published, _ = solver_node(robot='tiago')
     for frame in body_frames:
         node.handle_skeleton(frame)
     assert published
-    assert all('torso_lift_joint' not in message.name for _, message in published)
+    for _, message in published:
+        names = list(message.name)
+        assert message.position[names.index('torso_lift_joint')] == pytest.approx(0.15)
