@@ -327,3 +327,16 @@ def test_inconsistent_settings_are_refused_with_their_reason(
     """The timing and the limits are checked together, before anything changes."""
     with pytest.raises(ConfigError, match=reason):
         CommanderConfig.from_parameters(values)
+
+
+@pytest.mark.parametrize('generator', MOTION_GENERATORS)
+def test_chunks_are_stamped_with_the_time_they_were_planned_for(
+    arm: ArmModel, generator: str
+) -> None:
+    """stamp_trajectories: each chunk's stamp is its step's time; false: 0 (start on arrival)."""
+    for stamped in (True, False):
+        stream = Stream(arm, motion_generator=generator, stamp_trajectories=stamped)
+        stream.run(START, START + 0.3, 1 / 30, lambda now: arm.neutral + 0.1)
+        assert stream.sent
+        for now, chunk in stream.sent:
+            assert chunk.stamp == (pytest.approx(now) if stamped else 0.0)

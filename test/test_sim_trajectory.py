@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import numpy as np
 from pic_ros.exceptions import ConfigError
 from pic_ros.sim.trajectory import (
@@ -268,3 +270,54 @@ def test_reset_drops_the_trajectory_and_holds():
     follower.reset([0.2, 9.0, -0.2])
     np.testing.assert_allclose(follower.sample(1.0).positions, [0.2, 2.0, -0.2])
     assert follower.end_time is None
+
+
+@st.composite
+def chunk_streams(draw: st.DrawFn) -> list[tuple[float, Trajectory]]:
+    """
+    Draw a stream of quintic chunks with their arrival times, as a publisher streams them.
+
+    Each chunk has 1-5 points (positions inside the limits, velocities, accelerations), is
+    stamped 0 or with a time up to 40 ms before its arrival, and its first point is still ahead
+    on arrival (as a streamed chunk's is unless it comes later than that point).
+    """
+    arrivals = st.floats(0.001, 0.06, allow_nan=False)
+    values = st.floats(-0.9, 0.9, allow_nan=False)
+    now = 0.0
+    stream = []
+    for _ in range(draw(st.integers(2, 12))):
+        now += draw(arrivals)
+        stamp = 0.0 if draw(st.booleans()) else now - draw(st.floats(0.0, 0.04))
+        origin = now if stamp == 0.0 else stamp
+        first = now - origin + draw(st.floats(1e-4, 0.02))
+        times = [first + 0.01 * index for index in range(draw(st.integers(1, 5)))]
+        points = [
+            Waypoint(
+                time,
+                [draw(values) for _ in NAMES],
+                [4 * draw(values) for _ in NAMES],
+                [40 * draw(values) for _ in NAMES],
+            )
+            for time in times
+        ]
+        stream.append((now, Trajectory(NAMES, points, stamp=stamp)))
+    return stream
+
+
+@settings(max_examples=60, deadline=None)
+@given(stream=chunk_streams())
+def test_a_chunk_switch_keeps_the_command_continuous(stream):
+    """
+    Whatever the chunks, a switch keeps the commanded position, velocity and acceleration.
+
+    The new chunk starts from the old command at its arrival (JTC's open-loop replacement), so
+    the reference a servo follows has no step there.
+    """
+    follower = make_follower()
+    for arrival, trajectory in stream:
+        before = follower.sample(arrival)
+        assert follower.set_trajectory(trajectory, now=arrival).accepted
+        after = follower.sample(arrival)
+        np.testing.assert_allclose(after.positions, before.positions, atol=1e-12)
+        np.testing.assert_allclose(after.velocities, before.velocities, atol=1e-9)
+        np.testing.assert_allclose(after.accelerations, before.accelerations, atol=1e-6)

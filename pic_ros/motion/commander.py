@@ -12,7 +12,8 @@ One arm's command stream: joint targets in, safe trajectory chunks for its contr
   time-optimal trajectory to the moving target within the jerk limits too and streams the
   plan up to ``lead_time`` ahead (:func:`~pic_ros.motion.streaming.planned_chunk`: points with
   accelerations every 10 ms and where the jerk changes, so that the controller's quintic
-  splines are the plan); ``limiter``
+  splines are the plan), stamped with the step's time (``stamp_trajectories``) so that the
+  controller places the plan where it was planned, not a transport delay later; ``limiter``
   (:mod:`pic_ros.motion.limiter`) rate-limits the command and streams it as it is now;
 - **prediction** (:mod:`pic_ros.motion.prediction`): while tracking, the target followed is the
   last one extrapolated along its filtered velocity to ``prediction_horizon`` past now, and the
@@ -96,9 +97,17 @@ MOTION_GENERATOR: Final = ParameterDef(
 )
 """The trajectory publisher's ``motion_generator`` (:attr:`CommanderConfig.motion_generator`)."""
 
+STAMP_TRAJECTORIES: Final = ParameterDef(
+    'stamp_trajectories', True,
+    "Stamp each streamed trajectory with the time it was planned for on this node's clock (it "
+    "must be the controller's: use_sim_time alike); false stamps 0, which shifts every "
+    'trajectory by its transport delay',
+)
+"""The trajectory publisher's ``stamp_trajectories`` (:attr:`CommanderConfig`)."""
+
 COMMANDER_PARAMETERS: Final = (
     *TRACKING_PARAMETERS, MOTION_GENERATOR, VELOCITY_SCALE, ACCELERATION_SCALE,
-    PREDICTION_HORIZON, LEAD_TIME, RATE, MIN_INTERVAL, WAIT_FOR_JOINT_STATES,
+    PREDICTION_HORIZON, LEAD_TIME, RATE, MIN_INTERVAL, WAIT_FOR_JOINT_STATES, STAMP_TRAJECTORIES,
 )
 """Everything :meth:`CommanderConfig.from_parameters` reads."""
 
@@ -135,6 +144,7 @@ class CommanderConfig:
     :param rate: Rate of the timer steps [Hz].
     :param min_interval: Shortest time between two commands [s] (0: half the period).
     :param wait_for_joint_states: Start from the measured position, not the neutral pose.
+    :param stamp_trajectories: Stamp each chunk with the ``now`` of its step (else 0).
     :raises ConfigError: If a value is out of range.
     """
 
@@ -147,6 +157,7 @@ class CommanderConfig:
     rate: float = RATE.default
     min_interval: float = MIN_INTERVAL.default
     wait_for_joint_states: bool = WAIT_FOR_JOINT_STATES.default
+    stamp_trajectories: bool = STAMP_TRAJECTORIES.default
 
     def __post_init__(self) -> None:
         for item in COMMANDER_PARAMETERS:
@@ -331,6 +342,7 @@ class ArmCommander:
             self._predictor.predict(now, guidance.reference) if following else guidance.reference
         )
         lead = self._config.lead_time
+        stamp = max(now, 0.0) if self._config.stamp_trajectories else 0.0
         if isinstance(motion, JerkLimitedGenerator):
             motion.step(
                 reference, dt, guidance.speed_scale,
@@ -338,11 +350,13 @@ class ArmCommander:
                 hold=guidance.state is TrackingState.HOLDING,
             )
             chunk = planned_chunk(
-                self._arm.joint_names, motion.sample, lead, motion.breakpoints(lead)
+                self._arm.joint_names, motion.sample, lead, motion.breakpoints(lead), stamp=stamp
             )
         else:
             limited = motion.step(reference, dt, guidance.speed_scale)
-            chunk = stream_chunk(self._arm.joint_names, limited.position, limited.velocity, lead)
+            chunk = stream_chunk(
+                self._arm.joint_names, limited.position, limited.velocity, lead, stamp=stamp
+            )
         self.published += 1
         return chunk
 

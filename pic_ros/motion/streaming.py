@@ -1,16 +1,23 @@
 """
 The trajectory chunk streamed to ros2_control's joint_trajectory_controller, without ROS types.
 
-At every publish tick the node sends the command as a short trajectory: stamp 0 ("start now"),
-every controller joint named, and points with positions and velocities at strictly increasing
-``time_from_start > 0`` (a first point at 0 would make the controller jump instead of
-interpolating from its current state). A generator that knows its accelerations sends them too;
-the controller then interpolates with quintic splines from its current state, so the acceleration
-it commands stays continuous. MoveIt Servo sends one point at one publish period; a lead of
-:data:`DEFAULT_LEAD_PERIODS` periods keeps the controller interpolating when a message arrives a
-little late, for one period more of lag (unless the point is the planned state at that time, as
-the jerk-limited generator sends). The node copies a :class:`TrajectoryChunk` into a
-``trajectory_msgs/JointTrajectory`` (``header.stamp`` left 0; :func:`duration_parts` gives the
+At every publish tick the node sends the command as a short trajectory: every controller joint
+named, and points with positions and velocities at strictly increasing ``time_from_start > 0`` (a
+first point at 0 would make the controller jump instead of interpolating from its current state).
+A generator that knows its accelerations sends them too; the controller then interpolates with
+quintic splines from its current state, so the acceleration it commands stays continuous. MoveIt
+Servo sends one point at one publish period; a lead of :data:`DEFAULT_LEAD_PERIODS` periods keeps
+the controller interpolating when a message arrives a little late, for one period more of lag
+(unless the point is the planned state at that time, as the jerk-limited generator sends).
+
+``header.stamp`` (:attr:`TrajectoryChunk.stamp`) is either 0, "start when it arrives", or the
+time on the publisher's clock the chunk was planned for, which must then be the controller's
+clock (both on ``/clock`` in simulation). A planned chunk stamped 0 is shifted by its transport
+delay: the controller, already on the previous chunk's plan, must make up ``velocity * delay``
+within the first point's 10 ms, an acceleration far beyond the limits (measured:
+``scripts/sim_acceleration.py``); stamped, consecutive chunks lie on the generator's one
+continuous trajectory. The node copies a :class:`TrajectoryChunk` into a
+``trajectory_msgs/JointTrajectory`` (:func:`duration_parts` gives the
 ``builtin_interfaces/Duration`` fields).
 """
 
@@ -119,11 +126,14 @@ class TrajectoryChunk:
     :param joint_names: Joint names, non-empty, unique, in the order of the point arrays.
     :param points: Points with ``time_from_start`` strictly increasing in whole nanoseconds, the
         first > 0, each with finite positions and velocities, shape (n,).
+    :param stamp: ``header.stamp``: the time on the publisher's clock the points'
+        ``time_from_start`` count from [s], >= 0; 0 means "start when it arrives".
     :raises ConfigError: If a name, a time or an array breaks these rules.
     """
 
     joint_names: tuple[str, ...]
     points: tuple[TrajectoryPoint, ...]
+    stamp: float = 0.0
     times_ns: tuple[int, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -162,6 +172,7 @@ class TrajectoryChunk:
                 )
             )
         set_field = object.__setattr__
+        set_field(self, 'stamp', check_number('stamp', self.stamp, 0.0, _MAX_SECONDS))
         set_field(self, 'joint_names', names)
         set_field(self, 'points', tuple(checked))
         set_field(self, 'times_ns', tuple(times))
@@ -173,6 +184,7 @@ def stream_chunk(
     velocities: npt.ArrayLike,
     lead_time: float,
     accelerations: npt.ArrayLike | None = None,
+    stamp: float = 0.0,
 ) -> TrajectoryChunk:
     """
     Build the one-point chunk that streams the command to the controller.
@@ -184,8 +196,9 @@ def stream_chunk(
         :data:`DEFAULT_LEAD_PERIODS` publish periods.
     :param accelerations: Commanded accelerations, shape (n,), [rad/s^2] or [m/s^2], or None
         (not sent).
+    :param stamp: The chunk's ``header.stamp`` [s] (:class:`TrajectoryChunk`; 0: on arrival).
     :return: The validated chunk (one point).
-    :raises ConfigError: If the names, arrays or lead time are invalid.
+    :raises ConfigError: If the names, arrays, lead time or stamp are invalid.
     """
     lead = float(LEAD_TIME.check(lead_time))
     dof = len(joint_names)
@@ -197,7 +210,7 @@ def stream_chunk(
             None if accelerations is None else _joint_row('accelerations', accelerations, dof)
         ),
     )
-    return TrajectoryChunk(joint_names=tuple(joint_names), points=(point,))
+    return TrajectoryChunk(joint_names=tuple(joint_names), points=(point,), stamp=stamp)
 
 
 def planned_chunk(
@@ -206,6 +219,7 @@ def planned_chunk(
     lead_time: float,
     breakpoints: Sequence[float] = (),
     spacing: float = POINT_SPACING,
+    stamp: float = 0.0,
 ) -> TrajectoryChunk:
     """
     Build the chunk that streams a planned trajectory up to ``lead_time`` ahead.
@@ -222,8 +236,11 @@ def planned_chunk(
         :meth:`~pic_ros.motion.generator.JerkLimitedGenerator.breakpoints`) [s]; those outside
         (0, ``lead_time``) are ignored.
     :param spacing: Time between the regular points, in [1e-4, 1] [s].
+    :param stamp: The chunk's ``header.stamp``: the time ``plan`` counts from, on the
+        publisher's clock [s] (0: on arrival; :class:`TrajectoryChunk`).
     :return: The validated chunk.
-    :raises ConfigError: If the names, the planned states or the lead time are invalid.
+    :raises ConfigError: If the names, the planned states, the lead time or the stamp are
+        invalid.
     """
     lead = float(LEAD_TIME.check(lead_time))
     step = check_number('spacing', spacing, 1e-4, 1.0)
@@ -238,4 +255,4 @@ def planned_chunk(
     for when in times:  # TrajectoryChunk checks every array
         positions, velocities, accelerations = plan(when)
         points.append(TrajectoryPoint(when, positions, velocities, accelerations))
-    return TrajectoryChunk(joint_names=tuple(joint_names), points=tuple(points))
+    return TrajectoryChunk(joint_names=tuple(joint_names), points=tuple(points), stamp=stamp)

@@ -307,12 +307,13 @@ def trajectory_to_msg(chunk: TrajectoryChunk) -> JointTrajectory:
     """
     Build a JointTrajectory for joint_trajectory_controller's topic interface.
 
-    ``header.stamp`` stays 0 ("start now"), as the controller expects for streaming.
+    ``header.stamp`` is the chunk's stamp (0: "start now").
 
     :param chunk: Joint names and points with strictly increasing ``time_from_start``.
     :return: The message.
     """
     message = JointTrajectory()
+    message.header.stamp = time_to_msg(chunk.stamp)
     message.joint_names = list(chunk.joint_names)
     points = []
     for point, nanoseconds in zip(chunk.points, chunk.times_ns):

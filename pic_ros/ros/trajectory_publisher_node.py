@@ -5,8 +5,9 @@ Subscribes ``joint_targets`` (``sensor_msgs/JointState`` from solver_node) and `
 (where the robot is, to start from it). For every controller named in ``config/<robot>.yaml``
 (arms, head, grippers: :attr:`~pic_ros.robot.robot.Robot.groups`) it publishes
 ``<controller>/joint_trajectory`` (``trajectory_msgs/JointTrajectory``, reliable QoS,
-``header.stamp`` 0, one point at ``lead_time`` with positions and velocities, every controller
-joint named) -- the form joint_trajectory_controller accepts for streaming (set
+``header.stamp`` the time the points were planned for on this node's clock, or 0 with
+``stamp_trajectories`` false; points up to ``lead_time`` with positions and velocities, every
+controller joint named) -- the form joint_trajectory_controller accepts for streaming (set
 ``allow_nonzero_velocity_at_trajectory_end: true`` on Jazzy and later).
 
 What is sent is decided by one :class:`~pic_ros.motion.commander.ArmCommander` per group (position,

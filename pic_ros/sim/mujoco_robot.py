@@ -118,6 +118,8 @@ class _Controller:
     actuators: npt.NDArray[np.int_]
     qpos: npt.NDArray[np.int_]
     reach: FloatArray
+    low: FloatArray
+    high: FloatArray
 
 
 class SimRobot:
@@ -157,6 +159,7 @@ class SimRobot:
         self._controllers: dict[str, _Controller] = {}
         for group in self.robot.groups.values():
             names = group.joint_names
+            margins = np.array([float(model.joint(name).margin[0]) for name in names])
             follower = TrajectoryFollower(
                 names, group.lower, group.upper, [start[name] for name in names],
                 self.config.follower,
@@ -167,6 +170,8 @@ class SimRobot:
                 actuators=np.array([model.actuator(name).id for name in names]),
                 qpos=np.array([model.joint(name).qposadr[0] for name in names]),
                 reach=self._target_reach(group.velocity),
+                low=np.minimum(group.lower + margins, group.upper),
+                high=np.maximum(group.upper - margins, group.lower),
             )
         self._moving = {  # driven joints and the mimic joints that follow them
             name: (int(model.joint(name).qposadr[0]), int(model.joint(name).dofadr[0]))
@@ -513,9 +518,15 @@ class SimRobot:
         Advance the physics to a simulation time in fixed steps.
 
         Before each step every actuator target is set from its follower, sampled at the step's
-        start time (a controller update at the physics rate), and kept within
-        ``velocity limit * tracking lag`` of the measured position when ``limit_velocity`` is on;
-        the mobile base, if any, is moved to that time and the active pushes are applied.
+        start time (a controller update at the physics rate): the commanded position, kept within
+        ``velocity limit * tracking lag`` of the measured position when ``limit_velocity`` is on,
+        plus with ``feedforward`` the commanded velocity times ``2 zeta / wn`` and acceleration
+        over ``wn^2`` (the servo torque ``kp (target - q) - kv qdot`` then carries
+        ``kv v_ref + I a_ref``: velocity and inertial feedforward with the servo's own inertia);
+        the target is kept out of the limit stops, which engage a few mrad inside the URDF
+        limits (:mod:`~pic_ros.sim.mujoco_model`): a servo driven into one makes the joint hit a
+        4 ms stop whenever the command goes to a limit. The mobile base, if any, is moved to
+        that time and the active pushes are applied.
         Stops at the last step boundary at or before ``t``; a time in the past does nothing.
 
         :param t: Simulation time to reach [s].
@@ -532,6 +543,9 @@ class SimRobot:
         ctrl = data.ctrl
         qpos = data.qpos
         base = self._base is not None
+        config = self.config
+        lead = config.tracking_lag if config.feedforward else 0.0
+        inverse_stiffness = 1.0 / config.natural_frequency**2 if config.feedforward else 0.0
         for _ in range(steps):
             now = float(data.time)
             if base:
@@ -540,10 +554,14 @@ class SimRobot:
                 self._apply_pushes(now)
             for entry in self._controllers.values():
                 measured = qpos[entry.qpos]
-                target = entry.follower.sample(now).positions
-                ctrl[entry.actuators] = measured + np.clip(
-                    target - measured, -entry.reach, entry.reach
+                command = entry.follower.sample(now)
+                target = (
+                    measured
+                    + np.clip(command.positions - measured, -entry.reach, entry.reach)
+                    + lead * command.velocities
+                    + inverse_stiffness * command.accelerations
                 )
+                ctrl[entry.actuators] = np.clip(target, entry.low, entry.high)
             mujoco.mj_step(model, data)
         self._wall_seconds += time.perf_counter() - started
         self._sim_seconds += steps * dt

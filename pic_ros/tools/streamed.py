@@ -117,8 +117,9 @@ class ArmRun:
 
 
 def _chunk_trajectory(chunk: TrajectoryChunk) -> Trajectory:
-    """Turn a chunk into what the controller receives (stamp 0: start now)."""
+    """Turn a chunk into what the controller receives (its stamp; 0: start now)."""
     return Trajectory(
+        stamp=chunk.stamp,
         joint_names=chunk.joint_names,
         points=[
             Waypoint(

@@ -209,3 +209,12 @@ def test_time_to_msg_rounds_to_the_nanosecond(seconds, sec, nanosec):
     stamp = time_to_msg(seconds)
 
     assert (stamp.sec, stamp.nanosec) == (sec, nanosec)
+
+
+def test_trajectory_to_msg_carries_the_chunk_stamp():
+    """A chunk stamped with its planning time keeps that stamp, to the nanosecond."""
+    chunk = stream_chunk(['j1'], [0.1], [0.0], 0.05, stamp=12.345)
+
+    message = trajectory_to_msg(chunk)
+
+    assert (message.header.stamp.sec, message.header.stamp.nanosec) == (12, 345_000_000)
