@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 import re
-import warnings
 from types import SimpleNamespace
+import warnings
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
