@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from types import SimpleNamespace
+import warnings
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -403,3 +404,14 @@ def test_target_jumping_behind_a_moving_joint_brakes_at_the_limit(
         before = (limiter.position, limiter.velocity)
         assert_step_within_limits(limits, before, limiter.step(None, 1.0 / 100.0))
     np.testing.assert_array_equal(limiter.position, np.full(7, -2.0))
+
+
+def test_a_step_too_short_to_change_speed_on_the_target_stays_put_without_warnings() -> None:
+    """A time step whose speed change underflows to 0, on the target and at rest, is no motion."""
+    limits = limits_of(2, speed=0.5, accel=0.1)
+    limiter = JointLimiter(limits, np.array([0.2, -0.3]))
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        step = limiter.step(np.array([0.2, -0.3]), 5e-324, 1.0)
+    np.testing.assert_array_equal(step.position, [0.2, -0.3])
+    np.testing.assert_array_equal(step.velocity, [0.0, 0.0])

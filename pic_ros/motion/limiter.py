@@ -495,7 +495,12 @@ class JointLimiter:
         # Braking speed sqrt((a dt)^2 + 2 a d) - a dt, written without cancellation. Distances
         # beyond full-speed braking are capped (no overflow on a far target of a continuous joint).
         reach = 2.0 * accel * np.minimum(distance, v_max * (v_max / accel + step_dt) + 1.0)
-        braking = reach / (np.sqrt(speed_change**2 + reach) + speed_change)
+        # On the target with a step too short for any speed change (dt underflowing a * dt) both
+        # are 0: the braking speed is then 0, not 0 / 0.
+        denominator = np.sqrt(speed_change**2 + reach) + speed_change
+        braking = np.divide(
+            reach, denominator, out=np.zeros_like(reach), where=denominator > 0.0
+        )
         wanted = np.minimum(scale * v_max, braking)
         new_toward = np.minimum(np.maximum(wanted, toward - speed_change), toward + speed_change)
         new_toward = np.minimum(np.maximum(new_toward, -v_max), v_max)
