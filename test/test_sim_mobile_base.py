@@ -18,7 +18,7 @@ import numpy as np
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.body_frame import Footprint
 from pic_ros.motion.base_following import BaseFollower, BaseFollowingConfig, Pose2D
-from pic_ros.resources import config_path, urdf_path
+from pic_ros.resources import config_path
 from pic_ros.robot.config import robot_spec_from_dict
 from pic_ros.robot.mobile_base import MobileBaseSpec
 from pic_ros.sim import SimRobot, Trajectory, Waypoint
@@ -295,25 +295,16 @@ def test_pushes_add_up_unless_a_push_replaces_the_links_earlier_ones(tiago) -> N
     assert not tiago.pushing
 
 
-def test_a_prismatic_lift_in_a_commanded_group_is_driven_like_the_arms(tmp_path) -> None:
+def test_a_prismatic_lift_in_a_commanded_group_is_driven_like_the_arms() -> None:
     """
     The torso lift of TIAGo (0.35 m, 0.07 m/s, 2000 N) as a commanded joint: held, followed.
 
     The servo is tuned from its joint-space inertia (the 18 kg it lifts plus the 0.05 kg drive
     inertia), gravity is compensated through it within its effort limit: it holds its start, a
     4 s ramp is tracked within 2 mm, a step to the bottom goes at the velocity limit and rests
-    inside the lower limit. (A robot file of the test: the torso as a one-joint group.)
+    inside the lower limit (TIAGo's robot file, whose ``torso`` is a commanded group).
     """
-    data = tiago_data()
-    data.pop('mobile_base')
-    data.update(locked_joints={}, base_frame='torso_lift_link', urdf=str(urdf_path('tiago.urdf')))
-    data['grippers']['arm'] = {
-        'controller': 'torso_controller', 'joints': ['torso_lift_joint'], 'open': [0.0],
-        'closed': [0.35], 'neutral': [0.15],
-    }
-    path = tmp_path / 'tiago_torso.yaml'
-    path.write_text(yaml.safe_dump(data), encoding='utf-8')
-    sim = SimRobot(path)
+    sim = SimRobot('tiago')
     assert sim.gains['torso_lift_joint'].inertia == pytest.approx(18.3, abs=0.5)
     sim.step_to(0.5)
     assert sim.arm_positions('torso_controller')[0] == pytest.approx(0.15, abs=1e-4)
