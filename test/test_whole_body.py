@@ -31,7 +31,7 @@ from pic_ros.solvers.prioritized import (
 from pic_ros.tools.catalog import demonstration_from_synthetic
 from pic_ros.tools.cli import main
 from pic_ros.tools.evaluation import evaluate_one, EvaluationSettings, run_imitation, score
-from pic_ros.tools.synthetic import suite_specs
+from pic_ros.tools.synthetic import generate_take, suite_specs
 from pic_ros.tools.synthetic.crouch import crouching_take
 import pytest
 import yaml
@@ -221,6 +221,27 @@ def test_limits_are_never_exceeded_whatever_the_targets(tiago_arm, wrist, elbow,
         assert 0 <= result.iterations <= solver.config.max_iterations
 
 
+@given(
+    wrist=hnp.arrays(np.float64, (3,), elements=st.floats(-1.0, 1.5)),
+    elbow=hnp.arrays(np.float64, (3,), elements=st.floats(-1.0, 1.5)),
+    seed=st.integers(0, 2**16),
+)
+@settings(max_examples=40, deadline=None)
+def test_no_arm_joint_moves_more_than_the_frame_step_whatever_the_targets(
+    tiago_arm, wrist, elbow, seed
+):
+    """Any targets, from any warm start: each frame moves every arm joint at most frame_step."""
+    arm, torso = tiago_arm
+    rng = np.random.default_rng(seed)
+    solver = PrioritizedSolver(arm, torso)
+    solver.reset(rng.uniform(arm.work_lower, arm.work_upper), float(rng.uniform(0.0, 0.35)))
+    anchor = solver.landmarks(arm.neutral, torso.neutral)[1]
+    for _ in range(3):
+        before = solver.q
+        result = solver.solve(WholeBodyTargets(0.2, anchor, wrist, elbow))
+        assert np.all(np.abs(result.q - before) <= solver.config.frame_step + 1e-12)
+
+
 def test_same_input_gives_the_same_output(tiago_arm):
     """Two solvers fed the same frames give bit-identical answers."""
     arm, torso = tiago_arm
@@ -256,6 +277,8 @@ def test_prioritized_config_refuses_bad_values():
         PrioritizedConfig(max_iterations=0)
     with pytest.raises(ConfigError, match='damping'):
         PrioritizedConfig(damping=-1.0)
+    with pytest.raises(ConfigError, match='frame_step'):
+        PrioritizedConfig(frame_step=0.0)
 
 
 # The torso target -----------------------------------------------------------------------------
@@ -343,6 +366,26 @@ def test_whole_body_follows_a_crouching_synthetic_person(tiago):
     assert record['elbow_mae_rad'] < 0.1
     assert record['ee_err_cm'] < 6.0
     assert record['limit_violations'] == 0
+
+
+def test_whole_body_never_jumps_on_a_synthetic_person(tiago):
+    """
+    A generated person whose forearm passes near the straight arm: no joint jumps between frames.
+
+    Near the straight arm the upper-arm roll barely moves the wrist, so the unbounded hierarchy
+    turned it by up to 0.7 rad in one frame on this person (about 20 frames above 0.35 rad);
+    the per-frame step bound keeps every change within 0.3 rad, the elbow and hand accurate.
+    """
+    demonstration = demonstration_from_synthetic(generate_take(suite_specs(50)[0]))
+    solver = SolverConfig(name='pic')
+    trace = run_imitation(tiago, demonstration, solver, EvaluationSettings(whole_body=True))
+    bound = PrioritizedConfig().frame_step
+    for arm in trace.arms.values():
+        assert np.max(np.abs(np.diff(arm.q, axis=0))) <= bound + 1e-9
+    record = score(trace, demonstration, tiago, solver)
+    assert record['jump_frames'] == 0
+    assert record['elbow_mae_rad'] < 0.05
+    assert record['ee_err_cm'] < 5.0
 
 
 def test_evaluate_with_the_torso_on_a_few_seconds_of_a_recording(shared_data, capsys):

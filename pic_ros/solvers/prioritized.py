@@ -10,7 +10,11 @@ pseudo-inverses):
    (:attr:`~pic_ros.robot.arm.ArmModel.work_lower`, ``work_upper``) or the torso's URDF range.
    A joint that would leave it is *saturated* at its bound and removed from every task, and the
    hierarchy is solved again with the others (saturation in the null space, the SNS scheme of
-   Flacco et al.), so no lower task can push a joint out;
+   Flacco et al.), so no lower task can push a joint out. The same holds for the per-frame
+   bound :attr:`PrioritizedConfig.frame_step`: no revolute joint moves further than it from the
+   previous frame's solution, so consecutive solutions never jump, whatever the targets (near
+   the straight arm the upper-arm roll hardly moves the wrist, and the wrist task alone would
+   turn it by half a radian for a few centimetres);
 2. *self-collision avoidance* is not done (out of scope; the paper's second task);
 3. **torso position**: the lift reaches its target (one coordinate; met exactly when the target
    is inside the limits);
@@ -75,6 +79,12 @@ class PrioritizedConfig:
     :param max_step: Largest joint change per step [rad] or [m] (keeps the linearization valid).
     :param max_error: Largest task error used per step [m] (a far target is approached in
         bounded steps).
+    :param frame_step: Largest change of any revolute joint in one frame [rad], whatever the
+        targets do (part of the highest task, as the joint limits): consecutive solutions never
+        jump. The same bound as the per-arm solvers' recovery ``max_step``. Near the straight
+        arm the upper-arm roll barely moves the wrist, and a few centimetres of target motion
+        (tracker noise, or the forearm swinging through the straight arm) would otherwise turn
+        it by half a radian or more in one frame; bounded, the roll turns over a few frames.
     :param velocity_bounded: Bound each frame's change of every joint by its velocity limit
         times the time since the previous frame (joint velocity limits as part of the highest
         task). Off by default: the trajectory publisher applies the limits downstream, and the
@@ -88,6 +98,7 @@ class PrioritizedConfig:
     elbow_damping: float = 0.1
     max_step: float = 0.3
     max_error: float = 0.1
+    frame_step: float = 0.3
     velocity_bounded: bool = False
 
     def __post_init__(self) -> None:
@@ -103,6 +114,7 @@ class PrioritizedConfig:
         check_number('elbow_damping', self.elbow_damping, 0.0, 1.0)
         check_number('max_step', self.max_step, 1e-3, math.pi)
         check_number('max_error', self.max_error, 1e-3, 10.0)
+        check_number('frame_step', self.frame_step, 1e-3, 2.0 * math.pi)
         if not isinstance(self.velocity_bounded, bool):
             raise ConfigError(f'velocity_bounded must be a bool, got {self.velocity_bounded!r}')
 
@@ -228,6 +240,7 @@ class PrioritizedSolver:
             chain.movable_joints[index].joint_type is JointType.PRISMATIC
             for index in self._columns
         )
+        self._revolute = ~np.array(self._prismatic)
         self._template = arm.full_q(arm.neutral)
         self._speed = np.concatenate(([torso.velocity], arm.velocity))
         self._q = arm.clamp(np.clip(arm.neutral, arm.work_lower, arm.work_upper))
@@ -314,7 +327,9 @@ class PrioritizedSolver:
         torso_target = self.torso.clamp(targets.torso)
         reach = float(np.linalg.norm(wrist_target - anchor))
         variables = np.concatenate(([self._torso], self._q))
-        lowest, highest = self._low, self._high
+        frame_step = np.where(self._revolute, config.frame_step, np.inf)
+        lowest = np.maximum(self._low, variables - frame_step)
+        highest = np.minimum(self._high, variables + frame_step)
         if elapsed is not None and config.velocity_bounded:
             travel = self._speed * max(float(elapsed), 0.0)
             lowest = np.maximum(lowest, variables - travel)
