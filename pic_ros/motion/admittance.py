@@ -479,8 +479,13 @@ class AdmittanceStep(NamedTuple):
     dt: float
 
 
-def _vector3(values: npt.ArrayLike) -> FloatArray | None:
-    """Return 3 finite numbers as a new float array, or None."""
+def finite_vector3(values: npt.ArrayLike) -> FloatArray | None:
+    """
+    Read a 3-vector input that must not raise (a force, a target).
+
+    :param values: Anything array-like.
+    :return: A new float array of shape (3,) when it is 3 finite numbers, else None.
+    """
     try:
         array = np.array(values, dtype=float)
     except (TypeError, ValueError, OverflowError):
@@ -548,10 +553,10 @@ class VariableAdmittance:
             most the configured period.
         :return: The new state and the commanded position.
         """
-        target_array = _vector3(target)
+        target_array = finite_vector3(target)
         if target_array is None:
             return self._result(AdmittanceInput.BAD_TARGET, 0.0)
-        force_array = _vector3(force)
+        force_array = finite_vector3(force)
         if force_array is None:
             return self._result(AdmittanceInput.BAD_FORCE, 0.0)
         if isinstance(dt, bool) or not isinstance(dt, (int, float)):

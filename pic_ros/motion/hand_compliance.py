@@ -41,9 +41,11 @@ from pic_ros.motion.admittance import (
     ADMITTANCE_PARAMETERS,
     AdmittanceConfig,
     AdmittanceStep,
+    finite_vector3,
     VariableAdmittance,
 )
-from pic_ros.robot.kinematics.robot_model import JointType, RobotModel
+from pic_ros.robot.kinematics.chain import KinematicChain
+from pic_ros.robot.kinematics.robot_model import RobotModel
 from pic_ros.robot.robot import Robot
 from pic_ros.schema import ParameterDef
 
@@ -154,7 +156,7 @@ class LinkOrientation:
         self._model = model
         self._base = base_frame
         self._defaults = dict(defaults or {})
-        self._paths: dict[str, tuple[Any, ...] | None] = {}
+        self._chains: dict[str, KinematicChain | None] = {}
 
     @property
     def base_frame(self) -> str:
@@ -168,16 +170,16 @@ class LinkOrientation:
         :param frame: A ``frame_id`` (a leading ``/`` is ignored).
         :return: True if :meth:`rotation` can place it.
         """
-        return self._path(frame) is not None
+        return self._chain(frame) is not None
 
-    def _path(self, frame: str) -> tuple[Any, ...] | None:
+    def _chain(self, frame: str) -> KinematicChain | None:
         link = frame.lstrip('/')
-        if link not in self._paths:
+        if link not in self._chains:
             try:
-                self._paths[link] = self._model.joint_path(self._base, link)
+                self._chains[link] = KinematicChain.from_model(self._model, self._base, link)
             except ChainError:
-                self._paths[link] = None
-        return self._paths[link]
+                self._chains[link] = None
+        return self._chains[link]
 
     def rotation(self, frame: str, joints: Mapping[str, float] | None = None) -> FloatArray:
         """
@@ -188,18 +190,14 @@ class LinkOrientation:
         :return: Rotation matrix, shape (3, 3).
         :raises ChainError: If the frame is not a link below the base frame.
         """
-        path = self._path(frame)
-        if path is None:
+        chain = self._chain(frame)
+        if chain is None:
             raise ChainError(
                 f'frame {frame!r} is not a link of {self._model.name!r} below {self._base!r}'
             )
         given = joints or {}
-        rotation = np.eye(3)
-        for joint in path:
-            rotation = rotation @ joint.origin[:3, :3]
-            if joint.joint_type in (JointType.REVOLUTE, JointType.CONTINUOUS):
-                angle = float(given.get(joint.name, self._defaults.get(joint.name, 0.0)))
-                rotation = rotation @ _axis_rotation(joint.axis, angle)
+        q = [float(given.get(name, self._defaults.get(name, 0.0))) for name in chain.joint_names]
+        rotation: FloatArray = chain.link_transforms(q)[chain.tip_link][:3, :3]
         return rotation
 
 
@@ -217,28 +215,10 @@ def robot_orientation(robot: Robot) -> LinkOrientation:
     return LinkOrientation(robot.model, robot.base_frame, defaults)
 
 
-def _axis_rotation(axis: FloatArray, angle: float) -> FloatArray:
-    """Return the rotation by ``angle`` [rad] about a unit ``axis`` (Rodrigues)."""
-    x, y, z = (float(value) for value in axis)
-    k = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
-    rotation: FloatArray = np.eye(3) + math.sin(angle) * k + (1.0 - math.cos(angle)) * (k @ k)
-    return rotation
-
-
 @dataclass(frozen=True)
 class _Force:
     received: float
     base: FloatArray
-
-
-def _vector3(values: npt.ArrayLike) -> FloatArray | None:
-    try:
-        array = np.array(values, dtype=float)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    if array.shape != (3,) or not np.isfinite(array).all():
-        return None
-    return array
 
 
 class HandCompliance:
@@ -340,7 +320,7 @@ class HandCompliance:
     ) -> ForceInput:
         if arm not in self._admittances:
             return ForceInput.UNKNOWN_ARM
-        vector = _vector3(force)
+        vector = finite_vector3(force)
         if vector is None or not math.isfinite(now):
             return ForceInput.BAD_FORCE
         if not self._orientation.knows(frame):
