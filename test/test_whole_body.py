@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -404,6 +405,20 @@ def test_evaluate_with_the_torso_on_a_few_seconds_of_a_recording(shared_data, ca
     status = main(['evaluate', '--robot', 'tiago', '--whole-body', '--recording', 'demo'])
     assert status == 0
     assert 'whole-body' in capsys.readouterr().out
+
+
+def test_bench_times_the_whole_body_solver_once_per_robot_with_a_torso(capsys):
+    """``bench --whole-body``: TIAGo timed once as whole-body, Baxter (no torso) as usual."""
+    status = main(['bench', '--recording', 'demo', '--robot', 'tiago', '--robot', 'baxter',
+                   '--solver', 'pic', '--solver', 'fabrik', '--whole-body', '--ikpy-frames',
+                   '0', '--json'])
+    result = json.loads(capsys.readouterr().out)
+    assert status == 0
+    labels = [(row['robot'], row['solver']) for row in result['solvers']]
+    assert sorted(labels) == [('baxter', 'fabrik'), ('baxter', 'pic'), ('tiago', 'whole-body')]
+    (tiago,) = [row for row in result['solvers'] if row['robot'] == 'tiago']
+    assert tiago['eta'] is None
+    assert tiago['arm_solves'] > 500 and 0.0 < tiago['ms_p50'] <= tiago['ms_p99']
 
 
 def test_the_simulated_torso_holds_its_neutral_and_follows_a_command(tiago):

@@ -109,14 +109,20 @@ def bench_solvers(
     :param demonstrations: Recordings whose frames drive the solvers.
     :param settings: Solver settings.
     :param ikpy_frames: Solved frames per arm given to ikpy (0 skips ikpy).
-    :param evaluation: Processing and mapping settings.
+    :param evaluation: Processing and mapping settings; with ``whole_body`` a robot with a torso
+        is timed once, with the whole-body solver (its row's solver is ``whole-body``, and ikpy,
+        which solves one arm, is left out for it).
     :return: ``{'solvers': [...], 'ikpy': [...], 'throughput': [...], 'environment': {...}}``.
     """
     solver_rows = []
     ikpy_rows = []
     throughput_rows = []
     for robot in robots:
+        whole_body = evaluation is not None and evaluation.whole_body and robot.torso is not None
         for config in settings:
+            if whole_body and config is not settings[0]:
+                continue  # the arms on the torso take the whole-body solver whatever the setting
+            label, eta = ('whole-body', None) if whole_body else (config.name, config.eta_label)
             times: dict[str, list[np.ndarray]] = {name: [] for name in robot.arms}
             frames = 0
             elapsed = 0.0
@@ -133,6 +139,7 @@ def bench_solvers(
                     times[name].append(solved)
                     if (
                         ikpy_frames > 0
+                        and not whole_body
                         and name not in wrist_targets
                         and np.count_nonzero(arm_trace.solved) > 1
                     ):
@@ -143,8 +150,8 @@ def bench_solvers(
             all_times = np.concatenate([t for parts in times.values() for t in parts])
             solver_rows.append({
                 'robot': robot.name,
-                'solver': config.name,
-                'eta': config.eta_label,
+                'solver': label,
+                'eta': eta,
                 'arm_solves': int(all_times.size),
                 'ms_p50': percentile_ms(all_times, 50.0),
                 'ms_p99': percentile_ms(all_times, 99.0),
@@ -152,13 +159,13 @@ def bench_solvers(
             })
             throughput_rows.append({
                 'robot': robot.name,
-                'solver': config.name,
-                'eta': solver_rows[-1]['eta'],
+                'solver': label,
+                'eta': eta,
                 'frames': frames,
                 'frames_per_s': frames / elapsed if elapsed > 0 else float('nan'),
                 'arms': len(robot.arms),
             })
-            if ikpy_frames > 0 and config.name == 'pic':
+            if ikpy_frames > 0 and label == 'pic':
                 for name, targets in wrist_targets.items():
                     row = {'robot': robot.name, 'arm': name}
                     row.update(bench_ikpy(robot, name, targets, q_start[name]))

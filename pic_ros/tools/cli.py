@@ -107,6 +107,12 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         '--suite-size', type=int, default=50, help='number of synthetic takes of --suite'
     )
+    parser.add_argument(
+        '--whole-body', action='store_true',
+        help='whole-body imitation (the solver node parameter whole_body): the arms on the '
+        "robot's torso are solved with it by prioritized IK, the torso following the person's "
+        'crouch (the first --solver setting only for them); robots without a torso as usual',
+    )
     parser.add_argument('--json', action='store_true', help='print one JSON object')
     add_option(parser, MAPPING, help_suffix=" (default: the robot file's)")
     add_option(parser, SCALE)
@@ -203,7 +209,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     processing = _processing(args)
     demonstrations = _demonstrations(args)
     records = []
-    whole_body = bool(getattr(args, 'whole_body', False))
+    whole_body = bool(args.whole_body)
     for demonstration, robot, mapping, config in itertools.product(
         demonstrations, robots, mappings, settings
     ):
@@ -309,7 +315,9 @@ def run_bench(args: argparse.Namespace) -> int:
         robots = _robots(args)
         settings = _settings(args)
         demonstrations = _demonstrations(args)
-        evaluation = EvaluationSettings(processing=_processing(args), mapping=_mappings(args)[0])
+        evaluation = EvaluationSettings(
+            processing=_processing(args), mapping=_mappings(args)[0], whole_body=args.whole_body
+        )
         result = bench_solvers(robots, demonstrations, settings, args.ikpy_frames, evaluation)
         result['recordings'] = [d.name for d in demonstrations]
     if args.latency or args.latency_only:
@@ -462,12 +470,6 @@ def build_parser() -> argparse.ArgumentParser:
         help='head and hand imitation instead of the arms: the estimators and every robot with '
         'a head or grippers on labelled synthetic people, and the hand states on the recordings '
         '(default: the paper recordings; --bag adds others)',
-    )
-    evaluate.add_argument(
-        '--whole-body', action='store_true',
-        help='whole-body imitation (the solver node parameter whole_body): the arms on the '
-        "robot's torso are solved with it by prioritized IK, the torso following the person's "
-        'crouch (the first --solver setting only for them); robots without a torso as usual',
     )
     evaluate.add_argument(
         '--duration', type=float, help='--live: play only the first seconds of each recording'
