@@ -31,9 +31,10 @@ Semantics (``docs/interfaces.md#ros2_control``; Humble/Jazzy JTC unless said oth
   has positions only. Accelerations without velocities are ignored (linear).
 * **Late trajectories are joined, never jumped to** (here the follower departs from JTC, whose
   command jumps to the new trajectory's state at the arrival when its first point is already
-  due): the points due at or before the arrival, and those due less than :data:`JOIN_TIME`
-  after it, are left out (the last point is always kept), and the first segment runs from the
-  current command to the first point kept, as for a trajectory whose first point is ahead. A
+  due): the points due at or before the arrival, and then also those due less than
+  :data:`JOIN_TIME` after it, are left out (the last point is always kept), and the first
+  segment runs from the current command to the first point kept, as for a trajectory whose
+  first point is ahead (which is followed point by point, as before). A
   streamed chunk that reaches the controller after its first point (transport delay) then
   continues the command with no step in position, velocity or acceleration (when its points
   carry them), and rejoins the plan at most ``JOIN_TIME`` plus one point spacing later. Only a
@@ -67,7 +68,7 @@ _TIME_EPSILON = 1e-9
 """Times closer than this are equal [s] (one nanosecond, the resolution of a ROS duration)."""
 
 JOIN_TIME: Final = 0.01
-"""Shortest first segment of a trajectory whose points are due on arrival or just after [s]:
+"""Shortest first segment of a late trajectory (its first point due on arrival) [s]: its
 points due sooner after the arrival are left out (except the last), so that the segment that
 joins the current command to the trajectory cannot be so short that a small difference between
 the two becomes a large acceleration."""
@@ -481,8 +482,10 @@ class TrajectoryFollower:
         knot_a: list[FloatArray] = []
         has_v: list[bool] = []
         has_a: list[bool] = []
+        late = start + times[0] <= now + _TIME_EPSILON
+        join = now + JOIN_TIME if late else now
         first = next(
-            (index for index, time in enumerate(times) if start + time >= now + JOIN_TIME),
+            (index for index, time in enumerate(times) if start + time >= join),
             len(times) - 1,
         )
         if start + times[first] > now + _TIME_EPSILON:
