@@ -521,11 +521,12 @@ def test_commands_within_the_commanders_limits_never_reach_a_limit_stop(robot, f
     The trajectory publisher's commands drive every joint to its limits: no joint meets a stop.
 
     Each arm's commander (ruckig, the defaults) follows targets at 30 Hz beyond both position
-    limits of every joint (it plans within the URDF limits), every joint to its upper limit, to
-    its lower one, then twice each to a random one of the two (1 s each); each chunk is stamped
-    and reaches the controller at the next physics step. The servo targets are kept inside the limits by the
-    target margin and the stops engage at the limits, so no arm joint's limit constraint is ever
-    active in MuJoCo (a joint resting at a limit stop, or hitting it, would be).
+    limits of every joint (it plans within the URDF limits narrowed by the position margin):
+    every joint to its upper limit, to its lower one, then twice each to a random one of the
+    two (1 s each); each chunk is stamped and reaches the controller at the next physics step.
+    The servo targets keep the same margin and the stops engage halfway to the URDF limits, so
+    no arm joint's limit constraint is ever active in MuJoCo (a joint resting on a stop, or
+    hitting it, would make it active). Floor contacts are off (the default).
     """
     sim = SimRobot(robot, SimConfig(feedforward=feedforward))
     config = CommanderConfig()
@@ -577,3 +578,27 @@ def test_commands_within_the_commanders_limits_never_reach_a_limit_stop(robot, f
             if joint in arm_joints:
                 touched.setdefault(sim.model.joint(int(joint)).name, sim.time)
     assert not touched, touched
+
+
+@pytest.mark.parametrize('floor_contacts', [False, True])
+def test_the_floor_is_touched_only_when_floor_contacts_are_on(floor_contacts):
+    """
+    The floor is a picture by default: YuMi's hands reach below its base plane and touch nothing.
+
+    A representative pose set (200 random poses of both arms within the limits, arms hanging
+    down among them) is placed in the model; with ``floor_contacts`` off no contact involves the
+    floor, with it on some pose makes one (so the setting is what decides).
+    """
+    sim = SimRobot('yumi', SimConfig(floor_contacts=floor_contacts))
+    mujoco = sim.mujoco
+    model, data = sim.model, mujoco.MjData(sim.model)
+    floor = model.geom('pic_ros_floor').id
+    rng = np.random.default_rng(8)
+    touching = 0
+    for _ in range(200):
+        for arm in sim.robot.arms.values():
+            for name, value in zip(arm.joint_names, rng.uniform(arm.lower, arm.upper)):
+                data.joint(name).qpos[0] = value
+        mujoco.mj_forward(model, data)
+        touching += any(floor in contact.geom for contact in data.contact[:data.ncon])
+    assert (touching > 0) == floor_contacts

@@ -73,11 +73,13 @@ class SimConfig:
     :param feedforward: Add the commanded velocity and acceleration to each servo's target
         (``target = q_ref + 2 zeta / wn * v_ref + a_ref / wn^2``, i.e. the servo torque gets
         ``kv v_ref + I a_ref``), so that a joint follows a smooth reference without the
-        ``tracking_lag`` a pure position servo has behind a moving target. Off by default: the
-        joints then also reproduce every step of the reference, and in the live graph (a
-        chunk that reaches the controller after its first point puts the command on the new
-        plan at once) that measured 2-4x higher acceleration peaks on Baxter and YuMi for
-        35-100 ms less lag (README, Simulation).
+        ``tracking_lag`` a pure position servo has behind a moving target. Off by default: since
+        late chunks are joined without a step (:mod:`~pic_ros.sim.trajectory`) it no longer
+        makes large peaks in the live graph (acceleration peaks 1.8-3.2x the limit, as without
+        it), but it passes the joints' coupling and the reference's small excursions on:
+        1.4-13x more samples beyond the velocity, acceleration and jerk limits, jerk peaks up
+        to 39x (YuMi; 2x without), for 18-133 ms less lag p50 on Baxter and TIAGo and none on
+        YuMi (README, ``evaluate --live``).
     :param shadows: Render shadows (about 2.5x the time per frame on a software renderer).
     :param follower: Options of the trajectory followers.
     :raises ConfigError: If a value is out of range.

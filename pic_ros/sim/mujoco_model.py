@@ -52,13 +52,13 @@ Model choices (:class:`~pic_ros.sim.config.SimConfig` holds the numbers):
 * **Contacts**: by default robot geoms touch neither the floor (``floor_contacts``: the floor
   is a picture at the robot's lowest point; a fixed-base robot stands where its user mounted
   it, YuMi on a table whose edge its hands reach below) nor each other. The simplified link
-  shapes of the URDFs overlap in the neutral pose (YuMi's first links sink 9 cm into the body, Baxter's
-  elbow and forearm shells overlap by 13 mm, TIAGo's arm_1 touches the torso) and YuMi's arms
-  collide with each other at the zero configuration; with every contact on, the arms drift from
-  the neutral pose by up to 1.2 rad. The simulation shows what the commands do; it is not a
-  collision checker. ``self_collisions=True`` turns robot-robot contacts on except for the body
-  pairs already touching in the initial pose (so the arms hold still, and arm-arm and
-  arm-torso contacts that appear later are simulated).
+  shapes of the URDFs overlap in the neutral pose (YuMi's first links sink 9 cm into the body,
+  Baxter's elbow and forearm shells overlap by 13 mm, TIAGo's arm_1 touches the torso) and
+  YuMi's arms collide with each other at the zero configuration; with every contact on, the
+  arms drift from the neutral pose by up to 1.2 rad. The simulation shows what the commands
+  do; it is not a collision checker. ``self_collisions=True`` turns robot-robot contacts on
+  except for the body pairs already touching in the initial pose (so the arms hold still, and
+  arm-arm and arm-torso contacts that appear later are simulated).
 * **Scene**: floor, sky, light and camera (:func:`pic_ros.sim.scene.add_scene`).
 * **Mobile base** (a robot file with ``mobile_base``): the URDF root body is a MuJoCo *mocap*
   body, placed on the floor plane at every step by the base's kinematics
