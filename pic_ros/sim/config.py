@@ -76,10 +76,10 @@ class SimConfig:
         ``tracking_lag`` a pure position servo has behind a moving target. Off by default: since
         late chunks are joined without a step (:mod:`~pic_ros.sim.trajectory`) it no longer
         makes large peaks in the live graph (acceleration peaks 1.8-3.2x the limit, as without
-        it), but it passes the joints' coupling and the reference's small excursions on:
-        1.4-13x more samples beyond the velocity, acceleration and jerk limits, jerk peaks up
-        to 39x (YuMi; 2x without), for 18-133 ms less lag p50 on Baxter and TIAGo and none on
-        YuMi (README, ``evaluate --live``).
+        it) and cuts the lag p50 by 15-90 ms, but it passes the joints' coupling and the
+        reference's small excursions on: 1.2-2.4x the samples beyond the acceleration limit,
+        2-9x beyond the jerk limit, jerk peaks up to 39x (YuMi; 3x without) (README,
+        ``evaluate --live``).
     :param shadows: Render shadows (about 2.5x the time per frame on a software renderer).
     :param follower: Options of the trajectory followers.
     :raises ConfigError: If a value is out of range.
