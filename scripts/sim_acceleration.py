@@ -156,6 +156,10 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     event = 0
     steps = int(args.duration / dt)
     dofs = [sim.model.joint(joint).dofadr[0] for joint in arm.joint_names]
+    limit_type = sim.mujoco.mjtConstraint.mjCNSTR_LIMIT_JOINT
+    arm_joints = [sim.model.joint(joint).id for joint in arm.joint_names]
+    floor_geom = sim.model.geom('pic_ros_floor').id
+    stops = floor = 0
     for _ in range(steps):
         now = sim.time
         while event < len(events) and events[event][0] <= now + 1e-9:
@@ -182,6 +186,10 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         ref_a.append(command.accelerations)
         before = sim.data.qvel[dofs].copy()
         sim.step_to(now + dt)
+        on_stop = sim.data.efc_type[:sim.data.nefc] == limit_type
+        stops += int(np.any(np.isin(sim.data.efc_id[:sim.data.nefc][on_stop], arm_joints)))
+        contacts = sim.data.contact[:sim.data.ncon]
+        floor += int(any(floor_geom in contact.geom for contact in contacts))
         joint_a.append((sim.data.qvel[dofs] - before) / dt)
         joint_p.append(sim.arm_positions(controller))
         if sim.time >= next_state - 1e-9:  # joint_states: the 5 ms timer, on the 2 ms grid
@@ -210,6 +218,8 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         'metric on joint_states': share(measured, limits.acceleration),
         'lag reference [ms]': 1e3 * best_lag(frames, wanted, t, np.array(ref_p)),
         'lag joint [ms]': 1e3 * best_lag(frames, wanted, t_joint, np.array(joint_p)),
+        'physics steps with an arm joint on a limit stop': stops,
+        'physics steps with a robot-floor contact (any link)': floor,
     }
     return figures
 

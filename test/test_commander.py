@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
 from pic_ros.motion.commander import ArmCommander, CommanderConfig, MOTION_GENERATORS
-from pic_ros.motion.limiter import TargetStatus
+from pic_ros.motion.limiter import position_margin, TargetStatus
 from pic_ros.motion.streaming import TrajectoryChunk
 from pic_ros.motion.tracking_loss import TrackingState
 from pic_ros.robot import load_robot
@@ -199,11 +199,13 @@ def test_commands_continue_at_the_rate_while_holding_and_at_neutral(arm: ArmMode
 
 
 def test_targets_outside_the_limits_stop_at_the_limits_and_are_counted(arm: ArmModel) -> None:
-    """Targets past the limits give commands that end on the limits."""
+    """Targets past the limits give commands that end on the limits, the position margin in."""
     stream = Stream(arm)
     stream.run(START, START + 6.0, 1 / 30, lambda now: arm.upper + 1.0)
     stream.assert_safe()
-    np.testing.assert_allclose(stream.commands()[1][-1], arm.upper, atol=1e-9)
+    margin = position_margin(arm.lower, arm.upper, arm.velocity)
+    assert np.all((margin > 0.0) & (margin < 0.05))
+    np.testing.assert_allclose(stream.commands()[1][-1], arm.upper - margin, atol=1e-9)
     assert stream.commander.clamped > 0
 
 

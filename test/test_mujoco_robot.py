@@ -23,7 +23,7 @@ from pic_ros.sim import (  # noqa: E402
     Waypoint,
 )
 from pic_ros.sim.frame_recorder import write_png  # noqa: E402
-from pic_ros.sim.mujoco_model import _limit_margin  # noqa: E402
+from pic_ros.sim.mujoco_model import target_margin  # noqa: E402
 from pic_ros.tools.live_evaluation import command_limits  # noqa: E402
 import pytest  # noqa: E402
 
@@ -150,7 +150,7 @@ def test_the_neutral_pose_holds_still_under_gravity(robot):
     Gravity on, no trajectory: over 2 s no joint drifts by 1e-3 rad.
 
     A joint whose neutral value is at a position limit (an open gripper) is pushed inside by the
-    limit stop's margin, and only that far; its mimic joints follow it.
+    servo target's margin, and only that far; its mimic joints follow it.
     """
     sim = SimRobot(robot)
     before = sim.joint_positions()
@@ -164,7 +164,7 @@ def test_the_neutral_pose_holds_still_under_gravity(robot):
         if limits is not None and name not in robot.spec.locked_joints:
             at_limit = min(abs(before[leader.name] - limits.lower),
                            abs(before[leader.name] - limits.upper))
-            margin = _limit_margin(robot, leader.name)
+            margin = target_margin(robot, leader.name)
             if at_limit < margin:
                 scale = abs(joint.mimic[1]) if joint.mimic is not None else 1.0
                 allowed += scale * (margin - at_limit)
@@ -513,3 +513,92 @@ def test_a_joint_follows_a_stamped_ruckig_stream_within_a_small_multiple_of_its_
             accelerations.append((sim.data.qvel[dofs] - before) / 0.002)
     share = np.abs(np.array(accelerations)) / limits.acceleration
     assert 0.5 < share.max() < 1.6
+
+
+@pytest.mark.parametrize('feedforward', [False, True])
+def test_commands_within_the_commanders_limits_never_reach_a_limit_stop(robot, feedforward):
+    """
+    The trajectory publisher's commands drive every joint to its limits: no joint meets a stop.
+
+    Each arm's commander (ruckig, the defaults) follows targets at 30 Hz beyond both position
+    limits of every joint (it plans within the URDF limits narrowed by the position margin):
+    every joint to its upper limit, to its lower one, then twice each to a random one of the
+    two (1 s each); each chunk is stamped and reaches the controller at the next physics step.
+    The servo targets keep the same margin and the stops engage halfway to the URDF limits, so
+    no arm joint's limit constraint is ever active in MuJoCo (a joint resting on a stop, or
+    hitting it, would make it active). Floor contacts are off (the default).
+    """
+    sim = SimRobot(robot, SimConfig(feedforward=feedforward))
+    config = CommanderConfig()
+    commanders = {}
+    for controller, arm in arms_by_controller(sim).items():
+        commanders[controller] = ArmCommander(arm, config)
+        commanders[controller].start_from(sim.arm_positions(controller))
+    rng = np.random.default_rng(3)
+    sides = {  # per phase of 1 s: every joint up, every joint down, then each up or down
+        controller: [np.ones(arm.dof), -np.ones(arm.dof)]
+        + [rng.choice([-1.0, 1.0], arm.dof) for _ in range(2)]
+        for controller, arm in arms_by_controller(sim).items()
+    }
+    limit_type = sim.mujoco.mjtConstraint.mjCNSTR_LIMIT_JOINT
+    arm_joints = [
+        sim.model.joint(name).id for arm in robot.arms.values() for name in arm.joint_names
+    ]
+    touched: dict[str, float] = {}
+    frame = 1 / 30
+    next_frame = next_tick = 0.1
+    while sim.time < 4.0:
+        now = sim.time
+        phase = int(now / 1.0)
+        for controller, arm in arms_by_controller(sim).items():
+            commander = commanders[controller]
+            chunk = None
+            if now >= next_frame - 1e-9:
+                side = sides[controller][phase]
+                beyond = np.where(side > 0, arm.upper + 0.2, arm.lower - 0.2)
+                commander.on_target(now, dict(zip(arm.joint_names, beyond.tolist())))
+                chunk = commander.step(now)
+            elif now >= next_tick - 1e-9:
+                chunk = commander.step(now)
+            if chunk is not None:
+                points = [
+                    Waypoint(p.time_from_start, p.positions.tolist(), p.velocities.tolist(),
+                             [] if p.accelerations is None else p.accelerations.tolist())
+                    for p in chunk.points
+                ]
+                sim.command(controller, Trajectory(chunk.joint_names, points, stamp=chunk.stamp))
+        if now >= next_frame - 1e-9:
+            next_frame += frame
+        if now >= next_tick - 1e-9:
+            next_tick += 1 / config.rate
+        sim.step_to(now + 0.002)
+        data = sim.data
+        on_stop = data.efc_type[:data.nefc] == limit_type
+        for joint in data.efc_id[:data.nefc][on_stop]:
+            if joint in arm_joints:
+                touched.setdefault(sim.model.joint(int(joint)).name, sim.time)
+    assert not touched, touched
+
+
+@pytest.mark.parametrize('floor_contacts', [False, True])
+def test_the_floor_is_touched_only_when_floor_contacts_are_on(floor_contacts):
+    """
+    The floor is a picture by default: YuMi's hands reach below its base plane and touch nothing.
+
+    A representative pose set (200 random poses of both arms within the limits, arms hanging
+    down among them) is placed in the model; with ``floor_contacts`` off no contact involves the
+    floor, with it on some pose makes one (so the setting is what decides).
+    """
+    sim = SimRobot('yumi', SimConfig(floor_contacts=floor_contacts))
+    mujoco = sim.mujoco
+    model, data = sim.model, mujoco.MjData(sim.model)
+    floor = model.geom('pic_ros_floor').id
+    rng = np.random.default_rng(8)
+    touching = 0
+    for _ in range(200):
+        for arm in sim.robot.arms.values():
+            for name, value in zip(arm.joint_names, rng.uniform(arm.lower, arm.upper)):
+                data.joint(name).qpos[0] = value
+        mujoco.mj_forward(model, data)
+        touching += any(floor in contact.geom for contact in data.contact[:data.ncon])
+    assert (touching > 0) == floor_contacts

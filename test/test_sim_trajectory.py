@@ -146,13 +146,21 @@ def test_a_replacing_cubic_is_velocity_continuous():
     np.testing.assert_allclose(after.velocities, before.velocities)
 
 
-def test_a_first_point_at_time_zero_jumps_without_interpolation():
-    """time_from_start = 0 on the first point: the command is that point at once."""
+def test_a_first_point_due_on_arrival_is_joined_from_the_current_command():
+    """time_from_start = 0 on the first point: no jump; the command runs on to the next point."""
     follower = make_follower()
     trajectory = Trajectory(NAMES, [Waypoint(0.0, [0.3] * 3), Waypoint(1.0, [0.5] * 3)])
     assert follower.set_trajectory(trajectory, now=4.0).accepted
+    np.testing.assert_allclose(follower.sample(4.0).positions, 0.0)
+    np.testing.assert_allclose(follower.sample(4.5).positions, 0.25)
+    np.testing.assert_allclose(follower.sample(5.0 - 1e-9).positions, 0.5)
+
+
+def test_a_single_point_due_on_arrival_is_taken_at_once():
+    """A trajectory whose only point is due on arrival puts the command there (nothing to join)."""
+    follower = make_follower()
+    assert follower.set_trajectory(one_point(0.0, [0.3] * 3), now=4.0).accepted
     np.testing.assert_allclose(follower.sample(4.0).positions, 0.3)
-    np.testing.assert_allclose(follower.sample(4.5).positions, 0.4)
 
 
 def test_a_non_zero_stamp_is_the_start_time():
@@ -242,13 +250,15 @@ def test_nonzero_end_velocity_is_rejected_only_when_not_allowed():
     assert strict.set_trajectory(one_point(1.0, [0.1] * 3, [0.0] * 3), now=0.0).accepted
 
 
-def test_a_stamped_trajectory_still_running_is_accepted_mid_way():
-    """A stamp in the past whose end is still ahead starts mid-trajectory (no interpolation in)."""
+def test_a_stamped_trajectory_still_running_is_joined_from_the_current_command():
+    """A stamp in the past whose end is still ahead: from the command to the next point due."""
     follower = make_follower()
-    points = [Waypoint(1.0, [0.0] * 3), Waypoint(3.0, [1.0] * 3)]
+    points = [Waypoint(1.0, [0.0] * 3), Waypoint(3.0, [1.0] * 3), Waypoint(4.0, [0.5] * 3)]
     stamped = Trajectory(NAMES, points, stamp=1.0)
     assert follower.set_trajectory(stamped, now=3.0).accepted
-    np.testing.assert_allclose(follower.sample(3.0).positions, 0.5)
+    np.testing.assert_allclose(follower.sample(3.0).positions, 0.0)
+    np.testing.assert_allclose(follower.sample(4.0).positions, 1.0)
+    np.testing.assert_allclose(follower.sample(4.5).positions, 0.75)
 
 
 def test_follower_rejects_inconsistent_construction():
@@ -321,3 +331,66 @@ def test_a_chunk_switch_keeps_the_command_continuous(stream):
         np.testing.assert_allclose(after.positions, before.positions, atol=1e-12)
         np.testing.assert_allclose(after.velocities, before.velocities, atol=1e-9)
         np.testing.assert_allclose(after.accelerations, before.accelerations, atol=1e-6)
+
+
+@st.composite
+def late_chunk_streams(draw: st.DrawFn) -> list[tuple[float, Trajectory]]:
+    """
+    Draw a stream of stamped quintic chunks that reach the follower after their first points.
+
+    Each chunk has 2-6 points every 0.5-10 ms after its stamp (positions inside the limits,
+    velocities, accelerations) and arrives up to 3 points late, but before its last point.
+    """
+    values = st.floats(-0.3, 0.3, allow_nan=False)
+    now = 0.0
+    stream = []
+    for _ in range(draw(st.integers(2, 10))):
+        stamp = now + draw(st.floats(0.001, 0.05))
+        times = [0.0]
+        for _ in range(draw(st.integers(1, 5))):
+            times.append(times[-1] + draw(st.floats(0.0005, 0.01)))
+        times = times[1:] if len(times) > 2 else times
+        late = draw(st.integers(0, len(times) - 1))
+        now = stamp + times[late] + draw(st.floats(0.0, 0.9)) * (
+            times[-1] - times[late] if late < len(times) - 1 else 0.0
+        ) + 1e-6
+        now = min(now, stamp + times[-1] - 1e-6)
+        points = [
+            Waypoint(
+                time,
+                [draw(values) for _ in NAMES],
+                [4 * draw(values) for _ in NAMES],
+                [40 * draw(values) for _ in NAMES],
+            )
+            for time in times
+        ]
+        stream.append((now, Trajectory(NAMES, points, stamp=stamp)))
+    return stream
+
+
+@settings(max_examples=80, deadline=None)
+@given(stream=late_chunk_streams())
+def test_a_late_chunk_never_makes_the_command_jump(stream):
+    """
+    A chunk that arrives after its first point is joined from the command, without a step.
+
+    The follower's reference (what the servo follows) keeps its position, velocity and
+    acceleration at the arrival, and its position and velocity are continuous at every point
+    of the chunk after it (left and right of each point 2 ns apart they differ by no more than
+    their derivatives allow).
+    """
+    follower = make_follower()
+    for arrival, trajectory in stream:
+        before = follower.sample(arrival)
+        assert follower.set_trajectory(trajectory, now=arrival).accepted
+        after = follower.sample(arrival)
+        np.testing.assert_allclose(after.positions, before.positions, atol=1e-12)
+        np.testing.assert_allclose(after.velocities, before.velocities, atol=1e-9)
+        np.testing.assert_allclose(after.accelerations, before.accelerations, atol=1e-6)
+        due = [trajectory.stamp + point.time_from_start for point in trajectory.points]
+        for when in [t for t in due if arrival + 1e-8 < t < due[-1] - 1e-8]:
+            left, right = follower.sample(when - 1e-9), follower.sample(when + 1e-9)
+            speed = np.maximum(np.abs(left.velocities), np.abs(right.velocities))
+            rate = np.maximum(np.abs(left.accelerations), np.abs(right.accelerations))
+            assert np.all(np.abs(right.positions - left.positions) <= 4e-9 * speed + 1e-12)
+            assert np.all(np.abs(right.velocities - left.velocities) <= 4e-9 * rate + 1e-9)

@@ -6,7 +6,9 @@ One arm's command stream: joint targets in, safe trajectory chunks for its contr
 - **start**: nothing is sent before the arm's starting position is known -- the measured one
   (:meth:`ArmCommander.start_from`, from ``joint_states``) or, with ``wait_for_joint_states``
   false, the neutral pose -- nor before the first valid target;
-- **limits**: every command stays inside the URDF position limits, the velocity limits (times
+- **limits**: every command stays inside the URDF position limits narrowed by a few mrad
+  (:func:`~pic_ros.motion.limiter.position_margin`: clear of a drive's limit stop), the velocity
+  limits (times
   ``velocity_scale``) and the robot file's acceleration limits (times ``acceleration_scale``);
   ``motion_generator`` chooses how: ``ruckig`` (:mod:`pic_ros.motion.generator`) plans a
   time-optimal trajectory to the moving target within the jerk limits too and streams the
@@ -49,6 +51,7 @@ from pic_ros.motion.limiter import (
     ArmLimitsSource,
     JointLimiter,
     MotionLimits,
+    position_margin,
     TargetStatus,
     VELOCITY_SCALE,
 )
@@ -379,9 +382,10 @@ class ArmCommander:
         self, position: npt.ArrayLike, config: CommanderConfig, state: Motion | None = None
     ) -> Motion:
         """Build the configured generator at a position (keeping a running one's motion)."""
+        arm = self._arm
         limits = MotionLimits.from_arm(
-            self._arm, config.acceleration_scale, velocity_scale=config.velocity_scale
-        )
+            arm, config.acceleration_scale, velocity_scale=config.velocity_scale
+        ).narrowed(position_margin(arm.lower, arm.upper, arm.velocity))
         start = limits.clamp(position)
         motion: Motion = (
             JerkLimitedGenerator(limits, start)

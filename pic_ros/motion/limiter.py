@@ -147,6 +147,44 @@ def _check_rows(name: str, ok: npt.NDArray[np.bool_], values: FloatArray, rule: 
         )
 
 
+LEAST_POSITION_MARGIN: Final = 0.015
+"""Least distance between a command and a position limit [rad] or [m]."""
+
+MARGIN_TIME: Final = 0.003
+"""A command keeps at least the distance its joint travels at its velocity limit in this time
+from a position limit [s]."""
+
+MARGIN_SHARE: Final = 0.05
+"""Largest distance between a command and a position limit, as a share of the joint's range."""
+
+
+def position_margin(
+    lower: npt.ArrayLike, upper: npt.ArrayLike, velocity: npt.ArrayLike
+) -> FloatArray:
+    """
+    Return how far inside its URDF position limits each joint is commanded.
+
+    A joint commanded exactly to a limit rests on it, where a real drive's (and the simulated
+    robot's) limit stop or safety check is; the trajectory publisher plans within the limits
+    narrowed by this margin, and the simulated servos keep their targets as far inside, so that
+    a command never makes a joint meet a stop (``docs/interfaces.md``, README "Simulation").
+
+    :param lower: Lower limits, shape (n,), [rad] or [m] (``-inf``: none).
+    :param upper: Upper limits, shape (n,), [rad] or [m] (``+inf``: none).
+    :param velocity: Velocity limits, shape (n,), [rad/s] or [m/s] (``inf``: none).
+    :return: ``max(15 mrad, velocity x 3 ms)``, at most 5 % of the range, shape (n,).
+    """
+    low = np.asarray(lower, dtype=float)
+    high = np.asarray(upper, dtype=float)
+    speed = np.asarray(velocity, dtype=float)
+    travel = np.where(np.isfinite(speed), speed * MARGIN_TIME, 0.0)
+    margin = np.maximum(LEAST_POSITION_MARGIN, travel)
+    span = high - low
+    margin = np.where(np.isfinite(span), np.minimum(margin, MARGIN_SHARE * span), margin)
+    result: FloatArray = np.where(np.isfinite(span), margin, 0.0)
+    return result
+
+
 @dataclass(frozen=True, eq=False)
 class MotionLimits:
     """
@@ -226,6 +264,23 @@ class MotionLimits:
                 accel = np.full(velocity.shape, accel[0])
         return cls(
             lower=arm.lower, upper=arm.upper, velocity=velocity, acceleration=accel, jerk=arm.jerk
+        )
+
+    def narrowed(self, margin: npt.ArrayLike) -> MotionLimits:
+        """
+        Return these limits with the position limits moved inwards.
+
+        :param margin: Distance per joint, shape (n,), >= 0, [rad] or [m] (see
+            :func:`position_margin`); an infinite limit stays infinite.
+        :return: The limits with ``lower + margin`` and ``upper - margin``.
+        :raises ConfigError: If the margin has the wrong shape or leaves ``lower > upper``.
+        """
+        inwards = np.asarray(margin, dtype=float)
+        if inwards.shape != self.lower.shape or np.any(~(inwards >= 0.0)):
+            raise ConfigError(f'margin must be {self.dof} numbers >= 0, got {margin!r}')
+        return MotionLimits(
+            lower=self.lower + inwards, upper=self.upper - inwards, velocity=self.velocity,
+            acceleration=self.acceleration, jerk=self.jerk,
         )
 
     def clamp(self, position: npt.ArrayLike) -> FloatArray:

@@ -30,8 +30,14 @@ DAMPING_RATIO: Final = ParameterDef(
 SELF_COLLISIONS: Final = ParameterDef(
     'self_collisions', False, 'Let the robot links collide with each other', read_only=True
 )
+FLOOR_CONTACTS: Final = ParameterDef(
+    'floor_contacts', False,
+    "Let the robot links touch the floor drawn at the robot's lowest point (off: the floor is "
+    'only a picture, as for a robot mounted on a table or pedestal)', read_only=True,
+)
 SIM_CONFIG_PARAMETERS: Final = (
     TIMESTEP, NATURAL_FREQUENCY, DAMPING_RATIO, ALLOW_NONZERO_VELOCITY_AT_END, SELF_COLLISIONS,
+    FLOOR_CONTACTS,
 )
 """Everything :meth:`SimConfig.from_parameters` reads."""
 
@@ -52,7 +58,14 @@ class SimConfig:
         limits); False lets the servos hold the arms against gravity alone (they sag by
         ``torque / kp``).
     :param self_collisions: Let robot links collide with each other, except the body pairs
-        already touching in the initial pose (floor contacts are always on).
+        already touching in the initial pose.
+    :param floor_contacts: Let robot links touch the floor. Off by default: the floor is drawn
+        at the robot's lowest point in the initial pose, but a fixed-base robot is mounted where
+        its user put it (YuMi on a table, whose top is its base plane; its hands reach below it
+        at the table's edge), and the simulation shows what the commands do, as a
+        joint_trajectory_controller on the real robot would, not what a floor under the base
+        would stop (YuMi's left hand on the demo recording: joints up to 30x their
+        acceleration limits with contacts on).
     :param limit_velocity: Keep each servo target within ``velocity limit * tracking_lag`` of
         the measured position, so that a far target (a step) is approached at about the URDF
         velocity limit, as a drive's speed limit does; a target that moves within the limits is
@@ -60,11 +73,13 @@ class SimConfig:
     :param feedforward: Add the commanded velocity and acceleration to each servo's target
         (``target = q_ref + 2 zeta / wn * v_ref + a_ref / wn^2``, i.e. the servo torque gets
         ``kv v_ref + I a_ref``), so that a joint follows a smooth reference without the
-        ``tracking_lag`` a pure position servo has behind a moving target. Off by default: the
-        joints then also reproduce every step of the reference, and in the live graph (a
-        chunk that reaches the controller after its first point puts the command on the new
-        plan at once) that measured 2-4x higher acceleration peaks on Baxter and YuMi for
-        35-100 ms less lag (README, Simulation).
+        ``tracking_lag`` a pure position servo has behind a moving target. Off by default: since
+        late chunks are joined without a step (:mod:`~pic_ros.sim.trajectory`) it no longer
+        makes large peaks in the live graph (acceleration peaks 1.8-3.2x the limit, as without
+        it) and cuts the lag p50 by 15-90 ms, but it passes the joints' coupling and the
+        reference's small excursions on: 1.2-2.4x the samples beyond the acceleration limit,
+        2-9x beyond the jerk limit, jerk peaks up to 39x (YuMi; 3x without) (README,
+        ``evaluate --live``).
     :param shadows: Render shadows (about 2.5x the time per frame on a software renderer).
     :param follower: Options of the trajectory followers.
     :raises ConfigError: If a value is out of range.
@@ -76,6 +91,7 @@ class SimConfig:
     armature: float = 0.05
     gravity_compensation: bool = True
     self_collisions: bool = SELF_COLLISIONS.default
+    floor_contacts: bool = FLOOR_CONTACTS.default
     limit_velocity: bool = True
     feedforward: bool = False
     shadows: bool = False
@@ -87,7 +103,8 @@ class SimConfig:
             set_field(self, item.name, item.check(getattr(self, item.name)))
         set_field(self, 'armature', check_number('armature', self.armature, 0.0, 10.0))
         for name in (
-            'gravity_compensation', 'self_collisions', 'limit_velocity', 'feedforward', 'shadows'
+            'gravity_compensation', 'self_collisions', 'floor_contacts', 'limit_velocity',
+            'feedforward', 'shadows',
         ):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f'{name} must be a bool, got {getattr(self, name)!r}')

@@ -25,13 +25,20 @@ Model choices (:class:`~pic_ros.sim.config.SimConfig` holds the numbers):
   tuning: TIAGo's 40 N m s/rad would need 94 N m at the velocity limit where the effort limit is
   26 N m); the servo's ``kv`` is the joint damping. ``friction`` (Coulomb, TIAGo 1 N m) is kept.
   The URDF effort limit bounds each joint's total actuator torque (MuJoCo ``actuatorfrcrange``).
-* **Position limits** are stiff limit stops (time constant 4 ms) that engage 3 mrad before the
-  URDF limit, or as far as the joint travels in :data:`STOP_TIME` at its velocity limit when
-  that is more (Baxter's 4 rad/s wrists 6 mrad, YuMi's 7 rad/s joints 10.5 mrad, NAO's
-  8.3 rad/s shoulders 12.4 mrad): a joint commanded to its limit rests that far inside it, and
-  no joint passes its limit even when every joint is thrown across its whole range at once
-  (MuJoCo's default soft limits let YuMi's joints through by 0.04 rad in that test; a fast
-  joint sinks further into the stop: NAO's shoulders by 9 mrad).
+* **Position limits** are stiff limit stops (time constant 4 ms). The servo targets are kept
+  :func:`target_margin` inside the URDF limits, the margin within which the trajectory
+  publisher plans (:func:`~pic_ros.motion.limiter.position_margin`: 15 mrad, or as far as the
+  joint travels in 3 ms at its velocity limit when that is more, NAO's 8.3 rad/s shoulders
+  25 mrad; at most 5 % of the range), and a stop engages halfway between that and the URDF
+  limit (:data:`STOP_SHARE`). So a joint commanded to its limit rests clear of the stop: the
+  publisher's commands never make a joint meet a stop (tested with every joint of Baxter, YuMi
+  and TIAGo driven to its limits: the coupling torques of the other joints push a joint up to
+  6.4 mrad past its commanded limit, YuMi's ``joint_3``); and a joint thrown across its whole
+  range by raw steps (which the publisher never sends) still stays inside the URDF limits
+  (NAO's effort-limited shoulders sink 9 mrad into the stop; MuJoCo's default soft limits let
+  YuMi's joints through by 0.04 rad). Until issue 8 the stops engaged where the targets ended:
+  a joint resting at its commanded limit sat on the stop and the other joints pushed it in
+  (Baxter's ``s1`` on the demo recording at 13x its acceleration limit).
 * **Gravity** is on, and compensated per body (``gravcomp = 1``) *through the actuators*
   (``actuatorgravcomp``): the compensation torque counts against the effort limit, like a robot
   controller's gravity feed-forward. So an arm at rest holds its pose exactly; an arm whose
@@ -42,14 +49,16 @@ Model choices (:class:`~pic_ros.sim.config.SimConfig` holds the numbers):
   dropped. A joint that mimics a driven joint (YuMi's second finger) keeps its URDF equality and
   moves with it. This is exact and cheap, and avoids servoing TIAGo's hand links, which have
   near-zero inertia.
-* **Contacts**: robot geoms touch the floor but not each other. The simplified link shapes of
-  the URDFs overlap in the neutral pose (YuMi's first links sink 9 cm into the body, Baxter's
-  elbow and forearm shells overlap by 13 mm, TIAGo's arm_1 touches the torso) and YuMi's arms
-  collide with each other at the zero configuration; with every contact on, the arms drift from
-  the neutral pose by up to 1.2 rad. The simulation shows what the commands do; it is not a
-  collision checker. ``self_collisions=True`` turns robot-robot contacts on except for the body
-  pairs already touching in the initial pose (so the arms hold still, and arm-arm and
-  arm-torso contacts that appear later are simulated).
+* **Contacts**: by default robot geoms touch neither the floor (``floor_contacts``: the floor
+  is a picture at the robot's lowest point; a fixed-base robot stands where its user mounted
+  it, YuMi on a table whose edge its hands reach below) nor each other. The simplified link
+  shapes of the URDFs overlap in the neutral pose (YuMi's first links sink 9 cm into the body,
+  Baxter's elbow and forearm shells overlap by 13 mm, TIAGo's arm_1 touches the torso) and
+  YuMi's arms collide with each other at the zero configuration; with every contact on, the
+  arms drift from the neutral pose by up to 1.2 rad. The simulation shows what the commands
+  do; it is not a collision checker. ``self_collisions=True`` turns robot-robot contacts on
+  except for the body pairs already touching in the initial pose (so the arms hold still, and
+  arm-arm and arm-torso contacts that appear later are simulated).
 * **Scene**: floor, sky, light and camera (:func:`pic_ros.sim.scene.add_scene`).
 * **Mobile base** (a robot file with ``mobile_base``): the URDF root body is a MuJoCo *mocap*
   body, placed on the floor plane at every step by the base's kinematics
@@ -73,10 +82,11 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
+from pic_ros.motion.limiter import position_margin
 from pic_ros.robot.robot import Robot
 from pic_ros.sim.config import SimConfig
 from pic_ros.sim.offscreen import MAX_IMAGE_SIZE
-from pic_ros.sim.scene import add_scene, FLOOR_CONTACT, ROBOT_CONTACT
+from pic_ros.sim.scene import add_scene, FLOOR_CONTACT, FLOOR_NAME, ROBOT_CONTACT
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -84,12 +94,9 @@ _LIMIT_TIME_CONSTANT: Final = 0.004
 """Time constant of the joint limit stops [s] (MuJoCo's default 0.02 lets a fast joint through
 by up to 0.04 rad; never below two time steps)."""
 
-_LIMIT_MARGIN: Final = 0.003
-"""Distance before a URDF position limit at which the limit stop engages [rad] or [m]."""
-
-STOP_TIME: Final = 0.0015
-"""A joint's limit stop engages at least the distance it travels at its velocity limit in this
-time before the limit [s]."""
+STOP_SHARE: Final = 0.5
+"""Where a limit stop engages, as a share of the target margin inside the URDF limit: halfway
+between the limit and the farthest servo target."""
 
 DRIVE_ACCELERATION: Final = 20.0
 """Acceleration a joint's effort limit must give its drive inertia, as its velocity limit per
@@ -178,12 +185,22 @@ def _armature(robot: Robot, name: str, armature: float) -> float:
     return min(armature, effort / (DRIVE_ACCELERATION * velocity))
 
 
-def _limit_margin(robot: Robot, name: str) -> float:
-    """Return how far before its position limits a joint's limit stop engages."""
+def target_margin(robot: Robot, name: str) -> float:
+    """
+    Return how far inside its URDF position limits a joint's servo target is kept.
+
+    :param robot: The robot.
+    :param name: Joint name.
+    :return: The margin the trajectory publisher keeps too
+        (:func:`~pic_ros.motion.limiter.position_margin`) [rad] or [m] (0 without finite
+        limits).
+    """
+    joint = robot.model.joints.get(name)
+    limits = None if joint is None else joint.limits
+    if limits is None:
+        return 0.0
     velocity = _drive(robot, name)[1]
-    if not math.isfinite(velocity):
-        return _LIMIT_MARGIN
-    return max(_LIMIT_MARGIN, velocity * STOP_TIME)
+    return float(position_margin([limits.lower], [limits.upper], [velocity])[0])
 
 
 def _follows(robot: Robot, name: str, start: Mapping[str, float]) -> bool:
@@ -277,12 +294,15 @@ def build_model(
         joint.armature = _armature(robot, joint.name, config.armature)
         joint.actgravcomp = config.gravity_compensation
         joint.solref_limit = [max(_LIMIT_TIME_CONSTANT, 2.0 * config.timestep), 1.0]
-        joint.margin = _limit_margin(robot, joint.name)
+        joint.margin = STOP_SHARE * target_margin(robot, joint.name)
     for body in spec.bodies:
         body.gravcomp = 1.0 if config.gravity_compensation else 0.0
     for geom in spec.geoms:
         geom.contype = ROBOT_CONTACT
-        geom.conaffinity = FLOOR_CONTACT | (ROBOT_CONTACT if config.self_collisions else 0)
+        geom.conaffinity = (
+            (FLOOR_CONTACT if config.floor_contacts else 0)
+            | (ROBOT_CONTACT if config.self_collisions else 0)
+        )
     spec.option.timestep = config.timestep
     spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
     spec.option.gravity = [0.0, 0.0, -9.81]
@@ -315,4 +335,8 @@ def build_model(
         )
         actuator.set_to_position(kp=gains[name].kp, kv=gains[name].kv)
     add_scene(mujoco, spec, model, data, robot, config.shadows)
+    if not config.floor_contacts:
+        floor = spec.geom(FLOOR_NAME)
+        floor.contype = 0
+        floor.conaffinity = 0
     return spec.compile(), joint_order, held, gains

@@ -50,7 +50,7 @@ from pic_ros.robot.mobile_base import MobileBaseSpec
 from pic_ros.robot.robot import load_robot, Robot
 from pic_ros.sim.base_drive import BaseDrive
 from pic_ros.sim.config import SimConfig
-from pic_ros.sim.mujoco_model import build_model, mimic_positions, sensor_names
+from pic_ros.sim.mujoco_model import build_model, mimic_positions, sensor_names, target_margin
 from pic_ros.sim.offscreen import import_mujoco, make_renderer, MAX_IMAGE_SIZE, RenderError
 from pic_ros.sim.scene import CAMERA_NAME
 from pic_ros.sim.trajectory import JointCommand, Trajectory, TrajectoryFollower, Verdict
@@ -159,7 +159,7 @@ class SimRobot:
         self._controllers: dict[str, _Controller] = {}
         for group in self.robot.groups.values():
             names = group.joint_names
-            margins = np.array([float(model.joint(name).margin[0]) for name in names])
+            margins = np.array([target_margin(self.robot, name) for name in names])
             follower = TrajectoryFollower(
                 names, group.lower, group.upper, [start[name] for name in names],
                 self.config.follower,
@@ -523,9 +523,10 @@ class SimRobot:
         plus with ``feedforward`` the commanded velocity times ``2 zeta / wn`` and acceleration
         over ``wn^2`` (the servo torque ``kp (target - q) - kv qdot`` then carries
         ``kv v_ref + I a_ref``: velocity and inertial feedforward with the servo's own inertia);
-        the target is kept out of the limit stops, which engage a few mrad inside the URDF
-        limits (:mod:`~pic_ros.sim.mujoco_model`): a servo driven into one makes the joint hit a
-        4 ms stop whenever the command goes to a limit. The mobile base, if any, is moved to
+        the target is kept a few mrad inside the URDF limits
+        (:func:`~pic_ros.sim.mujoco_model.target_margin`), clear of the limit stops, which engage
+        at the limits (:mod:`~pic_ros.sim.mujoco_model`): a command at a limit does not make the
+        joint hit a 4 ms stop. The mobile base, if any, is moved to
         that time and the active pushes are applied.
         Stops at the last step boundary at or before ``t``; a time in the past does nothing.
 

@@ -10,7 +10,7 @@ arms (one arm reach ahead of and below each arm's root) to fill a 4:3 image. Fra
 frame is the URDF root link (REP-103: x forward, y left, z up, metres).
 
 Contact bits: robot geoms carry :data:`ROBOT_CONTACT`, the floor :data:`FLOOR_CONTACT`; the
-floor touches the robot.
+floor touches the robot unless the model turns it off (``SimConfig.floor_contacts``).
 """
 
 from __future__ import annotations
@@ -33,6 +33,9 @@ ROBOT_CONTACT: Final = 2
 
 FLOOR_CONTACT: Final = 1
 """``contype`` bit of the floor."""
+
+FLOOR_NAME: Final = 'pic_ros_floor'
+"""Name of the floor geom."""
 
 _CAMERA_AZIMUTH: Final = math.radians(25.0)
 """Camera direction from the scene centre: azimuth from +x towards +y [rad]."""
@@ -170,7 +173,7 @@ def add_scene(
     )
     material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = 'pic_ros_grid'
     spec.worldbody.add_geom(
-        name='pic_ros_floor', type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0.0, 0.0, 0.05],
+        name=FLOOR_NAME, type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0.0, 0.0, 0.05],
         pos=[0.0, 0.0, floor], material='pic_ros_floor', contype=FLOOR_CONTACT,
         conaffinity=ROBOT_CONTACT,
     )

@@ -29,8 +29,16 @@ Semantics (``docs/interfaces.md#ros2_control``; Humble/Jazzy JTC unless said oth
   at the points); positions + velocities -> cubic Hermite; + accelerations -> quintic. The
   current state always carries all three, so the first segment is linear when the first point
   has positions only. Accelerations without velocities are ignored (linear).
-* If the first point is due at or before the arrival (``time_from_start = 0`` with stamp 0) there
-  is no interpolation from the current state: the command jumps to the trajectory.
+* **Late trajectories are joined, never jumped to** (here the follower departs from JTC, whose
+  command jumps to the new trajectory's state at the arrival when its first point is already
+  due): the points due at or before the arrival, and then also those due less than
+  :data:`JOIN_TIME` after it, are left out (the last point is always kept), and the first
+  segment runs from the current command to the first point kept, as for a trajectory whose
+  first point is ahead (which is followed point by point, as before). A
+  streamed chunk that reaches the controller after its first point (transport delay) then
+  continues the command with no step in position, velocity or acceleration (when its points
+  carry them), and rejoins the plan at most ``JOIN_TIME`` plus one point spacing later. Only a
+  trajectory whose last point is due on arrival makes the command jump (to that point).
 * After the last point the follower holds its positions with zero velocity (JTC keeps publishing
   the last point; for a position-controlled joint that is the same hold).
 
@@ -58,6 +66,12 @@ FloatArray = npt.NDArray[np.float64]
 
 _TIME_EPSILON = 1e-9
 """Times closer than this are equal [s] (one nanosecond, the resolution of a ROS duration)."""
+
+JOIN_TIME: Final = 0.01
+"""Shortest first segment of a late trajectory (its first point due on arrival) [s]: its
+points due sooner after the arrival are left out (except the last), so that the segment that
+joins the current command to the trajectory cannot be so short that a small difference between
+the two becomes a large acceleration."""
 
 
 class TrajectoryStatus(enum.Enum):
@@ -468,7 +482,13 @@ class TrajectoryFollower:
         knot_a: list[FloatArray] = []
         has_v: list[bool] = []
         has_a: list[bool] = []
-        if start + times[0] > now + _TIME_EPSILON:
+        late = start + times[0] <= now + _TIME_EPSILON
+        join = now + JOIN_TIME if late else now
+        first = next(
+            (index for index, time in enumerate(times) if start + time >= join),
+            len(times) - 1,
+        )
+        if start + times[first] > now + _TIME_EPSILON:
             knot_times.append(now)
             knot_p.append(current.positions)
             knot_v.append(current.velocities)
@@ -477,11 +497,13 @@ class TrajectoryFollower:
             has_a.append(True)
         clamped = 0
         zero = np.zeros(size)
-        for time, (positions, velocities, accelerations) in zip(times, rows):
+        for index, (time, (positions, velocities, accelerations)) in enumerate(zip(times, rows)):
             mapped = positions[order]
             inside = np.clip(mapped, self._lower, self._upper)
             if np.any(inside != mapped):
                 clamped += 1
+            if index < first:
+                continue  # due before the join: the first segment starts from the command
             knot_times.append(start + time)
             knot_p.append(inside)
             knot_v.append(zero if velocities is None else velocities[order])

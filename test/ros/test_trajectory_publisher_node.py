@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from pic_ros.motion.limiter import position_margin
 from pic_ros.ros.conversions import joint_state_to_msg
 from pic_ros.ros.trajectory_publisher_node import TrajectoryPublisherNode
 import pytest
@@ -156,7 +157,10 @@ def test_head_and_gripper_targets_drive_their_own_controllers(streamer, robot):
     assert_safe(node, published)
     for gripper in robot_model.grippers.values():
         last = published[gripper.group.name][-1].message.points[-1].positions
-        assert np.allclose(last, gripper.targets(True), atol=1e-6)
+        group = gripper.group  # commands keep the position margin inside the limits
+        margin = position_margin(group.lower, group.upper, group.velocity)
+        closed = np.clip(gripper.targets(True), group.lower + margin, group.upper - margin)
+        assert np.allclose(last, closed, atol=1e-6)
 
 
 def test_nothing_is_sent_before_the_first_target(streamer):
@@ -230,8 +234,10 @@ def test_tracking_loss_holds_returns_to_neutral_and_blends_back(streamer, diagno
         np.testing.assert_allclose(neutral.positions, arm.neutral, atol=1e-9)
         assert np.all(np.array(neutral.velocities) == 0.0)
         final = published[name][-1].message.points[0]
+        margin = position_margin(arm.lower, arm.upper, arm.velocity)
         np.testing.assert_allclose(
-            final.positions, np.clip(arm.neutral - 0.5, arm.lower, arm.upper), atol=1e-9
+            final.positions, np.clip(arm.neutral - 0.5, arm.lower + margin, arm.upper - margin),
+            atol=1e-9,
         )
         # Commands never stop while targets are lost (a controller's cmd_timeout never fires).
         times = commands(published[name])[0]
