@@ -282,6 +282,21 @@ def test_reset_drops_the_trajectory_and_holds():
     assert follower.end_time is None
 
 
+def drawn_points(
+    draw: st.DrawFn, times: list[float], values: st.SearchStrategy[float]
+) -> list[Waypoint]:
+    """Draw a point per time: positions from ``values``, velocities 4x, accelerations 40x."""
+    return [
+        Waypoint(
+            time,
+            [draw(values) for _ in NAMES],
+            [4 * draw(values) for _ in NAMES],
+            [40 * draw(values) for _ in NAMES],
+        )
+        for time in times
+    ]
+
+
 @st.composite
 def chunk_streams(draw: st.DrawFn) -> list[tuple[float, Trajectory]]:
     """
@@ -301,15 +316,7 @@ def chunk_streams(draw: st.DrawFn) -> list[tuple[float, Trajectory]]:
         origin = now if stamp == 0.0 else stamp
         first = now - origin + draw(st.floats(1e-4, 0.02))
         times = [first + 0.01 * index for index in range(draw(st.integers(1, 5)))]
-        points = [
-            Waypoint(
-                time,
-                [draw(values) for _ in NAMES],
-                [4 * draw(values) for _ in NAMES],
-                [40 * draw(values) for _ in NAMES],
-            )
-            for time in times
-        ]
+        points = drawn_points(draw, times, values)
         stream.append((now, Trajectory(NAMES, points, stamp=stamp)))
     return stream
 
@@ -355,15 +362,7 @@ def late_chunk_streams(draw: st.DrawFn) -> list[tuple[float, Trajectory]]:
             times[-1] - times[late] if late < len(times) - 1 else 0.0
         ) + 1e-6
         now = min(now, stamp + times[-1] - 1e-6)
-        points = [
-            Waypoint(
-                time,
-                [draw(values) for _ in NAMES],
-                [4 * draw(values) for _ in NAMES],
-                [40 * draw(values) for _ in NAMES],
-            )
-            for time in times
-        ]
+        points = drawn_points(draw, times, values)
         stream.append((now, Trajectory(NAMES, points, stamp=stamp)))
     return stream
 
