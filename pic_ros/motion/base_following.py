@@ -475,14 +475,23 @@ class BaseFollower:
         linear, angular = linear * scale, angular * scale
         span = min(dt, MAX_DT)
         previous = self._command
-        linear = _toward(previous.linear, linear, config.base_max_linear_acceleration * span)
-        angular = _toward(previous.angular, angular, config.base_max_angular_acceleration * span)
+        linear = step_toward(previous.linear, linear, config.base_max_linear_acceleration * span)
+        angular = step_toward(
+            previous.angular, angular, config.base_max_angular_acceleration * span
+        )
         # The velocity limits win over the acceleration ones (a limit lowered while moving).
-        linear = _toward(0.0, linear, config.base_max_linear_velocity)
-        angular = _toward(0.0, angular, config.base_max_angular_velocity)
+        linear = step_toward(0.0, linear, config.base_max_linear_velocity)
+        angular = step_toward(0.0, angular, config.base_max_angular_velocity)
         return linear, angular
 
 
-def _toward(current: float, target: float, largest_change: float) -> float:
-    """Return ``target``, moved at most ``largest_change`` from ``current``."""
+def step_toward(current: float, target: float, largest_change: float) -> float:
+    """
+    Move a speed toward a target by at most a given change (an acceleration limit over a step).
+
+    :param current: The speed now [m/s] or [rad/s].
+    :param target: The wanted speed, same unit.
+    :param largest_change: The largest change allowed, >= 0, same unit.
+    :return: ``target`` clamped to ``current +- largest_change``.
+    """
     return min(max(target, current - largest_change), current + largest_change)

@@ -18,12 +18,8 @@ from __future__ import annotations
 import math
 
 from pic_ros.exceptions import ConfigError
-from pic_ros.motion.base_following import integrate, Pose2D
+from pic_ros.motion.base_following import integrate, Pose2D, step_toward
 from pic_ros.robot.mobile_base import MobileBaseSpec
-
-
-def _toward(current: float, target: float, largest_change: float) -> float:
-    return min(max(target, current - largest_change), current + largest_change)
 
 
 class BaseDrive:
@@ -114,8 +110,8 @@ class BaseDrive:
                 self._stamp = None
             self._target = (0.0, 0.0)
         linear, angular = self._target
-        self._linear = _toward(self._linear, linear, spec.max_linear_acceleration * dt)
-        self._angular = _toward(self._angular, angular, spec.max_angular_acceleration * dt)
+        self._linear = step_toward(self._linear, linear, spec.max_linear_acceleration * dt)
+        self._angular = step_toward(self._angular, angular, spec.max_angular_acceleration * dt)
         self._pose = integrate(self._pose, self._linear, self._angular, dt)
         self._time = now
         return self._pose
