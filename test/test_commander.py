@@ -17,7 +17,7 @@ import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
 from pic_ros.motion.commander import ArmCommander, CommanderConfig, MOTION_GENERATORS
 from pic_ros.motion.limiter import position_margin, TargetStatus
-from pic_ros.motion.streaming import TrajectoryChunk
+from pic_ros.motion.streaming import MIN_POINT_GAP, TrajectoryChunk
 from pic_ros.motion.tracking_loss import TrackingState
 from pic_ros.robot import load_robot
 from pic_ros.robot.arm import ArmModel
@@ -335,10 +335,25 @@ def test_inconsistent_settings_are_refused_with_their_reason(
 def test_chunks_are_stamped_with_the_time_they_were_planned_for(
     arm: ArmModel, generator: str
 ) -> None:
-    """stamp_trajectories: each chunk's stamp is its step's time; false: 0 (start on arrival)."""
+    """
+    stamp_trajectories: a chunk's stamp is its step's time; false: 0 (start on arrival).
+
+    With ruckig the plan starts ``plan_ahead`` later: the first chunk is stamped then, and the
+    next ones are stamped at their step and first repeat the plan the controller is on up to
+    there (a bridge), so their first point is at :data:`MIN_POINT_GAP` too, and a point at
+    ``plan_ahead`` is the new plan's start.
+    """
     for stamped in (True, False):
         stream = Stream(arm, motion_generator=generator, stamp_trajectories=stamped)
         stream.run(START, START + 0.3, 1 / 30, lambda now: arm.neutral + 0.1)
         assert stream.sent
-        for now, chunk in stream.sent:
-            assert chunk.stamp == (pytest.approx(now) if stamped else 0.0)
+        ahead = CommanderConfig().plan_ahead if generator == 'ruckig' else 0.0
+        for index, (now, chunk) in enumerate(stream.sent):
+            first = index == 0
+            expected = now + ahead if first else now
+            assert chunk.stamp == (pytest.approx(expected) if stamped else 0.0)
+            times = [point.time_from_start for point in chunk.points]
+            if stamped and generator == 'ruckig':
+                assert times[0] == pytest.approx(MIN_POINT_GAP)
+                assert first or any(t == pytest.approx(ahead) for t in times)
+            assert times[-1] == pytest.approx(CommanderConfig().lead_time)

@@ -76,6 +76,26 @@ def test_uneven_sampling_is_differentiated_by_the_real_time_steps():
     assert np.allclose(moved.acceleration, 0.0, atol=1e-9)
 
 
+def test_a_jerk_limited_motion_sampled_unevenly_never_reads_above_its_jerk():
+    """
+    Jerk switching between +-1 every 20 ms, sampled every 4 ms / 6 ms: the jerk reads <= 1.
+
+    Divided differences average the true derivative with non-negative weights; difference
+    quotients at midpoints read 7 % high on this sampling (a 5 ms timer on a 2 ms grid).
+    """
+    step = 1e-5
+    fine = np.arange(0.0, 1.0, step)
+    jerk = np.where((fine // 0.02) % 2 == 0, 1.0, -1.0)
+    acceleration = np.cumsum(jerk) * step
+    velocity = np.cumsum(acceleration) * step
+    position = np.cumsum(velocity) * step
+    times = 0.01 + np.cumsum(np.tile([0.004, 0.006], 90))
+    moved = derivatives(times, np.interp(times, fine, position)[:, None])
+    assert np.max(np.abs(moved.jerk)) <= 1.0 + 1e-6
+    assert np.max(np.abs(moved.jerk)) >= 0.99  # and it does read the peak
+    assert np.max(np.abs(moved.acceleration)) <= 0.02 + 1e-6
+
+
 def test_limit_share_counts_samples_beyond_and_share_at_limit_the_samples_at_it():
     """One sample over a limit is one violation; samples at 99 % or more count as at the limit."""
     values = np.array([[0.5, 0.0], [1.0, 0.0], [0.0, -2.2], [0.1, 0.1]])

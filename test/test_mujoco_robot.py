@@ -452,20 +452,18 @@ def test_held_joints_are_welded_where_their_value_puts_them(tmp_path: Path):
 
 
 @pytest.mark.parametrize('feedforward', [False, True])
-def test_a_joint_follows_a_stamped_ruckig_stream_within_a_small_multiple_of_its_limits(
-    feedforward,
-):
+def test_a_joint_follows_a_stamped_ruckig_stream_within_its_limits(feedforward):
     """
-    On a ruckig stream the joints' acceleration stays within 1.6x the commanded limit.
+    On a ruckig stream the joints' acceleration stays within the limit (1.6x with servos alone).
 
     The trajectory publisher's commander follows two sines per joint (within the limits, 30 Hz
-    targets, its 50 Hz timer); each chunk is stamped with its planning time and reaches the
-    controller at the next physics step. The follower's reference then stays within the limits
-    (quintic joins from the commanded state); the pure position servo filters it, and with
-    velocity and acceleration feedforward the servo passes it on, plus the coupling between the
-    joints, which each servo's own inertia does not model (measured on Baxter's left arm: 1.05x
-    without, 1.2-1.4x with feedforward). Stamped 0 instead, each chunk is shifted by up to a
-    step and the reference jumps (measured: 2-60x at the joint; ``scripts/sim_acceleration.py``).
+    targets, its 50 Hz timer); each chunk is stamped with its planning time, first repeats the
+    plan the controller is on up to ``plan_ahead`` later, where the new plan starts, and reaches
+    the controller at the next physics step, so the follower's reference continues without a
+    seam, within ``1 - limit_headroom`` of the limits. With the model-based feedforward (the
+    default) the joint follows it within a few percent of the limit, the coupling between
+    joints included: inside the limit. Position servos alone filter it with their own
+    transients (measured on Baxter's left arm: 1.05x).
     """
     sim = SimRobot('baxter', SimConfig(feedforward=feedforward))
     arm = sim.robot.arms['left']
@@ -497,7 +495,8 @@ def test_a_joint_follows_a_stamped_ruckig_stream_within_a_small_multiple_of_its_
                 commander.on_target(when, target(when))
             chunk = commander.step(when)
             if chunk is not None:
-                assert chunk.stamp == when
+                ahead = when + config.plan_ahead
+                assert chunk.stamp in (pytest.approx(when), pytest.approx(ahead))
                 points = [
                     Waypoint(p.time_from_start, p.positions.tolist(), p.velocities.tolist(),
                              [] if p.accelerations is None else p.accelerations.tolist())
@@ -512,7 +511,7 @@ def test_a_joint_follows_a_stamped_ruckig_stream_within_a_small_multiple_of_its_
         if now >= 0.7:
             accelerations.append((sim.data.qvel[dofs] - before) / 0.002)
     share = np.abs(np.array(accelerations)) / limits.acceleration
-    assert 0.5 < share.max() < 1.6
+    assert 0.5 < share.max() < (1.0 if feedforward else 1.6)
 
 
 @pytest.mark.parametrize('feedforward', [False, True])

@@ -56,7 +56,14 @@ from pic_ros.motion.limiter import (
     VELOCITY_SCALE,
 )
 from pic_ros.motion.prediction import PREDICTION_HORIZON, TargetPredictor
-from pic_ros.motion.streaming import LEAD_TIME, planned_chunk, stream_chunk, TrajectoryChunk
+from pic_ros.motion.streaming import (
+    LEAD_TIME,
+    MIN_POINT_GAP,
+    planned_chunk,
+    PlannedState,
+    stream_chunk,
+    TrajectoryChunk,
+)
 from pic_ros.motion.tracking_loss import (
     TRACKING_PARAMETERS,
     TrackingConfig,
@@ -108,11 +115,84 @@ STAMP_TRAJECTORIES: Final = ParameterDef(
 )
 """The trajectory publisher's ``stamp_trajectories`` (:attr:`CommanderConfig`)."""
 
+PLAN_AHEAD: Final = ParameterDef(
+    'plan_ahead', 0.01,
+    'With stamp_trajectories and ruckig: each trajectory starts this long after the step that '
+    'planned it, at the state the previous one reaches then, so that it reaches the controller '
+    'before it starts and continues its command without a seam (it should exceed the transport '
+    'delay and the clock offset; 0: starts at the step)', unit='s', low=0.0, high=0.1,
+)
+"""The trajectory publisher's ``plan_ahead`` (:attr:`CommanderConfig.plan_ahead`)."""
+
+LIMIT_HEADROOM: Final = ParameterDef(
+    'limit_headroom', 0.05,
+    'Share of the velocity, acceleration and jerk limits (after velocity_scale and '
+    "acceleration_scale) left free for the controller's tracking error: ruckig plans within "
+    '1 - limit_headroom of them, so a joint that follows the plan a little ahead or behind stays '
+    'inside the limits', low=0.0, high=0.5,
+)
+"""The trajectory publisher's ``limit_headroom`` (:attr:`CommanderConfig.limit_headroom`)."""
+
 COMMANDER_PARAMETERS: Final = (
     *TRACKING_PARAMETERS, MOTION_GENERATOR, VELOCITY_SCALE, ACCELERATION_SCALE,
     PREDICTION_HORIZON, LEAD_TIME, RATE, MIN_INTERVAL, WAIT_FOR_JOINT_STATES, STAMP_TRAJECTORIES,
+    PLAN_AHEAD, LIMIT_HEADROOM,
 )
 """Everything :meth:`CommanderConfig.from_parameters` reads."""
+
+
+def bridge_states(
+    motion: JerkLimitedGenerator, start: float, span: float
+) -> list[PlannedState]:
+    """
+    Return the states of the current plan that lead a chunk up to where the next plan starts.
+
+    With ``plan_ahead`` ``D`` a step at ``now`` plans from the state the current plan reaches
+    at ``now + D``; its chunk, stamped ``now``, first repeats the current plan from ``now`` to
+    there: at :data:`~pic_ros.motion.streaming.MIN_POINT_GAP`, at the plan's jerk switches and
+    at ``D``, where the new plan takes over. A controller that receives the chunk a little after
+    ``now`` finds it on the trajectory it is following (and follows it, as
+    joint_trajectory_controller samples a trajectory that started before its arrival), so no
+    segment has to join two plans.
+
+    :param motion: The generator, before its step (its plan is the one the controller follows).
+    :param start: Time of ``now`` on that plan, ``dt - D`` [s]; below 0 (steps closer than
+        ``D``) there is no bridge.
+    :param span: ``D`` [s].
+    :return: ``(time_from_start, positions, velocities, accelerations)`` per point, the last at
+        ``span``; empty when there is no bridge (no plan yet, or steps too close).
+    """
+    if start < 0.0 or span <= MIN_POINT_GAP or not motion.planned:
+        return []
+    times = [MIN_POINT_GAP, span]
+    for when in motion.breakpoints(start + span):
+        inside = when - start
+        if all(abs(inside - kept) >= MIN_POINT_GAP for kept in times) and 0.0 < inside < span:
+            times.append(inside)
+    states: list[PlannedState] = []
+    for when in sorted(times):
+        positions, velocities, accelerations = motion.sample(start + when)
+        states.append((when, positions, velocities, accelerations))
+    return states
+
+
+def planned_limits(arm: ArmLimitsSource, config: CommanderConfig) -> MotionLimits:
+    """
+    Return the limits the commands of an arm are planned within.
+
+    The velocity, acceleration and jerk limits of the arm scaled by ``velocity_scale`` and
+    ``acceleration_scale`` (:meth:`~pic_ros.motion.limiter.MotionLimits.from_arm`), then by
+    ``1 - limit_headroom``; the URDF position limits (the commander also keeps
+    :func:`~pic_ros.motion.limiter.position_margin` inside them).
+
+    :param arm: The arm.
+    :param config: The commander's settings.
+    :return: The limits.
+    """
+    limits = MotionLimits.from_arm(
+        arm, config.acceleration_scale, velocity_scale=config.velocity_scale
+    )
+    return limits.scaled(1.0 - config.limit_headroom)
 
 
 Motion = JointLimiter | JerkLimitedGenerator
@@ -161,6 +241,8 @@ class CommanderConfig:
     min_interval: float = MIN_INTERVAL.default
     wait_for_joint_states: bool = WAIT_FOR_JOINT_STATES.default
     stamp_trajectories: bool = STAMP_TRAJECTORIES.default
+    plan_ahead: float = PLAN_AHEAD.default
+    limit_headroom: float = LIMIT_HEADROOM.default
 
     def __post_init__(self) -> None:
         for item in COMMANDER_PARAMETERS:
@@ -243,10 +325,12 @@ class ArmCommander:
             config.velocity_scale != old.velocity_scale
             or config.acceleration_scale != old.acceleration_scale
             or config.motion_generator != old.motion_generator
+            or config.limit_headroom != old.limit_headroom
         ):
             motion = self._make_motion(motion.position, config, motion)
         if config.prediction_horizon != old.prediction_horizon or (
             config.velocity_scale != old.velocity_scale
+            or config.limit_headroom != old.limit_headroom
         ):
             self._predictor = self._make_predictor(config)
         self._supervisor.config = config.tracking
@@ -341,19 +425,27 @@ class ArmCommander:
         dt = 0.0 if self._last_step is None else now - self._last_step
         self._last_step = now
         following = guidance.state in (TrackingState.TRACKING, TrackingState.BLENDING)
+        ahead = self._plan_ahead()
         reference = (
-            self._predictor.predict(now, guidance.reference) if following else guidance.reference
+            self._predictor.predict(now + ahead, guidance.reference)
+            if following else guidance.reference
         )
         lead = self._config.lead_time
-        stamp = max(now, 0.0) if self._config.stamp_trajectories else 0.0
+        stamp = max(now + ahead, 0.0) if self._config.stamp_trajectories else 0.0
         if isinstance(motion, JerkLimitedGenerator):
+            bridge = (
+                bridge_states(motion, dt - ahead, ahead) if 0.0 < ahead < 0.5 * lead else []
+            )
             motion.step(
                 reference, dt, guidance.speed_scale,
                 self._predictor.velocity if following else None,
                 hold=guidance.state is TrackingState.HOLDING,
             )
+            if bridge:
+                stamp = max(now, 0.0)
             chunk = planned_chunk(
-                self._arm.joint_names, motion.sample, lead, motion.breakpoints(lead), stamp=stamp
+                self._arm.joint_names, motion.sample, lead, motion.breakpoints(lead), stamp=stamp,
+                start_point=ahead > 0.0, bridge=bridge,
             )
         else:
             limited = motion.step(reference, dt, guidance.speed_scale)
@@ -362,6 +454,12 @@ class ArmCommander:
             )
         self.published += 1
         return chunk
+
+    def _plan_ahead(self) -> float:
+        """Return how long after a step its trajectory starts [s] (ruckig and stamps only)."""
+        config = self._config
+        planned = config.stamp_trajectories and isinstance(self._motion, JerkLimitedGenerator)
+        return config.plan_ahead if planned else 0.0
 
     def _check_clock(self, now: float) -> None:
         """Start over from the current command if the clock went back."""
@@ -375,7 +473,7 @@ class ArmCommander:
         self._last_now = now
 
     def _make_predictor(self, config: CommanderConfig) -> TargetPredictor:
-        velocity = config.velocity_scale * np.asarray(self._arm.velocity, dtype=float)
+        velocity = planned_limits(self._arm, config).velocity
         return TargetPredictor(velocity, config.prediction_horizon)
 
     def _make_motion(
@@ -383,9 +481,9 @@ class ArmCommander:
     ) -> Motion:
         """Build the configured generator at a position (keeping a running one's motion)."""
         arm = self._arm
-        limits = MotionLimits.from_arm(
-            arm, config.acceleration_scale, velocity_scale=config.velocity_scale
-        ).narrowed(position_margin(arm.lower, arm.upper, arm.velocity))
+        limits = planned_limits(arm, config).narrowed(
+            position_margin(arm.lower, arm.upper, arm.velocity)
+        )
         start = limits.clamp(position)
         motion: Motion = (
             JerkLimitedGenerator(limits, start)

@@ -410,6 +410,11 @@ class JerkLimitedGenerator:
             dt_clamped, status, kind, guarded,
         )
 
+    @property
+    def planned(self) -> bool:
+        """Return whether there is a plan (after a step; not after a reset)."""
+        return self._planned
+
     def sample(self, ahead: float) -> tuple[FloatArray, FloatArray, FloatArray]:
         """
         Return the planned state some time after the current one (the last step's plan).

@@ -283,6 +283,22 @@ class MotionLimits:
             acceleration=self.acceleration, jerk=self.jerk,
         )
 
+    def scaled(self, share: float) -> MotionLimits:
+        """
+        Return these limits with the velocity, acceleration and jerk limits scaled down.
+
+        :param share: Factor on the three limits, in (0, 1].
+        :return: The limits with ``share`` times the velocity, acceleration and jerk limits and
+            the same position limits.
+        :raises ConfigError: If the share is out of range.
+        """
+        factor = check_number('share', share, 1e-6, 1.0)
+        return MotionLimits(
+            lower=self.lower, upper=self.upper, velocity=factor * self.velocity,
+            acceleration=factor * self.acceleration,
+            jerk=None if self.jerk is None else factor * self.jerk,
+        )
+
     def clamp(self, position: npt.ArrayLike) -> FloatArray:
         """
         Clamp positions into the position limits.

@@ -56,6 +56,9 @@ errors into huge accelerations; dropping a breakpoint closer than this to anothe
 interpolation error of the order of ``jerk * MIN_POINT_GAP^2``.
 """
 
+PlannedState = tuple[float, FloatArray, FloatArray, FloatArray]
+"""A planned state: ``(time_from_start [s], positions, velocities, accelerations)``."""
+
 LEAD_TIME: Final = ParameterDef(
     'lead_time', 0.05, 'time_from_start of the streamed trajectory point', unit='s',
     low=0.001, high=1.0,
@@ -220,6 +223,8 @@ def planned_chunk(
     breakpoints: Sequence[float] = (),
     spacing: float = POINT_SPACING,
     stamp: float = 0.0,
+    start_point: bool = False,
+    bridge: Sequence[PlannedState] = (),
 ) -> TrajectoryChunk:
     """
     Build the chunk that streams a planned trajectory up to ``lead_time`` ahead.
@@ -238,21 +243,35 @@ def planned_chunk(
     :param spacing: Time between the regular points, in [1e-4, 1] [s].
     :param stamp: The chunk's ``header.stamp``: the time ``plan`` counts from, on the
         publisher's clock [s] (0: on arrival; :class:`TrajectoryChunk`).
+    :param start_point: Also a point at :data:`MIN_POINT_GAP`, the plan's start state: a chunk
+        that reaches the controller before its stamp then joins the command to the plan where
+        the plan starts.
+    :param bridge: States before the plan, increasing ``time_from_start`` from the stamp, the
+        last before ``lead_time``; the plan then starts at the last one's time (its state), the
+        times above are counted from there and the plan is streamed up to ``lead_time`` after
+        the stamp (``start_point`` is then not needed: the bridge ends on the plan's start).
     :return: The validated chunk.
     :raises ConfigError: If the names, the planned states, the lead time or the stamp are
         invalid.
     """
-    lead = float(LEAD_TIME.check(lead_time))
+    offset = float(bridge[-1][0]) if bridge else 0.0
+    lead = float(LEAD_TIME.check(lead_time)) - offset
+    if lead < 2.0 * MIN_POINT_GAP:
+        raise ConfigError(f'the bridge ends at {offset} s, not before lead_time {lead_time} s')
     step = check_number('spacing', spacing, 1e-4, 1.0)
     grid = [step * index for index in range(1, math.ceil(lead / step - 1e-9))]
     times = [lead]
-    for when in [float(t) for t in breakpoints] + grid:  # the plan's own breakpoints first
+    starts = [MIN_POINT_GAP] if start_point else []
+    # the start point, then the plan's own breakpoints, then the grid
+    for when in starts + [float(t) for t in breakpoints] + grid:
         apart = all(abs(when - kept) >= MIN_POINT_GAP for kept in times)
         if MIN_POINT_GAP <= when < lead and apart:
             times.append(when)
     times.sort()
-    points = []
+    points = [TrajectoryPoint(*state) for state in bridge]
     for when in times:  # TrajectoryChunk checks every array
+        if bridge and when < MIN_POINT_GAP * 1.5:
+            continue  # the plan's start state is the bridge's last point
         positions, velocities, accelerations = plan(when)
-        points.append(TrajectoryPoint(when, positions, velocities, accelerations))
+        points.append(TrajectoryPoint(offset + when, positions, velocities, accelerations))
     return TrajectoryChunk(joint_names=tuple(joint_names), points=tuple(points), stamp=stamp)

@@ -35,9 +35,16 @@ FLOOR_CONTACTS: Final = ParameterDef(
     "Let the robot links touch the floor drawn at the robot's lowest point (off: the floor is "
     'only a picture, as for a robot mounted on a table or pedestal)', read_only=True,
 )
+FEEDFORWARD: Final = ParameterDef(
+    'feedforward', True,
+    'Servos with velocity and model-based acceleration feedforward (the inverse dynamics of the '
+    'commanded trajectory), so that the joints follow it closely, as a drive with a tuned '
+    'feedforward does; false: position servos only, which lag a moving command by '
+    '2 damping_ratio / natural_frequency', read_only=True,
+)
 SIM_CONFIG_PARAMETERS: Final = (
     TIMESTEP, NATURAL_FREQUENCY, DAMPING_RATIO, ALLOW_NONZERO_VELOCITY_AT_END, SELF_COLLISIONS,
-    FLOOR_CONTACTS,
+    FLOOR_CONTACTS, FEEDFORWARD,
 )
 """Everything :meth:`SimConfig.from_parameters` reads."""
 
@@ -70,16 +77,14 @@ class SimConfig:
         the measured position, so that a far target (a step) is approached at about the URDF
         velocity limit, as a drive's speed limit does; a target that moves within the limits is
         not affected.
-    :param feedforward: Add the commanded velocity and acceleration to each servo's target
-        (``target = q_ref + 2 zeta / wn * v_ref + a_ref / wn^2``, i.e. the servo torque gets
-        ``kv v_ref + I a_ref``), so that a joint follows a smooth reference without the
-        ``tracking_lag`` a pure position servo has behind a moving target. Off by default: since
-        late chunks are joined without a step (:mod:`~pic_ros.sim.trajectory`) it no longer
-        makes large peaks in the live graph (acceleration peaks 1.8-3.2x the limit, as without
-        it) and cuts the lag p50 by 15-90 ms, but it passes the joints' coupling and the
-        reference's small excursions on: 1.2-2.4x the samples beyond the acceleration limit,
-        2-9x beyond the jerk limit, jerk peaks up to 39x (YuMi; 3x without) (README,
-        ``evaluate --live``).
+    :param feedforward: Add the commanded velocity and the feedforward torque of the commanded
+        trajectory to each servo's target (:meth:`~pic_ros.sim.mujoco_robot.SimRobot.step_to`):
+        the inverse dynamics of the commanded accelerations with the full joint-space inertia
+        at the current pose (the coupling between joints included) and, with
+        ``gravity_compensation``, the Coriolis and centrifugal torques. A joint then follows a
+        smooth command within a few percent of its acceleration limit instead of lagging it by
+        ``tracking_lag``, and the coupling no longer pushes it past the limits the command keeps
+        (``evaluate --live``; README). Off: position servos only, the behaviour until issue 8.
     :param shadows: Render shadows (about 2.5x the time per frame on a software renderer).
     :param follower: Options of the trajectory followers.
     :raises ConfigError: If a value is out of range.
@@ -93,7 +98,7 @@ class SimConfig:
     self_collisions: bool = SELF_COLLISIONS.default
     floor_contacts: bool = FLOOR_CONTACTS.default
     limit_velocity: bool = True
-    feedforward: bool = False
+    feedforward: bool = FEEDFORWARD.default
     shadows: bool = False
     follower: FollowerConfig = field(default_factory=FollowerConfig)
 

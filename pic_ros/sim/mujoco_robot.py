@@ -120,6 +120,9 @@ class _Controller:
     reach: FloatArray
     low: FloatArray
     high: FloatArray
+    dofs: npt.NDArray[np.int_]
+    stiffness: FloatArray
+    damping: FloatArray
 
 
 class SimRobot:
@@ -172,6 +175,9 @@ class SimRobot:
                 reach=self._target_reach(group.velocity),
                 low=np.minimum(group.lower + margins, group.upper),
                 high=np.maximum(group.upper - margins, group.lower),
+                dofs=np.array([model.joint(name).dofadr[0] for name in names]),
+                stiffness=np.array([self.gains[name].kp for name in names]),
+                damping=np.array([self.gains[name].kv for name in names]),
             )
         self._moving = {  # driven joints and the mimic joints that follow them
             name: (int(model.joint(name).qposadr[0]), int(model.joint(name).dofadr[0]))
@@ -520,10 +526,14 @@ class SimRobot:
         Before each step every actuator target is set from its follower, sampled at the step's
         start time (a controller update at the physics rate): the commanded position, kept within
         ``velocity limit * tracking lag`` of the measured position when ``limit_velocity`` is on,
-        plus with ``feedforward`` the commanded velocity times ``2 zeta / wn`` and acceleration
-        over ``wn^2`` (the servo torque ``kp (target - q) - kv qdot`` then carries
-        ``kv v_ref + I a_ref``: velocity and inertial feedforward with the servo's own inertia);
-        the target is kept a few mrad inside the URDF limits
+        plus with ``feedforward`` the commanded velocity times ``2 zeta / wn`` and the
+        feedforward torque over ``kp``: the servo torque ``kp (target - q) - kv qdot`` then
+        carries ``kv v_ref + M(q) a_ref + c(q, qdot) + kv dt a_ref``, the velocity feedforward,
+        the inverse dynamics of the commanded accelerations of every controlled joint with the
+        full joint-space inertia ``M`` (the coupling between joints included), the Coriolis and
+        centrifugal torques ``c`` (with ``gravity_compensation``), and the share of the
+        acceleration the implicit integration of ``kv`` takes back over a step; the position
+        part of the target is kept a few mrad inside the URDF limits
         (:func:`~pic_ros.sim.mujoco_model.target_margin`), clear of the limit stops, which engage
         at the limits (:mod:`~pic_ros.sim.mujoco_model`): a command at a limit does not make the
         joint hit a 4 ms stop. The mobile base, if any, is moved to
@@ -545,24 +555,40 @@ class SimRobot:
         qpos = data.qpos
         base = self._base is not None
         config = self.config
-        lead = config.tracking_lag if config.feedforward else 0.0
-        inverse_stiffness = 1.0 / config.natural_frequency**2 if config.feedforward else 0.0
+        dynamics = config.feedforward
+        gravity = config.gravity_compensation
+        lead = config.tracking_lag if dynamics else 0.0
+        wanted = np.zeros(model.nv)
+        torque = np.zeros(model.nv)
         for _ in range(steps):
             now = float(data.time)
             if base:
                 self._place_base(now)
             if self._pushes:
                 self._apply_pushes(now)
-            for entry in self._controllers.values():
+            commands = [
+                (entry, entry.follower.sample(now)) for entry in self._controllers.values()
+            ]
+            if dynamics:  # the accelerations over the step: at its middle
+                wanted[:] = 0.0
+                for entry in self._controllers.values():
+                    wanted[entry.dofs] = entry.follower.sample(now + 0.5 * dt).accelerations
+                mujoco.mj_mulM(model, data, torque, wanted)
+                if gravity:  # Coriolis and centrifugal only: the actuators hold the weight
+                    torque += data.qfrc_bias - data.qfrc_gravcomp
+            for entry, command in commands:
                 measured = qpos[entry.qpos]
-                command = entry.follower.sample(now)
-                target = (
-                    measured
-                    + np.clip(command.positions - measured, -entry.reach, entry.reach)
-                    + lead * command.velocities
-                    + inverse_stiffness * command.accelerations
-                )
-                ctrl[entry.actuators] = np.clip(target, entry.low, entry.high)
+                error = np.clip(command.positions - measured, -entry.reach, entry.reach)
+                target = np.clip(measured + error, entry.low, entry.high)
+                if dynamics:  # a target far behind (a step) is approached at the limit
+                    free = np.clip(2.0 - 2.0 * np.abs(error) / entry.reach, 0.0, 1.0)
+                    speed = entry.reach / lead
+                    implicit = entry.damping * dt * wanted[entry.dofs]
+                    target += (
+                        lead * free * np.clip(command.velocities, -speed, speed)
+                        + (torque[entry.dofs] + implicit) / entry.stiffness
+                    )
+                ctrl[entry.actuators] = target
             mujoco.mj_step(model, data)
         self._wall_seconds += time.perf_counter() - started
         self._sim_seconds += steps * dt

@@ -74,6 +74,15 @@ joins the current command to the trajectory cannot be so short that a small diff
 the two becomes a large acceleration."""
 
 
+CONTINUITY: Final = (1e-6, 1e-4, 1e-2)
+"""
+Largest difference between a late trajectory's state at its arrival and the current command for
+the trajectory to be followed as it is, in position [rad], velocity [rad/s] and acceleration
+[rad/s^2]: it continues the command (a streamed chunk that repeats, up to where it changes, the
+plan the command is on). A larger difference is joined (:data:`JOIN_TIME`).
+"""
+
+
 class TrajectoryStatus(enum.Enum):
     """Outcome of giving a trajectory to a :class:`TrajectoryFollower`."""
 
@@ -476,41 +485,59 @@ class TrajectoryFollower:
                 'allow_nonzero_velocity_at_trajectory_end is false',
             )
         current = self.sample(now)
+        late = start + times[0] <= now + _TIME_EPSILON
+        mapped = [positions[order] for positions, _, _ in rows]
+        inside = [np.clip(values, self._lower, self._upper) for values in mapped]
+        clamped = sum(int(np.any(a != b)) for a, b in zip(inside, mapped))
+        if late and len(times) > 1:
+            due = max(index for index, time in enumerate(times) if start + time <= now)
+            if due < len(times) - 1:  # the arrival is inside the trajectory: does it continue?
+                direct = self._knots(start, times, rows, order, inside, due, None)
+                if _continues(current, _evaluate(direct, now, self._lower, self._upper)):
+                    return direct, clamped
+        join = now + JOIN_TIME if late else now
+        first = next(
+            (index for index, time in enumerate(times) if start + time >= join),
+            len(times) - 1,
+        )
+        head = (now, current) if start + times[first] > now + _TIME_EPSILON else None
+        return self._knots(start, times, rows, order, inside, first, head), clamped
+
+    def _knots(
+        self,
+        start: float,
+        times: Sequence[float],
+        rows: Sequence[tuple[FloatArray, FloatArray | None, FloatArray | None]],
+        order: Sequence[int],
+        inside: Sequence[FloatArray],
+        first: int,
+        head: tuple[float, JointCommand] | None,
+    ) -> _Plan:
+        """Return the knots: ``head`` (a time and the command then), then points ``first``..."""
+        columns = list(order)
+        zero = np.zeros(len(columns))
         knot_times: list[float] = []
         knot_p: list[FloatArray] = []
         knot_v: list[FloatArray] = []
         knot_a: list[FloatArray] = []
         has_v: list[bool] = []
         has_a: list[bool] = []
-        late = start + times[0] <= now + _TIME_EPSILON
-        join = now + JOIN_TIME if late else now
-        first = next(
-            (index for index, time in enumerate(times) if start + time >= join),
-            len(times) - 1,
-        )
-        if start + times[first] > now + _TIME_EPSILON:
-            knot_times.append(now)
-            knot_p.append(current.positions)
-            knot_v.append(current.velocities)
-            knot_a.append(current.accelerations)
+        if head is not None:
+            knot_times.append(head[0])
+            knot_p.append(head[1].positions)
+            knot_v.append(head[1].velocities)
+            knot_a.append(head[1].accelerations)
             has_v.append(True)
             has_a.append(True)
-        clamped = 0
-        zero = np.zeros(size)
-        for index, (time, (positions, velocities, accelerations)) in enumerate(zip(times, rows)):
-            mapped = positions[order]
-            inside = np.clip(mapped, self._lower, self._upper)
-            if np.any(inside != mapped):
-                clamped += 1
-            if index < first:
-                continue  # due before the join: the first segment starts from the command
-            knot_times.append(start + time)
-            knot_p.append(inside)
-            knot_v.append(zero if velocities is None else velocities[order])
-            knot_a.append(zero if accelerations is None else accelerations[order])
+        for index in range(first, len(times)):
+            _, velocities, accelerations = rows[index]
+            knot_times.append(start + times[index])
+            knot_p.append(inside[index])
+            knot_v.append(zero if velocities is None else velocities[columns])
+            knot_a.append(zero if accelerations is None else accelerations[columns])
             has_v.append(velocities is not None)
             has_a.append(velocities is not None and accelerations is not None)
-        plan = _Plan(
+        return _Plan(
             times=np.array(knot_times),
             positions=np.array(knot_p),
             velocities=np.array(knot_v),
@@ -518,7 +545,6 @@ class TrajectoryFollower:
             has_velocity=tuple(has_v),
             has_acceleration=tuple(has_a),
         )
-        return plan, clamped
 
     def segment_kind(self, index: int) -> Interpolation:
         """
@@ -535,11 +561,7 @@ class TrajectoryFollower:
 
     @staticmethod
     def _kind(plan: _Plan, index: int) -> Interpolation:
-        if plan.has_acceleration[index] and plan.has_acceleration[index + 1]:
-            return Interpolation.QUINTIC
-        if plan.has_velocity[index] and plan.has_velocity[index + 1]:
-            return Interpolation.CUBIC
-        return Interpolation.LINEAR
+        return _kind_of(plan, index)
 
     def sample(self, t: float) -> JointCommand:
         """
@@ -560,21 +582,45 @@ class TrajectoryFollower:
             self._hold = JointCommand(plan.positions[-1].copy(), zero, zero, moving=False)
             self._plan = None
             return self._hold
-        if t < times[0]:
-            position = plan.positions[0]
-            velocity = plan.velocities[0]
-            acceleration = plan.accelerations[0]
-        else:
-            index = int(np.searchsorted(times, t, side='right')) - 1
-            state = (plan.positions[index], plan.velocities[index], plan.accelerations[index])
-            after = index + 1
-            nxt = (plan.positions[after], plan.velocities[after], plan.accelerations[after])
-            position, velocity, acceleration = segment_state(
-                self._kind(plan, index), float(times[after] - times[index]),
-                float(t - times[index]), state, nxt,
-            )
-        inside = np.clip(position, self._lower, self._upper)
-        stopped = inside != position
-        velocity = np.where(stopped, 0.0, velocity)
-        acceleration = np.where(stopped, 0.0, acceleration)
-        return JointCommand(inside, velocity, acceleration, moving=True)
+        return _evaluate(plan, t, self._lower, self._upper)
+
+
+def _kind_of(plan: _Plan, index: int) -> Interpolation:
+    """Return how a plan's segment ``index`` (knot index -> index + 1) is interpolated."""
+    if plan.has_acceleration[index] and plan.has_acceleration[index + 1]:
+        return Interpolation.QUINTIC
+    if plan.has_velocity[index] and plan.has_velocity[index + 1]:
+        return Interpolation.CUBIC
+    return Interpolation.LINEAR
+
+
+def _evaluate(plan: _Plan, t: float, lower: FloatArray, upper: FloatArray) -> JointCommand:
+    """Return a plan's state at a time before its last knot, clamped into the limits."""
+    times = plan.times
+    if t < times[0]:
+        position = plan.positions[0]
+        velocity = plan.velocities[0]
+        acceleration = plan.accelerations[0]
+    else:
+        index = min(int(np.searchsorted(times, t, side='right')) - 1, len(times) - 2)
+        state = (plan.positions[index], plan.velocities[index], plan.accelerations[index])
+        after = index + 1
+        nxt = (plan.positions[after], plan.velocities[after], plan.accelerations[after])
+        position, velocity, acceleration = segment_state(
+            _kind_of(plan, index), float(times[after] - times[index]),
+            float(t - times[index]), state, nxt,
+        )
+    inside = np.clip(position, lower, upper)
+    stopped = inside != position
+    velocity = np.where(stopped, 0.0, velocity)
+    acceleration = np.where(stopped, 0.0, acceleration)
+    return JointCommand(inside, velocity, acceleration, moving=True)
+
+
+def _continues(current: JointCommand, joined: JointCommand) -> bool:
+    """Return whether a late trajectory's state at the arrival is the current command's."""
+    return bool(
+        np.all(np.abs(joined.positions - current.positions) <= CONTINUITY[0])
+        and np.all(np.abs(joined.velocities - current.velocities) <= CONTINUITY[1])
+        and np.all(np.abs(joined.accelerations - current.accelerations) <= CONTINUITY[2])
+    )

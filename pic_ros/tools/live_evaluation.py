@@ -39,7 +39,7 @@ import numpy.typing as npt
 from pic_ros.correspondence import MappingConfig
 from pic_ros.human.skeleton import make_frame
 from pic_ros.imitation import RobotImitator
-from pic_ros.motion.commander import CommanderConfig
+from pic_ros.motion.commander import CommanderConfig, planned_limits
 from pic_ros.motion.limiter import MotionLimits
 from pic_ros.recordings.demonstration import Demonstration
 from pic_ros.robot.arm import ArmModel
@@ -253,7 +253,11 @@ def _share(name: str, share: LimitShare, relative: bool = True) -> dict[str, Any
 
 
 def motion_figures(
-    times: FloatArray, positions: FloatArray, limits: MotionLimits, jerk: FloatArray | None
+    times: FloatArray,
+    positions: FloatArray,
+    limits: MotionLimits,
+    jerk: FloatArray | None,
+    planned: FloatArray | None = None,
 ) -> dict[str, Any]:
     """
     Return how sampled joint positions use their limits.
@@ -262,14 +266,17 @@ def motion_figures(
     :param positions: Positions, shape (K, n), [rad] or [m].
     :param limits: Position, velocity and acceleration limits.
     :param jerk: Jerk limit per joint, shape (n,), [rad/s^3]; None: jerk reported in [rad/s^3].
+    :param planned: The velocity limits the commands are planned within, shape (n,), [rad/s]
+        (:func:`~pic_ros.motion.commander.planned_limits`; default ``limits.velocity``).
     :return: Peaks and RMS as shares of the limits, violations (samples beyond a limit by more
-        than rounding) and the share of samples at the velocity limit.
+        than rounding) and the share of samples at the planned velocity limit.
     """
     moved = derivatives(times, positions)
     outside = (positions < limits.lower - 1e-9) | (positions > limits.upper + 1e-9)
     figures: dict[str, Any] = {'position_violations': int(np.count_nonzero(np.any(outside, 1)))}
     figures.update(_share('velocity', limit_share(moved.velocity, limits.velocity)))
-    figures['at_velocity_limit'] = share_at_limit(moved.velocity, limits.velocity)
+    at = limits.velocity if planned is None else planned
+    figures['at_velocity_limit'] = share_at_limit(moved.velocity, at)
     figures.update(_share('acceleration', limit_share(moved.acceleration, limits.acceleration)))
     ones = np.ones(limits.dof)
     figures.update(_share(
@@ -279,7 +286,10 @@ def motion_figures(
 
 
 def command_figures(
-    arm: ArmModel, recording: DemoRecording, limits: MotionLimits
+    arm: ArmModel,
+    recording: DemoRecording,
+    limits: MotionLimits,
+    planned: FloatArray | None = None,
 ) -> dict[str, Any]:
     """
     Return how the streamed commands of an arm use the velocity limits.
@@ -290,13 +300,16 @@ def command_figures(
     :param arm: The arm.
     :param recording: The run.
     :param limits: The limits the trajectory publisher enforces.
-    :return: Peak and RMS velocity share, violations, share of commands at the velocity limit
-        and the number of commands.
+    :param planned: The velocity limits it plans within, shape (n,), [rad/s] (default
+        ``limits.velocity``).
+    :return: Peak and RMS velocity share, violations, share of commands at the planned velocity
+        limit and the number of commands.
     """
     velocities = np.array(recording.velocities.get(arm.spec.controller, []), dtype=float)
     velocities = velocities.reshape(-1, arm.dof) if velocities.size else np.zeros((0, arm.dof))
     figures = _share('velocity', limit_share(velocities, limits.velocity))
-    figures['at_velocity_limit'] = share_at_limit(velocities, limits.velocity)
+    at = limits.velocity if planned is None else planned
+    figures['at_velocity_limit'] = share_at_limit(velocities, at)
     figures['commands'] = int(velocities.shape[0])
     return figures
 
@@ -331,6 +344,7 @@ def live_record(
     for name, arm in robot.arms.items():
         elbow = elbows[name]
         limits = command_limits(arm)
+        planned = planned_limits(arm, CommanderConfig()).velocity
         state_times, states = arm_states(arm, recording)
         moving = state_times >= start
         delays = window_delays(
@@ -344,9 +358,9 @@ def live_record(
             'lag_s_p90': float(np.percentile(delays, 90)) if delays.size else math.nan,
             'lag_windows': int(delays.size),
             'robot': motion_figures(
-                state_times[moving], states[moving], limits, getattr(arm, 'jerk', None)
+                state_times[moving], states[moving], limits, getattr(arm, 'jerk', None), planned
             ),
-            'command': command_figures(arm, recording, limits),
+            'command': command_figures(arm, recording, limits, planned),
         }
     return {
         'live': score(trace, demonstration, robot, solver),

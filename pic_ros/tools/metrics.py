@@ -247,11 +247,15 @@ class Derivatives(NamedTuple):
 
 def derivatives(times: npt.ArrayLike, positions: npt.ArrayLike) -> Derivatives:
     """
-    Differentiate sampled positions three times.
+    Differentiate sampled positions three times, by divided differences.
 
-    Each derivative is the difference of consecutive values over the time between their
-    sample points (midpoints of the previous level), so uneven sampling is allowed; samples
-    closer than 1 us to the previous one are dropped first.
+    The k-th derivative over samples ``i..i+k`` is ``k!`` times their k-th divided difference,
+    ``k (d_{k-1}[i+1] - d_{k-1}[i]) / (t[i+k] - t[i])``: exact for a polynomial of degree k
+    whatever the spacing, and for any motion an average of the true k-th derivative over those
+    samples with non-negative weights (a B-spline), so it never reads above the true peak --
+    uneven sampling (a 5 ms timer on a 2 ms simulation grid) does not inflate it, as repeated
+    difference quotients at midpoints do (7 % for a jerk-limited motion sampled 4 ms / 6 ms).
+    Samples closer than 1 us to the previous one are dropped first.
 
     :param times: Sample times, increasing, shape (K,), [s].
     :param positions: Positions, shape (K, n), [rad] or [m].
@@ -263,12 +267,11 @@ def derivatives(times: npt.ArrayLike, positions: npt.ArrayLike) -> Derivatives:
         keep = np.concatenate(([True], np.diff(t) > 1e-6))
         t, values = t[keep], values[keep]
     levels: list[FloatArray] = []
-    for _ in range(3):
-        if t.size < 2:
+    for order in range(1, 4):
+        if t.size <= order:
             levels.append(np.zeros((0, values.shape[1])))
             continue
-        values = np.diff(values, axis=0) / np.diff(t)[:, None]
-        t = (t[1:] + t[:-1]) / 2.0
+        values = order * np.diff(values, axis=0) / (t[order:] - t[:-order])[:, None]
         levels.append(values)
     return Derivatives(*levels)
 
