@@ -22,9 +22,11 @@ Timing models (``--timing``):
   ``/clock`` (published with joint_states, every 5 ms), the chunk arrives ``--latency`` later
   and is applied at the next physics step.
 
-The chunk's ``header.stamp`` is the publisher's planning time (``stamp_trajectories``), or 0
-("start on arrival") with ``--zero-stamp``; the servo follows the reference position (the
-default), or with ``--feedforward`` also its velocity and acceleration (``SimConfig``).
+The chunk's ``header.stamp`` is the publisher's (``stamp_trajectories``: the step's time, and
+with ruckig just before the points the chunk repeats from the previous one, ``plan_ahead``), or
+0 ("start on arrival") with ``--zero-stamp``; the servos have the model-based feedforward (the
+default, ``SimConfig.feedforward``), or follow the reference position alone with
+``--position-servos``.
 
 Lag: the delay that best aligns each stage's positions with the target stream's (least squares
 over 0..300 ms by 1 ms, joints pooled), printed per stage.
@@ -131,7 +133,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     name = args.arm or next(iter(robot.arms))
     arm = robot.arms[name]
     controller = arm.spec.controller
-    sim = SimRobot(robot, SimConfig(feedforward=args.feedforward))
+    sim = SimRobot(robot, SimConfig(feedforward=not args.position_servos))
     config = CommanderConfig(
         prediction_horizon=args.prediction, stamp_trajectories=not args.zero_stamp
     )
@@ -234,8 +236,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--latency', type=float, default=0.001, help='DDS latency [s]')
     parser.add_argument('--zero-stamp', action='store_true',
                         help='stamp chunks 0 ("start on arrival"; default: the planning time)')
-    parser.add_argument('--feedforward', action='store_true',
-                        help='servo with velocity and acceleration feedforward (SimConfig)')
+    parser.add_argument('--position-servos', action='store_true',
+                        help='servos without the feedforward (SimConfig.feedforward false)')
     parser.add_argument('--speed', type=float, default=0.3,
                         help='amplitude of each target sine as a share of the velocity limit')
     parser.add_argument('--prediction', type=float, default=0.03)
@@ -246,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     figures = run(args)
     stamped = '0 (arrival)' if args.zero_stamp else 'planning time'
-    servo = 'feedforward' if args.feedforward else 'position only'
+    servo = 'position only' if args.position_servos else 'feedforward'
     print(f'{args.robot}, timing {args.timing}, stamp {stamped}, servo {servo}, '
           f'{args.duration:g} s')
     for key, value in figures.items():

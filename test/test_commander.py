@@ -89,8 +89,8 @@ class Stream:
     def commands(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Return the times, positions and velocities of the chunks sent."""
         times = np.array([now for now, _ in self.sent])
-        positions = np.array([chunk.points[0].positions for _, chunk in self.sent])
-        velocities = np.array([chunk.points[0].velocities for _, chunk in self.sent])
+        positions = np.array([chunk.command.positions for _, chunk in self.sent])
+        velocities = np.array([chunk.command.velocities for _, chunk in self.sent])
         return times, positions, velocities
 
     def assert_safe(self, lead_time: float = 0.05) -> None:
@@ -102,7 +102,8 @@ class Stream:
         """
         for _, chunk in self.sent:
             assert chunk.joint_names == self.arm.joint_names
-            assert chunk.points[-1].time_from_start == pytest.approx(lead_time, abs=1e-9)
+            begins = chunk.command.time_from_start if chunk.start else 0.0
+            assert chunk.points[-1].time_from_start - begins == pytest.approx(lead_time, abs=1e-9)
             for point in chunk.points:
                 assert np.all(point.positions >= self.arm.lower - EPSILON)
                 assert np.all(point.positions <= self.arm.upper + EPSILON)
@@ -165,7 +166,7 @@ def test_tracking_loss_holds_returns_to_neutral_and_blends_back(arm: ArmModel) -
     held_times, held, held_velocities = stream.commands()
     stream.run(last + 1.4, last + 8.0, 0.02)
     assert stream.commander.state is TrackingState.AT_NEUTRAL
-    at_neutral = stream.sent[-1][1].points[0]
+    at_neutral = stream.sent[-1][1].command
     found = np.clip(arm.neutral - 0.5, arm.lower, arm.upper)
     stream.run(last + 8.0, last + 8.2, 1 / 30, lambda now: found)
     assert stream.commander.state is TrackingState.BLENDING
@@ -177,7 +178,7 @@ def test_tracking_loss_holds_returns_to_neutral_and_blends_back(arm: ArmModel) -
     assert np.all(held[holding] == held[-1]) and np.all(held_velocities[-1] == 0.0)
     np.testing.assert_allclose(at_neutral.positions, arm.neutral, atol=1e-9)
     assert np.all(at_neutral.velocities == 0.0)
-    np.testing.assert_allclose(stream.sent[-1][1].points[0].positions, found, atol=1e-9)
+    np.testing.assert_allclose(stream.sent[-1][1].command.positions, found, atol=1e-9)
 
 
 def test_commands_continue_at_the_rate_while_holding_and_at_neutral(arm: ArmModel) -> None:
@@ -192,7 +193,7 @@ def test_commands_continue_at_the_rate_while_holding_and_at_neutral(arm: ArmMode
     assert len(stream.sent) - sent == len(ticks)
     times = np.array([now for now, _ in stream.sent[sent:]])
     assert np.max(np.diff(times)) <= 0.02 + 1e-9
-    rest = stream.sent[-1][1].points[0]
+    rest = stream.sent[-1][1].command
     np.testing.assert_allclose(rest.positions, arm.neutral, atol=1e-9)
     assert np.all(rest.velocities == 0.0)
     stream.assert_safe()
@@ -289,10 +290,10 @@ def test_the_clock_going_back_starts_tracking_over(arm: ArmModel) -> None:
     assert stream.commander.rejected == 0 and stream.commander.clock_restarts == 1
     assert stream.commander.state is TrackingState.TRACKING
     np.testing.assert_allclose(
-        stream.sent[-1][1].points[0].positions, arm.neutral - 0.2, atol=1e-9
+        stream.sent[-1][1].command.positions, arm.neutral - 0.2, atol=1e-9
     )
-    first_after = stream.sent[before][1].points[0].positions
-    last_before = stream.sent[before - 1][1].points[0].positions
+    first_after = stream.sent[before][1].command.positions
+    last_before = stream.sent[before - 1][1].command.positions
     assert np.all(np.abs(first_after - last_before) <= arm.velocity / 30 + EPSILON)
 
 
@@ -336,24 +337,26 @@ def test_chunks_are_stamped_with_the_time_they_were_planned_for(
     arm: ArmModel, generator: str
 ) -> None:
     """
-    stamp_trajectories: a chunk's stamp is its step's time; false: 0 (start on arrival).
+    stamp_trajectories: a chunk is placed at its step's time; false: stamp 0 (on arrival).
 
-    With ruckig the plan starts ``plan_ahead`` later: the first chunk is stamped then, and the
-    next ones are stamped at their step and first repeat the plan the controller is on up to
-    there (a bridge), so their first point is at :data:`MIN_POINT_GAP` too, and a point at
-    ``plan_ahead`` is the new plan's start.
+    The limiter's chunk is stamped with its step's time. With ruckig the plan made at a step
+    starts ``plan_ahead`` later; the chunk first repeats, from its last point at or before the
+    step (the first chunk: from the command at the step), what the controller was last sent, so
+    it is stamped just before that point, its first point is at :data:`MIN_POINT_GAP` and its
+    ``command`` point, where the new plan starts, is at the step's time plus ``plan_ahead``.
     """
     for stamped in (True, False):
         stream = Stream(arm, motion_generator=generator, stamp_trajectories=stamped)
         stream.run(START, START + 0.3, 1 / 30, lambda now: arm.neutral + 0.1)
         assert stream.sent
-        ahead = CommanderConfig().plan_ahead if generator == 'ruckig' else 0.0
-        for index, (now, chunk) in enumerate(stream.sent):
-            first = index == 0
-            expected = now + ahead if first else now
-            assert chunk.stamp == (pytest.approx(expected) if stamped else 0.0)
-            times = [point.time_from_start for point in chunk.points]
-            if stamped and generator == 'ruckig':
-                assert times[0] == pytest.approx(MIN_POINT_GAP)
-                assert first or any(t == pytest.approx(ahead) for t in times)
-            assert times[-1] == pytest.approx(CommanderConfig().lead_time)
+        ahead = CommanderConfig().plan_ahead
+        for now, chunk in stream.sent:
+            if not stamped:
+                assert chunk.stamp == 0.0 and chunk.start == 0
+            elif generator == 'limiter':
+                assert chunk.stamp == pytest.approx(now) and chunk.start == 0
+            else:
+                assert chunk.stamp <= now and chunk.start > 0
+                assert chunk.points[0].time_from_start == pytest.approx(MIN_POINT_GAP)
+                begins = chunk.stamp + chunk.command.time_from_start
+                assert begins == pytest.approx(now + ahead)

@@ -8,15 +8,18 @@ One arm's command stream: joint targets in, safe trajectory chunks for its contr
   false, the neutral pose -- nor before the first valid target;
 - **limits**: every command stays inside the URDF position limits narrowed by a few mrad
   (:func:`~pic_ros.motion.limiter.position_margin`: clear of a drive's limit stop), the velocity
-  limits (times
-  ``velocity_scale``) and the robot file's acceleration limits (times ``acceleration_scale``);
-  ``motion_generator`` chooses how: ``ruckig`` (:mod:`pic_ros.motion.generator`) plans a
-  time-optimal trajectory to the moving target within the jerk limits too and streams the
-  plan up to ``lead_time`` ahead (:func:`~pic_ros.motion.streaming.planned_chunk`: points with
-  accelerations every 10 ms and where the jerk changes, so that the controller's quintic
-  splines are the plan), stamped with the step's time (``stamp_trajectories``) so that the
-  controller places the plan where it was planned, not a transport delay later; ``limiter``
-  (:mod:`pic_ros.motion.limiter`) rate-limits the command and streams it as it is now;
+  limits (times ``velocity_scale``) and the robot file's acceleration limits (times
+  ``acceleration_scale``), ruckig's within ``1 - limit_headroom`` of them
+  (:func:`planned_limits`); ``motion_generator`` chooses how: ``ruckig``
+  (:mod:`pic_ros.motion.generator`) plans a time-optimal trajectory to the moving target within
+  the jerk limits too, from the state its previous plan reaches ``plan_ahead`` after the step,
+  and streams it for ``lead_time`` from there (:func:`~pic_ros.motion.streaming.planned_chunk`:
+  points with accelerations every 10 ms and where the jerk changes, so that the controller's
+  quintic splines are the plan), after the points of the previous chunk from the step to the
+  plan's start (:func:`bridge`), on the step's clock (``stamp_trajectories``): a chunk that
+  arrives up to ``plan_ahead`` late finds the controller on its first segments and the new plan
+  takes over without a seam; ``limiter`` (:mod:`pic_ros.motion.limiter`) rate-limits the
+  command and streams it as it is now, stamped with the step's time;
 - **prediction** (:mod:`pic_ros.motion.prediction`): while tracking, the target followed is the
   last one extrapolated along its filtered velocity to ``prediction_horizon`` past now, and the
   generator gets that velocity as the target's;
@@ -38,7 +41,7 @@ horizon were chosen by measurement: ``docs/method.md#motion-generation``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 import math
 from typing import Any, Final, Protocol
@@ -61,6 +64,7 @@ from pic_ros.motion.streaming import (
     MIN_POINT_GAP,
     planned_chunk,
     PlannedState,
+    POINT_SPACING,
     stream_chunk,
     TrajectoryChunk,
 )
@@ -116,7 +120,7 @@ STAMP_TRAJECTORIES: Final = ParameterDef(
 """The trajectory publisher's ``stamp_trajectories`` (:attr:`CommanderConfig`)."""
 
 PLAN_AHEAD: Final = ParameterDef(
-    'plan_ahead', 0.01,
+    'plan_ahead', 0.025,
     'With stamp_trajectories and ruckig: each trajectory starts this long after the step that '
     'planned it, at the state the previous one reaches then, so that it reaches the controller '
     'before it starts and continues its command without a seam (it should exceed the transport '
@@ -141,39 +145,50 @@ COMMANDER_PARAMETERS: Final = (
 """Everything :meth:`CommanderConfig.from_parameters` reads."""
 
 
-def bridge_states(
-    motion: JerkLimitedGenerator, start: float, span: float
+def bridge(
+    sent: Sequence[PlannedState],
+    now: float,
+    start: float,
+    motion: JerkLimitedGenerator,
+    plan_start: float,
 ) -> list[PlannedState]:
     """
-    Return the states of the current plan that lead a chunk up to where the next plan starts.
+    Return the points that lead a new chunk from its step up to its plan's start.
 
     With ``plan_ahead`` ``D`` a step at ``now`` plans from the state the current plan reaches
-    at ``now + D``; its chunk, stamped ``now``, first repeats the current plan from ``now`` to
-    there: at :data:`~pic_ros.motion.streaming.MIN_POINT_GAP`, at the plan's jerk switches and
-    at ``D``, where the new plan takes over. A controller that receives the chunk a little after
-    ``now`` finds it on the trajectory it is following (and follows it, as
-    joint_trajectory_controller samples a trajectory that started before its arrival), so no
-    segment has to join two plans.
+    at ``start = now + D``. Its chunk first repeats what the controller was last sent: that
+    chunk's last point at or before ``now`` and its points up to ``start``, at their times, and
+    where it ended sooner, the current plan on to ``start`` (its jerk switches and every
+    :data:`~pic_ros.motion.streaming.POINT_SPACING`). A controller that receives the new chunk
+    up to ``D`` late is then on it already -- the same points, so the same splines -- and
+    follows it as it is (as joint_trajectory_controller samples a trajectory that started
+    before its arrival): no segment joins two plans.
 
-    :param motion: The generator, before its step (its plan is the one the controller follows).
-    :param start: Time of ``now`` on that plan, ``dt - D`` [s]; below 0 (steps closer than
-        ``D``) there is no bridge.
-    :param span: ``D`` [s].
-    :return: ``(time_from_start, positions, velocities, accelerations)`` per point, the last at
-        ``span``; empty when there is no bridge (no plan yet, or steps too close).
+    :param sent: The last chunk's points, on the absolute clock: ``(time [s], positions,
+        velocities, accelerations)``, increasing times.
+    :param now: The step's time [s].
+    :param start: Where the new plan starts, ``now + D`` [s].
+    :param motion: The generator before its step: its plan is the one the last chunk streamed.
+    :param plan_start: The time of that plan's start [s].
+    :return: The points, absolute times; empty when the last chunk starts after ``now`` (none
+        sent yet): the chunk then starts from the command's state at ``now``.
     """
-    if start < 0.0 or span <= MIN_POINT_GAP or not motion.planned:
+    if not sent or sent[0][0] > now:
         return []
-    times = [MIN_POINT_GAP, span]
-    for when in motion.breakpoints(start + span):
-        inside = when - start
-        if all(abs(inside - kept) >= MIN_POINT_GAP for kept in times) and 0.0 < inside < span:
-            times.append(inside)
-    states: list[PlannedState] = []
-    for when in sorted(times):
-        positions, velocities, accelerations = motion.sample(start + when)
-        states.append((when, positions, velocities, accelerations))
-    return states
+    first = max(index for index, point in enumerate(sent) if point[0] <= now)
+    points = [point for point in sent[first:] if point[0] < start - MIN_POINT_GAP]
+    end = points[-1][0]
+    if sent[-1][0] < start - MIN_POINT_GAP:  # the last chunk ends sooner: the plan on
+        switches = [plan_start + when for when in motion.breakpoints(start - plan_start)]
+        grid = np.arange(end + POINT_SPACING, start - MIN_POINT_GAP, POINT_SPACING).tolist()
+        times: list[float] = []
+        for when in sorted(switches + grid):
+            if end + MIN_POINT_GAP <= when < start - MIN_POINT_GAP and all(
+                abs(when - kept) >= MIN_POINT_GAP for kept in times
+            ):
+                times.append(when)
+        points += [(when, *motion.sample(when - plan_start)) for when in times]
+    return points
 
 
 def planned_limits(arm: ArmLimitsSource, config: CommanderConfig) -> MotionLimits:
@@ -298,6 +313,8 @@ class ArmCommander:
         self._motion: Motion | None = None
         self._last_step: float | None = None
         self._last_now = -math.inf
+        self._sent: list[PlannedState] = []
+        self._plan_start: float | None = None
         self.targets = 0
         self.rejected = 0
         self.clamped = 0
@@ -433,20 +450,32 @@ class ArmCommander:
         lead = self._config.lead_time
         stamp = max(now + ahead, 0.0) if self._config.stamp_trajectories else 0.0
         if isinstance(motion, JerkLimitedGenerator):
-            bridge = (
-                bridge_states(motion, dt - ahead, ahead) if 0.0 < ahead < 0.5 * lead else []
-            )
+            repeated: list[PlannedState] = []
+            if ahead > 0.0:
+                begun = self._plan_start if self._plan_start is not None else now
+                repeated = bridge(self._sent, now, now + ahead, motion, begun) or [
+                    (now, *motion.sample(max(now - begun, 0.0)))  # the first chunk: at rest
+                ]
             motion.step(
                 reference, dt, guidance.speed_scale,
                 self._predictor.velocity if following else None,
                 hold=guidance.state is TrackingState.HOLDING,
             )
-            if bridge:
-                stamp = max(now, 0.0)
+            states: list[PlannedState] = []
+            if repeated and repeated[0][0] > MIN_POINT_GAP:  # stamped a hair before the first
+                stamp = repeated[0][0] - MIN_POINT_GAP
+                states = [(when - stamp, q, v, a) for when, q, v, a in repeated]
+                states.append((now + ahead - stamp, *motion.sample(0.0)))
             chunk = planned_chunk(
                 self._arm.joint_names, motion.sample, lead, motion.breakpoints(lead), stamp=stamp,
-                start_point=ahead > 0.0, bridge=bridge,
+                start_point=ahead > 0.0, bridge=states,
             )
+            if ahead > 0.0:
+                self._plan_start = now + ahead
+                self._sent = [
+                    (stamp + p.time_from_start, p.positions, p.velocities, p.accelerations)
+                    for p in chunk.points if p.accelerations is not None
+                ]
         else:
             limited = motion.step(reference, dt, guidance.speed_scale)
             chunk = stream_chunk(
@@ -468,6 +497,8 @@ class ArmCommander:
             self._supervisor.reset()
             self._predictor.reset()
             self._last_step = None
+            self._sent = []
+            self._plan_start = None
             if self._motion is not None:
                 self._motion.reset(self._motion.position)  # the controller stopped there
         self._last_now = now

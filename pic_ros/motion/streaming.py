@@ -131,12 +131,16 @@ class TrajectoryChunk:
         first > 0, each with finite positions and velocities, shape (n,).
     :param stamp: ``header.stamp``: the time on the publisher's clock the points'
         ``time_from_start`` count from [s], >= 0; 0 means "start when it arrives".
-    :raises ConfigError: If a name, a time or an array breaks these rules.
+    :param start: Index of the point where the motion planned at this step begins; the points
+        before it repeat the trajectory the controller was last sent (a bridge,
+        :func:`planned_chunk`), 0 when there are none.
+    :raises ConfigError: If a name, a time, an array or the start index breaks these rules.
     """
 
     joint_names: tuple[str, ...]
     points: tuple[TrajectoryPoint, ...]
     stamp: float = 0.0
+    start: int = 0
     times_ns: tuple[int, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -174,11 +178,18 @@ class TrajectoryChunk:
                     ),
                 )
             )
+        if not isinstance(self.start, int) or not 0 <= self.start < len(points):
+            raise ConfigError(f'start must be a point index, got {self.start!r}')
         set_field = object.__setattr__
         set_field(self, 'stamp', check_number('stamp', self.stamp, 0.0, _MAX_SECONDS))
         set_field(self, 'joint_names', names)
         set_field(self, 'points', tuple(checked))
         set_field(self, 'times_ns', tuple(times))
+
+    @property
+    def command(self) -> TrajectoryPoint:
+        """Return the point where this step's motion begins (``points[start]``)."""
+        return self.points[self.start]
 
 
 def stream_chunk(
@@ -236,7 +247,8 @@ def planned_chunk(
     :param joint_names: Every joint of the controller, in the order of the arrays.
     :param plan: The planned state some time ahead of now: ``plan(t)`` gives positions,
         velocities and accelerations, each shape (n,), for ``t`` [s] > 0.
-    :param lead_time: ``time_from_start`` of the last point, in [0.001, 1] [s].
+    :param lead_time: How far the plan is streamed: ``time_from_start`` of the last point
+        after the plan's start (the stamp, or the end of ``bridge``), in [0.001, 1] [s].
     :param breakpoints: Times where the plan changes its jerk (see
         :meth:`~pic_ros.motion.generator.JerkLimitedGenerator.breakpoints`) [s]; those outside
         (0, ``lead_time``) are ignored.
@@ -246,18 +258,15 @@ def planned_chunk(
     :param start_point: Also a point at :data:`MIN_POINT_GAP`, the plan's start state: a chunk
         that reaches the controller before its stamp then joins the command to the plan where
         the plan starts.
-    :param bridge: States before the plan, increasing ``time_from_start`` from the stamp, the
-        last before ``lead_time``; the plan then starts at the last one's time (its state), the
-        times above are counted from there and the plan is streamed up to ``lead_time`` after
-        the stamp (``start_point`` is then not needed: the bridge ends on the plan's start).
+    :param bridge: States before the plan, increasing ``time_from_start`` from the stamp; the
+        plan starts at the last one's time (its state), and the times above are counted from
+        there (``start_point`` is then not needed: the bridge ends on the plan's start).
     :return: The validated chunk.
     :raises ConfigError: If the names, the planned states, the lead time or the stamp are
         invalid.
     """
     offset = float(bridge[-1][0]) if bridge else 0.0
-    lead = float(LEAD_TIME.check(lead_time)) - offset
-    if lead < 2.0 * MIN_POINT_GAP:
-        raise ConfigError(f'the bridge ends at {offset} s, not before lead_time {lead_time} s')
+    lead = float(LEAD_TIME.check(lead_time))
     step = check_number('spacing', spacing, 1e-4, 1.0)
     grid = [step * index for index in range(1, math.ceil(lead / step - 1e-9))]
     times = [lead]
@@ -274,4 +283,7 @@ def planned_chunk(
             continue  # the plan's start state is the bridge's last point
         positions, velocities, accelerations = plan(when)
         points.append(TrajectoryPoint(offset + when, positions, velocities, accelerations))
-    return TrajectoryChunk(joint_names=tuple(joint_names), points=tuple(points), stamp=stamp)
+    return TrajectoryChunk(
+        joint_names=tuple(joint_names), points=tuple(points), stamp=stamp,
+        start=max(len(bridge) - 1, 0),
+    )

@@ -147,6 +147,11 @@ class Recorder:
                         self.recording.notes[f'skeleton_node_{item.key}'] = item.value
                     elif 'simulation' in status.name and item.key == 'slipped [s]':
                         self.recording.notes['sim_slipped_s'] = float(item.value)
+                    elif 'controller' in status.name and item.key in (
+                        'accepted', 'late', 'joined'
+                    ):  # how the simulated controllers took the streamed trajectories
+                        controller = status.name.rsplit(' ', 1)[-1]
+                        self.recording.notes[f'{controller}_{item.key}'] = int(item.value)
 
     def close(self) -> None:
         """Stop spinning and destroy the node."""

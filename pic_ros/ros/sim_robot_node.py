@@ -353,6 +353,8 @@ class SimRobotNode(Node):
                 'accepted': stats.accepted,
                 'rejected': stats.rejected,
                 'clamped_points': stats.clamped_points,
+                'late': stats.late,
+                'joined': stats.joined,
                 'tracking_error_now [rad]': f'{report.last_error:.4f}',
                 'tracking_error_max [rad]': f'{report.max_error:.4f}',
             }

@@ -215,11 +215,16 @@ class FollowerStats:
     :param clamped_points: Accepted points clamped into the position limits.
     :param rejections: Rejected trajectories per reason.
     :param last_rejection: The most recent rejection (``None`` if none yet).
+    :param late: Accepted trajectories whose first point was due on arrival.
+    :param joined: Late ones that did not continue the command and were joined to it
+        (:data:`JOIN_TIME`); the others were followed as they are.
     """
 
     accepted: int = 0
     rejected: int = 0
     clamped_points: int = 0
+    late: int = 0
+    joined: int = 0
     rejections: dict[TrajectoryStatus, int] = field(default_factory=dict)
     last_rejection: Verdict | None = None
 
@@ -489,6 +494,8 @@ class TrajectoryFollower:
         mapped = [positions[order] for positions, _, _ in rows]
         inside = [np.clip(values, self._lower, self._upper) for values in mapped]
         clamped = sum(int(np.any(a != b)) for a, b in zip(inside, mapped))
+        if late:
+            self.stats.late += 1
         if late and len(times) > 1:
             due = max(index for index, time in enumerate(times) if start + time <= now)
             if due < len(times) - 1:  # the arrival is inside the trajectory: does it continue?
@@ -496,6 +503,7 @@ class TrajectoryFollower:
                 if _continues(current, _evaluate(direct, now, self._lower, self._upper)):
                     return direct, clamped
         join = now + JOIN_TIME if late else now
+        self.stats.joined += int(late)
         first = next(
             (index for index, time in enumerate(times) if start + time >= join),
             len(times) - 1,

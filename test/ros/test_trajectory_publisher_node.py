@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from pic_ros.motion.commander import CommanderConfig
 from pic_ros.motion.limiter import position_margin
 from pic_ros.ros.conversions import joint_state_to_msg
 from pic_ros.ros.trajectory_publisher_node import TrajectoryPublisherNode
@@ -67,11 +68,37 @@ def stream(node, clock, start, stop, period, target=None):
     return float(now)
 
 
+def seconds(stamp_or_duration) -> float:
+    """Return a builtin Time or Duration in seconds."""
+    return stamp_or_duration.sec + stamp_or_duration.nanosec * 1e-9
+
+
+def command_index(message, time):
+    """
+    Return the index of a message's command: the point of the motion planned at its step.
+
+    With ruckig the plan starts ``plan_ahead`` after the step, at a point after those that repeat
+    the previous trajectory (a bridge); otherwise (the limiter, or a first chunk planned before
+    any other) the command is the first point.
+    """
+    stamp = seconds(message.header.stamp)
+    ahead = CommanderConfig().plan_ahead
+    for index, point in enumerate(message.points):
+        if index and abs(stamp + seconds(point.time_from_start) - (time + ahead)) < 1e-6:
+            return index
+    return 0
+
+
+def command(item):
+    """Return the command point of a captured message."""
+    return item.message.points[command_index(item.message, item.time)]
+
+
 def commands(published):
     """Return the times, positions and velocities of an arm's captured commands."""
     times = np.array([item.time for item in published])
-    positions = np.array([item.message.points[0].positions for item in published])
-    velocities = np.array([item.message.points[0].velocities for item in published])
+    positions = np.array([command(item).positions for item in published])
+    velocities = np.array([command(item).velocities for item in published])
     return times, positions, velocities
 
 
@@ -87,10 +114,18 @@ def assert_safe(node, published, lead_time=0.05):
         for item in items:
             message = item.message
             assert list(message.joint_names) == list(arm.joint_names)
-            stamp = message.header.stamp.sec + message.header.stamp.nanosec * 1e-9
-            assert stamp == pytest.approx(item.time, abs=1e-6)  # planned for: the step's time
-            tfs = message.points[-1].time_from_start
-            assert tfs.sec + tfs.nanosec * 1e-9 == pytest.approx(lead_time, abs=1e-9)
+            stamp = seconds(message.header.stamp)
+            index = command_index(message, item.time)
+            if index:  # a bridge from the previous trajectory, then the plan from the command
+                assert item.time - lead_time - 1e-6 <= stamp <= item.time + 1e-6
+                begins = seconds(message.points[index].time_from_start)
+            else:  # planned for the step's time (a first ruckig plan: plan_ahead later)
+                assert stamp == pytest.approx(item.time, abs=1e-6) or stamp == pytest.approx(
+                    item.time + CommanderConfig().plan_ahead, abs=1e-6
+                )
+                begins = 0.0
+            last = seconds(message.points[-1].time_from_start)
+            assert last - begins == pytest.approx(lead_time, abs=1e-9)
             for point in message.points:  # the plan ahead (ruckig) or the command (limiter)
                 assert np.all(np.array(point.positions) >= arm.lower - EPSILON)
                 assert np.all(np.array(point.positions) <= arm.upper + EPSILON)
@@ -100,7 +135,10 @@ def assert_safe(node, published, lead_time=0.05):
         times, positions, velocities = commands(items)
         # The first point is the command planned its time_from_start ahead: consecutive ones
         # differ by at most what the joints move in the time between plus twice that lead.
-        ahead = np.array([item.message.points[0].time_from_start.nanosec * 1e-9 for item in items])
+        ahead = np.array([
+            seconds(item.message.header.stamp) + seconds(command(item).time_from_start) - item.time
+            for item in items
+        ])
         ahead = np.where([len(item.message.points) > 1 for item in items], ahead, 0.0)
         steps = np.abs(np.diff(positions, axis=0))
         between = np.maximum(np.diff(times), 0.0) + 2.0 * ahead[1:]
@@ -230,10 +268,10 @@ def test_tracking_loss_holds_returns_to_neutral_and_blends_back(streamer, diagno
         holding = times > last + 0.25 + 0.6  # braking from full speed takes at most 1/3 s
         assert np.all(positions[holding] == positions[-1])
         assert np.all(velocities[-1] == 0.0)
-        neutral = published[name][lost[name] - 1].message.points[0]
+        neutral = command(published[name][lost[name] - 1])
         np.testing.assert_allclose(neutral.positions, arm.neutral, atol=1e-9)
         assert np.all(np.array(neutral.velocities) == 0.0)
-        final = published[name][-1].message.points[0]
+        final = command(published[name][-1])
         margin = position_margin(arm.lower, arm.upper, arm.velocity)
         np.testing.assert_allclose(
             final.positions, np.clip(arm.neutral - 0.5, arm.lower + margin, arm.upper - margin),
@@ -350,7 +388,7 @@ def test_clock_going_back_starts_tracking_over(streamer, diagnostics):
     assert state(diagnostics, node) == 'tracking'
     for name, arm in node.robot.arms.items():
         np.testing.assert_allclose(
-            published[name][-1].message.points[0].positions, arm.neutral - 0.2, atol=1e-9
+            command(published[name][-1]).positions, arm.neutral - 0.2, atol=1e-9
         )
     assert_safe(node, {name: items[:before[name]] for name, items in published.items()})
     assert_safe(node, {name: items[before[name]:] for name, items in published.items()})
