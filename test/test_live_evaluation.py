@@ -103,7 +103,11 @@ def test_a_late_robot_shows_its_delay_as_lag_and_scores_lower(offline):
             assert math.isfinite(motion[key]) and motion[key] >= 0.0, key
         assert 0.0 <= motion['at_velocity_limit'] <= 1.0
         assert motion['position_violations'] == 0
-    assert 'Pacc live' in live_tables([record])
+        asked = figures['targets']  # the offline targets the delayed robot followed exactly
+        assert asked['velocity_peak'] == pytest.approx(motion['velocity_peak'], rel=0.05)
+        assert 0.0 <= asked['at_velocity_limit'] <= 1.0
+    tables = live_tables([record])
+    assert 'Pacc live' in tables and '| targets |' in tables
 
 
 def test_the_person_is_drawn_from_the_robot_shoulders_at_the_robot_scale(offline):

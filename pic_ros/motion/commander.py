@@ -121,10 +121,11 @@ STAMP_TRAJECTORIES: Final = ParameterDef(
 
 PLAN_AHEAD: Final = ParameterDef(
     'plan_ahead', 0.025,
-    'With stamp_trajectories and ruckig: each trajectory starts this long after the step that '
-    'planned it, at the state the previous one reaches then, so that it reaches the controller '
-    'before it starts and continues its command without a seam (it should exceed the transport '
-    'delay and the clock offset; 0: starts at the step)', unit='s', low=0.0, high=0.1,
+    'With stamp_trajectories and ruckig: each plan starts this long after the step that made '
+    'it, and its trajectory first repeats what the controller was last sent up to there, so '
+    'that a trajectory arriving up to this late continues the command without a seam (it '
+    'should exceed the transport delay plus the offset between the clocks; 0: the plan starts '
+    'at the step)', unit='s', low=0.0, high=0.1,
 )
 """The trajectory publisher's ``plan_ahead`` (:attr:`CommanderConfig.plan_ahead`)."""
 

@@ -23,8 +23,14 @@ or cuts corners scores lower than the offline solution.
 - for the simulated robot (its joint_states, finite differences) and for the streamed commands
   (their velocities): peak and RMS velocity, acceleration and jerk as a share of the limits the
   trajectory publisher enforces, the samples beyond them, and the share of samples with a joint
-  at 99 % of its velocity limit. Jerk is a share when the robot file gives jerk limits, else
-  in [rad/s^3].
+  at 99 % of its velocity limit (the limit the commands are planned within,
+  :func:`~pic_ros.motion.commander.planned_limits`). Jerk is a share when the robot file gives
+  jerk limits, else in [rad/s^3]. The finite differences are divided differences
+  (:func:`~pic_ros.tools.metrics.derivatives`), which never read above the true peak however
+  unevenly joint_states are stamped;
+- for the offline imitation's joint targets (``targets``, :func:`target_figures`): their speed
+  against the same limits -- what the person asks of the arm, so the share of time the robot
+  must spend at its velocity limit whatever the motion layer does.
 """
 
 from __future__ import annotations
@@ -46,7 +52,14 @@ from pic_ros.robot.arm import ArmModel
 from pic_ros.robot.robot import Robot
 from pic_ros.solvers import SolverConfig
 from pic_ros.tools.demo_report import arm_states, DemoRecording
-from pic_ros.tools.evaluation import ArmTrace, AT_LIMIT, score, Trace
+from pic_ros.tools.evaluation import (
+    ArmTrace,
+    AT_LIMIT,
+    EvaluationSettings,
+    run_imitation,
+    score,
+    Trace,
+)
 from pic_ros.tools.metrics import (
     best_delay,
     derivatives,
@@ -314,6 +327,30 @@ def command_figures(
     return figures
 
 
+def target_figures(
+    times: FloatArray, positions: FloatArray, limits: MotionLimits, planned: FloatArray
+) -> dict[str, Any]:
+    """
+    Return how fast the offline imitation's joint targets move: what the person asks of the arm.
+
+    Finite differences between consecutive solved frames (30 Hz for a Kinect), against the
+    velocity limits the commands may use and, for the share at the limit, the ones they are
+    planned within (``planned``): a share the robot cannot follow without being at its limit
+    (tracker noise adds a little; the targets are smoothed as the skeleton node smooths them).
+
+    :param times: Frame times, increasing, shape (K,), [s].
+    :param positions: Joint targets, shape (K, n), [rad] or [m].
+    :param limits: The velocity limits the commands may use.
+    :param planned: The velocity limits they are planned within, shape (n,), [rad/s].
+    :return: Velocity peak and RMS as shares of ``limits``, samples beyond them, and the share
+        of frame intervals with a joint at or beyond 99 % of ``planned``.
+    """
+    moved = derivatives(times, positions)
+    figures = _share('velocity', limit_share(moved.velocity, limits.velocity))
+    figures['at_velocity_limit'] = share_at_limit(moved.velocity, planned)
+    return figures
+
+
 def live_record(
     robot: Robot,
     demonstration: Demonstration,
@@ -333,9 +370,12 @@ def live_record(
     :param offline: ``evaluate``'s record of the same recording and settings, kept beside.
     :return: ``{'live': record, 'offline': record, 'arms': {name: figures}, 'run': notes}``;
         the records are :func:`~pic_ros.tools.evaluation.score`'s; each arm's figures hold its
-        lags [s], and ``robot`` and ``command`` motion figures.
+        lags [s], and ``robot`` and ``command`` motion figures, and ``targets``, those of the
+        offline imitation's targets (:func:`target_figures`).
     """
     trace = live_trace(robot, demonstration, recording, mapping)
+    asked = run_imitation(robot, demonstration, solver, EvaluationSettings(mapping=mapping))
+    stamps = np.asarray(asked.stamps, dtype=float)
     times = frame_times(demonstration, recording)
     elbows = elbow_traces(robot, trace, recording, times)
     starts = [t[0] for t in recording.command_times.values() if t]
@@ -361,6 +401,10 @@ def live_record(
                 state_times[moving], states[moving], limits, getattr(arm, 'jerk', None), planned
             ),
             'command': command_figures(arm, recording, limits, planned),
+            'targets': target_figures(
+                stamps[asked.arms[name].solved], asked.arms[name].q[asked.arms[name].solved],
+                limits, planned,
+            ),
         }
     return {
         'live': score(trace, demonstration, robot, solver),
@@ -408,7 +452,9 @@ def live_tables(records: Sequence[Mapping[str, Any]]) -> str:
     ]
     for record in records:
         for name, arm in record['arms'].items():
-            for source in ('robot', 'command'):
+            for source in ('robot', 'command', 'targets'):
+                if source not in arm:
+                    continue
                 figures = arm[source]
                 jerk = (
                     f"{_number(figures.get('jerk_peak'))} / {_number(figures.get('jerk_rms'))}"

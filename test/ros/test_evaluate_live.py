@@ -37,7 +37,7 @@ def test_live_evaluation_of_a_few_seconds_gives_every_figure_beside_the_offline_
     for figures in record['arms'].values():
         low, high = LAG_SEARCH  # the lag is a delay of the searched range
         assert low - 1e-9 <= figures['lag_s'] <= high + 1e-9
-        for source in ('robot', 'command'):
+        for source in ('robot', 'command', 'targets'):
             motion = figures[source]
             assert 0.0 <= motion['velocity_peak'] < math.inf
             assert 0.0 <= motion['velocity_rms'] <= motion['velocity_peak']
