@@ -46,7 +46,7 @@ from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
-from pic_ros.motion.commander import ArmCommander, CommanderConfig
+from pic_ros.motion.commander import ArmCommander, CommanderConfig, planned_limits
 from pic_ros.motion.limiter import MotionLimits
 from pic_ros.motion.streaming import TrajectoryChunk
 from pic_ros.recordings.demonstration import Demonstration
@@ -101,6 +101,8 @@ class ArmRun:
     :param frame_q: Commanded positions at each frame time, shape (T, n).
     :param start: Time of the first target [s] (NaN if none).
     :param limits: The limits the commander enforced (with the arm's jerk limits).
+    :param planned: The velocity limits it planned within, shape (n,), [rad/s]
+        (:func:`~pic_ros.motion.commander.planned_limits`).
     :param step_cpu_s: CPU time of each commander step, shape (S,), [s].
     :param chunks: Chunks sent.
     """
@@ -112,6 +114,7 @@ class ArmRun:
     frame_q: FloatArray
     start: float
     limits: MotionLimits
+    planned: FloatArray
     step_cpu_s: FloatArray
     chunks: int
 
@@ -208,6 +211,7 @@ def stream_trace(
             limits=MotionLimits.from_arm(
                 arm, config.acceleration_scale, velocity_scale=config.velocity_scale
             ),
+            planned=planned_limits(arm, config).velocity,
             step_cpu_s=np.array(cpu),
             chunks=chunks,
         )
@@ -248,7 +252,8 @@ def controller_figures(run: ArmRun) -> dict[str, Any]:
 
     :param run: The arm's run.
     :return: Peaks, RMS and violations as shares of the limits, the share of samples at the
-        velocity limit, and the commander's CPU time per step (p50, p99) [us].
+        velocity limit the commands are planned within, and the commander's CPU time per step
+        (p50, p99) [us].
     """
     limits = run.limits
     used = run.times >= run.start
@@ -269,7 +274,7 @@ def controller_figures(run: ArmRun) -> dict[str, Any]:
         'acceleration_rms': a_rms,
         'jerk_peak': j_peak,
         'jerk_rms': j_rms,
-        'at_velocity_limit': share_at_limit(velocity, limits.velocity),
+        'at_velocity_limit': share_at_limit(velocity, run.planned),
         'position_violations': int(np.count_nonzero(np.any(outside, axis=1))),
         'velocity_violations': v_beyond,
         'acceleration_violations': a_beyond,
