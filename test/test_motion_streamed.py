@@ -150,3 +150,46 @@ def test_tracking_loss_hold_neutral_and_blend_stay_within_every_limit() -> None:
     assert np.all(np.abs(jerk) <= limits * 1.01)
     assert commander.state is TrackingState.TRACKING
     np.testing.assert_allclose(run['q'][-1], far, atol=1e-6)
+
+
+def test_chunks_arriving_up_to_plan_ahead_late_are_followed_without_a_seam() -> None:
+    """
+    Each chunk reaches the controller 0 to 24 ms after its step (plan_ahead is 25 ms).
+
+    The chunk repeats what the controller was last sent up to its plan's start, so the
+    controller finds itself on it: every late chunk is followed as it is (none joined), and the
+    reference stays within the planned limits (to 1e-4: a quintic through a breakpoint dropped
+    within 10 us of another point) -- no step in position, velocity or acceleration anywhere,
+    whatever the delay.
+    """
+    arm = load_robot('yumi').arms['left']
+    config = CommanderConfig.from_parameters({'wait_for_joint_states': False})
+    commander = ArmCommander(arm, config)
+    follower = TrajectoryFollower(arm.joint_names, arm.lower, arm.upper, arm.neutral)
+    rng = np.random.default_rng(8)
+    pending: list[tuple[float, object]] = []
+    samples = []
+    last_arrival = 0.0
+    for tick in range(400):  # 4 s in 10 ms ticks, targets at 1/30 s
+        now = 0.01 * tick
+        if tick % 3 == 0:
+            wave = 0.5 * math.sin(2.5 * now) + 0.2 * math.sin(7.0 * now + 1.0)
+            commander.on_target(now, dict(zip(arm.joint_names, arm.neutral + wave)))
+        chunk = commander.step(now)
+        if chunk is not None:  # in order, as a reliable DDS topic delivers them
+            arrival = max(now + float(rng.uniform(0.0, 0.024)), last_arrival)
+            last_arrival = arrival
+            pending.append((arrival, _chunk_trajectory(chunk)))
+        for when in np.arange(now, now + 0.01 - 1e-9, 0.001):
+            for arrival, trajectory in [item for item in pending if item[0] <= when]:
+                follower.set_trajectory(trajectory, float(arrival))
+                pending.remove((arrival, trajectory))
+            samples.append(follower.sample(float(when)))
+    assert follower.stats.late > 250 and follower.stats.joined == 0
+    acceleration = np.array([sample.accelerations for sample in samples])
+    velocity = np.array([sample.velocities for sample in samples])
+    share = 1.0 - commander.config.limit_headroom
+    assert np.all(np.abs(velocity) <= share * arm.velocity * (1 + 1e-4))
+    assert np.all(np.abs(acceleration) <= share * arm.acceleration * (1 + 1e-4))
+    jerk = np.diff(acceleration, axis=0) / 0.001
+    assert np.all(np.abs(jerk) <= share * arm.jerk * (1 + 1e-3))
