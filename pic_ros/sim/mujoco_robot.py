@@ -529,11 +529,14 @@ class SimRobot:
         plus with ``feedforward`` the commanded velocity times ``2 zeta / wn`` and the
         feedforward torque over ``kp``: the servo torque ``kp (target - q) - kv qdot`` then
         carries ``kv v_ref + M(q) a_ref + c(q, qdot) + kv dt a_ref``, the velocity feedforward,
-        the inverse dynamics of the commanded accelerations of every controlled joint with the
-        full joint-space inertia ``M`` (the coupling between joints included), the Coriolis and
-        centrifugal torques ``c`` (with ``gravity_compensation``), and the share of the
-        acceleration the implicit integration of ``kv`` takes back over a step; the position
-        part of the target is kept a few mrad inside the URDF limits
+        the inverse dynamics of the commanded accelerations of every controlled joint (sampled
+        at the middle of the step: the acceleration over it) with the full joint-space inertia
+        ``M`` (the coupling between joints included), the Coriolis and centrifugal torques ``c``
+        (with ``gravity_compensation``), and the share of the acceleration the implicit
+        integration of ``kv`` takes back over a step; the velocity term fades out as the
+        position error nears the speed limit's reach, so a far target (a step) is still
+        approached at the velocity limit; the position part of the target is kept a few mrad
+        inside the URDF limits
         (:func:`~pic_ros.sim.mujoco_model.target_margin`), clear of the limit stops, which engage
         at the limits (:mod:`~pic_ros.sim.mujoco_model`): a command at a limit does not make the
         joint hit a 4 ms stop. The mobile base, if any, is moved to
