@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import numpy as np
 from pic_ros.exceptions import ConfigError
 from pic_ros.motion.commander import ArmCommander, CommanderConfig
@@ -193,3 +195,53 @@ def test_chunks_arriving_up_to_plan_ahead_late_are_followed_without_a_seam() -> 
     assert np.all(np.abs(acceleration) <= share * arm.acceleration * (1 + 1e-4))
     jerk = np.diff(acceleration, axis=0) / 0.001
     assert np.all(np.abs(jerk) <= share * arm.jerk * (1 + 1e-3))
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_random_streams_and_delays_never_make_a_seam(data) -> None:
+    """
+    Random targets (jumps, tracking loss), steps and delays up to plan_ahead: no seam.
+
+    Targets anywhere in the working range at random steps, with stretches without any (long
+    enough for hold and neutral), steps 5-30 ms apart (targets and the timer), each chunk
+    delivered in order 0 to 24 ms after its step: every chunk that arrives late is followed as
+    it is, never joined, and the controller's reference, sampled every ms, stays within the
+    planned velocity and acceleration limits.
+    """
+    arm = load_robot('baxter').arms['left']
+    config = CommanderConfig.from_parameters({
+        'wait_for_joint_states': False, 'hold_timeout': 0.1, 'neutral_timeout': 0.3,
+        'blend_time': 0.2,
+    })
+    commander = ArmCommander(arm, config)
+    follower = TrajectoryFollower(arm.joint_names, arm.lower, arm.upper, arm.neutral)
+    share = 1.0 - config.limit_headroom
+    now, sampled, last_arrival, lost_until = 0.0, 0.0, 0.0, -1.0
+    pending: list[tuple[float, object]] = []
+    worst = np.zeros(2)  # velocity, acceleration as shares of the limits
+    for _ in range(data.draw(st.integers(20, 120), label='steps')):
+        now += data.draw(st.floats(0.005, 0.03), label='step')
+        if now >= lost_until and data.draw(st.integers(0, 19), label='lose') == 0:
+            lost_until = now + 0.5  # past neutral_timeout: hold, back to neutral, blend in
+        if now >= lost_until and data.draw(st.booleans(), label='target'):
+            where = data.draw(st.lists(st.floats(0.0, 1.0), min_size=arm.dof, max_size=arm.dof))
+            target = arm.lower + np.array(where) * (arm.upper - arm.lower)
+            commander.on_target(now, dict(zip(arm.joint_names, target)))
+        chunk = commander.step(now)
+        if chunk is not None:
+            delay = data.draw(st.floats(0.0, 0.024), label='delay')
+            last_arrival = max(now + delay, last_arrival)
+            pending.append((last_arrival, _chunk_trajectory(chunk)))
+        while sampled + 0.001 <= now:
+            sampled += 0.001
+            for item in [item for item in pending if item[0] <= sampled]:
+                follower.set_trajectory(item[1], sampled)
+                pending.remove(item)
+            command = follower.sample(sampled)
+            worst = np.maximum(worst, [
+                np.max(np.abs(command.velocities) / arm.velocity),
+                np.max(np.abs(command.accelerations) / arm.acceleration),
+            ])
+    assert follower.stats.joined == 0
+    assert np.all(worst <= share * (1 + 1e-4))
