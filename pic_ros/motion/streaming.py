@@ -60,10 +60,12 @@ PlannedState = tuple[float, FloatArray, FloatArray, FloatArray]
 """A planned state: ``(time_from_start [s], positions, velocities, accelerations)``."""
 
 LEAD_TIME: Final = ParameterDef(
-    'lead_time', 0.05, 'time_from_start of the streamed trajectory point', unit='s',
+    'lead_time', 0.05,
+    "How far ahead the commands are streamed: the limiter's one point at this time_from_start; "
+    "ruckig's plan up to this long after its start (plan_ahead after the step)", unit='s',
     low=0.001, high=1.0,
 )
-"""The trajectory publisher's ``lead_time`` (:func:`stream_chunk`)."""
+"""The trajectory publisher's ``lead_time`` (:func:`stream_chunk`, :func:`planned_chunk`)."""
 
 _NANOSECONDS: Final = 1_000_000_000
 _MAX_SECONDS: Final = 2.0**31 - 1.0
