@@ -199,6 +199,14 @@ def test_a_lower_task_moves_only_in_the_null_space_of_the_higher_ones(jacobians,
     assert np.allclose(stacked @ step, stacked @ with_low, atol=1e-7)
 
 
+def warm_solver(arm, torso, seed):
+    """Return a solver warm-started at a random pose of the ranges, and the shoulder anchor."""
+    rng = np.random.default_rng(seed)
+    solver = PrioritizedSolver(arm, torso)
+    solver.reset(rng.uniform(arm.work_lower, arm.work_upper), float(rng.uniform(0.0, 0.35)))
+    return solver, solver.landmarks(arm.neutral, torso.neutral)[1]
+
+
 @given(
     wrist=hnp.arrays(np.float64, (3,), elements=st.floats(-1.0, 1.5)),
     elbow=hnp.arrays(np.float64, (3,), elements=st.floats(-1.0, 1.5)),
@@ -209,10 +217,7 @@ def test_a_lower_task_moves_only_in_the_null_space_of_the_higher_ones(jacobians,
 def test_limits_are_never_exceeded_whatever_the_targets(tiago_arm, wrist, elbow, lift, seed):
     """Any targets, from any warm start: the arm stays in its working range, the torso in its."""
     arm, torso = tiago_arm
-    rng = np.random.default_rng(seed)
-    solver = PrioritizedSolver(arm, torso)
-    solver.reset(rng.uniform(arm.work_lower, arm.work_upper), float(rng.uniform(0.0, 0.35)))
-    anchor = solver.landmarks(arm.neutral, torso.neutral)[1]
+    solver, anchor = warm_solver(arm, torso, seed)
     for _ in range(3):
         result = solver.solve(WholeBodyTargets(lift, anchor, wrist, elbow))
         assert np.all(result.q >= arm.work_lower - 1e-12)
@@ -233,10 +238,7 @@ def test_no_arm_joint_moves_more_than_the_frame_step_whatever_the_targets(
 ):
     """Any targets, from any warm start: each frame moves every arm joint at most frame_step."""
     arm, torso = tiago_arm
-    rng = np.random.default_rng(seed)
-    solver = PrioritizedSolver(arm, torso)
-    solver.reset(rng.uniform(arm.work_lower, arm.work_upper), float(rng.uniform(0.0, 0.35)))
-    anchor = solver.landmarks(arm.neutral, torso.neutral)[1]
+    solver, anchor = warm_solver(arm, torso, seed)
     for _ in range(3):
         before = solver.q
         result = solver.solve(WholeBodyTargets(0.2, anchor, wrist, elbow))

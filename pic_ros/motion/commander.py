@@ -178,6 +178,8 @@ def bridge(
         return []
     first = max(index for index, point in enumerate(sent) if point[0] <= now)
     points = [point for point in sent[first:] if point[0] < start - MIN_POINT_GAP]
+    if not points:  # a plan_ahead shorter than MIN_POINT_GAP: nothing to repeat
+        return []
     end = points[-1][0]
     if sent[-1][0] < start - MIN_POINT_GAP:  # the last chunk ends sooner: the plan on
         switches = [plan_start + when for when in motion.breakpoints(start - plan_start)]
@@ -469,7 +471,7 @@ class ArmCommander:
                 states.append((now + ahead - stamp, *motion.sample(0.0)))
             chunk = planned_chunk(
                 self._arm.joint_names, motion.sample, lead, motion.breakpoints(lead), stamp=stamp,
-                start_point=ahead > 0.0, bridge=states,
+                start_point=ahead > 0.0 and not states, bridge=states,
             )
             if ahead > 0.0:
                 self._plan_start = now + ahead

@@ -262,7 +262,7 @@ def planned_chunk(
         the plan starts.
     :param bridge: States before the plan, increasing ``time_from_start`` from the stamp; the
         plan starts at the last one's time (its state), and the times above are counted from
-        there (``start_point`` is then not needed: the bridge ends on the plan's start).
+        there (with ``start_point`` false: the bridge ends on the plan's start).
     :return: The validated chunk.
     :raises ConfigError: If the names, the planned states, the lead time or the stamp are
         invalid.
@@ -281,8 +281,6 @@ def planned_chunk(
     times.sort()
     points = [TrajectoryPoint(*state) for state in bridge]
     for when in times:  # TrajectoryChunk checks every array
-        if bridge and when < MIN_POINT_GAP * 1.5:
-            continue  # the plan's start state is the bridge's last point
         positions, velocities, accelerations = plan(when)
         points.append(TrajectoryPoint(offset + when, positions, velocities, accelerations))
     return TrajectoryChunk(

@@ -135,7 +135,7 @@ def _write_outputs(
 ) -> int:
     from pic_ros.correspondence import MappingConfig
     from pic_ros.solvers import SolverConfig
-    from pic_ros.tools.evaluation import evaluate_one, EvaluationSettings
+    from pic_ros.tools.evaluation import evaluate_one, EvaluationSettings, run_imitation, score
     from pic_ros.tools.live_evaluation import (
         elbow_traces,
         frame_times,
@@ -149,14 +149,15 @@ def _write_outputs(
     # The offline table: FABRIK, PIC, PICs and the chosen solver, with the solver node's settings.
     names = dict.fromkeys(('fabrik', 'pic', 'pics', solver.name))
     settings = EvaluationSettings(mapping=mapping)
+    asked = run_imitation(robot, replayed, solver, settings)  # also the live record's targets
     offline = {
-        name: evaluate_one(
+        name: score(asked, replayed, robot, solver) if name == solver.name else evaluate_one(
             robot, replayed, SolverConfig.from_parameters({**solver_values, 'solver': name}),
             settings,
         )
         for name in names
     }
-    live = live_record(robot, replayed, recording, solver, mapping, offline[solver.name])
+    live = live_record(robot, replayed, recording, solver, mapping, offline[solver.name], asked)
     gif, png, frames = render_animation(
         robot, recording, place_skeletons(robot, recording, mapping), out, fps=fps,
         mode=mapping.mode,

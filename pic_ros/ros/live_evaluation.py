@@ -24,7 +24,7 @@ from pic_ros.ros.live_run import record_pipeline
 from pic_ros.solvers import SolverConfig
 from pic_ros.tools.catalog import replay_path
 from pic_ros.tools.convert import replayable_recording
-from pic_ros.tools.evaluation import evaluate_one, EvaluationSettings
+from pic_ros.tools.evaluation import EvaluationSettings, run_imitation, score
 from pic_ros.tools.live_evaluation import live_record
 
 
@@ -102,9 +102,12 @@ def live_records(settings: LiveSettings) -> list[dict[str, Any]]:
                         'time_constant': settings.processing.time_constant,
                     },
                 )
-                offline = evaluate_one(
+                asked = run_imitation(
                     robot, played, solver,
                     EvaluationSettings(processing=settings.processing, mapping=mapping),
                 )
-                records.append(live_record(robot, played, recording, solver, mapping, offline))
+                offline = score(asked, played, robot, solver)
+                records.append(
+                    live_record(robot, played, recording, solver, mapping, offline, asked)
+                )
     return records

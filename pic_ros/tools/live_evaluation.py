@@ -358,6 +358,7 @@ def live_record(
     solver: SolverConfig,
     mapping: MappingConfig | None = None,
     offline: Mapping[str, Any] | None = None,
+    targets: Trace | None = None,
 ) -> dict[str, Any]:
     """
     Score a live run: ``evaluate``'s figures of what the robot did, lags and motion figures.
@@ -368,13 +369,17 @@ def live_record(
     :param solver: The solver node's solver setting (named in the record).
     :param mapping: The solver node's mapping and correspondence (default the robot file's).
     :param offline: ``evaluate``'s record of the same recording and settings, kept beside.
+    :param targets: The offline imitation that record scores (default: run here with the
+        default processing and ``mapping``).
     :return: ``{'live': record, 'offline': record, 'arms': {name: figures}, 'run': notes}``;
         the records are :func:`~pic_ros.tools.evaluation.score`'s; each arm's figures hold its
         lags [s], and ``robot`` and ``command`` motion figures, and ``targets``, those of the
         offline imitation's targets (:func:`target_figures`).
     """
     trace = live_trace(robot, demonstration, recording, mapping)
-    asked = run_imitation(robot, demonstration, solver, EvaluationSettings(mapping=mapping))
+    asked = targets if targets is not None else run_imitation(
+        robot, demonstration, solver, EvaluationSettings(mapping=mapping)
+    )
     stamps = np.asarray(asked.stamps, dtype=float)
     times = frame_times(demonstration, recording)
     elbows = elbow_traces(robot, trace, recording, times)
