@@ -360,3 +360,22 @@ def test_chunks_are_stamped_with_the_time_they_were_planned_for(
                 assert chunk.points[0].time_from_start == pytest.approx(MIN_POINT_GAP)
                 begins = chunk.stamp + chunk.command.time_from_start
                 assert begins == pytest.approx(now + ahead)
+
+
+def test_after_a_stall_a_chunk_does_not_repeat_the_ended_one(arm: ArmModel) -> None:
+    """
+    A step long after the last chunk ended (a stalled stream) starts from the command at once.
+
+    The controller holds the last point of a chunk that ended, so there is nothing to repeat:
+    the chunk is stamped just before the step and carries the new plan only, not seconds of
+    the old one.
+    """
+    stream = Stream(arm, motion_generator='ruckig')
+    last = stream.run(START, START + 0.5, 1 / 30, lambda now: arm.neutral + 0.1)
+    stalled = last + 2.0
+    stream.target(stalled, arm.neutral + 0.2)
+    now, chunk = stream.sent[-1]
+    assert now == stalled
+    assert chunk.stamp == pytest.approx(stalled - MIN_POINT_GAP)
+    assert chunk.start == 1
+    assert len(chunk.points) <= 12

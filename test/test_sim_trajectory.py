@@ -393,3 +393,20 @@ def test_a_late_chunk_never_makes_the_command_jump(stream):
             rate = np.maximum(np.abs(left.accelerations), np.abs(right.accelerations))
             assert np.all(np.abs(right.positions - left.positions) <= 4e-9 * speed + 1e-12)
             assert np.all(np.abs(right.velocities - left.velocities) <= 4e-9 * rate + 1e-9)
+
+
+def test_a_first_point_due_within_a_nanosecond_of_the_arrival_is_taken_as_due():
+    """
+    A first point due less than a nanosecond after the arrival counts as due, without error.
+
+    Times closer than a nanosecond are equal (a ROS duration's resolution): such a trajectory
+    is late, and it is followed from the point that is due.
+    """
+    follower = make_follower()
+    arrival = 10.0
+    points = [Waypoint(0.1, [0.0] * 3, [0.0] * 3, [0.0] * 3),
+              Waypoint(0.2, [0.1] * 3, [0.0] * 3, [0.0] * 3)]
+    trajectory = Trajectory(NAMES, points, stamp=arrival - 0.1 + 5e-10)
+    assert follower.set_trajectory(trajectory, now=arrival).accepted
+    assert follower.stats.late == 1
+    assert follower.sample(arrival + 0.1).positions == pytest.approx([0.1] * 3)

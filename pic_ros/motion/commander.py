@@ -172,9 +172,10 @@ def bridge(
     :param motion: The generator before its step: its plan is the one the last chunk streamed.
     :param plan_start: The time of that plan's start [s].
     :return: The points, absolute times; empty when the last chunk starts after ``now`` (none
-        sent yet): the chunk then starts from the command's state at ``now``.
+        sent yet) or ended before it (the stream stalled; the controller holds its last
+        point): the chunk then starts from the command's state at ``now``.
     """
-    if not sent or sent[0][0] > now:
+    if not sent or sent[0][0] > now or sent[-1][0] < now:
         return []
     first = max(index for index, point in enumerate(sent) if point[0] <= now)
     points = [point for point in sent[first:] if point[0] < start - MIN_POINT_GAP]

@@ -497,7 +497,10 @@ class TrajectoryFollower:
         if late:
             self.stats.late += 1
         if late and len(times) > 1:
-            due = max(index for index, time in enumerate(times) if start + time <= now)
+            due = max(  # the first point is due (late), so some index is
+                index for index, time in enumerate(times)
+                if start + time <= now + _TIME_EPSILON
+            )
             if due < len(times) - 1:  # the arrival is inside the trajectory: does it continue?
                 direct = self._knots(start, times, rows, order, inside, due, None)
                 if _continues(current, _evaluate(direct, now, self._lower, self._upper)):
