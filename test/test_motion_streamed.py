@@ -154,15 +154,26 @@ def test_tracking_loss_hold_neutral_and_blend_stay_within_every_limit() -> None:
     np.testing.assert_allclose(run['q'][-1], far, atol=1e-6)
 
 
+def seam_slack(arm: ArmModel) -> float:
+    """
+    Return the relative error a dropped breakpoint may leave in the reference's acceleration.
+
+    A breakpoint within ``MIN_POINT_GAP`` of another point is dropped, so the quintic misses up
+    to ``jerk * MIN_POINT_GAP`` of acceleration: relative to the acceleration limit, the ratio
+    of the limits times the gap (1e-3 with the 100 /s jerk rule), at least 1e-4 for rounding.
+    """
+    return max(float(np.max(arm.jerk / arm.acceleration)) * MIN_POINT_GAP, 1e-4)
+
+
 def test_chunks_arriving_up_to_plan_ahead_late_are_followed_without_a_seam() -> None:
     """
     Each chunk reaches the controller 0 to 24 ms after its step (plan_ahead is 25 ms).
 
     The chunk repeats what the controller was last sent up to its plan's start, so the
     controller finds itself on it: every late chunk is followed as it is (none joined), and the
-    reference stays within the planned limits (to 1e-4: a quintic through a breakpoint dropped
-    within 10 us of another point) -- no step in position, velocity or acceleration anywhere,
-    whatever the delay.
+    reference stays within the planned limits (to :func:`seam_slack`: a quintic through a
+    breakpoint dropped within ``MIN_POINT_GAP`` of another point) -- no step in position,
+    velocity or acceleration anywhere, whatever the delay.
     """
     arm = load_robot('yumi').arms['left']
     config = CommanderConfig.from_parameters({'wait_for_joint_states': False})
@@ -191,10 +202,11 @@ def test_chunks_arriving_up_to_plan_ahead_late_are_followed_without_a_seam() -> 
     acceleration = np.array([sample.accelerations for sample in samples])
     velocity = np.array([sample.velocities for sample in samples])
     share = 1.0 - commander.config.limit_headroom
-    assert np.all(np.abs(velocity) <= share * arm.velocity * (1 + 1e-4))
-    assert np.all(np.abs(acceleration) <= share * arm.acceleration * (1 + 1e-4))
+    slack = seam_slack(arm)
+    assert np.all(np.abs(velocity) <= share * arm.velocity * (1 + slack))
+    assert np.all(np.abs(acceleration) <= share * arm.acceleration * (1 + slack))
     jerk = np.diff(acceleration, axis=0) / 0.001
-    assert np.all(np.abs(jerk) <= share * arm.jerk * (1 + 1e-3))
+    assert np.all(np.abs(jerk) <= share * arm.jerk * (1 + 2 * slack))
 
 
 @settings(max_examples=25, deadline=None)
@@ -244,4 +256,4 @@ def test_random_streams_and_delays_never_make_a_seam(data) -> None:
                 np.max(np.abs(command.accelerations) / arm.acceleration),
             ])
     assert follower.stats.joined == 0
-    assert np.all(worst <= share * (1 + 1e-4))
+    assert np.all(worst <= share * (1 + seam_slack(arm)))

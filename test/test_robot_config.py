@@ -308,7 +308,7 @@ def test_robot_spec_from_dict_rejects_bad_input_with_the_reason(baxter_data, cha
 
 
 def test_arms_without_acceleration_or_jerk_limits_get_the_documented_rules(baxter_data, tmp_path):
-    """No acceleration_limits: 3 /s x velocity; no jerk_limits: 20 /s x acceleration."""
+    """No acceleration_limits: 3 /s x velocity; no jerk_limits: 100 /s x acceleration."""
     def change(data: dict[str, Any]) -> None:
         for arm in data['arms'].values():
             del arm['acceleration_limits'], arm['jerk_limits']

@@ -23,7 +23,7 @@ Example (units: radians for revolute joints, metres for prismatic ones)::
         neutral: [-0.08, -1.0, -1.19, 1.94, 0.67, 1.03, -0.5]
         controller: left_arm_controller
         acceleration_limits: [4.5, 4.5, 4.5, 4.5, 12.0, 12.0, 12.0]   # [rad/s^2], optional
-        jerk_limits: [90.0, 90.0, 90.0, 90.0, 240.0, 240.0, 240.0]    # [rad/s^3], optional
+        jerk_limits: [450.0, 450.0, 450.0, 450.0, 1200.0, 1200.0, 1200.0]   # [rad/s^3], optional
     mapping: {mode: same_side, correspondence: direction}
 
 Optional sections drive the head and the grippers (``docs/method.md#head-and-hands``)::
@@ -94,14 +94,17 @@ A joint then reaches its velocity limit from rest in 1/3 s: a conservative choic
 shipped robots publishes joint acceleration limits), not a robot datum.
 """
 
-JERK_PER_ACCELERATION: Final = 20.0
+JERK_PER_ACCELERATION: Final = 100.0
 """
 Jerk limit per unit of acceleration limit [1/s] for an arm whose file gives none.
 
-A joint then builds up (or reverses half of) its full acceleration in 1/20 s = 50 ms, and a
-sinusoidal motion that reaches the acceleration limit stays within the jerk limit up to
-20 rad/s (3.2 Hz), above the few hertz of voluntary human arm motion that the robot imitates.
-None of the shipped robots publishes jerk limits: a rule, not a robot datum.
+A joint then builds up its full acceleration in 1/100 s = 10 ms: one period of a 100 Hz
+joint_trajectory_controller and of the 10 ms point grid the trajectory publisher streams, the
+shortest ramp such a controller resolves. A longer ramp only delays every change of
+acceleration: with 50 ms (20 /s, this rule until November 2026) the time-optimal stream lagged
+the person 40-60 ms more on the shipped demo (``docs/method.md#motion-generation``). Franka
+Emika, the one maker of a 7-axis arm we know to publish joint jerk limits, allows 500 /s. None
+of the shipped robots publishes jerk limits: a rule, not a robot datum.
 """
 
 

@@ -85,23 +85,35 @@ class Recorder:
         self._lock = threading.Lock()
         self._origin = time.monotonic()
         node = self.node
-        node.create_subscription(PoseArray, '/skeleton', self._on_skeleton, BEST_EFFORT)
-        node.create_subscription(JointState, '/joint_states', self._on_state, BEST_EFFORT)
-        node.create_subscription(JointState, '/joint_targets', self._on_targets, RELIABLE)
+        self._subscriptions = [
+            node.create_subscription(PoseArray, '/skeleton', self._on_skeleton, BEST_EFFORT),
+            node.create_subscription(JointState, '/joint_states', self._on_state, BEST_EFFORT),
+            node.create_subscription(JointState, '/joint_targets', self._on_targets, RELIABLE),
+        ]
         node.create_subscription(DiagnosticArray, '/diagnostics', self._on_diagnostics, RELIABLE)
         for arm in robot.arms.values():
             controller = arm.spec.controller
             self.recording.command_times[controller] = []
             self.recording.commands[controller] = []
             self.recording.velocities[controller] = []
-            node.create_subscription(
+            self._subscriptions.append(node.create_subscription(
                 JointTrajectory, f'/{controller}/joint_trajectory', self._commands(controller),
                 RELIABLE,
-            )
+            ))
         self.executor = SingleThreadedExecutor(context=context)
         self.executor.add_node(node)
         self._thread = threading.Thread(target=self.executor.spin, daemon=True)
         self._thread.start()
+
+    def matched(self) -> bool:
+        """
+        Return whether every recorded topic but ``/diagnostics`` has a matched publisher.
+
+        The count is the subscription's own (DDS endpoints matched), not the ROS graph's: the
+        graph can list a publisher before the two endpoints have matched, and what it publishes
+        in between never reaches the recorder.
+        """
+        return all(item.get_publisher_count() > 0 for item in self._subscriptions)
 
     def _now(self) -> float:
         if self._sim_time:
@@ -233,7 +245,7 @@ def record_pipeline(
             robot.name, replayed.source, solver_values, skeleton_values or {}, sim_time
         ).items():
             processes.append(ManagedProcess(argv, environment, logs / f'{name}.log'))
-        _wait_for_pipeline(recorder, robot, logs)
+        _wait_for_pipeline(recorder, logs)
         say(f'pipeline up in {time.monotonic() - started_at:.1f} s (ROS_DOMAIN_ID={domain}, '
             f'{recorder.recording.notes["clock"]} time); replaying {replayed.bag} '
             f'({replayed.source})')
@@ -262,17 +274,12 @@ def record_pipeline(
     return recording
 
 
-def _wait_for_pipeline(recorder: Recorder, robot: Robot, logs: Path) -> None:
+def _wait_for_pipeline(recorder: Recorder, logs: Path) -> None:
     node = recorder.node
     ready = wait_until(
         lambda: node.count_subscribers(INPUT_TOPIC) > 0
-        and node.count_publishers('/skeleton') > 0
-        and node.count_publishers('/joint_targets') > 0
-        and len(recorder.recording.state_times) > 10
-        and all(
-            node.count_publishers(f'/{arm.spec.controller}/joint_trajectory') > 0
-            for arm in robot.arms.values()
-        ),
+        and recorder.matched()
+        and len(recorder.recording.state_times) > 10,
         timeout=START_TIMEOUT,
     )
     if not ready:

@@ -1,0 +1,46 @@
+"""bench --latency: inputs and answers are paired in order, the keep-alive answers left aside."""
+
+from __future__ import annotations
+
+import numpy as np
+from pic_ros.ros.latency_bench import _result, pair_answers
+import pytest
+
+PERIOD = 1.0 / 30.0
+
+
+def test_one_answer_per_input_gives_each_its_own_latency() -> None:
+    sent = np.arange(10) * PERIOD
+    delays = np.linspace(0.002, 0.011, 10)
+    assert pair_answers(sent, sent + delays) == pytest.approx(delays)
+
+
+def test_a_keep_alive_answer_between_inputs_is_left_unpaired() -> None:
+    sent = np.arange(30) * PERIOD
+    answers = sorted([*(sent + 0.005), sent[12] + 0.027])  # the timer, 27 ms after input 12
+    latencies = pair_answers(sent, answers)
+    assert latencies == pytest.approx(np.full(30, 0.005))
+    result = _result('pic_ros', 'azure_kinect', 30.0, list(sent), answers, warm=0)
+    assert (result.drops, result.unpaired) == (0, 1)
+    assert result.max_ms == pytest.approx(5.0)
+
+
+def test_an_answer_later_than_the_next_input_still_pairs_with_its_own() -> None:
+    sent = np.arange(5) * 0.004
+    answers = sent + np.array([0.002, 0.006, 0.002, 0.003, 0.002])
+    assert pair_answers(sent, np.sort(answers)) == pytest.approx(answers - sent)
+
+
+def test_inputs_left_when_the_answers_run_out_are_drops() -> None:
+    sent = np.arange(6) * PERIOD
+    latencies = pair_answers(sent, sent[:4] + 0.004)
+    assert np.isnan(latencies[4:]).all() and latencies[:4] == pytest.approx(0.004)
+    result = _result('pic_ros', 'azure_kinect', 30.0, list(sent), list(sent[:4] + 0.004), 2)
+    assert (result.sent, result.received, result.drops, result.unpaired) == (4, 2, 2, 0)
+
+
+def test_warm_up_answers_are_not_scored() -> None:
+    sent = np.arange(8) * PERIOD
+    answers = list(sent + np.array([0.020, 0.020, 0.004, 0.004, 0.004, 0.004, 0.004, 0.004]))
+    result = _result('pic_ros', 'azure_kinect', 30.0, list(sent), answers, warm=2)
+    assert result.sent == 6 and result.drops == 0 and result.max_ms == pytest.approx(4.0)
