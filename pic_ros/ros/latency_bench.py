@@ -12,14 +12,17 @@ through an echo process that does nothing (:mod:`pic_ros.ros.echo`).
 
 While tracking, the trajectory publisher publishes one trajectory per controller and input frame
 (its keep-alive timer, which also commands between slow inputs, is set to 1 Hz and its
-``min_interval`` to 1 ms for the measurement), so the i-th trajectory answers the i-th input;
-drops are inputs without an answer.
-The keep-alive timer still answers about once a second on its own, so there are a few more
-answers than inputs: answers and inputs are paired in order, each input with the first answer
-after it that is not already paired (:func:`pair_answers`), and the answers left over are counted
-as ``unpaired``. A keep-alive answer that falls between an input and that input's own answer
-takes its place (a shorter latency); with one such answer a second and a pipeline latency far
-below the input period, that touches a handful of the inputs of a run.
+``min_interval`` to 1 ms for the measurement). The timer still answers about once a second on
+its own, so there are a few more answers than inputs: inputs and answers are paired in order,
+each input with the first answer after it that is not already paired (:func:`pair_answers`),
+and the answers left over are counted as ``unpaired``. Two limits of pairing by time alone:
+
+- a keep-alive answer that falls between an input and that input's own answer takes its place
+  (a shorter latency); with one such answer a second and a pipeline latency far below the input
+  period, that touches a handful of the inputs of a run;
+- an input the pipeline drops is not told from a late answer: the inputs after it take the
+  answers one later (latencies about a period longer) until a keep-alive answer fills the gap,
+  and only inputs left when the answers run out count as drops.
 """
 
 from __future__ import annotations
