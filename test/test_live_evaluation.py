@@ -24,6 +24,7 @@ from pic_ros.tools.live_evaluation import (
     live_tables,
     live_trace,
     place_skeletons,
+    stream_table,
 )
 from pic_ros.tools.metrics import LAG_STEP
 import pytest
@@ -108,6 +109,25 @@ def test_a_late_robot_shows_its_delay_as_lag_and_scores_lower(offline):
         assert 0.0 <= asked['at_velocity_limit'] <= 1.0
     tables = live_tables([record])
     assert 'Pacc live' in tables and '| targets |' in tables
+    assert 'delay p50' not in tables  # no controller figures in a made-up run
+
+
+def test_the_stream_table_has_a_row_per_controller_with_its_delays():
+    """sim_robot's figures from the notes: counts as they are, delays in ms, '-' when unknown."""
+    run = {
+        'clock': 'sim',
+        'left_arm_controller_accepted': 300, 'left_arm_controller_late': 299,
+        'left_arm_controller_joined': 2, 'left_arm_controller_delay_p50_ms': 3.31,
+        'left_arm_controller_delay_p99_ms': 21.0, 'left_arm_controller_delay_max_ms': 40.5,
+        'right_arm_controller_accepted': 7,
+    }
+    table = stream_table([{'live': {'robot': 'baxter'}, 'run': run}])
+    rows = table.splitlines()[2:]
+    assert rows == [
+        '| baxter | left_arm_controller | 300 | 299 | 2 | 3.3 / 21.0 / 40.5 |',
+        '| baxter | right_arm_controller | 7 | - | - | - / - / - |',
+    ]
+    assert stream_table([{'live': {'robot': 'baxter'}, 'run': {'clock': 'sim'}}]) == ''
 
 
 def test_the_person_is_drawn_from_the_robot_shoulders_at_the_robot_scale(offline):

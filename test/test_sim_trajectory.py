@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 import numpy as np
 from pic_ros.exceptions import ConfigError
 from pic_ros.sim.trajectory import (
+    DELAY_WINDOW,
     FollowerConfig,
     Interpolation,
     segment_state,
@@ -410,3 +411,32 @@ def test_a_first_point_due_within_a_nanosecond_of_the_arrival_is_taken_as_due():
     assert follower.set_trajectory(trajectory, now=arrival).accepted
     assert follower.stats.late == 1
     assert follower.sample(arrival + 0.1).positions == pytest.approx([0.1] * 3)
+
+
+def test_the_delay_of_stamped_trajectories_is_recorded_and_of_unstamped_ones_not():
+    """
+    Arrival - stamp of each accepted stamped trajectory: percentiles, the largest, a bound.
+
+    A trajectory stamped 0 ("start on arrival") has no delay to tell, and a rejected one is not
+    counted; the percentiles keep the latest DELAY_WINDOW delays and the largest stays.
+    """
+    follower = make_follower()
+    assert math.isnan(follower.stats.delay_ms(50.0)) and math.isnan(follower.stats.delay_max)
+    assert follower.set_trajectory(one_point(1.0, [0.1] * 3), now=1.0).accepted
+    assert not follower.stats.delays
+    bad = Trajectory(NAMES, [Waypoint(1.0, [0.1] * 2)], stamp=1.0)
+    assert not follower.set_trajectory(bad, now=1.5).accepted
+    assert not follower.stats.delays
+    now = 2.0
+    for delay in (0.004, 0.002, 0.030):
+        assert follower.set_trajectory(one_point(1.0, [0.2] * 3, stamp=now - delay), now).accepted
+        now += 0.04
+    assert follower.stats.delay_max == pytest.approx(0.030)
+    assert follower.stats.delay_ms(50.0) == pytest.approx(4.0)
+    assert follower.stats.delay_ms(0.0) == pytest.approx(2.0)
+    for _ in range(DELAY_WINDOW):
+        assert follower.set_trajectory(one_point(1.0, [0.2] * 3, stamp=now - 0.001), now).accepted
+        now += 0.04
+    assert len(follower.stats.delays) == DELAY_WINDOW
+    assert follower.stats.delay_ms(100.0) == pytest.approx(1.0)
+    assert follower.stats.delay_max == pytest.approx(0.030)

@@ -104,35 +104,53 @@ def pair_answers(sent: Sequence[float], received: Sequence[float]) -> FloatArray
     :return: Latency of each input, NaN for the ones without an answer, shape (len(sent),) [s].
     """
     answers = np.asarray(received, dtype=float)
+    paired = _paired_answers(sent, answers)
     latencies = np.full(len(sent), np.nan)
+    found = paired >= 0
+    latencies[found] = answers[paired[found]] - np.asarray(sent, dtype=float)[found]
+    return latencies
+
+
+def _paired_answers(sent: Sequence[float], answers: FloatArray) -> npt.NDArray[np.int64]:
+    """Return the index of the answer :func:`pair_answers` gives each input (-1: none)."""
+    paired = np.full(len(sent), -1, dtype=np.int64)
     cursor = 0
     for index, when in enumerate(sent):
         cursor += int(np.searchsorted(answers[cursor:], when, side='left'))
         if cursor >= answers.size:
             break
-        latencies[index] = answers[cursor] - when
+        paired[index] = cursor
         cursor += 1
-    return latencies
+    return paired
 
 
 def _result(
     path: str, source: str, rate: float, sent: Sequence[float], got: Sequence[float], warm: int
 ) -> LatencyResult:
-    """Score the inputs from ``warm`` on and the answers that came after the first of them."""
-    latencies = pair_answers(sent, got)[warm:]
+    """
+    Score the inputs from ``warm`` on and the answers that came after the first of them.
+
+    ``unpaired`` counts those answers paired with no input at all: the answer of a warm-up input
+    that arrives after the first measured input is that input's, not an extra one.
+    """
+    answers = np.asarray(got, dtype=float)
+    latencies = pair_answers(sent, answers)[warm:]
     answered = latencies[np.isfinite(latencies)]
-    after = int(np.sum(np.asarray(got) >= sent[warm])) if len(sent) > warm else 0
+    after = answers >= sent[warm] if len(sent) > warm else np.zeros(answers.size, dtype=bool)
+    extra = after.copy()
+    paired = _paired_answers(sent, answers)
+    extra[paired[paired >= 0]] = False
     return LatencyResult(
         path=path,
         source=source,
         rate_hz=rate,
         sent=latencies.size,
-        received=after,
+        received=int(np.sum(after)),
         drops=latencies.size - answered.size,
         p50_ms=percentile_ms(answered, 50.0),
         p99_ms=percentile_ms(answered, 99.0),
         max_ms=percentile_ms(answered, 100.0),
-        unpaired=max(after - answered.size, 0),
+        unpaired=int(np.sum(extra)),
     )
 
 

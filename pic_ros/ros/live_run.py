@@ -56,6 +56,12 @@ INPUT_TOPIC = '/body_tracking_data'
 RELIABLE = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
 BEST_EFFORT = QoSProfile(depth=200, reliability=ReliabilityPolicy.BEST_EFFORT)
 
+_DELAYS = {
+    'delay_p50 [ms]': 'delay_p50_ms', 'delay_p99 [ms]': 'delay_p99_ms',
+    'delay_max [ms]': 'delay_max_ms',
+}
+"""sim_robot's delay figures of a controller (diagnostic key) and their names in the notes."""
+
 START_TIMEOUT = 60.0
 """Longest wait for the pipeline to come up [s]."""
 
@@ -164,6 +170,11 @@ class Recorder:
                     ):  # how the simulated controllers took the streamed trajectories
                         controller = status.name.rsplit(' ', 1)[-1]
                         self.recording.notes[f'{controller}_{item.key}'] = int(item.value)
+                    elif 'controller' in status.name and item.key in _DELAYS:
+                        controller = status.name.rsplit(' ', 1)[-1]
+                        self.recording.notes[f'{controller}_{_DELAYS[item.key]}'] = float(
+                            item.value.replace('n/a', 'nan')
+                        )
 
     def close(self) -> None:
         """Stop spinning and destroy the node."""

@@ -15,8 +15,13 @@ The simulation is advanced by a wall-clock (steady) timer, so it runs in real ti
 ``use_sim_time`` says; when the host cannot keep up, simulated time slips (reported) rather than
 the node falling behind. A rejected trajectory is logged with its reason (throttled per controller
 and reason) and changes nothing. ``/diagnostics`` carries, per controller, the accepted, rejected
-(by reason) and clamped counts and the tracking error (commanded - measured, now and the largest
-since the previous report), and for the simulation the real-time factor of the physics, the
+(by reason) and clamped counts, the late and joined counts, the delay of the stamped trajectories
+(arrival - ``header.stamp``: p50 and p99 of the latest ones, and the largest; a streamed chunk is
+joined rather than continued when it arrives more than the trajectory publisher's
+``plan_ahead`` after the step that made it, and the stamp is up to one point spacing, 10 ms,
+before that step; a join since the previous report makes the status WARN), and the
+tracking error (commanded - measured, now and the largest since the previous report), and for the
+simulation the real-time factor of the physics, the
 joint_states rate and the frame recorder's figures.
 
 A robot file with ``mobile_base`` (:mod:`pic_ros.robot.mobile_base`) adds the base's interface of
@@ -110,12 +115,18 @@ def trajectory_from_msg(message: JointTrajectory, stamp: float) -> Trajectory:
     return Trajectory(joint_names=list(message.joint_names), points=points, stamp=stamp)
 
 
+def _milliseconds(value: float) -> str:
+    """Format a time in [ms] for a diagnostic value (``n/a`` for NaN: nothing measured yet)."""
+    return f'{value:.1f}' if math.isfinite(value) else 'n/a'
+
+
 class _ControllerReport:
-    """Tracking error and log throttling of one controller."""
+    """Tracking error, joins and log throttling of one controller."""
 
     def __init__(self) -> None:
         self.max_error = 0.0
         self.last_error = 0.0
+        self.joined = 0  # the follower's joined count at the previous report
         self.last_logged: dict[TrajectoryStatus, float] = {}
         self.suppressed: dict[TrajectoryStatus, int] = {}
 
@@ -355,6 +366,9 @@ class SimRobotNode(Node):
                 'clamped_points': stats.clamped_points,
                 'late': stats.late,
                 'joined': stats.joined,
+                'delay_p50 [ms]': _milliseconds(stats.delay_ms(50.0)),
+                'delay_p99 [ms]': _milliseconds(stats.delay_ms(99.0)),
+                'delay_max [ms]': _milliseconds(1e3 * stats.delay_max),
                 'tracking_error_now [rad]': f'{report.last_error:.4f}',
                 'tracking_error_max [rad]': f'{report.max_error:.4f}',
             }
@@ -363,8 +377,15 @@ class SimRobotNode(Node):
             if stats.last_rejection is not None:
                 values['last_rejection'] = stats.last_rejection.detail
             report.max_error = 0.0
-            level = DiagnosticStatus.WARN if stats.rejected else DiagnosticStatus.OK
+            joined, report.joined = stats.joined - report.joined, stats.joined
+            level = DiagnosticStatus.WARN if stats.rejected or joined else DiagnosticStatus.OK
             summary = f'{stats.accepted} accepted, {stats.rejected} rejected'
+            if joined:  # a seam in the command: the chunk came after its plan had moved on
+                summary += (
+                    f', {joined} joined since the last report (arrived after the point where '
+                    "they left the command: raise the trajectory publisher's plan_ahead above "
+                    'the delay)'
+                )
             statuses.append(status_to_msg(
                 f'pic_ros: {name} {controller}', self.sim.robot.name, level, summary, values
             ))

@@ -51,6 +51,7 @@ at a limit by the clamp. So the commanded position never leaves the limits.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 import enum
@@ -81,6 +82,11 @@ the trajectory to be followed as it is, in position [rad], velocity [rad/s] and 
 [rad/s^2]: it continues the command (a streamed chunk that repeats, up to where it changes, the
 plan the command is on). A larger difference is joined (:data:`JOIN_TIME`).
 """
+
+
+DELAY_WINDOW: Final = 1000
+"""Stamped trajectories whose delay :class:`FollowerStats` keeps for its percentiles (the
+latest; at a 30 Hz stream about half a minute)."""
 
 
 class TrajectoryStatus(enum.Enum):
@@ -218,6 +224,14 @@ class FollowerStats:
     :param late: Accepted trajectories whose first point was due on arrival.
     :param joined: Late ones that did not continue the command and were joined to it
         (:data:`JOIN_TIME`); the others were followed as they are.
+    :param delays: Arrival minus ``header.stamp`` of the latest :data:`DELAY_WINDOW` accepted
+        trajectories with a non-zero stamp [s]: transport and scheduling delay plus what the
+        publisher put between its step and the stamp (pic_ros's trajectory publisher stamps a
+        chunk with the point it repeats first, up to one point spacing before the step). A
+        streamed chunk continues the command when it arrives less than ``plan_ahead`` after
+        its step, and is joined when it arrives later.
+    :param delay_max: The largest of all those delays since the follower was made [s] (NaN
+        before the first).
     """
 
     accepted: int = 0
@@ -227,6 +241,19 @@ class FollowerStats:
     joined: int = 0
     rejections: dict[TrajectoryStatus, int] = field(default_factory=dict)
     last_rejection: Verdict | None = None
+    delays: deque[float] = field(default_factory=lambda: deque(maxlen=DELAY_WINDOW))
+    delay_max: float = math.nan
+
+    def delay_ms(self, percentile: float) -> float:
+        """
+        Return a percentile of :attr:`delays` [ms] (NaN before any stamped trajectory).
+
+        :param percentile: In [0, 100].
+        :return: Milliseconds.
+        """
+        if not self.delays:
+            return math.nan
+        return float(np.percentile(np.fromiter(self.delays, float), percentile) * 1e3)
 
 
 @dataclass(frozen=True, eq=False)
@@ -410,6 +437,12 @@ class TrajectoryFollower:
             return verdict
         self._plan = plan
         self.stats.accepted += 1
+        stamp = float(trajectory.stamp)
+        if stamp != 0.0:
+            delay = now - stamp
+            self.stats.delays.append(delay)
+            if math.isnan(self.stats.delay_max) or delay > self.stats.delay_max:
+                self.stats.delay_max = delay
         self.stats.clamped_points += clamped
         detail = f'{clamped} point(s) clamped into the position limits' if clamped else ''
         return Verdict(TrajectoryStatus.ACCEPTED, detail, clamped)

@@ -478,7 +478,43 @@ def live_tables(records: Sequence[Mapping[str, Any]]) -> str:
                     f"| {_number(figures.get('acceleration_peak'))} / "
                     f"{_number(figures.get('acceleration_rms'))} | {jerk} | {violations} |"
                 )
-    return '\n'.join(lines)
+    stream = stream_table(records)
+    return '\n'.join(lines + ['', stream] if stream else lines)
+
+
+def stream_table(records: Sequence[Mapping[str, Any]]) -> str:
+    """
+    Format how the simulated controllers took the streamed trajectories, one row per controller.
+
+    From the run's notes (sim_robot's ``/diagnostics``): trajectories accepted, late (first point
+    due on arrival: every streamed chunk that repeats the command), joined (late and not a
+    continuation of the command) and the delay of the stamped ones (arrival - ``header.stamp``,
+    p50 / p99 of the latest, and the largest) [ms]. A chunk is joined when it arrives more than
+    the trajectory publisher's ``plan_ahead`` after the step that made it (its stamp is up to
+    one point spacing, 10 ms, before that step).
+
+    :param records: Live records (:func:`live_record`).
+    :return: The Markdown table, or an empty string when no run has the figures.
+    """
+    lines = [
+        '| robot | controller | accepted | late | joined | delay p50 / p99 / max [ms] |',
+        '|---|---|---|---|---|---|',
+    ]
+    suffix = '_accepted'
+    for record in records:
+        run = record.get('run', {})
+        controllers = sorted(key[:-len(suffix)] for key in run if key.endswith(suffix))
+        for controller in controllers:
+            delays = ' / '.join(
+                _number(run.get(f'{controller}_delay_{which}_ms'), 1)
+                for which in ('p50', 'p99', 'max')
+            )
+            lines.append(
+                f"| {record['live']['robot']} | {controller} | {run[controller + suffix]} "
+                f"| {run.get(controller + '_late', '-')} | {run.get(controller + '_joined', '-')} "
+                f'| {delays} |'
+            )
+    return '\n'.join(lines) if len(lines) > 2 else ''
 
 
 def _ms(value: float) -> str:
@@ -505,4 +541,5 @@ __all__ = [
     'live_trace',
     'motion_figures',
     'place_skeletons',
+    'stream_table',
 ]

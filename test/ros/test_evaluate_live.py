@@ -32,7 +32,13 @@ def test_live_evaluation_of_a_few_seconds_gives_every_figure_beside_the_offline_
     assert live['frames'] == offline['frames'] > 100
     assert live['solver'] == offline['solver'] == 'pic'
     assert live['limit_violations'] == 0
-    assert record['run']['clock'] == 'sim'
+    run = record['run']
+    assert run['clock'] == 'sim'
+    for controller in ('left_arm_controller', 'right_arm_controller'):
+        assert run[f'{controller}_accepted'] > 50
+        delays = [run[f'{controller}_delay_{which}_ms'] for which in ('p50', 'p99', 'max')]
+        assert all(math.isfinite(value) for value in delays), delays
+        assert delays == sorted(delays)
     assert set(record['arms']) == {'left', 'right'}
     for figures in record['arms'].values():
         low, high = LAG_SEARCH  # the lag is a delay of the searched range

@@ -44,3 +44,13 @@ def test_warm_up_answers_are_not_scored() -> None:
     answers = list(sent + np.array([0.020, 0.020, 0.004, 0.004, 0.004, 0.004, 0.004, 0.004]))
     result = _result('pic_ros', 'azure_kinect', 30.0, list(sent), answers, warm=2)
     assert result.sent == 6 and result.drops == 0 and result.max_ms == pytest.approx(4.0)
+
+
+def test_a_warm_up_answer_arriving_after_the_first_measured_input_is_not_unpaired() -> None:
+    sent = np.arange(8) * PERIOD
+    delays = np.array([0.004, 0.040, 0.010, 0.004, 0.004, 0.004, 0.004, 0.004])
+    answers = sorted(sent + delays)  # input 1's answer comes after input 2 was sent
+    assert answers[1] > sent[2]
+    result = _result('pic_ros', 'azure_kinect', 30.0, list(sent), answers, warm=2)
+    assert (result.sent, result.drops, result.unpaired) == (6, 0, 0)
+    assert result.max_ms == pytest.approx(10.0)

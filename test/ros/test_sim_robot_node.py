@@ -34,6 +34,7 @@ if importlib.util.find_spec('mujoco') is None:  # the node needs it; this proces
 Time = pytest.importorskip('builtin_interfaces.msg').Time
 Duration = pytest.importorskip('builtin_interfaces.msg').Duration
 DiagnosticArray = pytest.importorskip('diagnostic_msgs.msg').DiagnosticArray
+DiagnosticStatus = pytest.importorskip('diagnostic_msgs.msg').DiagnosticStatus
 ClockMessage = pytest.importorskip('rosgraph_msgs.msg').Clock
 SingleThreadedExecutor = pytest.importorskip('rclpy.executors').SingleThreadedExecutor
 _qos = pytest.importorskip('rclpy.qos')
@@ -392,6 +393,48 @@ def test_invalid_trajectories_are_rejected_and_the_robot_does_not_move(probe):
     for reason in ('unknown_joint', 'missing_joint', 'time_not_increasing', 'empty_points',
                    'empty_joint_names'):
         assert int(after[f'rejected_{reason}']) >= 1, after
+
+
+def controller_reports(probe: Probe, controller: str, since: int) -> list[tuple[int, str, dict]]:
+    """Return ``(level, message, values)`` of a controller's statuses after ``since`` messages."""
+    return [
+        (status.level[0], status.message, {value.key: value.value for value in status.values})
+        for message in probe.diagnostics[since:] for status in message.status
+        if status.name.endswith(controller)
+    ]
+
+
+def test_a_trajectory_arriving_after_its_first_point_is_joined_and_reported(probe):
+    """
+    A trajectory stamped 0.3 s before it is sent is joined and reported as a WARN.
+
+    The WARN names plan_ahead and the figures carry the delay; the next report, with no new join
+    (and no rejection), is OK again.
+    """
+    go_to_neutral(probe)
+    controller = 'right_arm_controller'
+    arm = ARMS[controller]
+    far = np.clip(arm.neutral + 0.3, arm.lower, arm.upper)
+    heard = len(probe.diagnostics)
+    before = int(rejected_counts(probe, controller).get('joined', 0))
+    probe.send(controller, [(0.1, far, None), (1.5, far, None)], start=probe.sim_time - 0.3)
+
+    def reports_after_the_join() -> list[tuple[int, str, dict]]:
+        reports = controller_reports(probe, controller, heard)
+        first = next((i for i, (_, _, v) in enumerate(reports) if int(v['joined']) > before),
+                     len(reports))
+        return reports[first:]
+
+    assert probe.spin_until(lambda: len(reports_after_the_join()) >= 2), 'no reports after it'
+    (level, message, values), (next_level, _, next_values) = reports_after_the_join()[:2]
+    assert int(values['joined']) == before + 1
+    assert level == DiagnosticStatus.WARN[0]
+    assert 'plan_ahead' in message
+    assert float(values['delay_max [ms]']) >= 300.0
+    assert float(values['delay_p50 [ms]']) <= float(values['delay_p99 [ms]'])
+    assert next_values['joined'] == values['joined']
+    if next_values['rejected'] == '0':
+        assert next_level == DiagnosticStatus.OK[0]
 
 
 def test_the_node_stops_cleanly_on_sigint(sim_node, probe):
