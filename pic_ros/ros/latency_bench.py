@@ -104,7 +104,13 @@ def pair_answers(sent: Sequence[float], received: Sequence[float]) -> FloatArray
     :return: Latency of each input, NaN for the ones without an answer, shape (len(sent),) [s].
     """
     answers = np.asarray(received, dtype=float)
-    paired = _paired_answers(sent, answers)
+    return _latencies(sent, answers, _paired_answers(sent, answers))
+
+
+def _latencies(
+    sent: Sequence[float], answers: FloatArray, paired: npt.NDArray[np.int64]
+) -> FloatArray:
+    """Return each input's latency from its paired answer's index (NaN where -1) [s]."""
     latencies = np.full(len(sent), np.nan)
     found = paired >= 0
     latencies[found] = answers[paired[found]] - np.asarray(sent, dtype=float)[found]
@@ -134,11 +140,11 @@ def _result(
     that arrives after the first measured input is that input's, not an extra one.
     """
     answers = np.asarray(got, dtype=float)
-    latencies = pair_answers(sent, answers)[warm:]
+    paired = _paired_answers(sent, answers)
+    latencies = _latencies(sent, answers, paired)[warm:]
     answered = latencies[np.isfinite(latencies)]
     after = answers >= sent[warm] if len(sent) > warm else np.zeros(answers.size, dtype=bool)
     extra = after.copy()
-    paired = _paired_answers(sent, answers)
     extra[paired[paired >= 0]] = False
     return LatencyResult(
         path=path,

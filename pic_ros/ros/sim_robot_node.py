@@ -16,13 +16,13 @@ The simulation is advanced by a wall-clock (steady) timer, so it runs in real ti
 the node falling behind. A rejected trajectory is logged with its reason (throttled per controller
 and reason) and changes nothing. ``/diagnostics`` carries, per controller, the accepted, rejected
 (by reason) and clamped counts, the late and joined counts, the delay of the stamped trajectories
-(arrival - ``header.stamp``: p50 and p99 of the latest ones, and the largest; a streamed chunk is
-joined rather than continued when it arrives more than the trajectory publisher's
-``plan_ahead`` after the step that made it, and the stamp is up to one point spacing, 10 ms,
-before that step; a join since the previous report makes the status WARN), and the
-tracking error (commanded - measured, now and the largest since the previous report), and for the
-simulation the real-time factor of the physics, the
-joint_states rate and the frame recorder's figures.
+(arrival - ``header.stamp``: p50 and p99 of the latest ones, and the largest) and the tracking
+error (commanded - measured, now and the largest since the previous report); for the simulation,
+the real-time factor of the physics, the joint_states rate and the frame recorder's figures. A
+controller's status is WARN after a rejection and in a report with a new join: a streamed chunk
+is joined rather than continued when it arrives more than the trajectory publisher's
+``plan_ahead`` after the step that made it (its stamp is up to one point spacing, 10 ms, before
+that step), which the delay tells.
 
 A robot file with ``mobile_base`` (:mod:`pic_ros.robot.mobile_base`) adds the base's interface of
 the real robot: the node subscribes its velocity command topic (``geometry_msgs/Twist``, a relative

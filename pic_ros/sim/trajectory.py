@@ -86,7 +86,7 @@ plan the command is on). A larger difference is joined (:data:`JOIN_TIME`).
 
 DELAY_WINDOW: Final = 1000
 """Stamped trajectories whose delay :class:`FollowerStats` keeps for its percentiles (the
-latest; at a 30 Hz stream about half a minute)."""
+latest: about half a minute of a stream of 30 to 50 trajectories a second)."""
 
 
 class TrajectoryStatus(enum.Enum):
