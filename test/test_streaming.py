@@ -120,6 +120,67 @@ def test_chunk_times_are_strictly_increasing(raw: list[float]) -> None:
     assert all(a < b for a, b in zip(seconds, seconds[1:]))
 
 
+@given(
+    st.lists(st.floats(1e-6, 100.0), min_size=1, max_size=30, unique=True),
+    st.booleans(),
+    st.integers(0, 2**32 - 1),
+)
+def test_chunk_times_and_arrays_are_those_of_each_point(
+    raw: list[float], accelerated: bool, seed: int
+) -> None:
+    """A chunk's times are each point's duration_parts, its arrays the points' values, frozen."""
+    times = sorted(raw)
+    rng = np.random.default_rng(seed)
+    given_points = [
+        TrajectoryPoint(
+            time, rng.normal(size=3).tolist(), rng.normal(size=3),
+            rng.normal(size=3) if accelerated else None,
+        )
+        for time in times
+    ]
+    expected = [sec * 10**9 + nanosec for sec, nanosec in map(duration_parts, times)]
+    if any(b <= a for a, b in zip([0] + expected, expected)):
+        with pytest.raises(ConfigError, match='strictly increasing'):
+            TrajectoryChunk(NAMES, tuple(given_points))
+        return
+    chunk = TrajectoryChunk(NAMES, tuple(given_points))
+    assert list(chunk.times_ns) == expected
+    for made, original in zip(chunk.points, given_points):
+        assert made.time_from_start == original.time_from_start
+        assert np.array_equal(made.positions, original.positions)
+        assert np.array_equal(made.velocities, original.velocities)
+        assert (made.accelerations is None) == (original.accelerations is None)
+        for values in (made.positions, made.velocities, made.accelerations):
+            if values is not None:
+                assert values.shape == (3,) and not values.flags.writeable
+
+
+@pytest.mark.parametrize(
+    ('field', 'value', 'message'),
+    [
+        ('positions', [0.0, math.inf, 0.0], 'point 2 positions'),
+        ('velocities', [0.0, 0.0], 'point 2 velocities'),
+        ('accelerations', [math.nan, 0.0, 0.0], 'point 2 accelerations'),
+        ('accelerations', None, None),
+        ('time_from_start', True, 'duration'),
+    ],
+)
+def test_chunk_names_the_point_at_fault(field: str, value: object, message: str | None) -> None:
+    """A bad point among good ones is refused by index and field; mixed accelerations pass."""
+    points = [
+        TrajectoryPoint(0.01 * (index + 1), np.zeros(3), np.zeros(3), np.zeros(3))
+        for index in range(4)
+    ]
+    changed = dict(vars(points[2]), **{field: value})
+    points[2] = TrajectoryPoint(**changed)
+    if message is None:
+        chunk = TrajectoryChunk(NAMES, tuple(points))
+        assert [p.accelerations is None for p in chunk.points] == [False, False, True, False]
+        return
+    with pytest.raises(ConfigError, match=message):
+        TrajectoryChunk(NAMES, tuple(points))
+
+
 @given(st.floats(0.0, 2.0**31 - 1.0))
 def test_duration_parts_round_trip(seconds: float) -> None:
     """Duration parts are whole seconds plus nanoseconds below 1e9, within half a nanosecond."""

@@ -158,28 +158,10 @@ class TrajectoryChunk:
         points = tuple(self.points)
         if not points:
             raise ConfigError('a trajectory needs at least one point')
-        checked: list[TrajectoryPoint] = []
-        times: list[int] = []
-        for index, point in enumerate(points):
-            where = f'point {index}'
-            seconds, nanoseconds = duration_parts(point.time_from_start)
-            total = seconds * _NANOSECONDS + nanoseconds
-            if total <= (times[-1] if times else 0):
-                raise ConfigError(
-                    f'{where}: time_from_start must be > 0 and strictly increasing (to the '
-                    f'nanosecond), got {[p.time_from_start for p in points]}'
-                )
-            times.append(total)
-            checked.append(
-                TrajectoryPoint(
-                    time_from_start=float(point.time_from_start),
-                    positions=_joint_row(f'{where} positions', point.positions, len(names)),
-                    velocities=_joint_row(f'{where} velocities', point.velocities, len(names)),
-                    accelerations=None if point.accelerations is None else _joint_row(
-                        f'{where} accelerations', point.accelerations, len(names)
-                    ),
-                )
-            )
+        checked_times = _checked_at_once(points, len(names))
+        checked, times = checked_times if checked_times is not None else _checked_one_by_one(
+            points, len(names)
+        )
         if not isinstance(self.start, int) or not 0 <= self.start < len(points):
             raise ConfigError(f'start must be a point index, got {self.start!r}')
         set_field = object.__setattr__
@@ -192,6 +174,102 @@ class TrajectoryChunk:
     def command(self) -> TrajectoryPoint:
         """Return the point where this step's motion begins (``points[start]``)."""
         return self.points[self.start]
+
+
+def _checked_one_by_one(
+    points: Sequence[TrajectoryPoint], dof: int
+) -> tuple[list[TrajectoryPoint], list[int]]:
+    """
+    Return read-only copies of the points and their times [ns], checking each in turn.
+
+    :param points: The chunk's points.
+    :param dof: Number of joints.
+    :return: The checked points and their ``time_from_start`` in whole nanoseconds.
+    :raises ConfigError: Naming the first point and field at fault.
+    """
+    checked: list[TrajectoryPoint] = []
+    times: list[int] = []
+    for index, point in enumerate(points):
+        where = f'point {index}'
+        seconds, nanoseconds = duration_parts(point.time_from_start)
+        total = seconds * _NANOSECONDS + nanoseconds
+        if total <= (times[-1] if times else 0):
+            raise ConfigError(
+                f'{where}: time_from_start must be > 0 and strictly increasing (to the '
+                f'nanosecond), got {[p.time_from_start for p in points]}'
+            )
+        times.append(total)
+        checked.append(
+            TrajectoryPoint(
+                time_from_start=float(point.time_from_start),
+                positions=_joint_row(f'{where} positions', point.positions, dof),
+                velocities=_joint_row(f'{where} velocities', point.velocities, dof),
+                accelerations=None if point.accelerations is None else _joint_row(
+                    f'{where} accelerations', point.accelerations, dof
+                ),
+            )
+        )
+    return checked, times
+
+
+def _checked_at_once(
+    points: Sequence[TrajectoryPoint], dof: int
+) -> tuple[list[TrajectoryPoint], list[int]] | None:
+    """
+    Return read-only copies of the points and their times [ns], checked in one pass.
+
+    The same rules as :func:`_checked_one_by_one` with one array per field instead of one per
+    point (a streamed chunk has tens of points, checked at every step). The rows of the returned
+    points are views of read-only arrays.
+
+    :param points: The chunk's points.
+    :param dof: Number of joints.
+    :return: The checked points and their ``time_from_start`` in whole nanoseconds, or None when
+        any rule is broken (or the points mix points with and without accelerations): the
+        point-by-point check then names the fault.
+    """
+    count = len(points)
+    accelerated = points[0].accelerations is not None
+    if any((point.accelerations is not None) != accelerated for point in points):
+        return None
+    stamps = [point.time_from_start for point in points]
+    if any(isinstance(value, bool) or not isinstance(value, (int, float)) for value in stamps):
+        return None
+    try:
+        seconds = np.array(stamps, dtype=float)
+        fields = [
+            np.array([point.positions for point in points], dtype=float),
+            np.array([point.velocities for point in points], dtype=float),
+        ]
+        if accelerated:
+            fields.append(np.array([point.accelerations for point in points], dtype=float))
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if seconds.shape != (count,) or any(array.shape != (count, dof) for array in fields):
+        return None
+    if not all(np.isfinite(array).all() for array in [seconds, *fields]):
+        return None
+    if np.any(seconds < 0.0) or np.any(seconds > _MAX_SECONDS):
+        return None
+    whole = np.floor(seconds)  # as duration_parts: whole seconds, then the nanoseconds rounded
+    nanoseconds = whole.astype(np.int64) * _NANOSECONDS + np.rint(
+        (seconds - whole) * _NANOSECONDS
+    ).astype(np.int64)
+    if nanoseconds[0] <= 0 or np.any(np.diff(nanoseconds) <= 0):
+        return None
+    for array in fields:
+        array.setflags(write=False)
+    accelerations = fields[2] if accelerated else None
+    checked = [
+        TrajectoryPoint(
+            time_from_start=float(seconds[index]),
+            positions=fields[0][index],
+            velocities=fields[1][index],
+            accelerations=None if accelerations is None else accelerations[index],
+        )
+        for index in range(count)
+    ]
+    return checked, nanoseconds.tolist()
 
 
 def stream_chunk(

@@ -7,6 +7,7 @@ Directions are named ``<core>_from_msg`` and ``<core>_to_msg``. ROS quaternions 
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Mapping, Sequence
 import math
 
@@ -318,10 +319,11 @@ def trajectory_to_msg(chunk: TrajectoryChunk) -> JointTrajectory:
     points = []
     for point, nanoseconds in zip(chunk.points, chunk.times_ns):
         item = JointTrajectoryPoint()
-        item.positions = point.positions.tolist()
-        item.velocities = point.velocities.tolist()
+        # array.array: the message takes it as it is, instead of checking a list value by value
+        item.positions = array('d', point.positions.tobytes())
+        item.velocities = array('d', point.velocities.tobytes())
         if point.accelerations is not None:
-            item.accelerations = point.accelerations.tolist()
+            item.accelerations = array('d', point.accelerations.tobytes())
         item.time_from_start = Duration(
             sec=int(nanoseconds // 1_000_000_000), nanosec=int(nanoseconds % 1_000_000_000)
         )
