@@ -94,3 +94,18 @@ def test_a_port_in_use_is_a_config_error_naming_the_address(receiver) -> None:
     host, port = receiver.address
     with pytest.raises(ConfigError, match=f'{host}:{port}'):
         UdpReceiver(host, port)
+
+
+def test_receive_all_takes_the_whole_backlog_in_order_in_one_call(receiver) -> None:
+    send(receiver, 30)
+    assert [int.from_bytes(data[:4], 'big') for data in receiver.receive_all()] == list(range(30))
+    assert receiver.received == 30
+    assert receiver.receive_all() == []  # nothing waiting: the timeout, then an empty list
+
+
+def test_receive_all_leaves_what_exceeds_its_limit_for_the_next_call(receiver) -> None:
+    send(receiver, 10)
+    first = receiver.receive_all(limit=4)
+    rest = receiver.receive_all()
+    assert [int.from_bytes(data[:4], 'big') for data in first + rest] == list(range(10))
+    assert len(first) == 4

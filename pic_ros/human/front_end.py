@@ -177,6 +177,14 @@ class SkeletonFrontEnd:
         self._counter.record(result if isinstance(result, DropReason) else None)
         return result
 
+    def skip(self, reason: DropReason) -> None:
+        """
+        Count a reading that is not fed (e.g. superseded by a newer one), without looking at it.
+
+        :param reason: Why it was skipped.
+        """
+        self._counter.record(reason)
+
     def _check_session(self, stamp: float) -> None:
         last = self.validator.last_stamp
         if last is None or not math.isfinite(stamp):

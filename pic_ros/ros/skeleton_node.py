@@ -47,7 +47,7 @@ from pic_ros.ros.diagnostics import DiagnosticsReporter, RateMeter
 from pic_ros.ros.parameters import declare_parameters, validation_callback, Values
 from pic_ros.ros.runner import run_node
 from pic_ros.ros.schema import SKELETON_NODE
-from pic_ros.trackers import make_tracker, Transport
+from pic_ros.trackers import make_tracker, TrackerReading, Transport
 from pic_ros.trackers.frames import DropReason
 from pic_ros.trackers.marker_cdr import MarkerCdrError
 from pic_ros.trackers.udp import UdpReceiver
@@ -172,20 +172,36 @@ class SkeletonNode(Node):
             )
 
     def _receive(self) -> None:
+        """
+        Read the socket until the node stops, acting on the newest sample of each read.
+
+        Every datagram waiting is read and decoded (the tracker counts gaps and drops on all of
+        them); of the readings they complete, only the newest goes on to the front end and the
+        consumers, the older ones are counted as ``superseded``: a busy process catches up with
+        the person instead of working through a backlog of the past.
+        """
         receiver = self._receiver
         assert receiver is not None
         while not self._stop.is_set():
             try:
-                datagram = receiver.receive()
+                datagrams = receiver.receive_all()
             except OSError:
                 return
-            if datagram is None:
+            if not datagrams:
                 continue
             received = self._now()
             with self._lock:
-                self._input.tick()
                 try:
-                    self._feed(datagram, received)
+                    newest = None
+                    for datagram in datagrams:
+                        self._input.tick()
+                        reading = self._tracker.decode(datagram, received)
+                        if reading is not None:
+                            if newest is not None:
+                                self._front.skip(DropReason.SUPERSEDED)
+                            newest = reading
+                    if newest is not None:
+                        self._accept(newest)
                 except Exception as err:  # noqa: BLE001 (the receiver thread survives anything)
                     self.get_logger().error(
                         f'UDP receiver: {type(err).__name__}: {err}', throttle_duration_sec=2.0
@@ -194,8 +210,11 @@ class SkeletonNode(Node):
     def _feed(self, message: object, received: float) -> None:
         """Hand one tracker message to the tracker, and its reading to the front end."""
         reading = self._tracker.decode(message, received)
-        if reading is None:
-            return
+        if reading is not None:
+            self._accept(reading)
+
+    def _accept(self, reading: TrackerReading) -> None:
+        """Hand one tracker reading to the front end and deliver what it gives."""
         restarts = self._front.restarts
         result = self._front.feed(reading)
         if self._front.restarts != restarts:

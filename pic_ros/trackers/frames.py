@@ -72,7 +72,9 @@ class DropReason(enum.Enum):
     - ``BAD_BONE``: a bone between two present joints is shorter than its minimum or longer than
       :data:`~pic_ros.human.skeleton.MAX_BONE_LENGTH`;
     - ``BAD_FRAME``: the body frame cannot be built (e.g. a shoulder is missing) or is not
-      finite.
+      finite;
+    - ``SUPERSEDED``: a newer message of the tracker was already waiting when this one would
+      have been processed (the live path acts on the newest frame only, never on a backlog).
     """
 
     NO_BODY = 'no_body'
@@ -83,6 +85,7 @@ class DropReason(enum.Enum):
     MISSING_ARM_JOINTS = 'missing_arm_joints'
     BAD_BONE = 'bad_bone'
     BAD_FRAME = 'bad_frame'
+    SUPERSEDED = 'superseded'
 
 
 CHECKED_BONES: Final[tuple[tuple[HumanJoint, HumanJoint, float], ...]] = (

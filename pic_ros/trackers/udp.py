@@ -116,6 +116,38 @@ class UdpReceiver:
             data, ancillary, _, _ = self._socket.recvmsg(self._max_size, self._ancillary)
         except TimeoutError:
             return None
+        return self._received(data, ancillary)
+
+    def receive_all(self, limit: int = 4096) -> list[bytes]:
+        """
+        Wait for one datagram, then take every one already waiting behind it without waiting.
+
+        A reader that acts on the newest datagram only (the live path) reads a backlog in one
+        call instead of one datagram per step.
+
+        :param limit: Most datagrams returned by one call (the rest stay for the next call).
+        :return: The datagrams in arrival order; empty when none came within the timeout.
+        :raises OSError: When the socket is closed or fails.
+        """
+        first = self.receive()
+        if first is None:
+            return []
+        datagrams = [first]
+        timeout = self._socket.gettimeout()
+        self._socket.settimeout(0.0)  # non-blocking: a socket timeout would wait before reading
+        try:
+            while len(datagrams) < limit:
+                try:
+                    data, ancillary, _, _ = self._socket.recvmsg(self._max_size, self._ancillary)
+                except (BlockingIOError, InterruptedError):
+                    break
+                datagrams.append(self._received(data, ancillary))
+        finally:
+            self._socket.settimeout(timeout)
+        return datagrams
+
+    def _received(self, data: bytes, ancillary: list[tuple[int, int, bytes]]) -> bytes:
+        """Read the drop count a datagram carries, count it and return its bytes."""
         for level, kind, payload in ancillary:
             if level == socket.SOL_SOCKET and kind == SO_RXQ_OVFL and len(payload) >= 4:
                 self.kernel_drops = _COUNTER.unpack_from(payload)[0]

@@ -154,7 +154,7 @@ def test_body_pose_is_the_footprint_in_the_tracker_frame(skeleton_node, capture)
 
 DROP_KEYS = (
     'no_body', 'other_body', 'far_body', 'non_finite', 'old_stamp', 'missing_arm_joints',
-    'bad_bone', 'bad_frame', 'malformed_message',
+    'bad_bone', 'bad_frame', 'superseded', 'malformed_message',
 )
 """Every drop reason the skeleton node reports as ``dropped_<reason>``."""
 
@@ -348,7 +348,9 @@ def test_xsens_samples_arrive_and_bad_datagrams_are_counted(xsens_node, wait_for
     ]
     send(bad)
     send(t_pose_sample(1))
+    wait_for(lambda: len(handed) == 1, 'the first skeleton')  # one at a time: none superseded
     send(t_pose_sample(2, max_payload=8 * 32))  # three datagrams
+    wait_for(lambda: len(handed) == 2, 'the second skeleton')
     send(bad)
     send(t_pose_sample(3))
 
@@ -397,13 +399,15 @@ def test_destroy_node_stops_the_xsens_receiver(xsens_node, wait_for):
         again.bind(('127.0.0.1', port))
 
 
-def test_xsens_samples_sent_while_the_consumer_stalls_are_all_processed(
+def test_xsens_samples_sent_while_the_consumer_stalls_are_superseded_by_the_newest(
     xsens_node, diagnostics, wait_for
 ):
     """
     A consumer that stalls for 1 s (a starved teleop) while 2 s of 240 Hz samples come.
 
-    The kernel buffer keeps them: every sample becomes a skeleton, nothing is counted lost.
+    The receiver reads the backlog at once and hands on the newest sample only: every sample is
+    received, each one is a skeleton or counted as superseded, and none is lost: the consumer
+    catches up instead of working through a second of the past.
     """
     node, _, handed, send = xsens_node
     stalled = threading.Event()
@@ -418,11 +422,13 @@ def test_xsens_samples_sent_while_the_consumer_stalls_are_all_processed(
     send(datagrams[:1])
     wait_for(stalled.is_set, 'the stall')
     send(datagrams[1:])
-    wait_for(lambda: len(handed) == 481, 'every sample as a skeleton', 20.0)
+    wait_for(lambda: diagnostics(node)[0]['xsens_samples'] == '481', 'every sample decoded', 20.0)
 
     values = diagnostics(node)[0]
+    skeletons, superseded = int(values['skeletons_out']), int(values['dropped_superseded'])
     assert values['frames_in'] == '481'
-    assert values['skeletons_out'] == '481'
+    assert skeletons + superseded == 481
+    assert superseded > 0 and len(handed) == skeletons
     assert values['lost_upstream'] == '0'
     assert values['lost_in_socket'] == '0'
 
