@@ -108,11 +108,11 @@ def test_the_skeleton_node_reads_a_plugin_tracker_over_udp(toys, make_node, capt
         (2.0, 0.18, 1.4), (1.75, 0.2, 1.3), (1.5, 0.2, 1.3), (1.45, 0.2, 1.3),
     ]
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
-        for k in range(3):
+        for k in range(3):  # one at a time: datagrams waiting together are superseded
             message = {'stamp': 10.0 + 0.033 * k, 'bodies': {'1': joints}}
             sender.sendto(json.dumps(message).encode(), ('127.0.0.1', port))
+            wait_for(lambda k=k: len(handed) == k + 1, f'skeleton {k + 1} of the plug-in tracker')
         sender.sendto(b'not json', ('127.0.0.1', port))
 
-        wait_for(lambda: len(handed) == 3, 'three skeletons from the plug-in tracker')
         wait_for(lambda: node._tracker.status()['json_unreadable'] == 1, 'the bad datagram')
     assert len(published) == 3 and all(frame.frame == 'body' for frame in handed)
