@@ -46,6 +46,7 @@ from pic_ros.human.skeleton import SkeletonFrame
 from pic_ros.robot.robot import Robot
 from pic_ros.schema import ParameterDef
 from pic_ros.solvers import ArmSolver, ArmSolveResult, make_solver, SolverConfig
+from pic_ros.solvers.avoidance import AvoidanceConfig, AvoidanceResult, SelfCollisionAvoidance
 from pic_ros.solvers.prioritized import PrioritizedConfig, PrioritizedSolver, WholeBodyTargets
 
 FloatArray = npt.NDArray[np.float64]
@@ -97,14 +98,18 @@ class ImitationStep:
     One frame of imitation.
 
     :param stamp: Skeleton capture time [s].
-    :param arms: Per solved arm name; arms whose human arm was not valid are absent.
+    :param arms: Per solved arm name; arms whose human arm was not valid are absent. Their
+        joint angles are the ones to command: after the self-collision avoidance.
     :param torso: The torso, when an arm on it was solved in this frame: its solved lift with
         whole-body imitation, else its neutral lift (which the arm solvers assume).
+    :param avoidance: What the self-collision and workspace avoidance did (None when no arm
+        was solved).
     """
 
     stamp: float
     arms: Mapping[str, ArmStep]
     torso: TorsoStep | None = None
+    avoidance: AvoidanceResult | None = None
 
 
 class RobotImitator:
@@ -118,6 +123,8 @@ class RobotImitator:
     :param whole_body: Solve the arms on the torso with it (:data:`WHOLE_BODY`); the other
         arms keep ``solver``.
     :param prioritized: Stopping rules of the whole-body solve.
+    :param avoidance: Self-collision and workspace avoidance settings (default: on, with the
+        default margin; :mod:`pic_ros.solvers.avoidance`).
     :raises ConfigError: If an arm name is not an arm of the robot, or ``whole_body`` is asked
         of a robot without a torso.
     """
@@ -130,6 +137,7 @@ class RobotImitator:
         arms: Sequence[str] | None = None,
         whole_body: bool = False,
         prioritized: PrioritizedConfig | None = None,
+        avoidance: AvoidanceConfig | None = None,
     ) -> None:
         self.robot = robot
         self.solver_config = solver
@@ -169,6 +177,9 @@ class RobotImitator:
                     self._torso_target = TorsoTarget(torso, float(landmarks[1][2]))
             else:
                 self._solvers[name] = make_solver(arm, solver)
+        self.avoidance = SelfCollisionAvoidance(
+            robot.collision, robot.arms, robot.spec.workspace, avoidance, robot.spec.collision
+        )
 
     @property
     def correspondences(self) -> Mapping[str, Correspondence]:
@@ -237,6 +248,7 @@ class RobotImitator:
         for name, whole in self._whole_body.items():
             whole.reset(None if q is None else q.get(name), torso)
         self._last_stamps.clear()
+        self.avoidance.reset()
         if person:
             for correspondence in self._correspondences.values():
                 correspondence.reset()
@@ -338,4 +350,38 @@ class RobotImitator:
         if torso_solved is None and torso is not None and not self._whole_body:
             if any(name in arms for name in torso.spec.arms):  # hold what the solvers assume
                 torso_solved = TorsoStep(torso.joint, torso.neutral, torso.neutral)
-        return ImitationStep(stamp=frame.stamp, arms=MappingProxyType(arms), torso=torso_solved)
+        avoided = None
+        if arms and self.avoidance.enabled:
+            arms, avoided = self._avoid(arms, torso_solved)
+        return ImitationStep(
+            stamp=frame.stamp, arms=MappingProxyType(arms), torso=torso_solved, avoidance=avoided
+        )
+
+    def _avoid(
+        self, arms: dict[str, ArmStep], torso: TorsoStep | None
+    ) -> tuple[dict[str, ArmStep], AvoidanceResult]:
+        """Keep the solved arms clear of self-contact and inside the workspace, together."""
+        start = time.thread_time()
+        model = self.robot.collision
+        current = {name: step.result.q for name, step in arms.items()}
+        for name in self._correspondences:
+            current.setdefault(name, self.q(name))
+        x = model.vector(current, None if torso is None else torso.value)
+        movable = np.zeros(model.dof, dtype=bool)
+        for name in arms:
+            movable[model.arm_slices[name]] = True
+        if self._whole_body and model.torso_index is not None:
+            movable[model.torso_index] = True
+        outcome = self.avoidance.resolve(x, movable)
+        share = (time.thread_time() - start) / len(arms)
+        moved = {}
+        for name, step in arms.items():
+            q = outcome.x[model.arm_slices[name]]
+            if outcome.active and not np.array_equal(q, step.result.q):
+                if name in self._whole_body:
+                    self._whole_body[name].reset(q, self._whole_body[name].torso_value)
+                else:
+                    self._solvers[name].reset(q)
+                step = ArmStep(step.targets, step.result._replace(q=q), step.solve_time)
+            moved[name] = ArmStep(step.targets, step.result, step.solve_time + share)
+        return moved, outcome

@@ -205,9 +205,9 @@ REJECTIONS = [
     ('missing arms', _delete(('arms',)), "baxter.yaml: missing key 'arms'"),
     (
         'unknown key', _set(('colour',), 'red'),
-        "baxter.yaml: unknown keys ['colour']; known: ['arms', 'base_frame', "
+        "baxter.yaml: unknown keys ['colour']; known: ['arms', 'base_frame', 'collision', "
         "'force_torque_sensors', 'grippers', 'head', 'locked_joints', 'mapping', "
-        "'mobile_base', 'name', 'torso', 'urdf']",
+        "'mobile_base', 'name', 'torso', 'urdf', 'workspace']",
     ),
     ('empty name', _set(('name',), ''), 'baxter.yaml: name must be a non-empty string'),
     (

@@ -76,6 +76,7 @@ from pic_ros.checks import check_choice
 from pic_ros.correspondence import MappingConfig
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.skeleton import Side
+from pic_ros.robot.collision_spec import CollisionSpec, WorkspaceSpec
 from pic_ros.robot.mobile_base import (
     force_torque_specs,
     ForceTorqueSensorSpec,
@@ -248,6 +249,8 @@ class RobotSpec:
         (:mod:`pic_ros.robot.mobile_base`).
     :param force_torque_sensors: Wrist force/torque sensors by arm name (empty when none).
     :param torso: The torso lift, or None when the file has no ``torso``.
+    :param collision: The ``collision`` section (:mod:`pic_ros.robot.collision_spec`).
+    :param workspace: The ``workspace`` bounds, or None when the file has none.
     """
 
     name: str
@@ -264,6 +267,8 @@ class RobotSpec:
         default_factory=lambda: MappingProxyType({})
     )
     torso: TorsoSpec | None = None
+    collision: CollisionSpec = CollisionSpec()
+    workspace: WorkspaceSpec | None = None
 
 
 def _require(data: Mapping[str, Any], key: str, where: str) -> Any:
@@ -452,7 +457,7 @@ def robot_spec_from_dict(data: Any, source: str = '<memory>') -> RobotSpec:
         'name', 'urdf', 'base_frame', 'arms', 'locked_joints', 'mapping', 'head', 'grippers',
         'torso',
     }
-    known |= {'mobile_base', 'force_torque_sensors'}
+    known |= {'mobile_base', 'force_torque_sensors', 'collision', 'workspace'}
     unknown = sorted(set(data) - known)
     if unknown:
         raise ConfigError(f'{source}: unknown keys {unknown}; known: {sorted(known)}')
@@ -535,6 +540,8 @@ def robot_spec_from_dict(data: Any, source: str = '<memory>') -> RobotSpec:
         mobile_base=mobile_base,
         force_torque_sensors=MappingProxyType(sensors),
         torso=torso,
+        collision=CollisionSpec.from_dict(data.get('collision'), f'{source}: collision'),
+        workspace=WorkspaceSpec.from_dict(data.get('workspace'), f'{source}: workspace'),
     )
 
 

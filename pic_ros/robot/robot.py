@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+import functools
 from pathlib import Path
 from types import MappingProxyType
 
 from pic_ros.exceptions import ConfigError
 from pic_ros.resources import config_path, urdf_path
 from pic_ros.robot.arm import ArmModel
+from pic_ros.robot.collision import build_collision_model, CollisionModel
 from pic_ros.robot.config import load_robot_spec, RobotSpec
 from pic_ros.robot.gripper import GripperModel
 from pic_ros.robot.head import HeadModel
@@ -39,6 +41,38 @@ class Robot:
     head: HeadModel | None = None
     grippers: Mapping[str, GripperModel] = field(default_factory=lambda: MappingProxyType({}))
     torso: TorsoModel | None = None
+
+    @functools.cached_property
+    def held_joints(self) -> Mapping[str, float]:
+        """
+        Return where the joints that no solver moves are held, for collision checks.
+
+        :return: The locked joints, the head at its neutral pose and the grippers open (the
+            widest their fingers go), by joint name [rad] or [m]; other joints count as 0
+            within their limits.
+        """
+        spec = self.spec
+        still = dict(spec.locked_joints)
+        if spec.head is not None:
+            still.update(zip(spec.head.joints, spec.head.neutral))
+        for gripper in spec.grippers.values():
+            still.update(zip(gripper.joints, gripper.open_position))
+        return MappingProxyType(still)
+
+    @functools.cached_property
+    def collision(self) -> CollisionModel:
+        """
+        Return the self-collision model (:mod:`pic_ros.robot.collision`), built on first use.
+
+        :raises ConfigError: If the robot file's ``collision`` section does not fit the URDF.
+        """
+        spec = self.spec
+        return build_collision_model(
+            self.model, str(self.urdf_file), spec.base_frame, self.arms, spec.collision,
+            self.held_joints,
+            torso_joint=None if spec.torso is None else spec.torso.joint,
+            torso_neutral=0.0 if spec.torso is None else spec.torso.neutral,
+        )
 
     @property
     def groups(self) -> Mapping[str, CommandedGroup]:

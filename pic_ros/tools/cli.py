@@ -37,6 +37,7 @@ from pic_ros.resources import shipped_robots
 from pic_ros.robot.robot import load_robot
 from pic_ros.schema import add_option
 from pic_ros.solvers import IterationConfig, SolverConfig
+from pic_ros.solvers.avoidance import AvoidanceConfig, SELF_COLLISION_MARGIN
 from pic_ros.solvers.base import ETA, SOLVER, solver_names
 from pic_ros.solvers.iteration import MAX_ITERATIONS, TOLERANCE
 from pic_ros.tools.catalog import (
@@ -114,6 +115,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         'crouch (the first --solver setting only for them); robots without a torso as usual',
     )
     parser.add_argument('--json', action='store_true', help='print one JSON object')
+    add_option(parser, SELF_COLLISION_MARGIN, default=SELF_COLLISION_MARGIN.default)
     add_option(parser, MAPPING, help_suffix=" (default: the robot file's)")
     add_option(parser, SCALE)
     add_option(parser, USER_PROFILE)
@@ -222,7 +224,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
                 end='\r', file=sys.stderr, flush=True,
             )
         evaluation = EvaluationSettings(
-            processing=processing, mapping=mapping, whole_body=whole_body
+            processing=processing, mapping=mapping, whole_body=whole_body,
+            avoidance=AvoidanceConfig(margin=args.self_collision_margin),
         )
         records.append(evaluate_one(robot, demonstration, config, evaluation))
     if args.json:
@@ -316,7 +319,8 @@ def run_bench(args: argparse.Namespace) -> int:
         settings = _settings(args)
         demonstrations = _demonstrations(args)
         evaluation = EvaluationSettings(
-            processing=_processing(args), mapping=_mappings(args)[0], whole_body=args.whole_body
+            processing=_processing(args), mapping=_mappings(args)[0], whole_body=args.whole_body,
+            avoidance=AvoidanceConfig(margin=args.self_collision_margin),
         )
         result = bench_solvers(robots, demonstrations, settings, args.ikpy_frames, evaluation)
         result['recordings'] = [d.name for d in demonstrations]

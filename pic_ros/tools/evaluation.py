@@ -60,6 +60,7 @@ from pic_ros.recordings.paper import Segment
 from pic_ros.robot.arm import ArmModel
 from pic_ros.robot.robot import Robot
 from pic_ros.solvers import SolverConfig
+from pic_ros.solvers.avoidance import AvoidanceConfig
 from pic_ros.solvers.prioritized import PrioritizedConfig
 from pic_ros.tools.metrics import (
     angle_between,
@@ -175,6 +176,10 @@ class Trace:
     :param correspondence: Name of the correspondence used.
     :param torso: Torso lift held after each frame, shape (T,), [m]; None without a torso.
     :param whole_body: Whether the arms on the torso were solved with it.
+    :param avoided: Frames where the self-collision or workspace avoidance moved the solvers'
+        answer (:mod:`pic_ros.solvers.avoidance`), shape (T,).
+    :param min_distance: Smallest self-collision pair distance after each solved frame, shape
+        (T,), [m]; NaN where nothing was solved or avoidance is off.
     """
 
     stamps: FloatArray
@@ -183,6 +188,8 @@ class Trace:
     correspondence: str = ''
     torso: FloatArray | None = None
     whole_body: bool = False
+    avoided: BoolArray | None = None
+    min_distance: FloatArray | None = None
 
 
 @dataclass(frozen=True)
@@ -196,12 +203,14 @@ class EvaluationSettings:
     :param whole_body: Solve the arms on the robot's torso with it (robots without a torso are
         solved as usual).
     :param prioritized: Stopping rules of the whole-body solve (default ones when None).
+    :param avoidance: Self-collision and workspace avoidance (default: on, default margin).
     """
 
     processing: ProcessingConfig = field(default_factory=ProcessingConfig)
     mapping: MappingConfig | None = None
     whole_body: bool = False
     prioritized: PrioritizedConfig | None = None
+    avoidance: AvoidanceConfig | None = None
 
 
 def at_limit(arm: ArmModel, q: npt.ArrayLike) -> BoolArray:
@@ -236,7 +245,8 @@ def run_imitation(
     processor = SkeletonProcessor(settings.processing)
     whole_body = settings.whole_body and robot.torso is not None
     imitator = RobotImitator(
-        robot, solver, settings.mapping, whole_body=whole_body, prioritized=settings.prioritized
+        robot, solver, settings.mapping, whole_body=whole_body, prioritized=settings.prioritized,
+        avoidance=settings.avoidance,
     )
     count = len(demonstration.frames)
     names = list(robot.arms)
@@ -250,6 +260,8 @@ def run_imitation(
     sides = {name: imitator.correspondences[name].human_side for name in names}
     stamps = np.empty(count)
     torso = np.full(count, np.nan)
+    avoided = np.zeros(count, dtype=bool)
+    closest = np.full(count, np.nan)
     dropped = 0
     for index, frame in enumerate(demonstration.frames):
         stamps[index] = frame.stamp
@@ -265,6 +277,9 @@ def run_imitation(
         step = imitator.step(body) if body is not None else None
         lift = imitator.torso_value
         torso[index] = np.nan if lift is None else lift
+        if step is not None and step.avoidance is not None:
+            avoided[index] = step.avoidance.active
+            closest[index] = step.avoidance.min_distance
         for name in names:
             q[name][index] = imitator.q(name)
             arm_step = None if step is None else step.arms.get(name)
@@ -298,6 +313,8 @@ def run_imitation(
         correspondence=imitator.mapping_config.correspondence,
         torso=None if robot.torso is None else torso,
         whole_body=whole_body,
+        avoided=avoided,
+        min_distance=closest,
     )
 
 
@@ -320,12 +337,16 @@ class SegmentScore:
     :param pacc_paper: Pose Accuracy over every solved (frame x arm) sample.
     :param pacc_task: Pose Accuracy over the task arms' samples.
     :param elbow_mae: Mean absolute elbow-angle error [rad].
-    :param elbow_mae_free: The same over the free samples (no joint of the arm at a limit).
+    :param elbow_mae_free: The same over the free samples (no joint of the arm at a limit, no
+        avoidance acting).
     :param dir_err: Mean upper-arm and forearm direction errors [deg].
     :param dir_err_free: The same over the free samples [deg].
     :param ee_err: Mean wrist-landmark distance to the fixed-mapping wrist target [m].
     :param samples: Solved (frame x arm) samples.
     :param free: Free samples.
+    :param elbow_mae_avoided: Mean absolute elbow-angle error over the samples where the
+        avoidance acted [rad] (what keeping the margin cost there).
+    :param avoided: Samples where the avoidance acted.
     """
 
     frames: int
@@ -338,6 +359,8 @@ class SegmentScore:
     ee_err: float
     samples: int = 0
     free: int = 0
+    elbow_mae_avoided: float = float('nan')
+    avoided: int = 0
 
 
 def _fraction(parts: list[BoolArray]) -> float:
@@ -370,7 +393,11 @@ def score_segment(trace: Trace, segment: Segment, task_arms: frozenset[Side]) ->
     free_upper: list[FloatArray] = []
     free_fore: list[FloatArray] = []
     wrist: list[FloatArray] = []
-    samples = free_count = 0
+    avoided_errors: list[FloatArray] = []
+    samples = free_count = avoided_count = 0
+    acted = (
+        np.zeros(len(trace.stamps), dtype=bool) if trace.avoided is None else trace.avoided
+    )[rows]
     for arm in trace.arms.values():
         mask = arm.solved[rows]
         if not np.any(mask):
@@ -378,7 +405,8 @@ def score_segment(trace: Trace, segment: Segment, task_arms: frozenset[Side]) ->
         human = arm.human[rows][mask]
         robot = arm.landmarks[rows][mask]
         target = arm.targets[rows][mask]
-        free = ~np.any(arm.at_limit[rows][mask], axis=1)
+        avoided = acted[mask]
+        free = ~np.any(arm.at_limit[rows][mask], axis=1) & ~avoided
         theta_h = elbow_angle(human[:, 0], human[:, 1], human[:, 2])
         theta_r = elbow_angle(robot[:, 1], robot[:, 2], robot[:, 3])
         hits = pose_hits(theta_h, theta_r, PACC_THRESHOLD)
@@ -388,6 +416,8 @@ def score_segment(trace: Trace, segment: Segment, task_arms: frozenset[Side]) ->
         error = np.abs(theta_h - theta_r)
         errors.append(error)
         free_errors.append(error[free])
+        avoided_errors.append(error[avoided])
+        avoided_count += int(avoided.sum())
         up = np.degrees(angle_between(target[:, 1] - target[:, 0], robot[:, 2] - robot[:, 1]))
         fo = np.degrees(angle_between(target[:, 2] - target[:, 1], robot[:, 3] - robot[:, 2]))
         upper.append(up)
@@ -408,6 +438,8 @@ def score_segment(trace: Trace, segment: Segment, task_arms: frozenset[Side]) ->
         ee_err=_average(wrist),
         samples=samples,
         free=free_count,
+        elbow_mae_avoided=_average(avoided_errors),
+        avoided=avoided_count,
     )
 
 
@@ -499,6 +531,15 @@ def score(
     all_iterations = np.concatenate(iterations) if iterations else np.zeros(0)
     samples = sum(s.samples for s in scores)
     free = sum(s.free for s in scores)
+    acted = trace.avoided if trace.avoided is not None else np.zeros(len(trace.stamps), bool)
+    solved_frames = np.zeros(len(trace.stamps), dtype=bool)
+    for arm in trace.arms.values():
+        solved_frames |= arm.solved
+    counted = solved_frames & in_segments
+    distances = (
+        trace.min_distance[counted] if trace.min_distance is not None else np.zeros(0)
+    )
+    distances = distances[np.isfinite(distances)]
     return {
         'recording': demonstration.name,
         'robot': robot.name,
@@ -522,6 +563,10 @@ def score(
         ],
         'ee_err_cm': 100.0 * _mean(s.ee_err for s in scores),
         'free_share': free / samples if samples else float('nan'),
+        'avoided_share': float(np.mean(acted[counted])) if counted.any() else float('nan'),
+        'elbow_mae_avoided_rad': _mean(s.elbow_mae_avoided for s in scores),
+        'min_distance_cm': 100.0 * float(distances.min()) if distances.size else float('nan'),
+        'self_contact_frames': self_contact_frames(robot, trace, counted),
         'limit_share': limit_share,
         'limit_violations': int(np.count_nonzero(violations & in_segments)),
         'jump_frames': int(np.count_nonzero(jumps & in_segments)),
@@ -532,6 +577,31 @@ def score(
         'dropped_frames': int(trace.dropped),
         'segment_pacc_paper': [s.pacc_paper for s in scores],
     }
+
+
+def self_contact_frames(robot: Robot, trace: Trace, frames: BoolArray) -> int | None:
+    """
+    Count the frames where MuJoCo finds the robot in contact with itself.
+
+    MuJoCo's collision detection on the URDF's own shapes, the independent reference of the
+    capsules the solvers avoid with (:class:`~pic_ros.sim.contacts.ContactChecker`).
+
+    :param robot: The robot.
+    :param trace: Pipeline output over a recording.
+    :param frames: The frames to check, shape (T,).
+    :return: The count, or None when MuJoCo is not installed.
+    """
+    try:
+        from pic_ros.sim.contacts import ContactChecker
+    except ImportError:
+        return None
+    checker = ContactChecker(robot)
+    count = 0
+    for index in np.flatnonzero(frames):
+        lift = None if trace.torso is None else float(trace.torso[index])
+        arms = {name: arm.q[index] for name, arm in trace.arms.items()}
+        count += bool(checker.contacts(arms, None if lift is None or math.isnan(lift) else lift))
+    return count
 
 
 def evaluate_one(
@@ -570,5 +640,6 @@ __all__ = [
     'run_imitation',
     'score',
     'score_segment',
+    'self_contact_frames',
     'solve_time_histogram',
 ]

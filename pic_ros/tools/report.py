@@ -166,11 +166,16 @@ def metrics_table(records: Sequence[Record]) -> str:
     header = [
         'robot', 'setting', 'frames', 'Pacc', 'Pacc task', 'elbow MAE rad all / free',
         'dir err deg all (up/fore)', 'free (up/fore)', 'wrist err cm', 'free frames',
-        'limit viol.', 'jump frames', 'solve ms p50', 'p99',
+        'limit viol.', 'jump frames', 'avoiding', 'elbow MAE avoiding', 'min dist cm',
+        'self-contact frames', 'solve ms p50', 'p99',
     ]
     rows = []
     for robot, setting, group in _groups(records):
         free_share = _pooled(group, 'free_share')
+        avoided = _pooled(group, 'avoided_share')
+        distances = [r.get('min_distance_cm') for r in group]
+        nearest = min((d for d in distances if d is not None and math.isfinite(d)), default=None)
+        contacts = [r.get('self_contact_frames') for r in group]
         rows.append([
             robot,
             _label(setting, several),
@@ -187,12 +192,19 @@ def metrics_table(records: Sequence[Record]) -> str:
             f'{100 * free_share:.0f} %' if math.isfinite(free_share) else '–',
             str(sum(r['limit_violations'] for r in group)),
             str(sum(r['jump_frames'] for r in group)),
+            f'{100 * avoided:.1f} %' if math.isfinite(avoided) else '–',
+            _number(_pooled(group, 'elbow_mae_avoided_rad'), 3),
+            _number(nearest, 1) if nearest is not None else '–',
+            '–' if None in contacts else str(sum(c for c in contacts if c is not None)),
             _number(_solve_ms(group, 50.0), 3),
             _number(_solve_ms(group, 99.0), 3),
         ])
     return (
         'Other metrics, pooled over recordings (free: samples with no joint of the arm at a '
-        'position limit; solve time: CPU time per arm solve, pooled over every solve)\n'
+        'position limit and no avoidance acting; avoiding: frames where the self-collision or '
+        'workspace avoidance moved the answer, and the elbow error there; min dist: the closest '
+        'two links came; self-contact frames: MuJoCo contacts on the URDF shapes; solve time: '
+        'CPU time per arm solve, avoidance included, pooled over every solve)\n'
         + _table(header, rows)
     )
 

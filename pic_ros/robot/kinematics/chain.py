@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ChainError
 from pic_ros.robot.kinematics.robot_model import Joint, JointType, RobotModel
-from pic_ros.robot.kinematics.transforms import freeze, skew
+from pic_ros.robot.kinematics.transforms import freeze, rotation_taking_z_to, skew
 
 FloatArray = npt.NDArray[np.float64]
 Affine = tuple[float, float, float, float, float, float, float, float, float, float, float, float]
@@ -84,7 +84,7 @@ class KinematicChain:
         undo = np.eye(4)
         for index, joint in enumerate(movable):
             align = np.eye(4)
-            align[:3, :3] = _rotation_taking_z_to(joint.axis)
+            align[:3, :3] = rotation_taking_z_to(joint.axis)
             pre_z.append(_affine(undo @ pre[index] @ align))
             undo = np.eye(4)
             undo[:3, :3] = align[:3, :3].T
@@ -282,18 +282,6 @@ class KinematicChain:
         """
         q = self._check(q)
         return bool(np.all(q >= self.lower - tolerance) and np.all(q <= self.upper + tolerance))
-
-
-def _rotation_taking_z_to(axis: FloatArray) -> FloatArray:
-    """Return a rotation matrix whose third column is the unit vector ``axis``."""
-    z_axis = np.array([0.0, 0.0, 1.0])
-    cross = np.cross(z_axis, axis)
-    sine = float(np.linalg.norm(cross))
-    cosine = float(z_axis @ axis)
-    if sine < 1e-12:
-        return np.eye(3) if cosine > 0.0 else np.diag([1.0, -1.0, -1.0])
-    k = skew(cross)
-    return np.eye(3) + k + (k @ k) * ((1.0 - cosine) / sine**2)
 
 
 def _affine(transform: FloatArray) -> Affine:

@@ -50,3 +50,20 @@ def freeze(array: npt.ArrayLike) -> FloatArray:
     frozen = np.array(array, dtype=float)
     frozen.setflags(write=False)
     return frozen
+
+
+def rotation_taking_z_to(axis: FloatArray) -> FloatArray:
+    """
+    Return a rotation whose third column is a unit vector (it turns z onto it).
+
+    :param axis: Unit vector, shape (3,).
+    :return: Rotation matrix, shape (3, 3).
+    """
+    z_axis = np.array([0.0, 0.0, 1.0])
+    cross = np.cross(z_axis, axis)
+    sine = float(np.linalg.norm(cross))
+    cosine = float(z_axis @ axis)
+    if sine < 1e-12:
+        return np.eye(3) if cosine > 0.0 else np.diag([1.0, -1.0, -1.0])
+    k = skew(cross)
+    return np.eye(3) + k + (k @ k) * ((1.0 - cosine) / sine**2)

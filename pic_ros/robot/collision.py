@@ -1,0 +1,753 @@
+"""
+The self-collision model of a robot: capsules on its links, and which pairs may not touch.
+
+:func:`build_collision_model` makes a :class:`CollisionModel` from the robot's files only:
+
+- **shapes**: every ``<collision>`` primitive of the URDF becomes capsules that contain it
+  (:func:`~pic_ros.robot.capsules.covering_capsules`); a link with capsules in the robot file's
+  ``collision`` section takes those instead, and ``exclude_links`` drops links
+  (:mod:`pic_ros.robot.collision_spec`);
+- **pairs**: two capsules are checked unless they ride on the same rigid body, their links are at
+  most ``adjacent_joints`` movable joints apart in the URDF tree, the file lists the link pair in
+  ``ignore_pairs``, or the two links touch at the neutral pose (shapes that overlap by
+  construction, such as a first arm link sunk into the body). :attr:`CollisionModel.ignored`
+  says why each link pair is left out. A pair closer than the margin at the neutral pose keeps
+  part of that distance instead (:meth:`CollisionModel.required`);
+- **motion**: the *moving joints* are every arm joint (in arm order) and the torso lift; every
+  other joint is held (``locked_joints``, the torso's and the head's neutral values, the
+  grippers open, else 0 within its limits). :meth:`CollisionModel.check` places the capsules at
+  a configuration and measures every pair; :meth:`CollisionModel.gradients` gives how each
+  pair's distance changes with the moving joints (the Jacobian of the closest points).
+
+The same model drives the solvers' avoidance (:mod:`pic_ros.solvers.avoidance`), the trajectory
+publisher's guard and ``evaluate``; MuJoCo's collision detection on the URDF is the independent
+reference in the tests. Units: metres and radians; positions in the robot base frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+import math
+from types import MappingProxyType
+from typing import Any, Final, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+from pic_ros.exceptions import ConfigError
+from pic_ros.robot.arm import ArmModel
+from pic_ros.robot.capsules import Capsule, covering_capsules, segment_distances
+from pic_ros.robot.collision_spec import CollisionSpec, HalfSpace
+from pic_ros.robot.kinematics.robot_model import Joint, JointType, RobotModel
+from pic_ros.robot.kinematics.transforms import (
+    freeze,
+    rotation_taking_z_to,
+    skew,
+    transform_from_xyz_rpy,
+)
+from urdf_parser_py import urdf as urdf_model
+from urdf_parser_py.xml_reflection import core as xml_core
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+NEUTRAL_SHARE: Final = 0.5
+"""A pair closer than the margin at the neutral pose may come this share of its neutral
+distance close, no closer (:meth:`CollisionModel.required`): the neutral pose stays a safe place
+to return to, and the pair never touches."""
+
+STATIC: Final = -1
+"""Anchor of a capsule that no moving joint moves (fixed to the base frame)."""
+
+
+class CollisionCheck(NamedTuple):
+    """
+    Every checked pair at one configuration.
+
+    :param distances: Surface distance of each pair (negative: overlap), shape (p,) [m].
+    :param points: Closest points on the first and second capsule of each pair's segments,
+        shape (2, p, 3) [m], base frame.
+    :param anchors: Anchor frames: rotations (k + 1, 3, 3) and positions (k + 1, 3), row 0 the
+        base frame, row ``1 + j`` after moving joint ``j``'s motion.
+    :param axes: Unit axes of the moving joints, shape (k, 3), base frame.
+    :param origins: Origins of the moving joints, shape (k, 3) [m], base frame.
+    :param ends: Both ends of every capsule's segment, shape (c, 2, 3) [m], base frame.
+    """
+
+    distances: FloatArray
+    points: FloatArray
+    anchors: tuple[FloatArray, FloatArray]
+    axes: FloatArray
+    origins: FloatArray
+    ends: FloatArray
+
+    @property
+    def minimum(self) -> float:
+        """Return the smallest pair distance [m] (inf when no pair is checked)."""
+        return float(self.distances.min()) if self.distances.size else math.inf
+
+
+@dataclass(frozen=True, eq=False)
+class CollisionModel:
+    """
+    Capsules on a robot's links and the pairs that may not touch.
+
+    Build it with :func:`build_collision_model`.
+
+    :param robot: Robot name, for messages.
+    :param joints: The moving joints, in vector order: each arm's joints, then the torso lift.
+    :param arm_slices: Where each arm's joints sit in that vector.
+    :param torso_index: Where the torso lift sits, or None.
+    :param neutral: The neutral configuration, shape (k,).
+    :param lower: Lower position limits of the moving joints, shape (k,).
+    :param upper: Upper position limits, shape (k,).
+    :param capsules: The capsules, in their links' frames.
+    :param anchor: Per capsule, the moving joint whose motion carries it, or :data:`STATIC`.
+    :param local: Per capsule, both ends in its anchor's frame, shape (c, 2, 3) [m].
+    :param radii: Per capsule, its radius, shape (c,) [m].
+    :param pairs: Checked capsule pairs, shape (p, 2).
+    :param ignored: Link pairs left out, with the reason.
+    :param neutral_distances: Per checked pair, the distance of its two links at the neutral
+        pose (the closest of their capsule pairs) [m].
+    :param parents: Per moving joint, the moving joint before it on its path from the base, or
+        :data:`STATIC`.
+    :param order: The moving joints, each after its parent (the order frames are placed in).
+    :param fixed_rows: Per moving joint, the constant transform from its parent anchor's frame
+        to its joint frame turned so that its axis is z, as the 12 numbers of its top 3 x 4
+        block, row-major.
+    :param prismatic: Per moving joint, whether it slides.
+    :param prismatic_mask: The same as an array, shape (k,).
+    :param carries: ``carries[i, j]``: moving joint ``j`` moves anchor frame ``i`` (itself
+        included), shape (k, k).
+    :param body_anchor: Per link with capsules (a *body* of the broad phase), its anchor.
+    :param body_centre: Per body, the centre of a sphere around its capsules, anchor frame,
+        shape (b, 3) [m].
+    :param body_radius: Per body, that sphere's radius, shape (b,) [m].
+    :param body_pairs: The pairs of bodies that have checked capsule pairs, shape (q, 2).
+    :param body_reach: Per body pair, the sum of the two spheres' radii, shape (q,) [m].
+    :param pair_body: Per checked capsule pair, its body pair, shape (p,).
+    """
+
+    robot: str
+    joints: tuple[str, ...]
+    arm_slices: Mapping[str, slice]
+    torso_index: int | None
+    neutral: FloatArray
+    lower: FloatArray
+    upper: FloatArray
+    capsules: tuple[Capsule, ...]
+    anchor: IntArray
+    local: FloatArray
+    radii: FloatArray
+    pairs: IntArray
+    ignored: Mapping[frozenset[str], str]
+    neutral_distances: FloatArray
+    parents: tuple[int, ...]
+    order: tuple[int, ...]
+    fixed_rows: tuple[tuple[float, ...], ...]
+    prismatic: tuple[bool, ...]
+    prismatic_mask: npt.NDArray[np.bool_]
+    carries: npt.NDArray[np.bool_]
+    body_anchor: IntArray
+    body_centre: FloatArray
+    body_radius: FloatArray
+    body_pairs: IntArray
+    body_reach: FloatArray
+    pair_body: IntArray
+
+    @property
+    def dof(self) -> int:
+        """Return the number of moving joints."""
+        return len(self.joints)
+
+    def required(self, margin: float) -> FloatArray:
+        """
+        Return the distance each checked pair must keep.
+
+        :param margin: The self-collision margin [m].
+        :return: Per pair, ``margin``, or :data:`NEUTRAL_SHARE` of its neutral distance when
+            that is smaller, shape (p,) [m].
+        """
+        return np.minimum(margin, NEUTRAL_SHARE * self.neutral_distances)
+
+    def pair_links(self, index: int) -> tuple[str, str]:
+        """
+        Return the links of a checked pair.
+
+        :param index: Pair index.
+        :return: The two link names.
+        """
+        first, second = self.pairs[index]
+        return self.capsules[first].link, self.capsules[second].link
+
+    def vector(
+        self, arms: Mapping[str, npt.ArrayLike], torso: float | None = None
+    ) -> FloatArray:
+        """
+        Assemble a configuration of the moving joints.
+
+        :param arms: Joint values per arm name, each in its arm's joint order; arms not given
+            stay at their neutral pose.
+        :param torso: Torso lift [m]; None: its neutral value.
+        :return: The configuration, shape (k,).
+        :raises ConfigError: If an arm is unknown or its values have the wrong length.
+        """
+        x = self.neutral.copy()
+        for name, values in arms.items():
+            where = self.arm_slices.get(name)
+            if where is None:
+                raise ConfigError(f'{self.robot} has no arm {name!r}')
+            row = np.asarray(values, dtype=float)
+            if row.shape != (where.stop - where.start,):
+                raise ConfigError(f'{name}: expected {where.stop - where.start} joint values')
+            x[where] = row
+        if torso is not None and self.torso_index is not None:
+            x[self.torso_index] = torso
+        return x
+
+    def frames(self, x: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        """
+        Place the anchor frames of a configuration.
+
+        Each anchor frame is its joint's frame turned so that the joint axis is its z axis,
+        after the joint's motion; the product is written out in plain floats (a dozen 3 x 3
+        numpy products cost more than the arithmetic).
+
+        :param x: Moving-joint values, shape (k,), [rad] or [m].
+        :return: ``(rotations, positions, axes, origins)``: anchor rotations (k + 1, 3, 3) and
+            positions (k + 1, 3) [m] (row 0 the base frame), the joints' unit axes (k, 3) and
+            origins (k, 3) [m], base frame.
+        """
+        poses: list[tuple[float, ...]] = [None] * (self.dof + 1)  # type: ignore[list-item]
+        poses[0] = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
+        values = x.tolist() if isinstance(x, np.ndarray) else list(x)
+        fixed = self.fixed_rows
+        for index in self.order:
+            r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz = poses[
+                self.parents[index] + 1
+            ]
+            a00, a01, a02, ax, a10, a11, a12, ay, a20, a21, a22, az = fixed[index]
+            n00 = r00 * a00 + r01 * a10 + r02 * a20
+            n01 = r00 * a01 + r01 * a11 + r02 * a21
+            n02 = r00 * a02 + r01 * a12 + r02 * a22
+            n10 = r10 * a00 + r11 * a10 + r12 * a20
+            n11 = r10 * a01 + r11 * a11 + r12 * a21
+            n12 = r10 * a02 + r11 * a12 + r12 * a22
+            n20 = r20 * a00 + r21 * a10 + r22 * a20
+            n21 = r20 * a01 + r21 * a11 + r22 * a21
+            n22 = r20 * a02 + r21 * a12 + r22 * a22
+            ox = r00 * ax + r01 * ay + r02 * az + px
+            oy = r10 * ax + r11 * ay + r12 * az + py
+            oz = r20 * ax + r21 * ay + r22 * az + pz
+            value = values[index]
+            if self.prismatic[index]:
+                poses[index + 1] = (
+                    n00, n01, n02, n10, n11, n12, n20, n21, n22,
+                    ox + n02 * value, oy + n12 * value, oz + n22 * value,
+                )
+            else:
+                c, s = math.cos(value), math.sin(value)
+                poses[index + 1] = (
+                    n00 * c + n01 * s, n01 * c - n00 * s, n02,
+                    n10 * c + n11 * s, n11 * c - n10 * s, n12,
+                    n20 * c + n21 * s, n21 * c - n20 * s, n22,
+                    ox, oy, oz,
+                )
+        table = np.array(poses)
+        rotations = table[:, :9].reshape(-1, 3, 3)
+        positions = table[:, 9:]
+        axes = rotations[1:, :, 2]
+        origins = positions[1:] - axes * np.where(self.prismatic_mask, x, 0.0)[:, None]
+        return rotations, positions, axes, origins
+
+    def placed(
+        self, x: FloatArray, capsules: npt.ArrayLike | None = None
+    ) -> tuple[FloatArray, tuple[FloatArray, ...]]:
+        """
+        Place capsules at a configuration.
+
+        :param x: Moving-joint values, shape (k,).
+        :param capsules: Indices of the capsules to place; None: all.
+        :return: ``(ends, frames)``: both ends of each capsule asked for, shape (n, 2, 3) [m],
+            base frame; and what :meth:`frames` returned.
+        """
+        frames = self.frames(x)
+        rotations, positions = frames[0], frames[1]
+        chosen = slice(None) if capsules is None else np.asarray(capsules, dtype=np.int64)
+        rows = self.anchor[chosen] + 1
+        ends = np.matmul(self.local[chosen], rotations[rows].transpose(0, 2, 1))
+        return ends + positions[rows][:, None, :], frames
+
+    def check(self, x: npt.ArrayLike, exact_within: float = math.inf) -> CollisionCheck:
+        """
+        Measure every checked pair at a configuration.
+
+        A broad phase first bounds each pair of links by the spheres around them: the pairs of
+        links whose spheres are ``exact_within`` apart or more get that lower bound as their
+        distance (and no closest points); the others are measured exactly.
+
+        :param x: Moving-joint values, shape (k,) (:meth:`vector`).
+        :param exact_within: Pairs are measured exactly below this distance [m].
+        :return: The distances, the closest points and the frames (for :meth:`gradients`).
+        """
+        values = np.asarray(x, dtype=float)
+        rotations, positions, axes, origins = self.frames(values)
+        rows = self.body_anchor + 1
+        centres = np.matmul(rotations[rows], self.body_centre[:, :, None])[:, :, 0]
+        centres += positions[rows]
+        between = centres[self.body_pairs[:, 0]] - centres[self.body_pairs[:, 1]]
+        bounds = np.sqrt(np.einsum('ij,ij->i', between, between)) - self.body_reach
+        distances = bounds[self.pair_body]
+        points = np.zeros((2, len(self.pairs), 3))
+        ends = np.zeros((len(self.capsules), 2, 3))
+        near = np.flatnonzero(distances < exact_within)
+        if near.size:
+            first, second = self.pairs[near, 0], self.pairs[near, 1]
+            used = np.unique(self.pairs[near])
+            chosen = self.anchor[used] + 1
+            ends[used] = np.matmul(self.local[used], rotations[chosen].transpose(0, 2, 1))
+            ends[used] += positions[chosen][:, None, :]
+            gap, c1, c2 = segment_distances(
+                ends[first, 0], ends[first, 1], ends[second, 0], ends[second, 1]
+            )
+            distances[near] = gap - self.radii[first] - self.radii[second]
+            points[0, near], points[1, near] = c1, c2
+        return CollisionCheck(
+            distances, points, (rotations, positions), axes, origins, ends
+        )
+
+    def point_jacobian(
+        self, check: CollisionCheck, anchor: int, point: FloatArray
+    ) -> FloatArray:
+        """
+        Return how a point carried by an anchor frame moves with the moving joints.
+
+        :param check: A check at the configuration (its joint axes and origins).
+        :param anchor: The moving joint carrying the point, or :data:`STATIC`.
+        :param point: The point, shape (3,) [m], base frame.
+        :return: Jacobian, shape (3, k) [m/rad] or [m/m].
+        """
+        jacobian = np.zeros((3, self.dof))
+        if anchor == STATIC:
+            return jacobian
+        moving = np.flatnonzero(self.carries[anchor])
+        for joint in moving:
+            if self.prismatic[joint]:
+                jacobian[:, joint] = check.axes[joint]
+            else:
+                jacobian[:, joint] = np.cross(check.axes[joint], point - check.origins[joint])
+        return jacobian
+
+    def gradients(self, check: CollisionCheck, pairs: npt.ArrayLike) -> FloatArray:
+        """
+        Return how the distance of some pairs changes with the moving joints.
+
+        Where a pair's segments cross (no direction between the closest points), the direction
+        from the second capsule's segment midpoint to the first's is used.
+
+        :param check: The check at the configuration (the pairs measured exactly).
+        :param pairs: Pair indices.
+        :return: Gradients, shape (len(pairs), k) [m/rad] or [m/m].
+        """
+        chosen = np.asarray(pairs, dtype=np.int64)
+        first, second = self.pairs[chosen, 0], self.pairs[chosen, 1]
+        c1, c2 = check.points[0, chosen], check.points[1, chosen]
+        normal = c1 - c2
+        length = np.linalg.norm(normal, axis=1)
+        crossing = length < 1e-9
+        if crossing.any():  # crossing segments: apart along the line of their midpoints
+            middle = check.ends[first].mean(axis=1) - check.ends[second].mean(axis=1)
+            normal[crossing] = middle[crossing]
+            length = np.linalg.norm(normal, axis=1)
+            still = length < 1e-9
+            normal[still] = (0.0, 0.0, 1.0)
+            length[still] = 1.0
+        normal /= length[:, None]
+        return self._moved_along(check, first, c1, normal) - self._moved_along(
+            check, second, c2, normal
+        )
+
+    def _moved_along(
+        self, check: CollisionCheck, capsules: IntArray, points: FloatArray, normal: FloatArray
+    ) -> FloatArray:
+        """Return ``normal . d(point)/dx`` for points carried by some capsules, shape (m, k)."""
+        anchor = self.anchor[capsules]
+        carried = np.zeros((len(capsules), self.dof), dtype=bool)
+        moving = anchor != STATIC
+        carried[moving] = self.carries[anchor[moving]]
+        # revolute: normal . (axis x (p - o)) = (p - o) . (normal x axis)
+        turned = np.cross(normal[:, None, :], check.axes[None, :, :])
+        offset = points[:, None, :] - check.origins[None, :, :]
+        rows = np.einsum('mkj,mkj->mk', turned, offset)
+        if self.prismatic_mask.any():
+            slid = normal @ check.axes.T
+            rows = np.where(self.prismatic_mask[None, :], slid, rows)
+        return np.where(carried, rows, 0.0)
+
+
+def _held_values(model: RobotModel, held: Mapping[str, float]) -> dict[str, float]:
+    """Return a value for every movable joint: given, mimicked, or 0 clamped into its limits."""
+    values: dict[str, float] = {}
+    for joint in model.joints.values():
+        if not joint.joint_type.is_movable:
+            continue
+        if joint.name in held:
+            values[joint.name] = float(held[joint.name])
+        elif joint.limits is not None:
+            values[joint.name] = min(max(0.0, joint.limits.lower), joint.limits.upper)
+        else:
+            values[joint.name] = 0.0
+    for joint in model.joints.values():
+        if joint.mimic is not None and joint.name not in held:
+            source, multiplier, offset = joint.mimic
+            values[joint.name] = multiplier * values.get(source, 0.0) + offset
+    return values
+
+
+def _motion(joint: Joint, value: float) -> FloatArray:
+    motion = np.eye(4)
+    if joint.joint_type is JointType.PRISMATIC:
+        motion[:3, 3] = joint.axis * value
+    elif joint.joint_type.is_movable:
+        k = skew(joint.axis)
+        motion[:3, :3] += math.sin(value) * k + (1.0 - math.cos(value)) * (k @ k)
+    return motion
+
+
+def _link_poses(
+    model: RobotModel, values: Mapping[str, float], moving: frozenset[str]
+) -> dict[str, FloatArray]:
+    """Return every link's pose in the URDF root frame, moving joints at 0, the rest held."""
+    children: dict[str, list[Joint]] = {}
+    for joint in model.joints.values():
+        children.setdefault(joint.parent, []).append(joint)
+    poses = {model.root_link: np.eye(4)}
+    stack = [model.root_link]
+    while stack:
+        link = stack.pop()
+        for joint in children.get(link, []):
+            value = 0.0 if joint.name in moving else values.get(joint.name, 0.0)
+            poses[joint.child] = poses[link] @ joint.origin @ _motion(joint, value)
+            stack.append(joint.child)
+    return poses
+
+
+def _urdf_capsules(path: str) -> dict[str, list[Capsule]]:
+    """Return the capsules covering each link's URDF ``<collision>`` primitives."""
+    previous = xml_core.on_error
+    xml_core.on_error = lambda message: None
+    try:
+        robot = urdf_model.URDF.from_xml_file(path)
+    finally:
+        xml_core.on_error = previous
+    shapes: dict[str, list[Capsule]] = {}
+    for link in robot.links:
+        for item in link.collisions or []:
+            geometry = item.geometry
+            origin = item.origin
+            transform = transform_from_xyz_rpy(
+                origin.xyz if origin is not None and origin.xyz is not None else (0, 0, 0),
+                origin.rpy if origin is not None and origin.rpy is not None else (0, 0, 0),
+            )
+            if isinstance(geometry, urdf_model.Box):
+                kind, sizes = 'box', tuple(float(v) for v in geometry.size)
+            elif isinstance(geometry, urdf_model.Cylinder):
+                kind, sizes = 'cylinder', (float(geometry.radius), float(geometry.length))
+            elif isinstance(geometry, urdf_model.Sphere):
+                kind, sizes = 'sphere', (float(geometry.radius),)
+            else:
+                raise ConfigError(
+                    f'{path}: link {link.name!r} has a {type(geometry).__name__} collision '
+                    'shape; give it capsules in the robot file (collision.capsules)'
+                )
+            shapes.setdefault(link.name, []).extend(
+                covering_capsules(link.name, kind, sizes, transform)
+            )
+    return shapes
+
+
+def joints_between(model: RobotModel, first: str, second: str) -> int:
+    """
+    Return how many movable joints lie on the tree path between two links.
+
+    :param model: The URDF joint tree.
+    :param first: A link.
+    :param second: Another link.
+    :return: The count (0 for links on one rigid body).
+    """
+    parent_joint = {joint.child: joint for joint in model.joints.values()}
+
+    def ancestry(link: str) -> list[str]:
+        chain = [link]
+        while chain[-1] in parent_joint:
+            chain.append(parent_joint[chain[-1]].parent)
+        return chain
+
+    up_first, up_second = ancestry(first), ancestry(second)
+    common = next(link for link in up_first if link in set(up_second))
+    count = 0
+    for chain in (up_first, up_second):
+        for link in chain[: chain.index(common)]:
+            count += parent_joint[link].joint_type.is_movable
+    return count
+
+
+def build_collision_model(
+    model: RobotModel,
+    urdf_file: str,
+    base_frame: str,
+    arms: Mapping[str, ArmModel],
+    spec: CollisionSpec,
+    held: Mapping[str, float],
+    torso_joint: str | None = None,
+    torso_neutral: float = 0.0,
+) -> CollisionModel:
+    """
+    Build a robot's self-collision model from its URDF and robot file (module docstring).
+
+    :param model: The URDF joint tree.
+    :param urdf_file: The URDF file (its ``<collision>`` geometry).
+    :param base_frame: The robot base frame every position is expressed in.
+    :param arms: The arms, by name, in file order.
+    :param spec: The robot file's ``collision`` section.
+    :param held: Values of the joints that are not moving joints (locked, head, grippers).
+    :param torso_joint: The torso lift joint, a moving joint when given.
+    :param torso_neutral: Its neutral value [m].
+    :return: The model.
+    :raises ConfigError: If the section names an unknown link, or a URDF shape has no capsules.
+    """
+    links = set(model.links)
+    for name in [c.link for c in spec.capsules] + sorted(spec.exclude_links) + [
+        link for pair in spec.ignore_pairs for link in sorted(pair)
+    ]:
+        if name not in links:
+            raise ConfigError(f'collision: {name!r} is not a link of {model.name}')
+    joints: list[str] = []
+    slices: dict[str, slice] = {}
+    neutral: list[float] = []
+    lower: list[float] = []
+    upper: list[float] = []
+    for name, arm in arms.items():
+        slices[name] = slice(len(joints), len(joints) + arm.dof)
+        joints += arm.joint_names
+        neutral += arm.neutral.tolist()
+        lower += arm.lower.tolist()
+        upper += arm.upper.tolist()
+    torso_index = None
+    if torso_joint is not None:
+        torso_index = len(joints)
+        joints.append(torso_joint)
+        neutral.append(torso_neutral)
+        limits = model.joints[torso_joint].limits
+        lower.append(limits.lower if limits is not None else -math.inf)
+        upper.append(limits.upper if limits is not None else math.inf)
+    moving = frozenset(joints)
+    values = _held_values(model, held)
+    poses = _link_poses(model, values, moving)
+    parent_joint = {joint.child: joint for joint in model.joints.values()}
+    index_of = {name: index for index, name in enumerate(joints)}
+
+    def anchor_of(link: str) -> int:
+        """Return the last moving joint on the link's path from the root."""
+        while link in parent_joint:
+            joint = parent_joint[link]
+            if joint.name in index_of:
+                return index_of[joint.name]
+            link = joint.parent
+        return STATIC
+
+    aligned = []
+    for name in joints:
+        turn = np.eye(4)
+        turn[:3, :3] = rotation_taking_z_to(model.joints[name].axis)
+        aligned.append(turn)
+
+    def frame_of(anchor: int) -> FloatArray:
+        """Return an anchor frame at the zero configuration (its joint axis along z)."""
+        if anchor == STATIC:
+            return poses[base_frame]
+        return poses[model.joints[joints[anchor]].child] @ aligned[anchor]
+
+    parents: list[int] = []
+    fixed: list[FloatArray] = []
+    for index, name in enumerate(joints):
+        joint = model.joints[name]
+        parent = anchor_of(joint.parent)
+        parents.append(parent)
+        fixed.append(
+            np.linalg.inv(frame_of(parent)) @ poses[joint.parent] @ joint.origin @ aligned[index]
+        )
+    carries = np.zeros((len(joints), len(joints)), dtype=bool)
+    for index in range(len(joints)):
+        walk: int = index
+        while walk != STATIC:
+            carries[index, walk] = True
+            walk = parents[walk]
+    order = tuple(sorted(range(len(joints)), key=lambda index: int(carries[index].sum())))
+    shapes = _urdf_capsules(urdf_file)
+    declared: dict[str, list[Capsule]] = {}
+    for capsule in spec.capsules:
+        declared.setdefault(capsule.link, []).append(capsule)
+    shapes.update(declared)
+    capsules: list[Capsule] = []
+    anchors: list[int] = []
+    local: list[FloatArray] = []
+    for link in model.links:
+        if link in spec.exclude_links or link not in shapes or link not in poses:
+            continue
+        anchor = anchor_of(link)
+        to_anchor = np.linalg.inv(frame_of(anchor)) @ poses[link]
+        for capsule in shapes[link]:
+            capsules.append(capsule)
+            anchors.append(anchor)
+            moved = capsule.moved(to_anchor)
+            local.append(np.stack((moved.a, moved.b)))
+    anchor_array = np.array(anchors, dtype=np.int64)
+    radii = np.array([capsule.radius for capsule in capsules])
+    ignored: dict[frozenset[str], str] = {}
+    candidates: list[tuple[int, int]] = []
+    distance_cache: dict[frozenset[str], int] = {}
+    for first in range(len(capsules)):
+        for second in range(first + 1, len(capsules)):
+            if anchors[first] == anchors[second]:
+                continue
+            names = frozenset((capsules[first].link, capsules[second].link))
+            if names in ignored:
+                continue
+            if names in spec.ignore_pairs:
+                ignored[names] = 'ignore_pairs of the robot file'
+                continue
+            if names not in distance_cache:
+                distance_cache[names] = joints_between(
+                    model, capsules[first].link, capsules[second].link
+                )
+            if distance_cache[names] <= spec.adjacent_joints:
+                ignored[names] = f'{distance_cache[names]} movable joints apart'
+                continue
+            candidates.append((first, second))
+    pairs = np.array(candidates, dtype=np.int64).reshape(-1, 2)
+    prismatic = tuple(model.joints[name].joint_type is JointType.PRISMATIC for name in joints)
+    fields: dict[str, Any] = {
+        'robot': model.name, 'joints': tuple(joints), 'arm_slices': MappingProxyType(slices),
+        'torso_index': torso_index, 'neutral': freeze(neutral), 'lower': freeze(lower),
+        'upper': freeze(upper), 'capsules': tuple(capsules), 'anchor': anchor_array,
+        'local': freeze(np.array(local).reshape(-1, 2, 3)), 'radii': freeze(radii),
+        'parents': tuple(parents), 'order': order,
+        'fixed_rows': tuple(tuple(float(v) for v in item[:3, :].ravel()) for item in fixed),
+        'prismatic': prismatic,
+        'prismatic_mask': freeze(prismatic).astype(bool),
+        'carries': carries,
+    }
+    draft = _with_pairs(fields, pairs, ignored, np.full(len(pairs), math.inf))
+    at_neutral = draft.check(draft.neutral)
+    touching = np.flatnonzero(at_neutral.distances <= 0.0)
+    for touch in touching.tolist():
+        names = frozenset(draft.pair_links(touch))
+        ignored.setdefault(
+            names, f'touching at the neutral pose ({at_neutral.distances[touch]:.3f} m)'
+        )
+    # a link pair is checked whole or not at all
+    dropped = {frozenset(draft.pair_links(int(index))) for index in touching}
+    kept = [
+        index for index in range(len(pairs))
+        if frozenset(draft.pair_links(index)) not in dropped
+    ]
+    kept_pairs = pairs[kept].reshape(-1, 2)
+    neutral_distances = at_neutral.distances[kept]
+    # every capsule pair of a link pair keeps what the link pair keeps at the neutral pose
+    link_pairs = [frozenset(draft.pair_links(index)) for index in kept]
+    closest: dict[frozenset[str], float] = {}
+    for link_pair, distance in zip(link_pairs, neutral_distances.tolist()):
+        closest[link_pair] = min(closest.get(link_pair, math.inf), distance)
+    return _with_pairs(
+        fields, kept_pairs, ignored, np.array([closest[pair] for pair in link_pairs])
+    )
+
+
+def _with_pairs(
+    fields: dict[str, Any],
+    pairs: IntArray,
+    ignored: Mapping[frozenset[str], str],
+    neutral_distances: FloatArray,
+) -> CollisionModel:
+    """Return the model with its checked pairs and their broad phase (bodies: links)."""
+    capsules: tuple[Capsule, ...] = fields['capsules']
+    anchor: IntArray = fields['anchor']
+    local: FloatArray = fields['local']
+    radii: FloatArray = fields['radii']
+    bodies = sorted({capsule.link for capsule in capsules})
+    body_of = np.array([bodies.index(capsule.link) for capsule in capsules], dtype=np.int64)
+    centres, spheres, anchors = [], [], []
+    for body in range(len(bodies)):
+        members = np.flatnonzero(body_of == body)
+        points = local[members].reshape(-1, 3)
+        centre = 0.5 * (points.min(axis=0) + points.max(axis=0))
+        reach = np.linalg.norm(local[members] - centre, axis=2).max(axis=1) + radii[members]
+        centres.append(centre)
+        spheres.append(float(reach.max()))
+        anchors.append(int(anchor[members[0]]))
+    keys = [tuple(sorted((body_of[a], body_of[b]))) for a, b in pairs]
+    body_pairs = sorted(set(keys))
+    index_of = {key: index for index, key in enumerate(body_pairs)}
+    pair_array = np.array(body_pairs, dtype=np.int64).reshape(-1, 2)
+    reach = np.array(spheres)[pair_array].sum(axis=1) if len(body_pairs) else np.zeros(0)
+    return CollisionModel(
+        **fields,
+        pairs=pairs, ignored=MappingProxyType(dict(ignored)),
+        neutral_distances=freeze(neutral_distances),
+        body_anchor=np.array(anchors, dtype=np.int64),
+        body_centre=freeze(np.array(centres).reshape(-1, 3)),
+        body_radius=freeze(spheres),
+        body_pairs=pair_array,
+        body_reach=freeze(reach),
+        pair_body=np.array([index_of[key] for key in keys], dtype=np.int64),
+    )
+
+
+def landmark_points(
+    model: CollisionModel, arms: Mapping[str, ArmModel]
+) -> list[tuple[str, str, int]]:
+    """
+    Return the elbow and wrist landmarks as moving-joint origins (for workspace bounds).
+
+    :param model: The collision model.
+    :param arms: The arms, by name.
+    :return: ``(arm, landmark, joint index)`` per landmark; the landmark is the origin of its
+        joint, which the joints before it move.
+    """
+    points = []
+    for name, arm in arms.items():
+        for label in ('elbow', 'wrist'):
+            joint = getattr(arm.spec, label)
+            points.append((name, label, model.joints.index(joint)))
+    return points
+
+
+def half_space_rows(
+    model: CollisionModel,
+    check: CollisionCheck,
+    landmarks: Sequence[tuple[str, str, int]],
+    spaces: Sequence[HalfSpace],
+) -> tuple[FloatArray, FloatArray, list[str]]:
+    """
+    Return how far each landmark is inside each bound, and how that changes with the joints.
+
+    :param model: The collision model.
+    :param check: A check at the configuration (joint origins and axes).
+    :param landmarks: From :func:`landmark_points`.
+    :param spaces: The workspace's half-spaces.
+    :return: ``(depth, gradients, labels)``: ``normal . p - offset`` per (landmark, bound),
+        shape (m,) [m] (negative: outside); gradients shape (m, k); labels ``arm wrist: table``.
+    """
+    depths, rows, labels = [], [], []
+    for arm, label, joint in landmarks:
+        point = check.origins[joint]
+        parent = model.parents[joint]
+        jacobian = model.point_jacobian(check, parent, point)
+        for space in spaces:
+            depths.append(float(space.normal @ point) - space.offset)
+            rows.append(space.normal @ jacobian)
+            labels.append(f'{arm} {label}: {space.name}')
+    return (
+        np.array(depths), np.array(rows).reshape(-1, model.dof), labels,
+    )

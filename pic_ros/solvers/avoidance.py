@@ -1,0 +1,391 @@
+"""
+Self-collision and workspace avoidance: the closest configuration that keeps the margin.
+
+Every arm solver (FABRIK, PIC, PICs, analytic, plug-ins) answers per arm; the arms then meet
+here, together (:class:`SelfCollisionAvoidance`, run by :class:`~pic_ros.imitation.
+RobotImitator` after the arm solves). Given the solvers' configuration ``x_s`` of every moving
+joint (:class:`~pic_ros.robot.collision.CollisionModel`: the arms, then the torso lift), it
+returns the configuration nearest to it, in the joint space, where
+
+- every checked capsule pair is at least its required distance apart
+  (:meth:`~pic_ros.robot.collision.CollisionModel.required`: ``self_collision_margin``, less for
+  a pair closer than that at the neutral pose) plus a :data:`CLEARANCE` share of the margin,
+  left for the motion layer, whose guard refuses commands below the required distance;
+- every elbow and wrist landmark is inside the robot file's workspace bounds by the margin;
+- every joint is inside its position limits.
+
+Method: most frames bind nothing and cost one broad-phase check; the solvers' answer is then
+returned untouched, provided the straight way to it from the last answer keeps clear too.
+Otherwise the configuration *slides* from the last answer toward the solvers' one: each step is
+the one nearest to the straight move that meets the constraints linearized where it stands
+(distance gradients from the closest points' Jacobians,
+:meth:`~pic_ros.robot.collision.CollisionModel.gradients`; an active-set solve of a handful of
+constraints, joints at a limit held), up to ``max_iterations`` steps. Starting from the last
+answer keeps consecutive answers close: an arm goes around the other, never through it, and
+never flips to the far side of an obstacle. When the floors cannot be met (a pose with no way
+out within the limits), the last configuration that met them is kept
+(:attr:`AvoidanceTermination.HELD`), so the answer always keeps the margin once one was ever
+returned (the neutral pose does).
+
+Units: metres and radians; positions in the robot base frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+import enum
+import math
+from typing import Final, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+from pic_ros.exceptions import ConfigError
+from pic_ros.robot.arm import ArmModel
+from pic_ros.robot.collision import (
+    CollisionCheck,
+    CollisionModel,
+    half_space_rows,
+    landmark_points,
+)
+from pic_ros.robot.collision_spec import CollisionSpec, WorkspaceSpec
+from pic_ros.schema import ParameterDef
+
+FloatArray = npt.NDArray[np.float64]
+
+SELF_COLLISION_MARGIN: Final = ParameterDef(
+    'self_collision_margin', -1.0,
+    "Smallest distance kept between robot links that may not touch (the robot file's collision "
+    'model) and between the elbow and wrist and the workspace bounds; negative: the robot '
+    "file's collision margin (3 cm unless it says); 0 turns avoidance and the guard off",
+    unit='m', low=-1.0, high=0.2,
+)
+"""The solver node's and the trajectory publisher's ``self_collision_margin``."""
+
+CLEARANCE: Final = 1.0 / 3.0
+"""What the solvers keep beyond the required distance, as a share of the margin, for the motion
+between two commands (the trajectory publisher's guard refuses commands below the required
+distance itself)."""
+
+OVERSHOOT: Final = 0.25
+"""How far past its target a linearized step aims each unmet constraint, as a share of the
+clearance: the distances are curved, so a step aimed exactly at the target falls short."""
+
+
+def resolve_margin(value: float, spec: CollisionSpec) -> float:
+    """
+    Return the margin a ``self_collision_margin`` value means for a robot.
+
+    :param value: The parameter value [m]; negative: the robot file's.
+    :param spec: The robot file's ``collision`` section.
+    :return: The margin [m] (0: off).
+    """
+    return spec.margin if value < 0.0 else float(value)
+
+PATH_STEP: Final = 0.1
+"""Joint-space spacing of the configurations checked on the way between two answers [rad]."""
+
+MAX_STEP: Final = 0.3
+"""Largest joint change of one linearized step [rad] or [m]."""
+
+
+class AvoidanceTermination(enum.Enum):
+    """How the avoidance left a configuration."""
+
+    CLEAR = 'clear'
+    """Nothing was within reach of a constraint: the solvers' answer, untouched."""
+
+    PUSHED = 'pushed'
+    """Moved to the nearest configuration that keeps the margin."""
+
+    HELD = 'held'
+    """No configuration keeping the margin was found near the answer: the last one that kept
+    it is returned."""
+
+    OFF = 'off'
+    """Avoidance is off (``self_collision_margin`` 0)."""
+
+
+class AvoidanceResult(NamedTuple):
+    """
+    What the avoidance did to one configuration.
+
+    :param x: The configuration to command, shape (k,) (the model's moving joints).
+    :param termination: Why it is that one.
+    :param iterations: Linearized steps taken.
+    :param min_distance: Smallest capsule-pair distance at ``x`` [m] (exact below the margin
+        plus 5 cm, a lower bound above).
+    :param slack: Smallest excess of any constraint over what it requires at ``x`` [m]
+        (negative: a constraint is not met, which only ``HELD`` from an unsafe start allows).
+    :param binding: Labels of the constraints that moved the answer (link pairs, workspace
+        bounds), when ``PUSHED`` or ``HELD``.
+    """
+
+    x: FloatArray
+    termination: AvoidanceTermination
+    iterations: int
+    min_distance: float
+    slack: float
+    binding: tuple[str, ...]
+
+    @property
+    def active(self) -> bool:
+        """Return whether a constraint changed the solvers' answer."""
+        return self.termination in (AvoidanceTermination.PUSHED, AvoidanceTermination.HELD)
+
+
+@dataclass(frozen=True)
+class AvoidanceConfig:
+    """
+    Settings of :class:`SelfCollisionAvoidance`.
+
+    :param margin: ``self_collision_margin`` [m]: negative, the robot file's margin; 0 turns
+        the avoidance off.
+    :param max_iterations: Linearized steps per frame at most, 1..50.
+    :raises ConfigError: If a value is out of range.
+    """
+
+    margin: float = SELF_COLLISION_MARGIN.default
+    max_iterations: int = 8
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, 'margin', SELF_COLLISION_MARGIN.check(self.margin))
+        if isinstance(self.max_iterations, bool) or not isinstance(self.max_iterations, int) or (
+            not 1 <= self.max_iterations <= 50
+        ):
+            raise ConfigError(f'max_iterations must be an integer in 1..50, got '
+                              f'{self.max_iterations!r}')
+
+
+def _lowest(values: FloatArray) -> float:
+    """Return the smallest value, inf for none."""
+    return float(values.min()) if values.size else math.inf
+
+
+def smallest_step(rows: FloatArray, needed: FloatArray, damping: float = 1e-4) -> FloatArray:
+    """
+    Return the smallest joint step ``d`` with ``rows @ d >= needed``.
+
+    An active-set solve of the dual (non-negative multipliers ``lam``, ``d = rows.T @ lam``):
+    the most violated constraint joins the active set, the active ones are met as equalities
+    (damped, for the nearly parallel rows of neighbouring links), and a constraint whose
+    multiplier turns negative leaves it; at most ``2 m`` rounds.
+
+    :param rows: Constraint gradients, shape (m, k).
+    :param needed: Required change of each constraint, shape (m,) (negative: already met by
+        that much).
+    :param damping: Damping of the equality solves [m].
+    :return: The step, shape (k,).
+    """
+    step = np.zeros(rows.shape[1])
+    active: list[int] = []
+    for _ in range(2 * len(needed) + 1):
+        slack = rows @ step - needed
+        if active:
+            slack[active] = np.inf
+        worst = int(np.argmin(slack)) if slack.size else 0
+        if not slack.size or slack[worst] >= -1e-9:
+            break
+        active.append(worst)
+        for _ in range(len(active)):
+            chosen = rows[active]
+            gram = chosen @ chosen.T + damping**2 * np.eye(len(active))
+            multipliers = np.linalg.solve(gram, needed[active])
+            if multipliers.min() >= 0.0:
+                break
+            del active[int(np.argmin(multipliers))]
+        if not active:
+            break
+        step = rows[active].T @ np.linalg.solve(
+            rows[active] @ rows[active].T + damping**2 * np.eye(len(active)), needed[active]
+        )
+    return step
+
+
+class SelfCollisionAvoidance:
+    """
+    Keep a robot's configurations clear of self-contact and inside its workspace (module doc).
+
+    :param model: The robot's collision model.
+    :param arms: The robot's arms (their elbow and wrist landmarks, for the workspace).
+    :param workspace: The robot file's workspace bounds, or None.
+    :param config: Settings.
+    :param spec: The robot file's ``collision`` section (its margin).
+    """
+
+    def __init__(
+        self,
+        model: CollisionModel,
+        arms: Mapping[str, ArmModel],
+        workspace: WorkspaceSpec | None = None,
+        config: AvoidanceConfig | None = None,
+        spec: CollisionSpec | None = None,
+    ) -> None:
+        self.model = model
+        self.config = config if config is not None else AvoidanceConfig()
+        self.margin = resolve_margin(self.config.margin, spec or CollisionSpec())
+        """The margin kept [m] (0: off)."""
+        margin = self.margin
+        self._clearance = CLEARANCE * margin
+        self._required = model.required(margin)
+        self._target = self._required + self._clearance
+        self._spaces = () if workspace is None else workspace.half_spaces
+        self._landmarks = landmark_points(model, arms) if self._spaces else []
+        self._reach = margin + self._clearance + 0.05
+        self._safe: FloatArray | None = None
+
+    @property
+    def enabled(self) -> bool:
+        """Return whether the avoidance acts (a positive margin)."""
+        return self.margin > 0.0
+
+    def reset(self, x: npt.ArrayLike | None = None) -> None:
+        """
+        Forget the last safe configuration (a new session), or set it.
+
+        :param x: A configuration known to keep the margin, shape (k,); None: none yet.
+        """
+        self._safe = None if x is None else np.array(x, dtype=float)
+
+    def _excess(self, check: CollisionCheck, strict: bool) -> FloatArray:
+        """Return every constraint's excess over its target (or, strict, its floor) [m]."""
+        floors = self._required if strict else self._target
+        excess = check.distances - floors
+        if not self._spaces:
+            return excess
+        depth, _, _ = half_space_rows(self.model, check, self._landmarks, self._spaces)
+        wanted = self.margin + (0.0 if strict else self._clearance)
+        return np.concatenate((excess, depth - wanted))
+
+    def _labels(self, check: CollisionCheck, below: float) -> set[str]:
+        """Return what the constraints under ``below`` of their target are (pairs, bounds)."""
+        excess = check.distances - self._target
+        labels = {
+            ' / '.join(self.model.pair_links(int(index)))
+            for index in np.flatnonzero(excess < below)
+        }
+        if self._spaces:
+            depth, _, names = half_space_rows(self.model, check, self._landmarks, self._spaces)
+            extra = depth - (self.margin + self._clearance)
+            labels |= {name for name, value in zip(names, extra) if value < below}
+        return labels
+
+    def _path_clear(self, start: FloatArray, end: FloatArray) -> bool:
+        """Tell whether the straight joint-space path between two configurations keeps clear."""
+        steps = int(np.ceil(np.abs(end - start).max() / PATH_STEP))
+        for share in np.arange(1, steps) / max(steps, 1):
+            check = self.model.check(start + share * (end - start), self._reach)
+            if _lowest(self._excess(check, strict=True)) < 0.0:
+                return False
+        return True
+
+    def resolve(
+        self, x: npt.ArrayLike, movable: npt.ArrayLike | None = None
+    ) -> AvoidanceResult:
+        """
+        Return the configuration to command instead of the solvers' one (module docstring).
+
+        When the solvers' answer keeps every constraint, and the way to it from the last
+        answer does too, it is returned as it is. Otherwise the configuration slides from the
+        last safe answer toward the solvers' one along the constraints (each step the one
+        nearest to the straight move that keeps the linearized constraints), so consecutive
+        answers stay close and an arm never passes through the other to reach its target.
+
+        :param x: The solvers' configuration, shape (k,).
+        :param movable: Per moving joint, whether the avoidance may move it, shape (k,) bool
+            (e.g. the torso lift only with whole-body imitation); default every arm joint.
+        :return: The result.
+        """
+        model = self.model
+        goal = np.clip(np.asarray(x, dtype=float), model.lower, model.upper)
+        if not self.enabled:
+            return AvoidanceResult(goal, AvoidanceTermination.OFF, 0, math.nan, math.inf, ())
+        if movable is None:
+            free = np.ones(model.dof, dtype=bool)
+            if model.torso_index is not None:
+                free[model.torso_index] = False
+        else:
+            free = np.asarray(movable, dtype=bool)
+        check = model.check(goal, self._reach)
+        lowest = _lowest(self._excess(check, strict=False))
+        previous = self._safe
+        if lowest >= 0.0 and (previous is None or self._path_clear(previous, goal)):
+            self._safe = goal
+            return AvoidanceResult(
+                goal, AvoidanceTermination.CLEAR, 0, check.minimum, lowest + self._clearance, ()
+            )
+        binding = self._labels(check, 0.0)
+        current = goal.copy() if previous is None else previous.copy()
+        current[~free] = goal[~free]
+        check = model.check(current, self._reach)
+        iteration = 0
+        while iteration < self.config.max_iterations:
+            iteration += 1
+            towards = np.where(free, goal - current, 0.0)
+            rows, needed = self._linearized(check)
+            if rows.size:
+                step = towards + self._step(rows, needed - rows @ towards, current, free)
+            else:
+                step = towards
+            largest = float(np.abs(step).max()) if step.size else 0.0
+            if largest > MAX_STEP:
+                step *= MAX_STEP / largest
+            current = np.clip(current + step, model.lower, model.upper)
+            check = model.check(current, self._reach)
+            settled = _lowest(self._excess(check, strict=False)) >= -0.5 * self._clearance
+            if settled and largest < 1e-4:
+                break
+        binding |= self._labels(check, 0.5 * self._clearance)
+        floors = self._excess(check, strict=True)
+        if _lowest(floors) >= 0.0:
+            self._safe = current
+            return AvoidanceResult(
+                current, AvoidanceTermination.PUSHED, iteration, check.minimum,
+                _lowest(floors) - self._clearance, tuple(sorted(binding)),
+            )
+        kept = previous if previous is not None else current
+        final = model.check(kept, self._reach)
+        return AvoidanceResult(
+            kept, AvoidanceTermination.HELD, iteration, final.minimum,
+            _lowest(self._excess(final, strict=True)) - self._clearance, tuple(sorted(binding)),
+        )
+
+    def _linearized(self, check: CollisionCheck) -> tuple[FloatArray, FloatArray]:
+        """Return the gradients and needed changes of the constraints near their targets."""
+        model = self.model
+        excess = check.distances - self._target
+        near = np.flatnonzero(excess < 0.01)
+        if near.size:  # one row per link pair: its closest capsule pair
+            order = near[np.lexsort((excess[near], model.pair_body[near]))]
+            _, first = np.unique(model.pair_body[order], return_index=True)
+            near = order[first]
+        rows = [model.gradients(check, near)] if near.size else []
+        aim = OVERSHOOT * self._clearance
+        needed = [aim - excess[near]] if near.size else []
+        if self._spaces:
+            depth, gradients, _ = half_space_rows(model, check, self._landmarks, self._spaces)
+            extra = depth - (self.margin + self._clearance)
+            close = np.flatnonzero(extra < 0.01)
+            if close.size:
+                rows.append(gradients[close])
+                needed.append(aim - extra[close])
+        if not rows:
+            return np.zeros((0, model.dof)), np.zeros(0)
+        return np.vstack(rows), np.concatenate(needed)
+
+    def _step(
+        self, rows: FloatArray, needed: FloatArray, x: FloatArray, free: npt.NDArray[np.bool_]
+    ) -> FloatArray:
+        """Return the smallest step meeting the linearized constraints within the limits."""
+        model = self.model
+        active = free.copy()
+        step = np.zeros(model.dof)
+        for _ in range(3):  # hold the joints at a limit the step pushes against, and again
+            masked = rows * active
+            step = smallest_step(masked, needed)
+            at_upper = (x >= model.upper - 1e-9) & (step > 0.0)
+            beyond = active & (at_upper | ((x <= model.lower + 1e-9) & (step < 0.0)))
+            if not beyond.any():
+                break
+            active &= ~beyond
+        return step
