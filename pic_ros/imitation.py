@@ -47,7 +47,12 @@ from pic_ros.robot.robot import Robot
 from pic_ros.schema import ParameterDef
 from pic_ros.solvers import ArmSolver, ArmSolveResult, make_solver, SolverConfig
 from pic_ros.solvers.avoidance import AvoidanceConfig, AvoidanceResult, SelfCollisionAvoidance
-from pic_ros.solvers.prioritized import PrioritizedConfig, PrioritizedSolver, WholeBodyTargets
+from pic_ros.solvers.prioritized import (
+    ClearanceTask,
+    PrioritizedConfig,
+    PrioritizedSolver,
+    WholeBodyTargets,
+)
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -160,6 +165,10 @@ class RobotImitator:
         self._torso_target: TorsoTarget | None = None
         self._chest_height: float | None = None
         self._last_stamps: dict[str, float] = {}
+        self._commanded: dict[str, FloatArray] = {}
+        self.avoidance = SelfCollisionAvoidance(
+            robot.collision, robot.arms, robot.spec.workspace, avoidance, robot.spec.collision
+        )
         for name, arm in robot.arms.items():
             if arms is not None and name not in arms:
                 continue
@@ -172,14 +181,26 @@ class RobotImitator:
             )
             self._correspondences[name] = make_correspondence(self.mapping_config, geometry)
             if self.whole_body and torso is not None and name in torso.spec.arms:
-                self._whole_body[name] = PrioritizedSolver(arm, torso, prioritized)
+                self._whole_body[name] = PrioritizedSolver(
+                    arm, torso, prioritized, self._clearance_task(name)
+                )
                 if self._torso_target is None:
                     self._torso_target = TorsoTarget(torso, float(landmarks[1][2]))
             else:
                 self._solvers[name] = make_solver(arm, solver)
-        self.avoidance = SelfCollisionAvoidance(
-            robot.collision, robot.arms, robot.spec.workspace, avoidance, robot.spec.collision
-        )
+
+    def _clearance_task(self, arm: str) -> ClearanceTask:
+        """Return the self-collision task of an arm's whole-body hierarchy (torso, arm)."""
+        model = self.robot.collision
+        where = model.arm_slices[arm]
+        columns = [model.torso_index, *range(where.start, where.stop)]
+
+        def task(q: FloatArray, torso: float) -> tuple[FloatArray, FloatArray] | None:
+            current = {name: self.q(name) for name in self._correspondences if name != arm}
+            current[arm] = q
+            return self.avoidance.task(model.vector(current, torso), columns)
+
+        return task
 
     @property
     def correspondences(self) -> Mapping[str, Correspondence]:
@@ -188,11 +209,18 @@ class RobotImitator:
 
     def q(self, arm: str) -> FloatArray:
         """
-        Return an arm's current solution (its warm start).
+        Return an arm's current answer: what was last commanded (after the avoidance).
 
         :param arm: Arm name.
         :return: Joint values in the arm's joint order [rad] or [m].
         """
+        commanded = self._commanded.get(arm)
+        if commanded is not None:
+            return commanded.copy()
+        return self._solved_q(arm)
+
+    def _solved_q(self, arm: str) -> FloatArray:
+        """Return an arm's solver warm start (its own last solution, before the avoidance)."""
         if arm in self._whole_body:
             return self._whole_body[arm].q
         return self._solvers[arm].q
@@ -216,8 +244,8 @@ class RobotImitator:
         """
         if arm in self._whole_body:
             solver = self._whole_body[arm]
-            return solver.landmarks(solver.q, solver.torso_value)
-        return self.robot.arms[arm].landmarks(self._solvers[arm].q)
+            return solver.landmarks(self.q(arm), solver.torso_value)
+        return self.robot.arms[arm].landmarks(self.q(arm))
 
     def set_chest_height(self, height: float | None) -> None:
         """
@@ -248,7 +276,11 @@ class RobotImitator:
         for name, whole in self._whole_body.items():
             whole.reset(None if q is None else q.get(name), torso)
         self._last_stamps.clear()
-        self.avoidance.reset()
+        self._commanded.clear()
+        model = self.robot.collision
+        self.avoidance.reset(
+            model.vector({name: self.q(name) for name in self._correspondences}, torso)
+        )
         if person:
             for correspondence in self._correspondences.values():
                 correspondence.reset()
@@ -370,17 +402,17 @@ class RobotImitator:
         movable = np.zeros(model.dof, dtype=bool)
         for name in arms:
             movable[model.arm_slices[name]] = True
-        if self._whole_body and model.torso_index is not None:
-            movable[model.torso_index] = True
         outcome = self.avoidance.resolve(x, movable)
         share = (time.thread_time() - start) / len(arms)
         moved = {}
         for name, step in arms.items():
             q = outcome.x[model.arm_slices[name]]
-            if outcome.active and not np.array_equal(q, step.result.q):
-                if name in self._whole_body:
-                    self._whole_body[name].reset(q, self._whole_body[name].torso_value)
-                else:
+            self._commanded[name] = q.copy()
+            if not np.array_equal(q, step.result.q):
+                # an arm solver goes on from the answer kept (its next one starts near the
+                # constraint, not deep inside it); the whole-body solver keeps its own, as it
+                # honours the constraint itself (its second task)
+                if name in self._solvers:
                     self._solvers[name].reset(q)
                 step = ArmStep(step.targets, step.result._replace(q=q), step.solve_time)
             moved[name] = ArmStep(step.targets, step.result, step.solve_time + share)

@@ -185,31 +185,32 @@ def segment_distances(
     r = p1 - p2
     a = np.einsum('ij,ij->i', d1, d1)
     e = np.einsum('ij,ij->i', d2, d2)
-    f = np.einsum('ij,ij->i', d2, r)
-    c = np.einsum('ij,ij->i', d1, r)
     b = np.einsum('ij,ij->i', d1, d2)
+    c = np.einsum('ij,ij->i', d1, r)
+    f = np.einsum('ij,ij->i', d2, r)
+    safe_a = np.maximum(a, _PARALLEL)
+    safe_e = np.maximum(e, _PARALLEL)
     denominator = a * e - b * b
-    point1 = a <= _PARALLEL
-    point2 = e <= _PARALLEL
-    safe_a = np.where(point1, 1.0, a)
-    safe_e = np.where(point2, 1.0, e)
-    # s on the first segment: where the infinite lines come closest, or 0 when parallel
-    s = np.where(
-        denominator > _PARALLEL,
-        np.clip((b * f - c * e) / np.where(denominator > _PARALLEL, denominator, 1.0), 0.0, 1.0),
-        0.0,
-    )
-    s = np.where(point1, 0.0, s)
-    t = np.where(point2, 0.0, (b * s + f) / safe_e)
-    # t outside [0, 1]: clamp it and recompute s for the clamped t
-    below = t < 0.0
-    above = t > 1.0
-    t = np.clip(t, 0.0, 1.0)
-    s = np.where(below & ~point1, np.clip(-c / safe_a, 0.0, 1.0), s)
-    s = np.where(above & ~point1, np.clip((b - c) / safe_a, 0.0, 1.0), s)
-    # degenerate segments: a point against a segment (or two points)
-    s = np.where(point2 & ~point1, np.clip(-c / safe_a, 0.0, 1.0), s)
-    t = np.where(point1 & ~point2, np.clip(f / safe_e, 0.0, 1.0), t)
+    # s on the first segment where the infinite lines come closest (0 for parallel lines)
+    parallel = denominator <= 1e-12 * a * e + 1e-300
+    s = (b * f - c * e) / np.where(parallel, 1.0, denominator)
+    s[parallel] = 0.0
+    s = np.minimum(np.maximum(s, 0.0), 1.0)
+    t = (b * s + f) / safe_e
+    # t outside [0, 1]: clamp it and take the s closest to the clamped end
+    below, above = t < 0.0, t > 1.0
+    if below.any() or above.any():
+        s = np.where(below, -c / safe_a, np.where(above, (b - c) / safe_a, s))
+        s = np.minimum(np.maximum(s, 0.0), 1.0)
+        t = np.minimum(np.maximum(t, 0.0), 1.0)
+    # degenerate segments (spheres): a point against a segment, or two points
+    point1, point2 = a <= _PARALLEL, e <= _PARALLEL
+    if point1.any() or point2.any():
+        along1 = np.minimum(np.maximum(-c / safe_a, 0.0), 1.0)
+        along2 = np.minimum(np.maximum(f / safe_e, 0.0), 1.0)
+        s = np.where(point1, 0.0, np.where(point2, along1, s))
+        t = np.where(point2, 0.0, np.where(point1, along2, t))
     c1 = p1 + d1 * s[:, None]
     c2 = p2 + d2 * t[:, None]
-    return np.linalg.norm(c1 - c2, axis=1), c1, c2
+    gap = c1 - c2
+    return np.sqrt(np.einsum('ij,ij->i', gap, gap)), c1, c2

@@ -66,7 +66,8 @@ class CollisionCheck(NamedTuple):
 
     :param distances: Surface distance of each pair (negative: overlap), shape (p,) [m].
     :param points: Closest points on the first and second capsule of each pair's segments,
-        shape (2, p, 3) [m], base frame.
+        shape (2, p, 3) [m], base frame; set only for the pairs measured exactly (a distance
+        below the check's ``exact_within``).
     :param anchors: Anchor frames: rotations (k + 1, 3, 3) and positions (k + 1, 3), row 0 the
         base frame, row ``1 + j`` after moving joint ``j``'s motion.
     :param axes: Unit axes of the moving joints, shape (k, 3), base frame.
@@ -298,7 +299,7 @@ class CollisionModel:
         between = centres[self.body_pairs[:, 0]] - centres[self.body_pairs[:, 1]]
         bounds = np.sqrt(np.einsum('ij,ij->i', between, between)) - self.body_reach
         distances = bounds[self.pair_body]
-        points = np.zeros((2, len(self.pairs), 3))
+        points = np.empty((2, len(self.pairs), 3))  # set for the pairs measured exactly
         ends = np.zeros((len(self.capsules), 2, 3))
         near = np.flatnonzero(distances < exact_within)
         if near.size:

@@ -9,8 +9,8 @@ returns the configuration nearest to it, in the joint space, where
 
 - every checked capsule pair is at least its required distance apart
   (:meth:`~pic_ros.robot.collision.CollisionModel.required`: ``self_collision_margin``, less for
-  a pair closer than that at the neutral pose) plus a :data:`CLEARANCE` share of the margin,
-  left for the motion layer, whose guard refuses commands below the required distance;
+  a pair closer than that at the neutral pose) and a :data:`CLEARANCE` share of it more, left
+  for the motion layer, whose guard refuses commands below the required distance;
 - every elbow and wrist landmark is inside the robot file's workspace bounds by the margin;
 - every joint is inside its position limits.
 
@@ -63,7 +63,7 @@ SELF_COLLISION_MARGIN: Final = ParameterDef(
 """The solver node's and the trajectory publisher's ``self_collision_margin``."""
 
 CLEARANCE: Final = 1.0 / 3.0
-"""What the solvers keep beyond the required distance, as a share of the margin, for the motion
+"""What the solvers keep beyond each required distance, as a share of it, for the motion
 between two commands (the trajectory publisher's guard refuses commands below the required
 distance itself)."""
 
@@ -82,11 +82,25 @@ def resolve_margin(value: float, spec: CollisionSpec) -> float:
     """
     return spec.margin if value < 0.0 else float(value)
 
+FRAME_STEP: Final = 0.3
+"""Farthest any joint moves from one answer to the next [rad] or [m], as the solvers' own step
+bound (:attr:`~pic_ros.solvers.recovery.RecoveryConfig.max_step`): the avoidance never makes a
+jump the solvers would not."""
+
 PATH_STEP: Final = 0.1
 """Joint-space spacing of the configurations checked on the way between two answers [rad]."""
 
-MAX_STEP: Final = 0.3
+MAX_STEP: Final = 0.15
 """Largest joint change of one linearized step [rad] or [m]."""
+
+SETTLED_STEP: Final = 0.02
+"""A slide ends once the constraints hold and its last step moved no joint this far [rad]:
+what is left to the solvers' answer lies against a constraint."""
+
+LOOKAHEAD: Final = 0.08
+"""Constraints this far from their target or nearer are linearized at every step [m]: a step
+moves a link by up to about :data:`MAX_STEP` times its reach, and a constraint left out could be
+stepped through."""
 
 
 class AvoidanceTermination(enum.Enum):
@@ -228,11 +242,11 @@ class SelfCollisionAvoidance:
         margin = self.margin
         self._clearance = CLEARANCE * margin
         self._required = model.required(margin)
-        self._target = self._required + self._clearance
+        self._target = self._required * (1.0 + CLEARANCE)
         self._spaces = () if workspace is None else workspace.half_spaces
         self._landmarks = landmark_points(model, arms) if self._spaces else []
-        self._reach = margin + self._clearance + 0.05
-        self._safe: FloatArray | None = None
+        self._reach = margin + self._clearance + LOOKAHEAD + 0.01
+        self._safe: FloatArray = model.neutral.copy()
 
     @property
     def enabled(self) -> bool:
@@ -241,11 +255,17 @@ class SelfCollisionAvoidance:
 
     def reset(self, x: npt.ArrayLike | None = None) -> None:
         """
-        Forget the last safe configuration (a new session), or set it.
+        Start a new session from a configuration (default: the neutral pose).
 
-        :param x: A configuration known to keep the margin, shape (k,); None: none yet.
+        :param x: Where the robot is, shape (k,); kept as the last safe answer when it keeps
+            every floor, else the neutral pose is (which always does).
         """
-        self._safe = None if x is None else np.array(x, dtype=float)
+        model = self.model
+        start = model.neutral.copy() if x is None else np.asarray(x, dtype=float)
+        if x is not None and self.enabled:
+            if _lowest(self._excess(model.check(start, self._reach), strict=True)) < 0.0:
+                start = model.neutral.copy()
+        self._safe = start
 
     def _excess(self, check: CollisionCheck, strict: bool) -> FloatArray:
         """Return every constraint's excess over its target (or, strict, its floor) [m]."""
@@ -256,6 +276,10 @@ class SelfCollisionAvoidance:
         depth, _, _ = half_space_rows(self.model, check, self._landmarks, self._spaces)
         wanted = self.margin + (0.0 if strict else self._clearance)
         return np.concatenate((excess, depth - wanted))
+
+    def _slack(self, check: CollisionCheck) -> float:
+        """Return the smallest excess of any constraint over its floor [m]."""
+        return _lowest(self._excess(check, strict=True))
 
     def _labels(self, check: CollisionCheck, below: float) -> set[str]:
         """Return what the constraints under ``below`` of their target are (pairs, bounds)."""
@@ -309,13 +333,25 @@ class SelfCollisionAvoidance:
         check = model.check(goal, self._reach)
         lowest = _lowest(self._excess(check, strict=False))
         previous = self._safe
-        if lowest >= 0.0 and (previous is None or self._path_clear(previous, goal)):
-            self._safe = goal
+        low = np.maximum(model.lower, previous - FRAME_STEP)
+        high = np.minimum(model.upper, previous + FRAME_STEP)
+        within = bool(np.all((goal >= low) & (goal <= high)))
+        if lowest >= 0.0 and self._path_clear(previous, goal):
+            if within:
+                self._safe = goal
+                return AvoidanceResult(
+                    goal, AvoidanceTermination.CLEAR, 0, check.minimum, self._slack(check), (),
+                )
+            # the way is clear but long (the last answer was held back): catch up by a step
+            current = np.clip(goal, low, high)
+            check = model.check(current, self._reach)
+            self._safe = current
             return AvoidanceResult(
-                goal, AvoidanceTermination.CLEAR, 0, check.minimum, lowest + self._clearance, ()
+                current, AvoidanceTermination.PUSHED, 0, check.minimum,
+                self._slack(check), ('catching up',),
             )
         binding = self._labels(check, 0.0)
-        current = goal.copy() if previous is None else previous.copy()
+        current = previous.copy()
         current[~free] = goal[~free]
         check = model.check(current, self._reach)
         iteration = 0
@@ -324,16 +360,18 @@ class SelfCollisionAvoidance:
             towards = np.where(free, goal - current, 0.0)
             rows, needed = self._linearized(check)
             if rows.size:
-                step = towards + self._step(rows, needed - rows @ towards, current, free)
+                step = towards + self._step(
+                    rows, needed - rows @ towards, current, free, (low, high)
+                )
             else:
                 step = towards
             largest = float(np.abs(step).max()) if step.size else 0.0
             if largest > MAX_STEP:
                 step *= MAX_STEP / largest
-            current = np.clip(current + step, model.lower, model.upper)
+            current = np.clip(current + step, low, high)
             check = model.check(current, self._reach)
             settled = _lowest(self._excess(check, strict=False)) >= -0.5 * self._clearance
-            if settled and largest < 1e-4:
+            if settled and largest < SETTLED_STEP:
                 break
         binding |= self._labels(check, 0.5 * self._clearance)
         floors = self._excess(check, strict=True)
@@ -341,31 +379,52 @@ class SelfCollisionAvoidance:
             self._safe = current
             return AvoidanceResult(
                 current, AvoidanceTermination.PUSHED, iteration, check.minimum,
-                _lowest(floors) - self._clearance, tuple(sorted(binding)),
+                _lowest(floors), tuple(sorted(binding)),
             )
-        kept = previous if previous is not None else current
+        kept = previous
         final = model.check(kept, self._reach)
         return AvoidanceResult(
             kept, AvoidanceTermination.HELD, iteration, final.minimum,
-            _lowest(self._excess(final, strict=True)) - self._clearance, tuple(sorted(binding)),
+            self._slack(final), tuple(sorted(binding)),
         )
+
+    def task(
+        self, x: npt.ArrayLike, columns: npt.ArrayLike
+    ) -> tuple[FloatArray, FloatArray] | None:
+        """
+        Return the self-collision and workspace constraints as a task of a hierarchy.
+
+        The task of the whole-body solver (:mod:`pic_ros.solvers.prioritized`, second after the
+        joint limits, as in the TIAGo paper): the constraints under their target ask to grow
+        back to it; the others are no task.
+
+        :param x: The configuration of every moving joint, shape (k,).
+        :param columns: The moving joints the hierarchy's variables are, in its order.
+        :return: ``(jacobian (m, len(columns)), error (m,))`` [m], or None when no constraint
+            is under its target.
+        """
+        if not self.enabled:
+            return None
+        check = self.model.check(np.asarray(x, dtype=float), self._reach)
+        rows, needed = self._linearized(check)
+        pressing = needed > OVERSHOOT * self._clearance
+        if not pressing.any():
+            return None
+        chosen = np.asarray(columns, dtype=np.int64)
+        return rows[pressing][:, chosen], needed[pressing]
 
     def _linearized(self, check: CollisionCheck) -> tuple[FloatArray, FloatArray]:
         """Return the gradients and needed changes of the constraints near their targets."""
         model = self.model
         excess = check.distances - self._target
-        near = np.flatnonzero(excess < 0.01)
-        if near.size:  # one row per link pair: its closest capsule pair
-            order = near[np.lexsort((excess[near], model.pair_body[near]))]
-            _, first = np.unique(model.pair_body[order], return_index=True)
-            near = order[first]
+        near = np.flatnonzero(excess < LOOKAHEAD)
         rows = [model.gradients(check, near)] if near.size else []
         aim = OVERSHOOT * self._clearance
         needed = [aim - excess[near]] if near.size else []
         if self._spaces:
             depth, gradients, _ = half_space_rows(model, check, self._landmarks, self._spaces)
             extra = depth - (self.margin + self._clearance)
-            close = np.flatnonzero(extra < 0.01)
+            close = np.flatnonzero(extra < LOOKAHEAD)
             if close.size:
                 rows.append(gradients[close])
                 needed.append(aim - extra[close])
@@ -374,17 +433,22 @@ class SelfCollisionAvoidance:
         return np.vstack(rows), np.concatenate(needed)
 
     def _step(
-        self, rows: FloatArray, needed: FloatArray, x: FloatArray, free: npt.NDArray[np.bool_]
+        self,
+        rows: FloatArray,
+        needed: FloatArray,
+        x: FloatArray,
+        free: npt.NDArray[np.bool_],
+        bounds: tuple[FloatArray, FloatArray],
     ) -> FloatArray:
-        """Return the smallest step meeting the linearized constraints within the limits."""
-        model = self.model
+        """Return the smallest step meeting the linearized constraints within the bounds."""
+        lower, upper = bounds
         active = free.copy()
-        step = np.zeros(model.dof)
+        step = np.zeros(self.model.dof)
         for _ in range(3):  # hold the joints at a limit the step pushes against, and again
             masked = rows * active
             step = smallest_step(masked, needed)
-            at_upper = (x >= model.upper - 1e-9) & (step > 0.0)
-            beyond = active & (at_upper | ((x <= model.lower + 1e-9) & (step < 0.0)))
+            at_upper = (x >= upper - 1e-9) & (step > 0.0)
+            beyond = active & (at_upper | ((x <= lower + 1e-9) & (step < 0.0)))
             if not beyond.any():
                 break
             active &= ~beyond

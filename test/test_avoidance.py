@@ -1,0 +1,217 @@
+"""Self-collision avoidance: every answer keeps the margin; an answer clear of it is untouched."""
+
+from __future__ import annotations
+
+from human_poses import BODY, body, J
+from hypothesis import given, settings
+from hypothesis import strategies as st
+import numpy as np
+from pic_ros.imitation import RobotImitator
+from pic_ros.resources import shipped_robots
+from pic_ros.robot import load_robot
+from pic_ros.solvers import SolverConfig
+from pic_ros.solvers.avoidance import AvoidanceConfig, AvoidanceTermination
+import pytest
+
+ROBOTS = shipped_robots()
+SOLVERS = ('fabrik', 'pic', 'pics', 'analytic')
+
+
+def two_arms(
+    right: tuple[np.ndarray, np.ndarray], left: tuple[np.ndarray, np.ndarray], stamp: float
+):
+    """Return the test person with both arms given by their elbow and wrist [m], body frame."""
+    points = BODY.copy()
+    points[J.ELBOW_RIGHT], points[J.WRIST_RIGHT] = right
+    points[J.ELBOW_LEFT], points[J.WRIST_LEFT] = left
+    points[J.HAND_RIGHT] = points[J.WRIST_RIGHT] + 0.05 * (right[1] - right[0])
+    points[J.HAND_LEFT] = points[J.WRIST_LEFT] + 0.05 * (left[1] - left[0])
+    return body(points, stamp)
+
+
+def mirrored(point) -> np.ndarray:
+    """Return a body-frame point mirrored to the other side."""
+    x, y, z = point
+    return np.array([x, -y, z])
+
+
+def arm(elbow, wrist) -> tuple[np.ndarray, np.ndarray]:
+    return np.array(elbow, dtype=float), np.array(wrist, dtype=float)
+
+
+ADVERSARIAL = {
+    'arms crossed': [
+        two_arms(arm((0.15, -0.25, -0.22), (0.3, 0.22 - s, -0.12)),
+                 arm((0.15, 0.25, -0.22), (0.3, -0.22 + s, -0.1)), 0.1 * k)
+        for k, s in enumerate(np.linspace(0.0, 0.1, 6))
+    ],
+    'hands together': [
+        two_arms(arm((0.12, -0.25, -0.25), (0.35, -s, -0.1)),
+                 arm((0.12, 0.25, -0.25), (0.35, s, -0.1)), 0.1 * k)
+        for k, s in enumerate(np.linspace(0.25, 0.0, 6))
+    ],
+    'hands together and apart fast': [
+        two_arms(arm((0.12, -0.25, -0.25), (0.35, -s, -0.1)),
+                 arm((0.12, 0.25, -0.25), (0.35, s, -0.1)), 0.03 * k)
+        for k, s in enumerate([0.3, 0.0, 0.3, 0.0, 0.3, 0.0])
+    ],
+    'hand on the chest': [
+        two_arms(arm((0.1, -0.3, -0.25), (0.08 + s, 0.0, -0.1)),
+                 arm((0.0, 0.2, -0.3), (0.0, 0.2, -0.58)), 0.1 * k)
+        for k, s in enumerate(np.linspace(0.1, 0.0, 6))
+    ],
+    'arm swept across the body': [
+        two_arms(arm((0.28 * np.cos(a), -0.18 + 0.28 * np.sin(a), -0.05),
+                     (0.56 * np.cos(a), -0.18 + 0.56 * np.sin(a), -0.1)),
+                 arm((0.0, 0.2, -0.3), (0.0, 0.2, -0.58)), 0.05 * k)
+        for k, a in enumerate(np.linspace(-1.2, 1.4, 14))
+    ],
+    'hand below the table': [
+        two_arms(arm((0.05, -0.2, -0.29), (0.2 + s, -0.2, -0.55)),
+                 arm((0.05, 0.2, -0.29), (0.2 + s, 0.2, -0.55)), 0.1 * k)
+        for k, s in enumerate(np.linspace(0.0, 0.2, 5))
+    ],
+}
+"""Poses that drive an unguarded robot into itself, each as a short take."""
+
+
+def floors_kept(imitator: RobotImitator, step) -> float:
+    """Return the smallest excess of any pair over its required distance after a step [m]."""
+    model = imitator.robot.collision
+    current = {name: imitator.q(name) for name in imitator.correspondences}
+    torso = None if step.torso is None else step.torso.value
+    check = model.check(model.vector(current, torso))
+    excess = check.distances - model.required(imitator.avoidance.margin)
+    workspace = imitator.robot.spec.workspace
+    if workspace is not None:
+        _, _, axes, origins = model.frames(model.vector(current, torso))
+        for arm_model in imitator.robot.arms.values():
+            for label in ('elbow', 'wrist'):
+                point = origins[model.joints.index(getattr(arm_model.spec, label))]
+                for space in workspace.half_spaces:
+                    excess = np.append(
+                        excess, space.normal @ point - space.offset - imitator.avoidance.margin
+                    )
+    return float(excess.min())
+
+
+@pytest.mark.parametrize('robot_name', ROBOTS)
+@pytest.mark.parametrize('take', sorted(ADVERSARIAL))
+def test_adversarial_poses_never_bring_two_links_within_the_margin(robot_name, take):
+    imitator = RobotImitator(load_robot(robot_name), SolverConfig())
+    acted = 0
+    for frame in ADVERSARIAL[take]:
+        step = imitator.step(frame)
+        assert floors_kept(imitator, step) >= -1e-9, (take, frame.stamp)
+        acted += step.avoidance.active
+    assert step.avoidance.termination is not AvoidanceTermination.OFF
+
+
+@pytest.mark.parametrize('robot_name', ROBOTS)
+def test_adversarial_poses_give_no_contact_in_mujoco(robot_name):
+    pytest.importorskip('mujoco')
+    from pic_ros.sim.contacts import ContactChecker
+
+    robot = load_robot(robot_name)
+    checker = ContactChecker(robot)
+    unguarded = 0
+    for margin, counted in ((-1.0, 'guarded'), (0.0, 'unguarded')):
+        for take in ADVERSARIAL.values():
+            imitator = RobotImitator(robot, SolverConfig(), avoidance=AvoidanceConfig(margin))
+            for frame in take:
+                imitator.step(frame)
+                contacts = checker.contacts(
+                    {name: imitator.q(name) for name in imitator.correspondences}
+                )
+                if counted == 'guarded':
+                    assert not contacts, contacts
+                else:
+                    unguarded += bool(contacts)
+    if robot_name in ('yumi', 'nao', 'baxter'):
+        assert unguarded > 0  # the takes are adversarial: without avoidance the arms touch
+
+
+direction = st.tuples(
+    st.floats(-1.0, 1.0), st.floats(-1.0, 1.0), st.floats(-1.0, 1.0)
+).filter(lambda v: np.linalg.norm(v) > 0.2)
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    st.sampled_from(ROBOTS), st.sampled_from(SOLVERS),
+    st.lists(st.tuples(direction, direction, direction, direction), min_size=3, max_size=6),
+)
+def test_every_solver_keeps_the_margin_on_random_arms(robot_name, solver, poses):
+    imitator = RobotImitator(load_robot(robot_name), SolverConfig(name=solver))
+    for index, (up_r, fore_r, up_l, fore_l) in enumerate(poses):
+        shoulder_r, shoulder_l = BODY[J.SHOULDER_RIGHT], BODY[J.SHOULDER_LEFT]
+        unit = [np.array(v) / np.linalg.norm(v) for v in (up_r, fore_r, up_l, fore_l)]
+        elbow_r = shoulder_r + 0.28 * unit[0]
+        elbow_l = shoulder_l + 0.28 * unit[2]
+        frame = two_arms(
+            (elbow_r, elbow_r + 0.26 * unit[1]), (elbow_l, elbow_l + 0.26 * unit[3]), 0.1 * index
+        )
+        step = imitator.step(frame)
+        assert floors_kept(imitator, step) >= -1e-9
+
+
+@pytest.mark.parametrize('robot_name', ROBOTS)
+def test_an_answer_clear_of_every_constraint_is_returned_untouched(robot_name):
+    """The solvers keep their own warm start: where nothing binds, the answer is theirs."""
+    robot = load_robot(robot_name)
+    guarded = RobotImitator(robot, SolverConfig())
+    free = RobotImitator(robot, SolverConfig(), avoidance=AvoidanceConfig(0.0))
+    clear = 0
+    spread = [two_arms(arm((0.0, -0.45, 0.0), (0.0, -0.7, 0.05)),
+                       arm((0.0, 0.45, 0.0), (0.0, 0.7, 0.05)), 10.0 + 0.1 * k) for k in range(8)]
+    for take in (*ADVERSARIAL.values(), spread):
+        for frame in take:
+            step = guarded.step(frame)
+            reference = free.step(frame)
+            if step.avoidance.termination is AvoidanceTermination.CLEAR:
+                clear += 1
+                for name in reference.arms:
+                    np.testing.assert_array_equal(
+                        step.arms[name].result.q, reference.arms[name].result.q
+                    )
+    assert clear > 0
+
+
+@pytest.mark.parametrize('robot_name', ('yumi', 'baxter'))
+def test_an_arm_swept_through_the_other_slides_around_it_without_jumping(robot_name):
+    imitator = RobotImitator(load_robot(robot_name), SolverConfig())
+    previous = None
+    for frame in ADVERSARIAL['arm swept across the body']:
+        imitator.step(frame)
+        q = np.concatenate([imitator.q(name) for name in imitator.correspondences])
+        if previous is not None:
+            assert np.abs(q - previous).max() < 0.35  # the jump rule of evaluate
+        previous = q
+
+
+def test_the_avoidance_is_deterministic():
+    robot = load_robot('yumi')
+    answers = []
+    for _ in range(2):
+        imitator = RobotImitator(robot, SolverConfig())
+        for frame in ADVERSARIAL['hands together']:
+            imitator.step(frame)
+        answers.append(np.concatenate([imitator.q(name) for name in imitator.correspondences]))
+    np.testing.assert_array_equal(answers[0], answers[1])
+
+
+def test_whole_body_keeps_the_margin_as_its_second_task():
+    robot = load_robot('tiago')
+    imitator = RobotImitator(robot, SolverConfig(), whole_body=True)
+    for take in ('hand below the table', 'hand on the chest', 'arm swept across the body'):
+        imitator.reset()
+        for frame in ADVERSARIAL[take]:
+            imitator.set_chest_height(0.9)  # crouching: the torso lift goes down
+            step = imitator.step(frame)
+            assert floors_kept(imitator, step) >= -1e-9, take
+
+
+def test_a_margin_of_zero_turns_the_avoidance_off():
+    imitator = RobotImitator(load_robot('yumi'), SolverConfig(), avoidance=AvoidanceConfig(0.0))
+    step = imitator.step(ADVERSARIAL['hands together'][-1])
+    assert step.avoidance is None or step.avoidance.termination is AvoidanceTermination.OFF
