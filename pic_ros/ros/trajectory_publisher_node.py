@@ -63,7 +63,7 @@ class TrajectoryPublisherNode(Node):
             publisher = self.create_publisher(
                 JointTrajectory, f'{model.controller}/joint_trajectory', reliable
             )
-            self._groups[name] = (ArmCommander(model, config), publisher)
+            self._groups[name] = (ArmCommander(model, config, engaged=True), publisher)
         self._clock_restarts = 0
         self.create_subscription(
             JointState, 'joint_states', self._on_joint_states, qos_profile_sensor_data
