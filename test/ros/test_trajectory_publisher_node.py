@@ -420,13 +420,17 @@ def test_clock_going_back_starts_tracking_over(streamer, diagnostics):
 # Engagement over DDS: the services, the latched topic, the emergency stop ----------------------
 
 
+DDS_WAIT = 30.0
+"""Longest wall time the engagement tests wait for DDS (discovery, a delivery, an answer) [s]."""
+
+
 @pytest.fixture
 def dds(helper_node, ros_context, wait_for):
     """
     Return the test's side of DDS: ``call(clock, node, service)``, ``publish(topic, data)``.
 
     The helper node is spun by an executor of its own (the node under test by its sim clock);
-    every wait is bounded.
+    every wait is bounded (:data:`DDS_WAIT`: generous, for a loaded machine).
     """
     executor = SingleThreadedExecutor(context=ros_context)
     executor.add_node(helper_node)
@@ -441,12 +445,17 @@ def dds(helper_node, ros_context, wait_for):
             executor.spin_once(timeout_sec=0.002)
 
         @staticmethod
+        def spin_until(clock, now, condition, what):
+            """Spin both, the sim clock held at ``now``, until a condition holds (bounded)."""
+            wait_for(lambda: Side.spin(clock, now) or condition(), what, DDS_WAIT)
+
+        @staticmethod
         def call(clock, node, service, now):
             """Call one of the node's Trigger services over DDS; return the response."""
             client = helper_node.create_client(Trigger, f'{node.get_name()}/{service}')
-            assert client.wait_for_service(timeout_sec=10.0), service
+            assert client.wait_for_service(timeout_sec=DDS_WAIT), service
             future = client.call_async(Trigger.Request())
-            wait_for(lambda: Side.spin(clock, now) or future.done(), f'{service} to answer')
+            Side.spin_until(clock, now, future.done, f'{service} to answer')
             helper_node.destroy_client(client)
             return future.result()
 
@@ -454,7 +463,9 @@ def dds(helper_node, ros_context, wait_for):
         def publisher(node, topic, message_type, qos=EVERY_VALUE):
             """Make a publisher of the test matched with the node's subscription."""
             publisher = helper_node.create_publisher(message_type, topic, qos)
-            wait_for(lambda: publisher.get_subscription_count() > 0, f'the node on {topic}')
+            wait_for(
+                lambda: publisher.get_subscription_count() > 0, f'the node on {topic}', DDS_WAIT
+            )
             return publisher
 
         @staticmethod
@@ -464,7 +475,7 @@ def dds(helper_node, ros_context, wait_for):
             helper_node.create_subscription(
                 Bool, 'engaged', lambda message: received.append(message.data), LATCHED
             )
-            wait_for(lambda: Side.spin(clock, now) or received, 'the latched engaged value')
+            Side.spin_until(clock, now, lambda: received, 'the latched engaged value')
             return received
 
     yield Side
@@ -601,11 +612,9 @@ def test_estop_while_moving_brakes_within_limits_and_refuses_engage_until_reset(
 
     estop.publish(Bool(data=True))
     dds.node.get_logger().info('emergency stop sent')
-    for _ in range(2000):  # the node reads it at this sim time (bounded)
-        dds.spin(clock, last)
-        if node.engagement is EngagementState.ESTOPPED:
-            break
-    assert node.engagement is EngagementState.ESTOPPED
+    dds.spin_until(  # the node reads it at this sim time
+        clock, last, lambda: node.engagement is EngagementState.ESTOPPED, 'the stop'
+    )
     stream(node, clock, last + period, last + 2.5, period, fast)
 
     assert_safe(node, published)
@@ -637,9 +646,13 @@ def test_estop_while_moving_brakes_within_limits_and_refuses_engage_until_reset(
     assert status['requests_refused'] == '2'
 
     estop.publish(Bool(data=False))
-    wait = time.monotonic() + 10.0
-    while not dds.call(clock, node, 'reset_estop', last + 2.5).success:
-        assert time.monotonic() < wait, 'the released input never reached the node'
+    dds.spin_until(
+        clock, last + 2.5, lambda: not node._engagement.estop_input, 'the released input'
+    )
+    reset = dds.call(clock, node, 'reset_estop', last + 2.5)
+    assert (reset.success, reset.message) == (
+        True, 'emergency stop reset by service; disengaged until engaged again'
+    )
     assert node.engagement is EngagementState.DISENGAGED
     held = {name: len(items) for name, items in published.items()}
     stream(node, clock, last + 2.5, last + 3.5, period, fast)
@@ -665,11 +678,9 @@ def test_estop_flapping_at_1_khz_over_dds_latches_on_the_first_true(streamer, di
     for value in values:
         estop.publish(Bool(data=value))
         time.sleep(0.001)
-    for _ in range(20000):  # the node reads every value (bounded)
-        dds.spin(clock, START)
-        if node._engagement.estop_inputs == len(values):
-            break
-    assert node._engagement.estop_inputs == len(values)
+    dds.spin_until(  # every value reaches the node
+        clock, START, lambda: node._engagement.estop_inputs == len(values), 'every stop value'
+    )
 
     assert node.engagement is EngagementState.ESTOPPED
     status = engagement_status(diagnostics, node)
@@ -679,10 +690,7 @@ def test_estop_flapping_at_1_khz_over_dds_latches_on_the_first_true(streamer, di
     assert published == {'left': [], 'right': [], 'head': []}
 
     estop.publish(Bool(data=False))
-    for _ in range(20000):
-        dds.spin(clock, START)
-        if not node._engagement.estop_input:
-            break
+    dds.spin_until(clock, START, lambda: not node._engagement.estop_input, 'the released input')
     reset = dds.call(clock, node, 'reset_estop', START)
     assert (reset.success, node.engagement) == (True, EngagementState.DISENGAGED)
     assert published == {'left': [], 'right': [], 'head': []}
@@ -694,11 +702,9 @@ def test_the_engage_gesture_topic_engages_unless_estopped(streamer, dds):
     gesture = dds.publisher(node, 'engage_gesture', Empty, qos=10)
 
     gesture.publish(Empty())
-    for _ in range(2000):
-        dds.spin(clock, START)
-        if node.engagement is EngagementState.ENGAGED:
-            break
-    assert node.engagement is EngagementState.ENGAGED
+    dds.spin_until(
+        clock, START, lambda: node.engagement is EngagementState.ENGAGED, 'the gesture request'
+    )
     assert node._engagement.last_transition.reason == 'engaged by gesture'
 
     node._on_estop(Bool(data=True))
