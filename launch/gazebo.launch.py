@@ -5,7 +5,7 @@ Usage::
 
     ros2 launch pic_ros gazebo.launch.py robot:=baxter
     ros2 launch pic_ros gazebo.launch.py robot:=tiago input_topic:=/kinect2/body_tracking_data
-    ros2 launch pic_ros gazebo.launch.py robot:=yumi replay_bag:=/data/session_mcap
+    ros2 launch pic_ros gazebo.launch.py robot:=yumi replay_bag:=/data/take start_engaged:=true
     ros2 launch pic_ros gazebo.launch.py robot:=baxter gz_args:='-r -v 2 empty.sdf'
 
 Needs (a ROS machine): ros_gz_sim, ros_gz_bridge, gz_ros2_control (Humble: ign_ros2_control),
@@ -33,7 +33,8 @@ Sequence (as gz_ros2_control_demos' launch files do it):
 6. When the last controller is active: ``teleop.launch.py`` (the three nodes, with
    ``use_sim_time:=true``), and the ``replay`` executable with ``replay_bag`` if one is given.
    The replay publishes the bag's tracker topic at its original pace; it does not publish
-   ``/clock`` (Gazebo owns the clock); point ``input_topic`` at the bag's topic.
+   ``/clock`` (Gazebo owns the clock); point ``input_topic`` at the bag's topic. The robot
+   follows once engaged: ``start_engaged:=true``, or ``/trajectory_publisher/engage``.
 
 Before step 1 the robot, the controllers file and the distro are checked, and every ROS package
 the sequence needs is looked up: if any is missing, the launch starts nothing and exits with
@@ -84,7 +85,7 @@ def declare_arguments():
         DeclareLaunchArgument(
             item.name, default_value=item.default, description=item.description,
             **({'choices': list(item.choices)} if item.choices else {}))
-        for item in parameter_arguments(('source', 'solver'))
+        for item in parameter_arguments(('source', 'solver', 'start_engaged'))
     ]
     return [
         DeclareLaunchArgument(
@@ -229,6 +230,7 @@ def launch_setup(context):
                     'source': LaunchConfiguration('source'),
                     'input_topic': LaunchConfiguration('input_topic'),
                     'solver': LaunchConfiguration('solver'),
+                    'start_engaged': LaunchConfiguration('start_engaged'),
                     'use_sim_time': 'true',
                 }.items(),
             ),

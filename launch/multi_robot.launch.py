@@ -21,6 +21,10 @@ What it starts:
 With ``sim:=true``, each robot also gets a ``sim_robot`` (MuJoCo) in its namespace that follows
 its trajectories and publishes ``/<robot>/joint_states``.
 
+Each robot starts disengaged and is engaged on its own
+(``/<robot>/trajectory_publisher/engage``; ``/<robot>/estop`` stops it), or all at once with
+``start_engaged:=true``.
+
 Every process is essential: when one exits while the launch runs, the launch stops as a whole
 (exit status 1, one message naming it); an unknown robot stops it before anything starts.
 

@@ -11,6 +11,13 @@ Usage::
     ros2 launch pic_ros teleop.launch.py robot:=baxter single_process:=true
     ros2 launch pic_ros teleop.launch.py robot:=tiago sim:=true   # MuJoCo robot, no hardware
     ros2 launch pic_ros teleop.launch.py robot:=tiago whole_body:=true follow_base:=true
+    ros2 launch pic_ros teleop.launch.py robot:=yumi sim:=true start_engaged:=true
+
+The robot starts disengaged: it holds still until an operator engages it
+(``ros2 service call /trajectory_publisher/engage std_srvs/srv/Trigger``, or the engage gesture
+with solver_node's ``engage_gesture_time``), or at once with ``start_engaged:=true``.
+``~/disengage`` stops following; ``estop`` (``std_msgs/Bool``) true latches a stop until
+``~/reset_estop``; ``engaged`` (latched) says whether it follows.
 
 What it starts, in the namespace ``namespace``:
 

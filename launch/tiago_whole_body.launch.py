@@ -22,6 +22,10 @@ torso lift and the arm in one prioritized IK (the torso follows the person's cro
   frame ``wrist_ft_link``, as on a TIAGo with the sensor; ``wrench_topic`` remaps it) and
   returns to the imitation target.
 
+The robot starts disengaged, as with ``teleop.launch.py``: it moves once an operator calls
+``/trajectory_publisher/engage`` (or with ``start_engaged:=true``); keep the emergency stop
+(``estop``) at hand.
+
 Every other argument of ``teleop.launch.py`` is passed through as declared here.
 """
 
@@ -80,12 +84,17 @@ def declare_arguments():
             'wrench_topic', default_value='',
             description='WrenchStamped topic of the wrist force/torque sensor (empty: '
                         'ft_sensor_controller/wrench, from config/tiago.yaml)'),
+        DeclareLaunchArgument(
+            'start_engaged', default_value='',
+            description='Follow the person from the start; false: the robot holds still until '
+                        'an operator engages it (/trajectory_publisher/engage) (empty: '
+                        "trajectory_publisher's value in params_file, false)"),
     ]
 
 
 PASSED = (
     'source', 'input_topic', 'namespace', 'sim', 'single_process', 'use_sim_time', 'follow_base',
-    'base_cmd_topic', 'base_cmd_stamped', 'admittance', 'wrench_topic',
+    'base_cmd_topic', 'base_cmd_stamped', 'admittance', 'wrench_topic', 'start_engaged',
 )
 """The arguments passed on to teleop.launch.py."""
 

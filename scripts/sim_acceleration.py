@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     config = CommanderConfig(
         prediction_horizon=args.prediction, stamp_trajectories=not args.zero_stamp
     )
-    commander = ArmCommander(arm, config)
+    commander = ArmCommander(arm, config, engaged=True)
     commander.start_from(sim.arm_positions(controller))
     limits = command_limits(arm, config)
     dt = sim.config.timestep

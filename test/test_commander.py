@@ -15,8 +15,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
-from pic_ros.motion.commander import ArmCommander, CommanderConfig, MOTION_GENERATORS
-from pic_ros.motion.limiter import position_margin, TargetStatus
+from pic_ros.motion.commander import (
+    ArmCommander,
+    CommanderConfig,
+    MOTION_GENERATORS,
+    planned_limits,
+)
+from pic_ros.motion.limiter import MotionLimits, position_margin, TargetStatus
 from pic_ros.motion.streaming import MIN_POINT_GAP, TrajectoryChunk
 from pic_ros.motion.tracking_loss import TrackingState
 from pic_ros.robot import load_robot
@@ -44,16 +49,18 @@ def motion_generator(request: pytest.FixtureRequest) -> Iterator[str]:
 
 
 class Stream:
-    """One arm's commander, stepped as the trajectory publisher steps it; chunks recorded."""
+    """One arm's commander (engaged unless told), stepped as the node steps it; chunks recorded."""
 
     generator = MOTION_GENERATORS[0]
 
-    def __init__(self, arm: ArmModel, **parameters: Any) -> None:
+    def __init__(self, arm: ArmModel, *, engaged: bool = True, **parameters: Any) -> None:
         values = {
             'wait_for_joint_states': False, 'motion_generator': self.generator, **parameters
         }
         self.arm = arm
-        self.commander = ArmCommander(arm, CommanderConfig.from_parameters(values))
+        self.commander = ArmCommander(
+            arm, CommanderConfig.from_parameters(values), engaged=engaged
+        )
         self.sent: list[tuple[float, TrajectoryChunk]] = []
         self.states: list[np.ndarray] = []
 
@@ -379,3 +386,171 @@ def test_after_a_stall_a_chunk_does_not_repeat_the_ended_one(arm: ArmModel) -> N
     assert chunk.stamp == pytest.approx(stalled - MIN_POINT_GAP)
     assert chunk.start == 1
     assert len(chunk.points) <= 12
+
+
+# Engagement: the operator's clutch -------------------------------------------------------------
+
+
+def brake_bound(
+    velocity: np.ndarray, limits: MotionLimits, generator: str, step: float
+) -> float:
+    """
+    Return how long the command may take to stand still after a disengage, from the limits.
+
+    The disengage is seen at the next step (up to ``step`` later, the arm still speeding up at
+    most at the acceleration limit); ruckig's plan then starts ``plan_ahead`` after it and brakes
+    time-optimally, in no more than a profile that turns the acceleration round (``2 a / j``),
+    brakes at ``a`` and releases it (``a / j``): ``v / a + 3 a / j``; the limiter brakes at ``a``
+    step by step. The standstill is seen at a step, up to ``step`` after it is reached.
+
+    :param velocity: The commanded velocity when the disengage came, shape (n,).
+    :param limits: The limits the commands are planned within.
+    :param generator: The motion generator.
+    :param step: The longest time between two steps [s].
+    :return: The bound [s].
+    """
+    speed = np.minimum(np.abs(velocity) + limits.acceleration * step, limits.velocity)
+    braking = speed / limits.acceleration
+    if generator == 'ruckig':
+        assert limits.jerk is not None
+        braking = braking + 3.0 * limits.acceleration / limits.jerk
+        step += CommanderConfig().plan_ahead
+    return step + float(np.max(braking)) + step
+
+
+def accelerations(stream: Stream) -> np.ndarray:
+    """Return the commanded accelerations of the chunks sent: planned, or differenced (limiter)."""
+    if stream.generator == 'ruckig':
+        return np.array([chunk.command.accelerations for _, chunk in stream.sent])
+    times, _, velocities = stream.commands()
+    return np.diff(velocities, axis=0) / np.diff(times)[:, None]
+
+
+def test_a_disengaged_arm_never_moves_over_60_s_of_moving_targets(arm: ArmModel) -> None:
+    """
+    Not engaged from the start: a minute of moving targets sends nothing and moves nothing.
+
+    The targets are taken and counted (the prediction stays warm), the command stays where the
+    arm started, at rest, and the state says why.
+    """
+    for wait_for_joint_states in (False, True):
+        stream = Stream(arm, engaged=False, wait_for_joint_states=wait_for_joint_states)
+        measured = np.clip(arm.neutral + 0.3, arm.lower + 0.1, arm.upper - 0.1)
+        if wait_for_joint_states:
+            stream.commander.start_from(measured)
+        start = stream.commander.position
+        assert start is not None
+        start = start.copy()
+
+        def moving(now: float) -> np.ndarray:
+            return arm.neutral + 0.5 * math.sin(2.0 * (now - START))
+
+        stream.run(START, START + 60.0, 1 / 30, moving)
+
+        commander = stream.commander
+        assert stream.sent == [] and commander.published == 0
+        assert commander.state is TrackingState.DISENGAGED
+        assert commander.targets == 1800 and commander.rejected == 0
+        assert commander.position is not None and commander.velocity is not None
+        np.testing.assert_array_equal(commander.position, start)
+        assert np.all(commander.velocity == 0.0)
+
+
+def test_disengaging_a_moving_arm_brakes_within_its_limits_and_holds(
+    arm: ArmModel, motion_generator: str
+) -> None:
+    """
+    Disengaged while following a fast target: standstill within the braking time, then held.
+
+    The bound comes from the velocity at the disengage and the planned limits
+    (:func:`brake_bound`); every command stays within the velocity and acceleration limits;
+    commands keep coming while holding (a controller's command timeout never fires) and the
+    held position never changes, while the targets keep moving.
+    """
+    stream = Stream(arm)
+    limits = planned_limits(arm, stream.commander.config)
+    period = 0.02
+
+    def fast(now: float) -> np.ndarray:
+        return arm.neutral + 0.6 * math.sin(3.0 * (now - START))
+
+    last = stream.run(START, START + 2.0, period, fast)
+    velocity = stream.commander.velocity
+    assert velocity is not None and np.max(np.abs(velocity) / limits.velocity) > 0.3
+    bound = brake_bound(velocity, limits, motion_generator, period)
+    sent = len(stream.sent)
+
+    stream.commander.engaged = False
+    stream.run(last + period, last + 3.0, period, fast)
+
+    assert stream.commander.state is TrackingState.DISENGAGED
+    stream.assert_safe()
+    times, positions, velocities = stream.commands()
+    after = times > last
+    still = np.all(velocities == 0.0, axis=1) & after
+    assert still.any(), 'the arm never stood still'
+    stopped_at = times[np.argmax(still)]
+    assert stopped_at - last <= bound, f'standstill after {stopped_at - last:.3f} s > {bound:.3f}'
+    held = times >= stopped_at
+    assert np.all(positions[held] == positions[-1]) and np.all(still[held])
+    assert len(stream.sent) - sent == len(np.arange(last + period, last + 3.0, period))
+    assert np.all(np.abs(velocities) <= limits.velocity + EPSILON)
+    assert np.all(np.abs(accelerations(stream)) <= limits.acceleration * (1 + 1e-6) + EPSILON)
+
+
+def test_engaging_blends_in_from_where_the_arm_is_without_a_jump(
+    arm: ArmModel, motion_generator: str
+) -> None:
+    """
+    Engaged after 2 s of targets: the first command starts at rest where the arm is.
+
+    The speed then ramps up over ``blend_time`` (BLENDING) and the arm reaches the target
+    (TRACKING); no step moves further than the velocity limits allow.
+    """
+    blend_time = 0.5
+    stream = Stream(arm, engaged=False, blend_time=blend_time)
+    limits = planned_limits(arm, stream.commander.config)
+    start = stream.commander.position
+    assert start is not None
+    start = start.copy()
+    far = np.clip(arm.neutral - 0.5, arm.lower, arm.upper)
+    last = stream.run(START, START + 2.0, 1 / 30, lambda now: far)
+    assert stream.sent == []
+
+    stream.commander.engaged = True
+    engaged_at = last + 1 / 30
+    stream.run(engaged_at, engaged_at + 0.2, 1 / 30, lambda now: far)
+    assert stream.commander.state is TrackingState.BLENDING
+    stream.run(engaged_at + 0.2, engaged_at + 4.0, 1 / 30, lambda now: far)
+    assert stream.commander.state is TrackingState.TRACKING
+
+    stream.assert_safe()
+    times, positions, velocities = stream.commands()
+    assert times[0] == pytest.approx(engaged_at)
+    assert np.all(np.abs(positions[0] - start) <= limits.velocity / 30 + EPSILON)
+    cap = np.minimum((times - engaged_at + 1 / 30) / blend_time, 1.0)
+    assert np.all(np.abs(velocities) <= cap[:, None] * limits.velocity + EPSILON)
+    margin = position_margin(arm.lower, arm.upper, arm.velocity)
+    np.testing.assert_allclose(
+        positions[-1], np.clip(far, arm.lower + margin, arm.upper - margin), atol=1e-9
+    )
+
+
+def test_an_arm_disengaged_then_engaged_again_blends_back_to_the_person(arm: ArmModel) -> None:
+    """Disengage while tracking, hold, engage: BLENDING from the held pose, then TRACKING."""
+    stream = Stream(arm, blend_time=0.5)
+    target = arm.neutral + 0.2
+    last = stream.run(START, START + 1.5, 1 / 30, lambda now: target)
+    stream.commander.engaged = False
+    last = stream.run(last + 1 / 30, last + 2.0, 1 / 30, lambda now: arm.neutral - 0.2)
+    assert stream.commander.state is TrackingState.DISENGAGED
+    held = stream.commands()[1][-1]
+    np.testing.assert_allclose(held, target, atol=1e-9)  # it had arrived: it stays there
+
+    stream.commander.engaged = True
+    stream.run(last + 1 / 30, last + 0.2, 1 / 30, lambda now: arm.neutral - 0.2)
+    assert stream.commander.state is TrackingState.BLENDING
+    stream.run(last + 0.2, last + 4.0, 1 / 30, lambda now: arm.neutral - 0.2)
+    assert stream.commander.state is TrackingState.TRACKING
+    np.testing.assert_allclose(stream.commands()[1][-1], arm.neutral - 0.2, atol=1e-9)
+    stream.assert_safe()

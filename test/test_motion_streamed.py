@@ -130,7 +130,7 @@ def test_tracking_loss_hold_neutral_and_blend_stay_within_every_limit() -> None:
     commander = ArmCommander(arm, CommanderConfig.from_parameters({
         'wait_for_joint_states': False, 'hold_timeout': 0.25, 'neutral_timeout': 1.0,
         'blend_time': 0.5,
-    }))
+    }), engaged=True)
     far = np.clip(arm.neutral - 0.8, arm.lower, arm.upper)
     events: list[tuple[float, object]] = []
     states = []
@@ -177,7 +177,7 @@ def test_chunks_arriving_up_to_plan_ahead_late_are_followed_without_a_seam() -> 
     """
     arm = load_robot('yumi').arms['left']
     config = CommanderConfig.from_parameters({'wait_for_joint_states': False})
-    commander = ArmCommander(arm, config)
+    commander = ArmCommander(arm, config, engaged=True)
     follower = TrajectoryFollower(arm.joint_names, arm.lower, arm.upper, arm.neutral)
     rng = np.random.default_rng(8)
     pending: list[tuple[float, object]] = []
@@ -226,7 +226,7 @@ def test_random_streams_and_delays_never_make_a_seam(data) -> None:
         'wait_for_joint_states': False, 'hold_timeout': 0.1, 'neutral_timeout': 0.3,
         'blend_time': 0.2,
     })
-    commander = ArmCommander(arm, config)
+    commander = ArmCommander(arm, config, engaged=True)
     follower = TrajectoryFollower(arm.joint_names, arm.lower, arm.upper, arm.neutral)
     share = 1.0 - config.limit_headroom
     now, sampled, last_arrival, lost_until = 0.0, 0.0, 0.0, -1.0

@@ -469,7 +469,7 @@ def test_a_joint_follows_a_stamped_ruckig_stream_within_its_limits(feedforward):
     arm = sim.robot.arms['left']
     controller = arm.spec.controller
     config = CommanderConfig()
-    commander = ArmCommander(arm, config)
+    commander = ArmCommander(arm, config, engaged=True)
     commander.start_from(sim.arm_positions(controller))
     limits = command_limits(arm, config)
     rng = np.random.default_rng(5)
@@ -531,7 +531,7 @@ def test_commands_within_the_commanders_limits_never_reach_a_limit_stop(robot, f
     config = CommanderConfig()
     commanders = {}
     for controller, arm in arms_by_controller(sim).items():
-        commanders[controller] = ArmCommander(arm, config)
+        commanders[controller] = ArmCommander(arm, config, engaged=True)
         commanders[controller].start_from(sim.arm_positions(controller))
     rng = np.random.default_rng(3)
     sides = {  # per phase of 1 s: every joint up, every joint down, then each up or down

@@ -293,6 +293,31 @@ def test_targets_returning_during_hold_blend_from_where_the_robot_stopped() -> N
     assert not first_blend.velocity.any()
 
 
+def test_not_engaged_holds_the_command_whatever_the_targets_and_blends_in_once_engaged() -> None:
+    """
+    Not engaged: DISENGAGED with the current command as reference, targets still taken.
+
+    Engaged again with a fresh target, the supervisor blends in with a speed cap starting at 0,
+    as when the person is found again.
+    """
+    supervisor = TrackingSupervisor(NEUTRAL, TrackingConfig(blend_time=0.5))
+    held = NEUTRAL + 0.1
+    assert supervisor.step(0.0, held, engaged=False).state is TrackingState.DISENGAGED
+    for tick in range(100):
+        now = tick / RATE
+        assert supervisor.on_target(now, sway(now)) is TargetStatus.ACCEPTED
+        guidance = supervisor.step(now, held, engaged=False)
+        assert guidance.state is TrackingState.DISENGAGED
+        np.testing.assert_array_equal(guidance.reference, held)
+    np.testing.assert_array_equal(supervisor.last_target, sway(0.99))
+
+    supervisor.on_target(1.0, sway(1.0))
+    guidance = supervisor.step(1.0, held)
+    assert guidance.state is TrackingState.BLENDING and guidance.speed_scale == 0.0
+    np.testing.assert_array_equal(guidance.reference, sway(1.0))
+    assert supervisor.step(1.25, held).speed_scale == pytest.approx(0.5)
+
+
 def test_reset_forgets_targets() -> None:
     """After reset the supervisor waits again and accepts older stamps (a clock jump back)."""
     supervisor = TrackingSupervisor(NEUTRAL)

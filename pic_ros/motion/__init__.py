@@ -5,8 +5,10 @@ Motion: from a stream of solver joint targets to safe, smooth joint commands.
 velocity, acceleration and jerk limits (:class:`MotionLimits`) whatever the targets, and
 :class:`JointLimiter` rate-limits them within the first three; :class:`TargetPredictor` makes up
 for the command delay; :class:`TrackingSupervisor` decides what to follow when the person is
-tracked, lost or found again; :func:`planned_chunk` and :func:`stream_chunk` pack the command for
-the joint_trajectory_controller. :class:`~pic_ros.motion.commander.ArmCommander` puts them
+tracked, lost or found again, and :class:`Engagement` whether the operator lets the robot follow
+at all (engage, disengage, the latched emergency stop); :func:`planned_chunk` and
+:func:`stream_chunk` pack the command for the joint_trajectory_controller.
+:class:`~pic_ros.motion.commander.ArmCommander` puts them
 together for the ``trajectory_publisher`` node. :class:`VariableAdmittance` lets the hand yield to
 a push and return to the imitation target (Cartesian, before the solver).
 """
@@ -17,6 +19,13 @@ from pic_ros.motion.admittance import (
     AdmittanceRole,
     AdmittanceStep,
     VariableAdmittance,
+)
+from pic_ros.motion.engagement import (
+    Engagement,
+    EngagementRequest,
+    EngagementSource,
+    EngagementState,
+    Transition,
 )
 from pic_ros.motion.generator import (
     GeneratorConfig,
@@ -56,6 +65,10 @@ __all__ = [
     'DEFAULT_ACCELERATION_SCALE',
     'DEFAULT_LEAD_PERIODS',
     'DEFAULT_MAX_DT',
+    'Engagement',
+    'EngagementRequest',
+    'EngagementSource',
+    'EngagementState',
     'GeneratorConfig',
     'GeneratorStep',
     'Guidance',
@@ -71,6 +84,7 @@ __all__ = [
     'TrackingSupervisor',
     'TrajectoryChunk',
     'TrajectoryPoint',
+    'Transition',
     'VariableAdmittance',
     'duration_parts',
     'planned_chunk',

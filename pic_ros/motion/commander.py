@@ -26,6 +26,12 @@ One arm's command stream: joint targets in, safe trajectory chunks for its contr
 - **tracking loss** (:mod:`pic_ros.motion.tracking_loss`): no valid target for ``hold_timeout``
   -> hold; after ``neutral_timeout`` -> back to the neutral pose; targets again -> blend back in
   over ``blend_time``;
+- **engagement** (:mod:`pic_ros.motion.engagement`): while not :attr:`ArmCommander.engaged`
+  (the operator's clutch, or a latched emergency stop) the arm brakes to rest within its
+  acceleration (and jerk) limits and holds there; targets are still taken (the prediction stays
+  warm) but not followed. Before anything was commanded nothing is sent at all (the controller
+  holds where the arm is). Once engaged, the arm blends in from where it is, as when the person
+  is found again;
 - **pace**: :meth:`ArmCommander.step` is called on each new target and from a timer at ``rate``;
   any step less than ``min_interval`` (default half a period) after the previous one is skipped
   (its target is taken by the next step), so a tracker slower than ``rate`` still gives a steady
@@ -307,11 +313,16 @@ class ArmCommander:
 
     :param arm: The arm (joint names, limits, neutral pose).
     :param config: Settings.
+    :param engaged: Follow the targets from the start; False (the default) holds still until
+        :attr:`engaged` is set.
     """
 
-    def __init__(self, arm: CommandedArm, config: CommanderConfig | None = None) -> None:
+    def __init__(
+        self, arm: CommandedArm, config: CommanderConfig | None = None, *, engaged: bool = False
+    ) -> None:
         self._arm = arm
         self._config = config if config is not None else CommanderConfig()
+        self._engaged = bool(engaged)
         self._supervisor = TrackingSupervisor(arm.neutral, self._config.tracking)
         self._predictor = self._make_predictor(self._config)
         self._motion: Motion | None = None
@@ -357,6 +368,20 @@ class ArmCommander:
         self._supervisor.config = config.tracking
         self._motion = motion
         self._config = config
+
+    @property
+    def engaged(self) -> bool:
+        """Return whether the arm follows the targets (else it brakes and holds)."""
+        return self._engaged
+
+    @engaged.setter
+    def engaged(self, engaged: bool) -> None:
+        """
+        Engage or disengage from the next step on.
+
+        Disengaging brakes within the limits and holds; engaging blends in from where the arm is.
+        """
+        self._engaged = bool(engaged)
 
     @property
     def started(self) -> bool:
@@ -430,9 +455,10 @@ class ArmCommander:
         Advance the command to ``now`` and return the chunk to send, if any.
 
         :param now: Current time on the caller's clock [s].
-        :return: The chunk for the controller, or None (not started, no target yet, or a skipped
-            tick). Once a target came, every other step sends one, holding and at neutral too,
-            so a controller with a command timeout never sees the stream stop.
+        :return: The chunk for the controller, or None (not started, no target yet, a skipped
+            tick, or not engaged before anything was sent). Once a chunk was sent, every other
+            step sends one, holding, disengaged and at neutral too, so a controller with a
+            command timeout never sees the stream stop.
         """
         self._check_clock(now)
         motion = self._motion
@@ -440,9 +466,11 @@ class ArmCommander:
             return None
         if self._last_step is not None and now - self._last_step < self._config.spacing:
             return None  # no bursts: a target that came sooner is taken by the next step
-        guidance = self._supervisor.step(now, motion.position)
-        if guidance.state is TrackingState.WAITING:
-            return None
+        guidance = self._supervisor.step(now, motion.position, engaged=self._engaged)
+        if guidance.state is TrackingState.WAITING or (
+            guidance.state is TrackingState.DISENGAGED and self._last_step is None
+        ):
+            return None  # nothing commanded yet: the controller holds where the arm is
         dt = 0.0 if self._last_step is None else now - self._last_step
         self._last_step = now
         following = guidance.state in (TrackingState.TRACKING, TrackingState.BLENDING)
@@ -463,7 +491,7 @@ class ArmCommander:
             motion.step(
                 reference, dt, guidance.speed_scale,
                 self._predictor.velocity if following else None,
-                hold=guidance.state is TrackingState.HOLDING,
+                hold=guidance.state in (TrackingState.HOLDING, TrackingState.DISENGAGED),
             )
             states: list[PlannedState] = []
             if repeated and repeated[0][0] > MIN_POINT_GAP:  # stamped a hair before the first

@@ -20,6 +20,11 @@ since the last valid target (``docs/method.md#tracking-loss``):
 - BLENDING: a valid target arrived in any state but TRACKING. Reference: the live target, with a
   speed cap that ramps linearly from 0 to the full velocity limits over ``blend_time``; then
   TRACKING.
+- DISENGAGED: the operator has not engaged the robot, or the emergency stop is latched
+  (:mod:`pic_ros.motion.engagement`; ``engaged`` false in :meth:`~TrackingSupervisor.step`),
+  whatever the targets. Reference: the current command, so the robot brakes (within the
+  acceleration limit) and holds where it stops. Targets are still taken; once engaged again the
+  states above apply, so the robot blends in from where it is, as on re-acquisition.
 
 Re-engagement choice: a speed-cap ramp rather than an interpolation between poses. It follows the
 live target from the first step (the person keeps moving while the robot blends in), needs no
@@ -98,6 +103,9 @@ class TrackingState(enum.Enum):
 
     BLENDING = 'blending'
     """Re-engaging: following the live target under a speed cap ramping up over ``blend_time``."""
+
+    DISENGAGED = 'disengaged'
+    """Not engaged by the operator (or emergency-stopped): stop and hold, targets not followed."""
 
 
 @dataclass(frozen=True)
@@ -270,12 +278,14 @@ class TrackingSupervisor:
         self._stamp = time
         return TargetStatus.ACCEPTED
 
-    def step(self, now: float, position: npt.ArrayLike) -> Guidance:
+    def step(self, now: float, position: npt.ArrayLike, *, engaged: bool = True) -> Guidance:
         """
         Update the state for the current time and return what the limiter should track.
 
         :param now: Current time [s], on the clock of the target stamps.
         :param position: Current commanded position (the limiter's), shape (n,), [rad] or [m].
+        :param engaged: Whether the operator has engaged the robot; False gives DISENGAGED
+            (hold where the command stops) whatever the targets.
         :return: The state, the reference and the speed cap.
         :raises ConfigError: If ``now`` is not finite or ``position`` is not finite, shape (n,).
         """
@@ -283,6 +293,9 @@ class TrackingSupervisor:
         current = _joint_values('position', position, self._neutral.size)
         config = self._config
         previous = self._state
+        if not engaged:
+            self._state = TrackingState.DISENGAGED
+            return Guidance(self._state, current, 1.0)
         if self._target is None:
             self._state = TrackingState.WAITING
             return Guidance(self._state, current, 1.0)

@@ -10,7 +10,8 @@ through an echo process that does nothing (:mod:`pic_ros.ros.echo`).
 - 30 Hz: Azure Kinect ``visualization_msgs/MarkerArray`` (32 markers, real frames from a bag);
 - 240 Hz: Xsens MVN MXTP02 datagrams over UDP (23 segments, an arm-waving T-pose).
 
-While tracking, the trajectory publisher publishes one trajectory per controller and input frame
+While tracking (teleop runs with ``--engaged``: nobody is there to engage it), the trajectory
+publisher publishes one trajectory per controller and input frame
 (its keep-alive timer, which also commands between slow inputs, is set to 1 Hz and its
 ``min_interval`` to 1 ms for the measurement). The timer still answers about once a second on
 its own, so there are a few more answers than inputs: inputs and answers are paired in order,
@@ -342,6 +343,7 @@ def measure(
     if path == 'pic_ros':
         argv = python_module(
             'pic_ros', 'teleop', '--robot', robot, '--source', source,
+            '--engaged',  # measured while following: no operator to engage it
             '--param', 'trajectory_publisher.wait_for_joint_states=false',
             '--param', f'skeleton_node.udp_port={port}',
             # One trajectory per input: the 50 Hz hold/keep-alive timer would add commands

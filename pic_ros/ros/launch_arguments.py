@@ -111,8 +111,12 @@ def teleop_options(overrides: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """
     skeleton = dict(overrides['skeleton_node'])
     solver = dict(overrides['solver_node'])
+    trajectory = dict(overrides.get('trajectory_publisher', {}))
+    trajectory.pop('robot', None)  # the same --robot
     options = ['--robot', str(solver.pop('robot')), '--source', str(skeleton.pop('source'))]
-    for node, values in (('skeleton_node', skeleton), ('solver_node', solver)):
+    for node, values in (
+        ('skeleton_node', skeleton), ('solver_node', solver), ('trajectory_publisher', trajectory)
+    ):
         for key, value in values.items():
             options += ['--param', f'{node}.{key}={value}']
     return options

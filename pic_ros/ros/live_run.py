@@ -7,7 +7,9 @@ a :class:`~pic_ros.tools.convert.ReplayableRecording`, its MarkerArray topic ren
 trajectory_publisher -> sim_robot (MuJoCo), each its own process, talking DDS on loopback in the
 exported ``ROS_DOMAIN_ID`` (else a domain id of this run's own). A :class:`Recorder` node in this
 process records the topics into a :class:`~pic_ros.tools.demo_report.DemoRecording`; every
-process is stopped at the end, also on failure.
+process is stopped at the end, also on failure. The trajectory publisher starts disengaged, as
+on a real robot: once the pipeline is up the recorder engages it as an operator would, with
+``/trajectory_publisher/engage`` (:meth:`Recorder.engage`), before the replay starts.
 
 Clock: with ``sim_time`` (the default) sim_robot publishes its simulation time on ``/clock``
 (``publish_clock``) and stamps ``joint_states`` with it, and skeleton_node, solver_node,
@@ -48,6 +50,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 INPUT_TOPIC = '/body_tracking_data'
@@ -67,6 +70,9 @@ START_TIMEOUT = 60.0
 
 SETTLE = 1.5
 """Time recorded after the replay ended: the robot finishes its last moves [s]."""
+
+ENGAGE_SERVICE = '/trajectory_publisher/engage'
+"""The service the recorder engages the robot with once the pipeline is up."""
 
 
 class Recorder:
@@ -176,6 +182,32 @@ class Recorder:
                             item.value.replace('n/a', 'nan')
                         )
 
+    def engage(self, service: str = ENGAGE_SERVICE, timeout: float = START_TIMEOUT) -> str:
+        """
+        Engage the trajectory publisher as an operator does: call its ``~/engage``.
+
+        :param service: The service's name.
+        :param timeout: Longest wait for the service and for its answer [s].
+        :return: The answer's message, also kept in the notes (``engaged``).
+        :raises PicRosError: If the service is not there in time, does not answer, or refuses.
+        """
+        client = self.node.create_client(Trigger, service)
+        try:
+            if not client.wait_for_service(timeout_sec=timeout):
+                raise PicRosError(f'{service} did not appear within {timeout:.0f} s')
+            future = client.call_async(Trigger.Request())
+            if not wait_until(future.done, timeout=timeout):
+                raise PicRosError(f'{service} did not answer within {timeout:.0f} s')
+            answer = future.result()
+        finally:
+            self.node.destroy_client(client)
+        if answer is None or not answer.success:
+            reason = 'no answer' if answer is None else answer.message
+            raise PicRosError(f'{service} refused: {reason}')
+        with self._lock:
+            self.recording.notes['engaged'] = answer.message
+        return str(answer.message)
+
     def close(self) -> None:
         """Stop spinning and destroy the node."""
         self.executor.shutdown(timeout_sec=2.0)
@@ -260,6 +292,7 @@ def record_pipeline(
         say(f'pipeline up in {time.monotonic() - started_at:.1f} s (ROS_DOMAIN_ID={domain}, '
             f'{recorder.recording.notes["clock"]} time); replaying {replayed.bag} '
             f'({replayed.source})')
+        say(f'{ENGAGE_SERVICE}: {recorder.engage()}')
         replay = ManagedProcess(
             python_module('pic_ros', *_replay_arguments(replayed, duration)), environment,
             logs / 'replay.log',

@@ -16,12 +16,14 @@ from typing import Final
 
 from pic_ros.correspondence.base import MAPPING_PARAMETERS
 from pic_ros.head_and_hands import HEAD_AND_HANDS_PARAMETERS
+from pic_ros.human.engage_gesture import ENGAGE_GESTURE_TIME
 from pic_ros.human.front_end import RESTART_AFTER
 from pic_ros.human.hands import HAND_PARAMETERS
 from pic_ros.human.processing import SMOOTHING, TIME_CONSTANT
 from pic_ros.imitation import WHOLE_BODY
 from pic_ros.motion.base_following import BASE_FOLLOWING_PARAMETERS
 from pic_ros.motion.commander import COMMANDER_PARAMETERS
+from pic_ros.motion.engagement import START_ENGAGED
 from pic_ros.motion.hand_compliance import HAND_COMPLIANCE_PARAMETERS
 from pic_ros.schema import ParameterDef, ParameterTable
 from pic_ros.sim.config import SIM_CONFIG_PARAMETERS
@@ -84,12 +86,13 @@ SKELETON_NODE: Final = ParameterTable('skeleton_node', (
 
 SOLVER_NODE: Final = ParameterTable('solver_node', (
     ROBOT, SOLVER_PARAMETERS[:2], ARMS, MAPPING_PARAMETERS, SOLVER_PARAMETERS[2:], WHOLE_BODY,
-    HEAD_AND_HANDS_PARAMETERS, HAND_PARAMETERS, HAND_COMPLIANCE_PARAMETERS, DIAGNOSTICS_PERIOD,
+    HEAD_AND_HANDS_PARAMETERS, HAND_PARAMETERS, HAND_COMPLIANCE_PARAMETERS, ENGAGE_GESTURE_TIME,
+    DIAGNOSTICS_PERIOD,
 ))
 """``solver_node``: skeleton in, joint targets out."""
 
 TRAJECTORY_PUBLISHER: Final = ParameterTable('trajectory_publisher', (
-    ROBOT, COMMANDER_PARAMETERS, DIAGNOSTICS_PERIOD,
+    ROBOT, START_ENGAGED, COMMANDER_PARAMETERS, DIAGNOSTICS_PERIOD,
 ))
 """``trajectory_publisher``: joint targets in, trajectory chunks out."""
 
@@ -138,6 +141,7 @@ LAUNCH_ARGUMENTS: Final = (
     ('solver_node', 'admittance'),
     ('skeleton_node', 'udp_address'),
     ('skeleton_node', 'udp_port'),
+    ('trajectory_publisher', 'start_engaged'),
 )
 """Node parameters that ``teleop.launch.py`` exposes as launch arguments of the same name."""
 

@@ -28,6 +28,11 @@ hand yields to a push and comes back (:mod:`pic_ros.motion.hand_compliance`). A 
 ``admittance_force_timeout`` counts as zero. Only a solver that honours target offsets can do it
 (``whole_body`` true, or the ``position`` correspondence): otherwise the node refuses to start.
 Role, stiffness, deviation and force per arm are in the node's ``/diagnostics`` status.
+
+Engage gesture (``engage_gesture_time`` > 0; off by default): when the person holds both wrists
+above the head that long (:mod:`pic_ros.human.engage_gesture`), the node publishes
+``engage_gesture`` (``std_msgs/Empty``), which trajectory_publisher takes as a request to engage
+(the one-process teleop hands it over directly). It fires once per hold.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ import numpy as np
 from pic_ros.correspondence import Calibrator, MappingConfig
 from pic_ros.exceptions import ConfigError, PicRosError, SkeletonError
 from pic_ros.head_and_hands import HeadAndHandsConfig, HeadAndHandsImitator
+from pic_ros.human.engage_gesture import EngageGesture, EngageGestureConfig
 from pic_ros.human.skeleton import SkeletonFrame
 from pic_ros.imitation import RobotImitator
 from pic_ros.motion.hand_compliance import (
@@ -64,12 +70,14 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Empty
 from std_srvs.srv import Trigger
 
 PARAMETERS = SOLVER_NODE
 """The node's parameters (:data:`pic_ros.ros.schema.SOLVER_NODE`)."""
 
 TargetsHandler = Callable[[float, Sequence[str], Sequence[float]], None]
+GestureHandler = Callable[[], object]
 
 
 def default_profile_path() -> Path:
@@ -94,6 +102,7 @@ class SolverNode(Node):
         self._values: Values = declare_parameters(self, PARAMETERS)
         self._lock = threading.Lock()
         self._handlers: list[TargetsHandler] = []
+        self._gesture_handlers: list[GestureHandler] = []
         self.robot: Robot = load_robot(str(self._values['robot']))
         chosen = dict.fromkeys(str(name) for name in self._values['arms'] if str(name))
         self._arms = list(chosen) or list(self.robot.arms)
@@ -113,8 +122,11 @@ class SolverNode(Node):
         self._joints: dict[str, float] = {}
         self._previous_stamp: float | None = None
         self._compliance = self._make_compliance(self._values)
+        self._gesture = EngageGesture(self._gesture_config(self._values))
+        self._gestures = 0
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self._publisher = self.create_publisher(JointState, 'joint_targets', reliable)
+        self._gesture_publisher = self.create_publisher(Empty, 'engage_gesture', reliable)
         if subscribe:
             self.create_subscription(
                 PoseArray, 'skeleton', self._on_skeleton, qos_profile_sensor_data
@@ -150,6 +162,18 @@ class SolverNode(Node):
         :param handler: Called with (stamp [s], joint names, positions) of each solved frame.
         """
         self._handlers.append(handler)
+
+    def add_gesture_handler(self, handler: GestureHandler) -> None:
+        """
+        Hand every engage gesture to a function in this process (the one-process teleop).
+
+        :param handler: Called without arguments each time the gesture is completed.
+        """
+        self._gesture_handlers.append(handler)
+
+    @staticmethod
+    def _gesture_config(values: Values) -> EngageGestureConfig:
+        return EngageGestureConfig(hold_time=float(values['engage_gesture_time']))
 
     def _make_imitator(self, values: Values) -> RobotImitator:
         return RobotImitator(
@@ -198,7 +222,10 @@ class SolverNode(Node):
         imitator = self._make_imitator(values)
         head_hands = self._make_head_hands(values)
         compliance = self._make_compliance(values)
+        gesture = self._gesture_config(values)
         with self._lock:
+            if gesture != self._gesture.config:
+                self._gesture.config = gesture
             if compliance is not None and self._compliance is not None:
                 compliance.adopt(self._compliance)
             self._compliance = compliance
@@ -297,6 +324,9 @@ class SolverNode(Node):
             self._frames.tick()
             try:
                 self._calibrator.add(frame)
+                if self._gesture.update(frame):  # asked before solving: solved or not
+                    self._gestures += 1
+                    self._engage_gesture()
                 offsets = self._hand_offsets(frame.stamp)
                 step = (
                     self._imitator.step(frame) if offsets is None
@@ -340,6 +370,16 @@ class SolverNode(Node):
         for handler in self._handlers:
             handler(frame.stamp, names, positions)
 
+    def _engage_gesture(self) -> None:
+        """Ask trajectory_publisher to engage: on the topic and to the in-process handlers."""
+        self.get_logger().info(
+            f'engage gesture: both wrists above the head for '
+            f'{self._gesture.config.hold_time:g} s; asking to engage'
+        )
+        self._gesture_publisher.publish(Empty())
+        for handler in self._gesture_handlers:
+            handler()
+
     def _statuses(self) -> list[DiagnosticStatus]:
         now = self.get_clock().now().nanoseconds * 1e-9
         with self._lock:
@@ -365,6 +405,8 @@ class SolverNode(Node):
             for side, state in sorted(self._hand_states.items()):
                 values[f'hand_{side}'] = state
             values['hand_state_changes'] = self._hand_changes
+            values['engage_gesture_time'] = self._gesture.config.hold_time
+            values['engage_gestures'] = self._gestures
             values['admittance'] = self._compliance is not None
             if self._compliance is not None:
                 values.update(self._compliance.status())

@@ -323,6 +323,7 @@ def run_stress(
             processes.append(ManagedProcess(
                 python_module(
                     'pic_ros', 'teleop', '--robot', robot, '--source', source,
+                    '--engaged',  # every frame must reach a command: following
                     '--param', 'trajectory_publisher.wait_for_joint_states=false',
                     '--param', f'skeleton_node.udp_port={port}',
                     '--param', 'skeleton_node.diagnostics_period=0.5',

@@ -10,6 +10,10 @@ RViz and debugging.
 Run it with ``ros2 run pic_ros teleop`` (parameters by ``--ros-args -p node:name:=value``) or
 ``python -m pic_ros teleop --robot baxter --source azure_kinect``.
 
+The robot starts disengaged (trajectory_publisher's ``start_engaged``): it holds still until an
+operator calls ``/trajectory_publisher/engage`` (or makes the engage gesture, when solver_node's
+``engage_gesture_time`` is set; it is handed over in-process). ``--engaged`` starts engaged.
+
 ``--whole-body`` solves the torso with the arm (solver_node's ``whole_body``); ``--follow-base``
 adds ``base_follower`` to the process (the person's walking drives the mobile
 base on ``--base-cmd-topic``; off by default, a moving base is opt-in); ``--admittance`` lets a
@@ -136,6 +140,7 @@ def build_pipeline(
     skeleton.add_handler(lambda _frame: solver.set_chest_height(skeleton.chest_height))
     skeleton.add_handler(solver.handle_skeleton)
     solver.add_handler(trajectory.handle_targets)
+    solver.add_gesture_handler(trajectory.engage_by_gesture)
     return nodes
 
 
@@ -180,6 +185,11 @@ def parse_arguments(
     add_option(parser, SKELETON_NODE['source'], default=SKELETON_NODE['source'].default)
     for name in SOLVER_OPTIONS:
         add_option(parser, SOLVER_NODE[name], help_suffix=' (default: the parameter file)')
+    parser.add_argument(
+        '--engaged', action='store_true',
+        help='start engaged: the robot follows the person at once (trajectory_publisher '
+        "start_engaged; default: disengaged until '/trajectory_publisher/engage')",
+    )
     add_option(
         parser, BASE_FOLLOWER['follow_base'], default=False,
         help_suffix=' (adds base_follower to the process; default: false)',
@@ -215,6 +225,8 @@ def node_parameters(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     for key in SOLVER_OPTIONS:
         if getattr(args, key) is not None:
             values['solver_node'][key] = getattr(args, key)
+    if args.engaged:
+        values['trajectory_publisher']['start_engaged'] = True
     for item in args.param:
         name, _, text = item.partition('=')
         node, _, parameter = name.partition('.')

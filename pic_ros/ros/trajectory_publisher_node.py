@@ -15,17 +15,36 @@ velocity and acceleration limits; hold, neutral and re-engagement on tracking lo
 jumps); this node only wires it: it times the targets on its own clock when they arrive
 (``use_sim_time`` for replays), steps every arm on each target and from a timer at ``rate``, and
 publishes the chunks.
+
+Engagement (:class:`~pic_ros.motion.engagement.Engagement`, one per node): the node starts
+disengaged unless ``start_engaged`` -- every arm holds still, nothing is sent before anything was
+commanded -- and follows the person only while engaged; disengaged or stopped, each arm brakes to
+rest within its limits and holds. The services ``~/engage``, ``~/disengage`` and
+``~/reset_estop`` (``std_srvs/srv/Trigger``) answer with what happened or why they were refused;
+``estop`` (``std_msgs/Bool``, reliable, every value kept) latches a stop on a true value until
+``~/reset_estop``, which is refused while the last value is still true and leaves the robot
+disengaged; ``engage_gesture`` (``std_msgs/Empty``, from solver_node's engage gesture) engages
+like ``~/engage``. ``engaged`` (``std_msgs/Bool``, reliable, transient local, depth 1: a late
+subscriber gets the current value) is published at start and on every change. The state and the
+reason of the last transition are a status of ``/diagnostics`` of their own
+(``<node> engagement``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 import threading
 from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticStatus
 from pic_ros.exceptions import PicRosError, SkeletonError
 from pic_ros.motion.commander import ArmCommander, CommanderConfig
+from pic_ros.motion.engagement import (
+    Engagement,
+    EngagementSource,
+    EngagementState,
+    Transition,
+)
 from pic_ros.robot.robot import load_robot
 from pic_ros.ros.conversions import joint_state_from_msg, status_to_msg, trajectory_to_msg
 from pic_ros.ros.diagnostics import DiagnosticsReporter
@@ -34,12 +53,30 @@ from pic_ros.ros.runner import run_node
 from pic_ros.ros.schema import TRAJECTORY_PUBLISHER
 from rclpy.node import Node
 from rclpy.publisher import Publisher
-from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
+from rclpy.qos import (
+    DurabilityPolicy,
+    HistoryPolicy,
+    qos_profile_sensor_data,
+    QoSProfile,
+    ReliabilityPolicy,
+)
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Bool, Empty
+from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 PARAMETERS = TRAJECTORY_PUBLISHER
 """The node's parameters (:data:`pic_ros.ros.schema.TRAJECTORY_PUBLISHER`)."""
+
+LATCHED = QoSProfile(
+    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+)
+"""QoS of ``engaged``: the last value is kept for subscribers that come later."""
+
+EVERY_VALUE = QoSProfile(
+    depth=1, history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE
+)
+"""QoS of ``estop``: no value is overwritten before it is read (a stop is never missed)."""
 
 
 class TrajectoryPublisherNode(Node):
@@ -57,19 +94,32 @@ class TrajectoryPublisherNode(Node):
         self._lock = threading.Lock()
         self.robot = load_robot(str(self._values['robot']))
         config = CommanderConfig.from_parameters(self._values)
+        self._engagement = Engagement(
+            bool(self._values['start_engaged']), self._now(), EngagementSource.PARAMETER
+        )
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self._groups: dict[str, tuple[ArmCommander, Publisher]] = {}
         for name, model in self.robot.groups.items():
             publisher = self.create_publisher(
                 JointTrajectory, f'{model.controller}/joint_trajectory', reliable
             )
-            self._groups[name] = (ArmCommander(model, config), publisher)
+            commander = ArmCommander(model, config, engaged=self._engagement.engaged)
+            self._groups[name] = (commander, publisher)
         self._clock_restarts = 0
+        self._engaged_publisher = self.create_publisher(Bool, 'engaged', LATCHED)
+        self._engaged_publisher.publish(Bool(data=self._engagement.engaged))
         self.create_subscription(
             JointState, 'joint_states', self._on_joint_states, qos_profile_sensor_data
         )
+        self.create_subscription(Bool, 'estop', self._on_estop, EVERY_VALUE)
         if subscribe:
             self.create_subscription(JointState, 'joint_targets', self._on_targets, reliable)
+            self.create_subscription(
+                Empty, 'engage_gesture', lambda _message: self.engage_by_gesture(), reliable
+            )
+        self.create_service(Trigger, '~/engage', self._on_engage)
+        self.create_service(Trigger, '~/disengage', self._on_disengage)
+        self.create_service(Trigger, '~/reset_estop', self._on_reset_estop)
         self._timer = self.create_timer(config.period, self._on_timer)
         self.add_on_set_parameters_callback(
             validation_callback(self, PARAMETERS, self._values, self._apply)
@@ -79,6 +129,91 @@ class TrajectoryPublisherNode(Node):
         )
         topics = ', '.join(publisher.topic_name for _, publisher in self._groups.values())
         self.get_logger().info(f'{self.robot.name}: streaming to {topics}')
+        self.get_logger().info(self._engagement.last_transition.reason)
+
+    @property
+    def engagement(self) -> EngagementState:
+        """Return whether the robot follows the person, is disengaged or emergency-stopped."""
+        with self._lock:
+            return self._engagement.state
+
+    def engage_by_gesture(self) -> Transition:
+        """
+        Engage because the operator made the engage gesture (solver_node's, in-process or topic).
+
+        :return: What happened (refused while the emergency stop is latched).
+        """
+        return self._request(lambda now: self._engagement.engage(now, EngagementSource.GESTURE))
+
+    def _on_engage(
+        self, request: Trigger.Request, response: Trigger.Response
+    ) -> Trigger.Response:
+        del request  # Trigger has no fields.
+        return self._answer(
+            response,
+            self._request(lambda now: self._engagement.engage(now, EngagementSource.SERVICE)),
+        )
+
+    def _on_disengage(
+        self, request: Trigger.Request, response: Trigger.Response
+    ) -> Trigger.Response:
+        del request  # Trigger has no fields.
+        return self._answer(
+            response,
+            self._request(lambda now: self._engagement.disengage(now, EngagementSource.SERVICE)),
+        )
+
+    def _on_reset_estop(
+        self, request: Trigger.Request, response: Trigger.Response
+    ) -> Trigger.Response:
+        del request  # Trigger has no fields.
+        return self._answer(
+            response,
+            self._request(
+                lambda now: self._engagement.reset_estop(now, EngagementSource.SERVICE)
+            ),
+        )
+
+    def _on_estop(self, message: Bool) -> None:
+        self._request(
+            lambda now: self._engagement.set_estop(now, bool(message.data), EngagementSource.TOPIC)
+        )
+
+    @staticmethod
+    def _answer(response: Trigger.Response, transition: Transition) -> Trigger.Response:
+        response.success = transition.accepted
+        response.message = transition.reason
+        return response
+
+    def _request(self, ask: Callable[[float], Transition]) -> Transition:
+        """
+        Put one request to the engagement; on a change, tell every arm, step it and publish.
+
+        :param ask: Makes the request at the given time [s] (this node's clock).
+        :return: The engagement's answer.
+        """
+        with self._lock:
+            now = self._now()
+            was_engaged = self._engagement.engaged
+            transition = ask(now)
+            engaged = self._engagement.engaged
+            if transition.changed:
+                for arm, (commander, publisher) in self._groups.items():
+                    commander.engaged = engaged
+                    self._step(arm, commander, publisher, now)  # brake or blend in at once
+            if engaged != was_engaged:
+                self._engaged_publisher.publish(Bool(data=engaged))
+        logger = self.get_logger()
+        if transition.changed and transition.state is EngagementState.ESTOPPED:
+            logger.warning(transition.reason)
+        elif transition.changed:
+            logger.info(transition.reason)
+        elif not transition.accepted:
+            logger.warning(
+                f'{transition.request.value} ({transition.source.value}): {transition.reason}',
+                throttle_duration_sec=1.0,
+            )
+        return transition
 
     def _apply(self, values: Values) -> None:
         config = CommanderConfig.from_parameters(values)  # refuses before anything changes
@@ -172,7 +307,25 @@ class TrajectoryPublisherNode(Node):
                 summary = str(values['state'])
                 title = f'pic_ros: {self.get_fully_qualified_name()} {model.name}'
                 statuses.append(status_to_msg(title, self.robot.name, level, summary, values))
+            statuses.append(self._engagement_status())
         return statuses
+
+    def _engagement_status(self) -> DiagnosticStatus:
+        """Return the engagement's status: the state and its last transition (lock held)."""
+        engagement = self._engagement
+        last = engagement.last_transition
+        values: dict[str, object] = {
+            'state': engagement.state.value,
+            'reason': last.reason,
+            'source': last.source.value,
+            'since': round(last.time, 3),
+            'estop_input': engagement.estop_input,
+            'estop_messages': engagement.estop_inputs,
+            'requests_refused': engagement.refused,
+        }
+        level = DiagnosticStatus.WARN if engagement.estopped else DiagnosticStatus.OK
+        title = f'pic_ros: {self.get_fully_qualified_name()} engagement'
+        return status_to_msg(title, self.robot.name, level, engagement.state.value, values)
 
 
 def main(args: list[str] | None = None) -> None:

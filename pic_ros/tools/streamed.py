@@ -148,8 +148,8 @@ def stream_trace(
     Stream an offline imitation's targets through the commanders to simulated controllers.
 
     Every arm starts at its neutral pose (as the offline imitation does), told by
-    ``start_from`` as ``joint_states`` would; timer steps come at ``rate``, half a period off
-    the first frame.
+    ``start_from`` as ``joint_states`` would, engaged (as after an operator's engage); timer
+    steps come at ``rate``, half a period off the first frame.
 
     :param robot: The robot.
     :param trace: The offline imitation of the recording (:func:`run_imitation`).
@@ -164,7 +164,7 @@ def stream_trace(
     runs = {}
     for name, arm_trace in trace.arms.items():
         arm = robot.arms[name]
-        commander = ArmCommander(arm, config)
+        commander = ArmCommander(arm, config, engaged=True)
         commander.start_from(arm.neutral)
         follower = TrajectoryFollower(arm.joint_names, arm.lower, arm.upper, arm.neutral)
         # Events: (time, order, index); at one time the samples come first (the state before a

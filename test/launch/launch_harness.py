@@ -394,6 +394,52 @@ class Probe:
             self.node.destroy_client(client)
         return f'success={response.success} message={response.message!r}'
 
+    def publish_bool(self, topic: str, value: bool) -> str:
+        """
+        Publish one ``std_msgs/Bool`` (reliable) once a subscriber matched, as ``ros2 topic pub``.
+
+        :return: ``data: <value>``, as ``ros2 topic pub`` prints what it publishes.
+        """
+        from rclpy.duration import Duration
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from std_msgs.msg import Bool
+
+        publisher = self.node.create_publisher(
+            Bool, topic, QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        )
+        try:
+            wait_for(lambda: publisher.get_subscription_count() > 0, f'a subscriber of {topic}',
+                     10.0)
+            publisher.publish(Bool(data=value))
+            wait_for(lambda: publisher.wait_for_all_acked(Duration(seconds=0.1)),
+                     f'{topic} delivered', 10.0)
+        finally:
+            self.node.destroy_publisher(publisher)
+        return f'data: {str(value).lower()}'
+
+    def latched_bool(self, topic: str) -> str:
+        """
+        Read a latched ``std_msgs/Bool`` (transient local) as ``ros2 topic echo --once`` does.
+
+        :return: ``data: <value>``.
+        """
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        from std_msgs.msg import Bool
+
+        values: list[bool] = []
+        latched = QoSProfile(
+            depth=1, reliability=ReliabilityPolicy.RELIABLE,
+            durability=DurabilityPolicy.TRANSIENT_LOCAL,
+        )
+        subscription = self.node.create_subscription(
+            Bool, topic, lambda message: values.append(message.data), latched
+        )
+        try:
+            wait_for(lambda: values, f'a value on {topic}', 10.0)
+        finally:
+            self.node.destroy_subscription(subscription)
+        return f'data: {str(values[0]).lower()}'
+
     def close(self) -> None:
         """Stop spinning and shut the context down."""
         self.executor.shutdown(timeout_sec=2.0)

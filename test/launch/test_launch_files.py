@@ -36,20 +36,21 @@ DOCUMENTED_ARGUMENTS = {
         'robot', 'source', 'input_topic', 'solver', 'eta', 'mapping', 'correspondence',
         'user_profile', 'namespace', 'use_sim_time', 'single_process', 'udp_address', 'udp_port',
         'params_file', 'use_rviz', 'sim', 'admittance', 'follow_base', 'base_cmd_topic',
-        'base_cmd_stamped', 'wrench_topic', 'whole_body',
+        'base_cmd_stamped', 'wrench_topic', 'whole_body', 'start_engaged',
     },
     'multi_robot.launch.py': {
         'robots', 'source', 'input_topic', 'solver', 'eta', 'mapping', 'correspondence',
         'user_profile', 'udp_address', 'udp_port', 'use_sim_time', 'params_file', 'sim',
-        'admittance', 'whole_body',
+        'admittance', 'whole_body', 'start_engaged',
     },
     'gazebo.launch.py': {
         'robot', 'source', 'input_topic', 'solver', 'gz_args', 'replay_bag', 'distro',
-        'controllers_file',
+        'controllers_file', 'start_engaged',
     },
     'tiago_whole_body.launch.py': {
         'source', 'input_topic', 'namespace', 'sim', 'single_process', 'use_sim_time',
         'follow_base', 'base_cmd_topic', 'base_cmd_stamped', 'admittance', 'wrench_topic',
+        'start_engaged',
     },
 }
 """Launch arguments each launch file must declare (and no others)."""

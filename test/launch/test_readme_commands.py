@@ -72,7 +72,7 @@ COMMANDS = (
     Placed(r'ros2 launch pic_ros multi_robot\.launch\.py source:=azure_kinect',
            (f'{LAUNCH}::test_multi_robot_launch_drives_every_controller_of_every_robot',)),
     Placed(r'ros2 launch pic_ros teleop\.launch\.py robot:=yumi sim:=true '
-           r'input_topic:=/body_tracking_data',
+           r'input_topic:=/body_tracking_data start_engaged:=true',
            (f'{LAUNCH}::test_teleop_launch_drives_every_controller_of_each_robot',)),
     Placed(r'ros2 run pic_ros replay \.\./shared/data/azure_kinect/body_tracking_ergonomics '
            r'--remap /kinect2/body_tracking_data:=/body_tracking_data',
@@ -83,6 +83,13 @@ COMMANDS = (
     Placed(r'ros2 service call /solver_node/calibrate std_srvs/srv/Trigger',
            (f'{LAUNCH}::test_teleop_launch_drives_baxter_from_the_azure_kinect_bag',)),
     Placed(r'ros2 param set /solver_node eta 7',
+           (f'{LAUNCH}::test_teleop_launch_drives_baxter_from_the_azure_kinect_bag',)),
+    Placed(r'ros2 service call /trajectory_publisher/(engage|disengage|reset_estop) '
+           r'std_srvs/srv/Trigger',
+           (f'{LAUNCH}::test_teleop_launch_drives_baxter_from_the_azure_kinect_bag',)),
+    Placed(r"ros2 topic pub --once /estop std_msgs/msg/Bool '\{data: (true|false)\}'",
+           (f'{LAUNCH}::test_teleop_launch_drives_baxter_from_the_azure_kinect_bag',)),
+    Placed(r'ros2 topic echo --once /engaged',
            (f'{LAUNCH}::test_teleop_launch_drives_baxter_from_the_azure_kinect_bag',)),
     Placed(r'ros2 run pic_ros replay',
            (f'{LAUNCH}::test_teleop_launch_drives_every_controller_of_each_robot',)),

@@ -15,11 +15,12 @@ The launches that cannot run (unknown robot, ``use_rviz:=true`` without rviz2, a
 that dies, Gazebo without its packages) must stop as a whole: status 1, one message saying why,
 no process left.
 
-One robot (Baxter, separate processes) is checked fully -- trajectories within the URDF limits
-on every controller, ``/diagnostics`` of every node, ``ros2 param set`` refused with its reason,
-the calibration service -- and the other robot / ``single_process`` combinations and
-``multi_robot.launch.py`` more briefly, to keep the launch tests within a few minutes on two
-cores.
+One robot (Baxter, separate processes) is checked fully -- engaged with ``ros2 service call``,
+trajectories within the URDF limits on every controller, ``/diagnostics`` of every node, ``ros2
+param set`` refused with its reason, the calibration service, disengaging, the emergency stop
+with ``ros2 topic pub`` and its reset -- and the other robot / ``single_process`` combinations
+(``start_engaged:=true``) and ``multi_robot.launch.py`` (each robot engaged by its own service)
+more briefly, to keep the launch tests within a few minutes on two cores.
 """
 
 from __future__ import annotations
@@ -203,6 +204,54 @@ def check_stopped_as_a_whole(launch: RosProcess, message: str, timeout: float = 
 ROS2CLI_NEEDS_NEWER_RCLPY = "'NoneType' object does not support the context manager protocol"
 """How ``ros2 service call`` of the shared tools fails on Jazzy's rclpy (nothing to do with us)."""
 
+ENGAGE = '/trajectory_publisher/engage'
+DISENGAGE = '/trajectory_publisher/disengage'
+RESET_ESTOP = '/trajectory_publisher/reset_estop'
+
+
+def service_call(service: str) -> list[str]:
+    """Return the ``ros2 service call`` of a Trigger service (the README's line)."""
+    return ['service', 'call', service, 'std_srvs/srv/Trigger']
+
+
+def estop(value: bool) -> list[str]:
+    """Return the README's ``ros2 topic pub --once /estop`` line for a value."""
+    return ['topic', 'pub', '--once', '/estop', 'std_msgs/msg/Bool',
+            f'{{data: {str(value).lower()}}}']
+
+
+ECHO_ENGAGED = [
+    'topic', 'echo', '--no-daemon', '--spin-time', '3', '--timeout', '30', '--once', '/engaged'
+]
+"""
+The README's ``ros2 topic echo --once /engaged``, without a daemon (it would outlive the test).
+
+Its QoS follows the publisher's (transient local) once discovered: ``--spin-time`` gives the
+discovery time on a loaded machine; ``--timeout`` bounds the wait.
+"""
+
+
+def answered(output: str, probe: Probe, service: str) -> str:
+    """
+    Return a ``ros2 service call``'s output, or the probe's own call where the CLI cannot run.
+
+    The shared ros2cli (built from rolling) calls ``with rclpy.init()``, which Jazzy's rclpy 7
+    does not offer: the CLI fails before calling, and the node is called directly instead.
+    """
+    return probe.call_trigger(service) if ROS2CLI_NEEDS_NEWER_RCLPY in output else output
+
+
+def published(output: str, probe: Probe, value: bool) -> str:
+    """Return a ``ros2 topic pub``'s output, or publish with the probe where the CLI cannot run."""
+    if ROS2CLI_NEEDS_NEWER_RCLPY in output:
+        return probe.publish_bool('/estop', value)
+    return output
+
+
+def echoed(output: str, probe: Probe) -> str:
+    """Return a ``ros2 topic echo``'s output, or read with the probe where the CLI cannot run."""
+    return probe.latched_bool('/engaged') if ROS2CLI_NEEDS_NEWER_RCLPY in output else output
+
 
 def test_teleop_launch_drives_baxter_from_the_azure_kinect_bag(
     ros2, ros2_commands, probe, workspace: Workspace, shared_data
@@ -210,11 +259,15 @@ def test_teleop_launch_drives_baxter_from_the_azure_kinect_bag(
     """
     The README's first command, with sim:=true and the bag replayed, drives both of Baxter's arms.
 
+    The robot starts disengaged; ``ros2 service call /trajectory_publisher/engage`` engages it.
     Trajectories reach both controller topics within the URDF's position and velocity limits,
     every node reports on /diagnostics (the skeleton node having taken the bag's frames), an
     invalid ``ros2 param set`` is refused with its reason (the value stays) while a valid one is
-    taken, the calibration service answers (no calibration pose in this recording), and Ctrl-C
-    ends everything with status 0.
+    taken, the calibration service answers (no calibration pose in this recording),
+    ``~/disengage`` answers, ``ros2 topic pub --once /estop`` latches a stop that refuses
+    ``~/engage`` and, while the input is true, ``~/reset_estop``; released, the reset is taken.
+    ``ros2 topic echo --once /engaged`` reads the latched state. Ctrl-C ends everything with
+    status 0.
     """
     bag = bag_path(shared_data)
     topics = topics_of(workspace.share, 'baxter')
@@ -226,24 +279,46 @@ def test_teleop_launch_drives_baxter_from_the_azure_kinect_bag(
     wait_for_nodes(
         launch, watcher, ['/skeleton_node', '/solver_node', '/trajectory_publisher', '/sim_robot']
     )
+    [engaged] = ros2_commands(service_call(ENGAGE))
+    engaged = answered(engaged, watcher, ENGAGE)
+    assert 'success=True' in engaged and 'engaged by service' in engaged, engaged
     replay = start_replay(ros2, bag, start=2.0, duration=12.0)
     play_and_collect(launch, replay, watcher, list(topics))
     check_trajectories(watcher, workspace.share, 'baxter')
 
     # What a user types (--no-daemon: a ros2 daemon would outlive the test), side by side.
-    refused, taken, answer = ros2_commands(
+    refused, taken, answer, disengaged = ros2_commands(
         ['param', 'set', '--no-daemon', '--timeout', '10', '/solver_node', 'eta', '7'],
         ['param', 'set', '--no-daemon', '--timeout', '10', '/solver_node', 'solver', 'pics'],
         ['service', 'call', '/solver_node/calibrate', 'std_srvs/srv/Trigger'],
+        service_call(DISENGAGE),
     )
     assert 'Setting parameter failed' in refused, refused
     assert re.search(r'eta .*(out of range|must be)', refused), refused
     assert 'Set parameter successful' in taken, taken
-    if ROS2CLI_NEEDS_NEWER_RCLPY in answer:
-        # The shared ros2cli (built from rolling) calls `with rclpy.init()`, which Jazzy's
-        # rclpy 7 does not offer: the CLI fails before calling. The node is called directly.
-        answer = watcher.call_trigger('/solver_node/calibrate')
+    answer = answered(answer, watcher, '/solver_node/calibrate')
     assert 'success=False' in answer and 'message=' in answer, answer
+    disengaged = answered(disengaged, watcher, DISENGAGE)
+    assert 'success=True' in disengaged and 'disengaged by service' in disengaged, disengaged
+
+    # The emergency stop: latched by a true input, reset only once the input is false.
+    stop, state = ros2_commands(estop(True), ECHO_ENGAGED)
+    stop = published(stop, watcher, True)
+    assert 'Bool(data=True)' in stop or stop == 'data: true', stop
+    assert 'data: false' in echoed(state, watcher), state
+    refused_engage, refused_reset = ros2_commands(service_call(ENGAGE), service_call(RESET_ESTOP))
+    refused_engage = answered(refused_engage, watcher, ENGAGE)
+    refused_reset = answered(refused_reset, watcher, RESET_ESTOP)
+    assert 'success=False' in refused_engage, refused_engage
+    assert 'the emergency stop is latched' in refused_engage, refused_engage
+    assert 'success=False' in refused_reset, refused_reset
+    assert 'input is still set' in refused_reset, refused_reset
+    [release] = ros2_commands(estop(False))
+    release = published(release, watcher, False)
+    assert 'Bool(data=False)' in release or release == 'data: false', release
+    [reset] = ros2_commands(service_call(RESET_ESTOP))
+    reset = answered(reset, watcher, RESET_ESTOP)
+    assert 'success=True' in reset and 'emergency stop reset by service' in reset, reset
     assert watcher.get_parameter('/solver_node', 'eta') == 1
     assert watcher.get_parameter('/solver_node', 'solver') == 'pics'
     assert watcher.set_parameter('/solver_node', 'solver', 'foo') == (
@@ -254,13 +329,18 @@ def test_teleop_launch_drives_baxter_from_the_azure_kinect_bag(
         lambda: {
             'pic_ros: /skeleton_node', 'pic_ros: /solver_node',
             'pic_ros: /trajectory_publisher left', 'pic_ros: /trajectory_publisher right',
-            'pic_ros: /sim_robot simulation',
+            'pic_ros: /trajectory_publisher engagement', 'pic_ros: /sim_robot simulation',
         } <= set(watcher.diagnostic_statuses()),
         f'the statuses of every node on /diagnostics: got {sorted(watcher.diagnostic_statuses())}',
         10.0, launch.output(),
     )
     skeleton = watcher.diagnostic_statuses()['pic_ros: /skeleton_node']
     assert int(skeleton['frames_in']) > 100 and int(skeleton['skeletons_out']) > 100, skeleton
+    wait_for(
+        lambda: watcher.diagnostic_statuses()['pic_ros: /trajectory_publisher engagement'][
+            'reason'].startswith('emergency stop reset by service'),
+        'the reset on /diagnostics', 10.0, launch.output(),
+    )
     stop_cleanly(launch)
 
 
@@ -275,14 +355,18 @@ def test_teleop_launch_drives_baxter_from_the_azure_kinect_bag(
 def test_teleop_launch_drives_every_controller_of_each_robot(
     robot, single_process, ros2, probe, workspace: Workspace, shared_data
 ):
-    """Each robot, in one process or three, turns a few seconds of the bag into trajectories."""
+    """
+    Each robot, in one process or three, turns a few seconds of the bag into trajectories.
+
+    ``start_engaged:=true`` (the README's sim line) reaches trajectory_publisher in either form.
+    """
     bag = bag_path(shared_data)
     topics = topics_of(workspace.share, robot)
     watcher = probe(list(topics))
     launch = ros2(
         'launch', 'pic_ros', 'teleop.launch.py', f'robot:={robot}',
         f'single_process:={single_process}', f'input_topic:={INPUT_TOPIC}', 'sim:=true',
-        log='launch',
+        'start_engaged:=true', log='launch',
     )
     nodes = ['/skeleton_node', '/solver_node', '/trajectory_publisher', '/sim_robot']
     wait_for_nodes(launch, watcher, nodes)
@@ -299,7 +383,8 @@ def test_teleop_launch_takes_the_xsens_stream_over_udp(ros2, probe, workspace: W
     """
     The README's Xsens command: MXTP02 datagrams sent to the bound UDP port drive TIAGo's arm.
 
-    ``udp_port`` is given besides the README's arguments so that runs in parallel do not meet.
+    ``udp_port`` is given besides the README's arguments so that runs in parallel do not meet;
+    the robot is engaged by its service, as an operator does.
     """
     port = 31000 + DOMAIN_ID
     topics = topics_of(workspace.share, 'tiago')
@@ -311,6 +396,7 @@ def test_teleop_launch_takes_the_xsens_stream_over_udp(ros2, probe, workspace: W
     wait_for_nodes(
         launch, watcher, ['/skeleton_node', '/solver_node', '/trajectory_publisher', '/sim_robot']
     )
+    assert 'success=True' in watcher.call_trigger(ENGAGE)
     positions, quaternions = t_pose_segments()
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
         for index in range(360):  # 3 s at 120 Hz: the arms rise and fall
@@ -331,7 +417,11 @@ def test_teleop_launch_takes_the_xsens_stream_over_udp(ros2, probe, workspace: W
 def test_multi_robot_launch_drives_every_controller_of_every_robot(
     ros2, probe, workspace: Workspace, shared_data
 ):
-    """One skeleton node feeds Baxter, YuMi and TIAGo, each in its namespace with its sim."""
+    """
+    One skeleton node feeds Baxter, YuMi and TIAGo, each in its namespace with its sim.
+
+    Each robot is engaged by its own service (``/<robot>/trajectory_publisher/engage``).
+    """
     bag = bag_path(shared_data)
     robots = ('baxter', 'yumi', 'tiago')
     topics = {
@@ -348,6 +438,9 @@ def test_multi_robot_launch_drives_every_controller_of_every_robot(
         for node in ('solver_node', 'trajectory_publisher', 'sim_robot')
     ]
     wait_for_nodes(launch, watcher, nodes)
+    for robot in robots:
+        answer = watcher.call_trigger(f'/{robot}{ENGAGE}')
+        assert answer == "success=True message='engaged by service'", answer
     replay = start_replay(ros2, bag, start=2.0, duration=8.0)
     play_and_collect(launch, replay, watcher, list(topics))
     for robot in robots:

@@ -37,12 +37,12 @@ def test_tiago_whole_body_launch_starts_the_base_follower_and_the_whole_body_sol
 
     ``follow_base:=true`` starts base_follower, publishing Twist on config/tiago.yaml's base
     topic; solver_node runs TIAGo with ``whole_body`` and ``admittance`` true and subscribes the
-    wrist sensor's topic.
+    wrist sensor's topic; ``start_engaged:=true`` reaches trajectory_publisher.
     """
     watcher = probe([])
     launch = ros2(
         'launch', 'pic_ros', 'tiago_whole_body.launch.py', 'follow_base:=true',
-        'admittance:=true', log='launch',
+        'admittance:=true', 'start_engaged:=true', log='launch',
     )
     wait_for_nodes(
         launch, watcher,
@@ -53,6 +53,7 @@ def test_tiago_whole_body_launch_starts_the_base_follower_and_the_whole_body_sol
     assert watcher.get_parameter('/solver_node', 'admittance') is True
     assert watcher.get_parameter('/base_follower', 'follow_base') is True
     assert watcher.get_parameter('/base_follower', 'stamped') is False
+    assert watcher.get_parameter('/trajectory_publisher', 'start_engaged') is True
     wait_for(
         lambda: BASE_COMMAND in published_topics(watcher, 'base_follower'),
         f'base_follower publishing {BASE_COMMAND}', START_TIMEOUT, launch.output(),

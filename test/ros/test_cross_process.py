@@ -5,7 +5,9 @@ Each test starts ``python -m pic_ros teleop`` as its own process (own session, s
 in the run's ``ROS_DOMAIN_ID`` and discovery range (``conftest.py``), feeds it from this process
 and checks what only separate processes can show: the command line's wiring (``--robot``,
 ``--source``, ``--param``, remapping), tracker input crossing into the process (DDS or UDP), one
-trajectory stream per arm controller coming back over DDS, and a clean stop. One robot is enough
+trajectory stream per arm controller coming back over DDS, the engagement (the process starts
+disengaged: the ``~/engage`` service across processes, or ``--engaged``), and a clean stop.
+One robot is enough
 for that. What the commands contain -- joint limits, velocity limits, steps
 between commands, stamps -- is checked in-process, on the same Azure Kinect bag and on sim time
 (``test_teleop_pipeline.py``, ``test_solver_node.py``, ``test_trajectory_publisher_node.py``), as
@@ -36,7 +38,9 @@ rclpy = pytest.importorskip('rclpy')
 from rclpy.context import Context  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
-from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+from std_msgs.msg import Bool  # noqa: E402
+from std_srvs.srv import Trigger  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 from visualization_msgs.msg import MarkerArray  # noqa: E402
 
@@ -72,6 +76,28 @@ class Probe:
         self.executor.add_node(self.node)
         self.thread = threading.Thread(target=self.executor.spin, daemon=True)
         self.thread.start()
+
+    def engage(self) -> tuple[bool, str]:
+        """Call ``/trajectory_publisher/engage`` as an operator does; return the answer."""
+        client = self.node.create_client(Trigger, '/trajectory_publisher/engage')
+        assert client.wait_for_service(timeout_sec=30.0), 'no /trajectory_publisher/engage'
+        future = client.call_async(Trigger.Request())
+        assert wait_until(future.done, timeout=30.0), 'the engage service did not answer'
+        answer = future.result()
+        return answer.success, answer.message
+
+    def engaged(self) -> list[bool]:
+        """Subscribe the latched ``/engaged`` now (a late subscriber); return what it reads."""
+        values: list[bool] = []
+        latched = QoSProfile(
+            depth=1, reliability=ReliabilityPolicy.RELIABLE,
+            durability=DurabilityPolicy.TRANSIENT_LOCAL,
+        )
+        self.node.create_subscription(
+            Bool, '/engaged', lambda message: values.append(message.data), latched
+        )
+        assert wait_until(lambda: values, timeout=30.0), 'nothing on /engaged'
+        return values
 
     def _recorder(self, topic: str):
         def record(message: JointTrajectory) -> None:
@@ -136,8 +162,10 @@ def test_real_azure_kinect_bag_drives_every_controller_across_processes(shared_d
     """
     The real Azure Kinect bag, published 4x fast into a teleop process, drives every controller.
 
-    The remapped tracker topic reaches the process, each arm's trajectories come back on its own
-    controller topic, and the process runs through the tracking losses and stops cleanly.
+    The README's command starts disengaged: ``/trajectory_publisher/engage`` is called across
+    processes first (the latched ``/engaged`` then reads true). The remapped tracker topic
+    reaches the process, each arm's trajectories come back on its own controller topic, and the
+    process runs through the tracking losses and stops cleanly.
     """
     messages = bag_messages(shared_data / 'azure_kinect' / 'body_tracking_ergonomics')
     # The start (18 empty arrays), 15 s of tracking, and the end (one empty, 41 empty arrays).
@@ -154,6 +182,8 @@ def test_real_azure_kinect_bag_drives_every_controller_across_processes(shared_d
             timeout=30.0,
         )
         assert connected, _log(process)
+        assert probe.engage() == (True, 'engaged by service')
+        assert probe.engaged() == [True]
         # 4x the recorded pace; the 43 s left out between the two parts is not waited for.
         stamps = np.array([stamp for stamp, _ in chosen]) * 1e-9
         schedule = np.concatenate([[0.0], np.cumsum(np.minimum(np.diff(stamps), 0.2))]) / 4.0
@@ -176,14 +206,15 @@ def test_xsens_udp_stream_drives_every_controller_across_processes(tmp_path):
     """
     MXTP02 samples sent over UDP to the port given by ``--param`` drive every controller.
 
-    The ``skeleton_node.udp_port`` parameter reaches the Xsens receiver of the teleop process, and
-    each arm's trajectories come back over DDS; the process stops cleanly.
+    The ``skeleton_node.udp_port`` parameter reaches the Xsens receiver of the teleop process
+    (started ``--engaged``), and each arm's trajectories come back over DDS; the process stops
+    cleanly.
     """
     domain = DOMAIN
     port = 31000 + domain
     topics = list(controller_topics(ROBOT))
     process = start_teleop(
-        ROBOT, 'xsens_mvn', domain, tmp_path / 'teleop.log',
+        ROBOT, 'xsens_mvn', domain, tmp_path / 'teleop.log', '--engaged',
         '--param', f'skeleton_node.udp_port={port}',
     )
     probe = Probe(domain, topics)

@@ -60,6 +60,7 @@ def test_short_demo_run_writes_every_output(tmp_path):
         assert arm['robot']['position_violations'] == 0
     assert live['run']['source'] == 'azure_kinect'
     assert live['run']['clock'] == 'sim'
+    assert live['run']['engaged'] == 'engaged by service'  # as an operator engages it
     assert {record['solver'] for record in metrics['evaluate']} == {'fabrik', 'pic', 'pics'}
     assert 'Pacc live' in (out / 'metrics.md').read_text()
 

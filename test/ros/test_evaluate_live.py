@@ -34,6 +34,7 @@ def test_live_evaluation_of_a_few_seconds_gives_every_figure_beside_the_offline_
     assert live['limit_violations'] == 0
     run = record['run']
     assert run['clock'] == 'sim'
+    assert run['engaged'] == 'engaged by service'
     for controller in ('left_arm_controller', 'right_arm_controller'):
         assert run[f'{controller}_accepted'] > 50
         delays = [run[f'{controller}_delay_{which}_ms'] for which in ('p50', 'p99', 'max')]

@@ -282,3 +282,41 @@ def test_without_whole_body_the_torso_is_held_at_its_neutral(solver_node, body_f
     for _, message in published:
         names = list(message.name)
         assert message.position[names.index('torso_lift_joint')] == pytest.approx(0.15)
+
+
+def hands_up(frame: SkeletonFrame, stamp: float) -> SkeletonFrame:
+    """Return a body-frame skeleton with both arms raised, wrists 0.2 m above the head."""
+    positions = frame.positions.copy()
+    head = positions[HumanJoint.HEAD]
+    for shoulder, elbow, wrist in (
+        (HumanJoint.SHOULDER_LEFT, HumanJoint.ELBOW_LEFT, HumanJoint.WRIST_LEFT),
+        (HumanJoint.SHOULDER_RIGHT, HumanJoint.ELBOW_RIGHT, HumanJoint.WRIST_RIGHT),
+    ):
+        positions[elbow] = positions[shoulder] + (0.0, 0.0, 0.28)
+        positions[wrist] = (positions[shoulder][0], positions[shoulder][1], head[2] + 0.2)
+    return make_frame(stamp, positions, frame='body')
+
+
+@pytest.mark.parametrize('hold_time', [0.0, 1.0])
+def test_the_engage_gesture_asks_to_engage_once_per_hold(
+    solver_node, body_frames, capture, hold_time
+):
+    """
+    With engage_gesture_time 1 s, 2 s of raised hands publish engage_gesture once, handed over.
+
+    Off (0, the default), the same pose asks nothing. The diagnostics count the gestures.
+    """
+    node, _, _ = solver_node(robot='baxter', engage_gesture_time=hold_time)
+    requests = capture(node, node._gesture_publisher)
+    handed = []
+    node.add_gesture_handler(lambda: handed.append(True))
+
+    for index in range(60):  # 2 s at 30 Hz
+        node.handle_skeleton(hands_up(body_frames[0], 100.0 + index / 30.0))
+    node.handle_skeleton(body_frames[0])  # hands down
+
+    expected = 1 if hold_time else 0
+    assert len(requests) == expected and len(handed) == expected
+    status = {item.key: item.value for item in node._statuses()[0].values}
+    assert status['engage_gestures'] == str(expected)
+    assert status['engage_gesture_time'] == str(hold_time)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from human_poses import BODY, body
 import numpy as np
 from pic_ros.exceptions import PicRosError
+from pic_ros.human.skeleton import HumanJoint
+from pic_ros.motion.engagement import EngagementState
 from pic_ros.ros.launch_arguments import base_command_topic
 from pic_ros.ros.teleop import (
     build_pipeline,
@@ -32,7 +35,7 @@ def bag_messages(shared_data):
 
 @pytest.fixture
 def pipeline(ros_context):
-    """Build baxter + azure_kinect in one process on sim time; destroy it after the test."""
+    """Build baxter + azure_kinect in one process on sim time, engaged; destroyed after."""
     sim = {'use_sim_time': True}
     nodes = build_pipeline(
         'baxter',
@@ -40,7 +43,8 @@ def pipeline(ros_context):
         {
             'skeleton_node': sim,
             'solver_node': sim,
-            'trajectory_publisher': {**sim, 'wait_for_joint_states': False},
+            'trajectory_publisher': {**sim, 'wait_for_joint_states': False,
+                                     'start_engaged': True},
         },
         context=ros_context,
     )
@@ -185,3 +189,53 @@ def test_follow_base_adds_the_base_follower_on_the_robot_files_base_topic(ros_co
     finally:
         destroy_pipeline(nodes)
     assert main(['--robot', 'baxter', '--follow-base']) == 2
+
+
+@pytest.mark.parametrize(('options', 'state'), [
+    ([], EngagementState.DISENGAGED), (['--engaged'], EngagementState.ENGAGED),
+])
+def test_engaged_option_starts_the_robot_engaged_and_disengaged_without_it(
+    ros_context, options, state
+):
+    """``--engaged`` sets trajectory_publisher's start_engaged; without it the robot holds."""
+    args, _ = parse_arguments(['--robot', 'yumi', *options])
+    parameters = node_parameters(args)
+    assert parameters['trajectory_publisher'] == ({'start_engaged': True} if options else {})
+    nodes = build_pipeline(args.robot, args.source, parameters, context=ros_context)
+    try:
+        assert nodes[2].engagement is state
+    finally:
+        destroy_pipeline(nodes)
+
+
+def hands_up(stamp: float):
+    """Return a body-frame skeleton with both wrists 0.2 m above the head."""
+    points = BODY.copy()
+    for elbow, wrist, hand, side in (
+        (HumanJoint.ELBOW_LEFT, HumanJoint.WRIST_LEFT, HumanJoint.HAND_LEFT, 1.0),
+        (HumanJoint.ELBOW_RIGHT, HumanJoint.WRIST_RIGHT, HumanJoint.HAND_RIGHT, -1.0),
+    ):
+        points[elbow] = (0.0, side * 0.25, 0.25)
+        points[wrist] = (0.0, side * 0.22, BODY[HumanJoint.HEAD, 2] + 0.2)
+        points[hand] = (0.0, side * 0.22, BODY[HumanJoint.HEAD, 2] + 0.28)
+    return body(points, stamp)
+
+
+def test_the_engage_gesture_engages_the_trajectory_publisher_in_process(ros_context):
+    """In one process the solver's engage gesture is handed to trajectory_publisher directly."""
+    nodes = build_pipeline(
+        'baxter', 'azure_kinect', {'solver_node': {'engage_gesture_time': 0.5}},
+        context=ros_context,
+    )
+    try:
+        solver, trajectory = nodes[1], nodes[2]
+        assert trajectory.engagement is EngagementState.DISENGAGED
+        for index in range(10):  # 0.3 s: not yet
+            solver.handle_skeleton(hands_up(100.0 + index / 30.0))
+        assert trajectory.engagement is EngagementState.DISENGAGED
+        for index in range(10, 30):
+            solver.handle_skeleton(hands_up(100.0 + index / 30.0))
+        assert trajectory.engagement is EngagementState.ENGAGED
+        assert trajectory._engagement.last_transition.reason == 'engaged by gesture'
+    finally:
+        destroy_pipeline(nodes)

@@ -2,22 +2,33 @@
 trajectory_publisher: joint targets in, one trajectory stream per arm controller out.
 
 The node's wiring: topics and in-process targets, joint_states, the timer on the node's clock,
-parameters and diagnostics. What the commands do (limits, tracking loss, pacing) is tested on
-:class:`~pic_ros.motion.commander.ArmCommander` itself (``test/test_commander.py``).
+parameters and diagnostics, and the engagement over DDS (the services, the latched ``engaged``
+topic, the ``estop`` topic). What the commands do (limits, tracking loss, pacing, braking when
+disengaged) is tested on :class:`~pic_ros.motion.commander.ArmCommander` itself
+(``test/test_commander.py``).
 """
 
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
-from pic_ros.motion.commander import CommanderConfig
+from pic_ros.motion.commander import CommanderConfig, planned_limits
+from pic_ros.motion.engagement import EngagementState
 from pic_ros.motion.limiter import position_margin
 from pic_ros.ros.conversions import joint_state_to_msg
-from pic_ros.ros.trajectory_publisher_node import TrajectoryPublisherNode
+from pic_ros.ros.trajectory_publisher_node import (
+    EVERY_VALUE,
+    LATCHED,
+    TrajectoryPublisherNode,
+)
 import pytest
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Bool, Empty
+from std_srvs.srv import Trigger
 
 START = 100.0
 """Sim time at which every test starts [s]."""
@@ -27,15 +38,20 @@ EPSILON = 1e-9
 
 @pytest.fixture
 def streamer(make_node, capture, sim_clock):
-    """Return a factory: ``(node, clock, published)``, published per arm, on sim time."""
+    """
+    Return a factory: ``(node, clock, published)``, published per arm, on sim time.
 
-    def make(wait_for_joint_states: bool = False, **parameters):
+    The node starts engaged (``start_engaged``) unless told: these tests are about following.
+    """
+
+    def make(wait_for_joint_states: bool = False, start_engaged: bool = True, **parameters):
         node = make_node(
             TrajectoryPublisherNode,
             {
                 'robot': 'baxter',
                 'use_sim_time': True,
                 'wait_for_joint_states': wait_for_joint_states,
+                'start_engaged': start_engaged,
                 **parameters,
             },
         )
@@ -102,9 +118,14 @@ def commands(published):
     return times, positions, velocities
 
 
+def groups(diagnostics, node) -> list[dict[str, str]]:
+    """Return the statuses of the node's controllers (the engagement's left out)."""
+    return [values for values in diagnostics(node) if 'controller' in values]
+
+
 def state(diagnostics, node, arm_index=0) -> str:
     """Return the tracking state an arm reports."""
-    return diagnostics(node)[arm_index]['state']
+    return groups(diagnostics, node)[arm_index]['state']
 
 
 def assert_safe(node, published, lead_time=0.05):
@@ -297,7 +318,7 @@ def test_non_finite_targets_are_ignored_and_counted(streamer, diagnostics):
     node._on_targets(joint_state_to_msg(START + 0.02, names, target))
 
     assert published == {'left': [], 'right': [], 'head': []}
-    counts = [values['targets_rejected'] for values in diagnostics(node)]
+    counts = [values['targets_rejected'] for values in groups(diagnostics, node)]
     assert counts == ['2', '2', '0']  # the head was not in the targets
 
 
@@ -308,7 +329,7 @@ def test_joint_targets_with_mismatched_lengths_are_dropped(streamer, diagnostics
     node._on_targets(JointState(name=joint_names(node), position=[0.0]))
 
     assert published == {'left': [], 'right': [], 'head': []}
-    assert [values['targets_received'] for values in diagnostics(node)] == ['0', '0', '0']
+    assert [values['targets_received'] for values in groups(diagnostics, node)] == ['0', '0', '0']
 
 
 @pytest.mark.parametrize(
@@ -384,7 +405,9 @@ def test_clock_going_back_starts_tracking_over(streamer, diagnostics):
     other = pose(node, lambda arm: arm.neutral - 0.2)
     stream(node, clock, 10.0, 12.0, 1 / 30, lambda now: other)
 
-    assert [values['targets_rejected'] for values in diagnostics(node)] == ['0', '0', '0']
+    assert [values['targets_rejected'] for values in groups(diagnostics, node)] == [
+        '0', '0', '0'
+    ]
     assert state(diagnostics, node) == 'tracking'
     for name, arm in node.robot.arms.items():
         np.testing.assert_allclose(
@@ -392,3 +415,298 @@ def test_clock_going_back_starts_tracking_over(streamer, diagnostics):
         )
     assert_safe(node, {name: items[:before[name]] for name, items in published.items()})
     assert_safe(node, {name: items[before[name]:] for name, items in published.items()})
+
+
+# Engagement over DDS: the services, the latched topic, the emergency stop ----------------------
+
+
+DDS_WAIT = 30.0
+"""Longest wall time the engagement tests wait for DDS (discovery, a delivery, an answer) [s]."""
+
+
+@pytest.fixture
+def dds(helper_node, ros_context, wait_for):
+    """
+    Return the test's side of DDS: ``call(clock, node, service)``, ``publish(topic, data)``.
+
+    The helper node is spun by an executor of its own (the node under test by its sim clock);
+    every wait is bounded (:data:`DDS_WAIT`: generous, for a loaded machine).
+    """
+    executor = SingleThreadedExecutor(context=ros_context)
+    executor.add_node(helper_node)
+
+    class Side:
+        node = helper_node
+
+        @staticmethod
+        def spin(clock, now):
+            """Spin the node (at sim time ``now``) and the helper once each."""
+            clock.advance_to(now)
+            executor.spin_once(timeout_sec=0.002)
+
+        @staticmethod
+        def spin_until(clock, now, condition, what):
+            """Spin both, the sim clock held at ``now``, until a condition holds (bounded)."""
+            wait_for(lambda: Side.spin(clock, now) or condition(), what, DDS_WAIT)
+
+        @staticmethod
+        def call(clock, node, service, now):
+            """Call one of the node's Trigger services over DDS; return the response."""
+            client = helper_node.create_client(Trigger, f'{node.get_name()}/{service}')
+            assert client.wait_for_service(timeout_sec=DDS_WAIT), service
+            future = client.call_async(Trigger.Request())
+            Side.spin_until(clock, now, future.done, f'{service} to answer')
+            helper_node.destroy_client(client)
+            return future.result()
+
+        @staticmethod
+        def publisher(node, topic, message_type, qos=EVERY_VALUE):
+            """Make a publisher of the test matched with the node's subscription."""
+            publisher = helper_node.create_publisher(message_type, topic, qos)
+            wait_for(
+                lambda: publisher.get_subscription_count() > 0, f'the node on {topic}', DDS_WAIT
+            )
+            return publisher
+
+        @staticmethod
+        def latched(clock, now):
+            """Subscribe ``engaged`` now (a late subscriber); return the values it receives."""
+            received = []
+            helper_node.create_subscription(
+                Bool, 'engaged', lambda message: received.append(message.data), LATCHED
+            )
+            Side.spin_until(clock, now, lambda: received, 'the latched engaged value')
+            return received
+
+    yield Side
+    executor.shutdown(timeout_sec=1.0)
+
+
+def engagement_status(diagnostics, node) -> dict[str, str]:
+    """Return the node's engagement status."""
+    return [values for values in diagnostics(node) if 'controller' not in values][0]
+
+
+def brake_bound(node, arm, velocity, period):
+    """
+    Return how long the command may take to stand still after a stop, from the limits [s].
+
+    The stop takes effect at its step; ruckig's brake plan starts ``plan_ahead`` later from a
+    state at most ``period`` of full acceleration faster, and brakes within ``v / a + 3 a / j``
+    (turn the acceleration round, brake, release it); the standstill shows at the next step.
+    """
+    config = node._groups[arm][0].config
+    limits = planned_limits(node.robot.groups[arm], config)
+    speed = np.minimum(np.abs(velocity) + limits.acceleration * period, limits.velocity)
+    braking = speed / limits.acceleration + 3.0 * limits.acceleration / limits.jerk
+    return period + config.plan_ahead + float(np.max(braking)) + period
+
+
+def test_starts_disengaged_and_commands_nothing_while_targets_stream(
+    streamer, diagnostics, dds
+):
+    """
+    Without start_engaged the robot is never commanded, however the person moves.
+
+    Targets are taken and counted; the arms report ``disengaged``; the engagement status says
+    why; a late subscriber of ``engaged`` reads false.
+    """
+    node, clock, published = streamer(start_engaged=False)
+
+    def moving(now):
+        return pose(node, lambda arm: arm.neutral + 0.4 * math.sin(2.0 * (now - START)))
+
+    last = stream(node, clock, START, START + 3.0, 1 / 30, moving)
+
+    assert published == {'left': [], 'right': [], 'head': []}
+    assert node.engagement is EngagementState.DISENGAGED
+    arms = groups(diagnostics, node)
+    assert [values['state'] for values in arms] == ['disengaged'] * 3
+    assert [values['targets_received'] for values in arms] == ['90', '90', '0']
+    status = engagement_status(diagnostics, node)
+    assert status['state'] == 'disengaged' and status['source'] == 'parameter'
+    assert status['reason'] == (
+        'started disengaged: the robot holds still until an operator engages it'
+    )
+    assert dds.latched(clock, last) == [False]
+
+
+def test_engage_and_disengage_services_answer_and_drive_the_arms(streamer, diagnostics, dds):
+    """
+    ~/engage: success, the arms blend in from where they are; ~/disengage: they brake and hold.
+
+    Each response says what happened; a repeated engage says it already was; the engagement
+    status has the last transition's reason and source.
+    """
+    node, clock, published = streamer(start_engaged=False)
+    target = pose(node, lambda arm: arm.neutral + 0.3)
+    last = stream(node, clock, START, START + 0.5, 1 / 30, lambda now: target)
+    assert all(not items for items in published.values())
+
+    engaged = dds.call(clock, node, 'engage', last)
+    again = dds.call(clock, node, 'engage', last)
+
+    assert (engaged.success, engaged.message) == (True, 'engaged by service')
+    assert (again.success, again.message) == (True, 'already engaged')
+    assert node.engagement is EngagementState.ENGAGED
+    last = stream(node, clock, last + 1 / 30, last + 3.0, 1 / 30, lambda now: target)
+    for name, arm in node.robot.arms.items():
+        times, positions, velocities = commands(published[name])
+        assert len(times) > 50
+        margin = position_margin(arm.lower, arm.upper, arm.velocity)
+        assert np.all(np.abs(positions[0] - np.clip(arm.neutral, arm.lower + margin,
+                                                    arm.upper - margin)) <= arm.velocity / 30)
+        np.testing.assert_allclose(positions[-1], arm.neutral + 0.3, atol=1e-9)
+    sent = {name: len(items) for name, items in published.items()}
+
+    disengaged = dds.call(clock, node, 'disengage', last)
+
+    assert (disengaged.success, disengaged.message) == (True, 'disengaged by service')
+    other = pose(node, lambda arm: arm.neutral - 0.3)
+    stream(node, clock, last + 1 / 30, last + 2.0, 1 / 30, lambda now: other)
+    for name in node.robot.arms:
+        times, positions, velocities = commands(published[name][sent[name]:])
+        assert len(times) > 50  # held, not silent: a controller's timeout never fires
+        np.testing.assert_allclose(positions, positions[-1:].repeat(len(times), 0), atol=1e-12)
+        assert np.all(velocities == 0.0)
+    assert_safe(node, published)
+    status = engagement_status(diagnostics, node)
+    assert (status['state'], status['source']) == ('disengaged', 'service')
+    assert status['reason'] == 'disengaged by service'
+
+
+def test_the_engaged_topic_is_latched_for_a_late_subscriber(streamer, dds, capture):
+    """A subscriber that comes after the engage reads true at once: one value, the current."""
+    node, clock, _ = streamer(start_engaged=False)
+    changes = capture(node, node._engaged_publisher)
+
+    dds.call(clock, node, 'engage', START)
+    clock.advance_to(START + 0.1)
+
+    assert [item.message.data for item in changes] == [True]
+    assert dds.latched(clock, START + 0.1) == [True]
+
+
+def test_estop_while_moving_brakes_within_limits_and_refuses_engage_until_reset(
+    streamer, diagnostics, dds
+):
+    """
+    An e-stop while following a fast person: standstill within the braking time, then held.
+
+    The bound comes from the planned limits and the velocity when the stop came (sim time);
+    every command stays inside the velocity and acceleration limits. ~/engage is refused while
+    stopped, ~/reset_estop too while the input is still true; released and reset, the robot is
+    disengaged (it does not move) until ~/engage.
+    """
+    node, clock, published = streamer(start_engaged=True)
+    estop = dds.publisher(node, 'estop', Bool)
+    period = 0.02
+
+    def fast(now):
+        return pose(node, lambda arm: arm.neutral + 0.6 * math.sin(3.0 * (now - START)))
+
+    last = stream(node, clock, START, START + 2.0, period, fast)
+    velocity = {name: node._groups[name][0].velocity.copy() for name in node.robot.arms}
+    assert max(np.max(np.abs(v) / node.robot.arms[n].velocity) for n, v in velocity.items()) > 0.3
+    sent = {name: len(items) for name, items in published.items()}
+
+    estop.publish(Bool(data=True))
+    dds.node.get_logger().info('emergency stop sent')
+    dds.spin_until(  # the node reads it at this sim time
+        clock, last, lambda: node.engagement is EngagementState.ESTOPPED, 'the stop'
+    )
+    stream(node, clock, last + period, last + 2.5, period, fast)
+
+    assert_safe(node, published)
+    for name, arm in node.robot.arms.items():
+        items = published[name][sent[name]:]
+        times, positions, velocities = commands(items)
+        still = np.all(velocities == 0.0, axis=1)
+        assert still.any(), f'{name} never stood still'
+        stopped_at = times[np.argmax(still)]
+        bound = brake_bound(node, name, velocity[name], period)
+        assert stopped_at - last <= bound, f'{name}: still after {stopped_at - last:.3f} s'
+        assert np.all(still[times >= stopped_at])
+        assert np.all(positions[times >= stopped_at] == positions[-1])
+        for item in items:
+            for point in item.message.points:
+                assert np.all(np.abs(point.accelerations) <= arm.acceleration + 1e-9)
+
+    refused = dds.call(clock, node, 'engage', last + 2.5)
+    not_yet = dds.call(clock, node, 'reset_estop', last + 2.5)
+    assert (refused.success, refused.message) == (
+        False, 'refused: the emergency stop is latched; reset it first'
+    )
+    assert (not_yet.success, not_yet.message) == (
+        False, 'refused: the emergency stop input is still set; release it first'
+    )
+    status = engagement_status(diagnostics, node)
+    assert (status['state'], status['estop_input']) == ('estopped', 'True')
+    assert status['reason'] == 'emergency stop set by topic'
+    assert status['requests_refused'] == '2'
+
+    estop.publish(Bool(data=False))
+    dds.spin_until(
+        clock, last + 2.5, lambda: not node._engagement.estop_input, 'the released input'
+    )
+    reset = dds.call(clock, node, 'reset_estop', last + 2.5)
+    assert (reset.success, reset.message) == (
+        True, 'emergency stop reset by service; disengaged until engaged again'
+    )
+    assert node.engagement is EngagementState.DISENGAGED
+    held = {name: len(items) for name, items in published.items()}
+    stream(node, clock, last + 2.5, last + 3.5, period, fast)
+    for name in node.robot.arms:
+        assert np.all(commands(published[name][held[name]:])[2] == 0.0)  # not re-engaged
+    assert dds.call(clock, node, 'engage', last + 3.5).success
+
+
+def test_estop_flapping_at_1_khz_over_dds_latches_on_the_first_true(streamer, diagnostics, dds):
+    """
+    A stop input flapping at 1 kHz for 1 s: latched from its first true, whatever follows.
+
+    Nothing moves (the robot was disengaged); every value reaches the node (reliable, every
+    value kept); a reset is refused while the last value is true and accepted once it is
+    false, leaving the robot disengaged.
+    """
+    node, clock, published = streamer(start_engaged=False)
+    estop = dds.publisher(node, 'estop', Bool)
+    target = pose(node, lambda arm: arm.neutral + 0.2)
+    node.handle_targets(START, joint_names(node), target)
+
+    values = [index % 3 == 2 for index in range(998)] + [False, True]  # first and last true
+    for value in values:
+        estop.publish(Bool(data=value))
+        time.sleep(0.001)
+    dds.spin_until(  # every value reaches the node
+        clock, START, lambda: node._engagement.estop_inputs == len(values), 'every stop value'
+    )
+
+    assert node.engagement is EngagementState.ESTOPPED
+    status = engagement_status(diagnostics, node)
+    assert status['reason'] == 'emergency stop set by topic' and status['estop_input'] == 'True'
+    assert not dds.call(clock, node, 'reset_estop', START).success
+    assert not dds.call(clock, node, 'engage', START).success
+    assert published == {'left': [], 'right': [], 'head': []}
+
+    estop.publish(Bool(data=False))
+    dds.spin_until(clock, START, lambda: not node._engagement.estop_input, 'the released input')
+    reset = dds.call(clock, node, 'reset_estop', START)
+    assert (reset.success, node.engagement) == (True, EngagementState.DISENGAGED)
+    assert published == {'left': [], 'right': [], 'head': []}
+
+
+def test_the_engage_gesture_topic_engages_unless_estopped(streamer, dds):
+    """engage_gesture (solver_node's) engages like ~/engage, and is refused while stopped."""
+    node, clock, _ = streamer(start_engaged=False)
+    gesture = dds.publisher(node, 'engage_gesture', Empty, qos=10)
+
+    gesture.publish(Empty())
+    dds.spin_until(
+        clock, START, lambda: node.engagement is EngagementState.ENGAGED, 'the gesture request'
+    )
+    assert node._engagement.last_transition.reason == 'engaged by gesture'
+
+    node._on_estop(Bool(data=True))
+    assert not node.engage_by_gesture().accepted
+    assert node.engagement is EngagementState.ESTOPPED
