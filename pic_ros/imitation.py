@@ -47,12 +47,7 @@ from pic_ros.robot.robot import Robot
 from pic_ros.schema import ParameterDef
 from pic_ros.solvers import ArmSolver, ArmSolveResult, make_solver, SolverConfig
 from pic_ros.solvers.avoidance import AvoidanceConfig, AvoidanceResult, SelfCollisionAvoidance
-from pic_ros.solvers.prioritized import (
-    ClearanceTask,
-    PrioritizedConfig,
-    PrioritizedSolver,
-    WholeBodyTargets,
-)
+from pic_ros.solvers.prioritized import PrioritizedConfig, PrioritizedSolver, WholeBodyTargets
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -181,26 +176,11 @@ class RobotImitator:
             )
             self._correspondences[name] = make_correspondence(self.mapping_config, geometry)
             if self.whole_body and torso is not None and name in torso.spec.arms:
-                self._whole_body[name] = PrioritizedSolver(
-                    arm, torso, prioritized, self._clearance_task(name)
-                )
+                self._whole_body[name] = PrioritizedSolver(arm, torso, prioritized)
                 if self._torso_target is None:
                     self._torso_target = TorsoTarget(torso, float(landmarks[1][2]))
             else:
                 self._solvers[name] = make_solver(arm, solver)
-
-    def _clearance_task(self, arm: str) -> ClearanceTask:
-        """Return the self-collision task of an arm's whole-body hierarchy (torso, arm)."""
-        model = self.robot.collision
-        where = model.arm_slices[arm]
-        columns = [model.torso_index, *range(where.start, where.stop)]
-
-        def task(q: FloatArray, torso: float) -> tuple[FloatArray, FloatArray] | None:
-            current = {name: self.q(name) for name in self._correspondences if name != arm}
-            current[arm] = q
-            return self.avoidance.task(model.vector(current, torso), columns)
-
-        return task
 
     @property
     def correspondences(self) -> Mapping[str, Correspondence]:
@@ -409,11 +389,13 @@ class RobotImitator:
             q = outcome.x[model.arm_slices[name]]
             self._commanded[name] = q.copy()
             if not np.array_equal(q, step.result.q):
-                # an arm solver goes on from the answer kept (its next one starts near the
-                # constraint, not deep inside it); the whole-body solver keeps its own, as it
-                # honours the constraint itself (its second task)
+                # the solver goes on from the answer kept: its next one starts near the
+                # constraint, not deep inside it
                 if name in self._solvers:
                     self._solvers[name].reset(q)
+                else:
+                    whole = self._whole_body[name]
+                    whole.reset(q, whole.torso_value)
                 step = ArmStep(step.targets, step.result._replace(q=q), step.solve_time)
             moved[name] = ArmStep(step.targets, step.result, step.solve_time + share)
         return moved, outcome

@@ -18,7 +18,7 @@ from pic_ros.robot import load_robot
 from pic_ros.solvers import SolverConfig
 from pic_ros.solvers.avoidance import AvoidanceConfig
 from pic_ros.tools.catalog import load_demonstration
-from pic_ros.tools.cli import main
+from pic_ros.tools.cli import _json_ready, main
 from pic_ros.tools.evaluation import (
     ArmTrace,
     Demonstration,
@@ -38,9 +38,16 @@ RECORD_KEYS = (
     'recording', 'robot', 'correspondence', 'solver', 'eta', 'segments', 'frames', 'pacc_paper',
     'pacc_paper_std', 'pacc_task', 'elbow_mae_rad', 'elbow_mae_free_rad', 'dir_err_deg',
     'dir_err_free_deg', 'ee_err_cm', 'free_share', 'limit_share', 'limit_violations',
-    'jump_frames', 'solve_ms_p50', 'solve_ms_p99', 'solve_us_histogram',
+    'jump_frames', 'solve_ms_p50', 'solve_ms_p99', 'solve_us_histogram', 'avoided_share',
+    'elbow_mae_avoided_rad', 'min_distance_cm', 'self_contact_frames',
 )
 """Keys every ``evaluate`` record has (``docs/method.md#definitions`` and the evaluate issue)."""
+
+WITHOUT_SAMPLES = {
+    'free_share': ('elbow_mae_free_rad', 'dir_err_free_deg.0', 'dir_err_free_deg.1'),
+    'avoided_share': ('elbow_mae_avoided_rad',),
+}
+"""Metrics over a share of the samples: NaN (None in JSON) when that share is empty."""
 
 TIMING_KEYS = ('solve_ms_p50', 'solve_ms_p99', 'solve_us_histogram')
 SHORT_FRAMES = 240
@@ -72,18 +79,20 @@ def _check_record(record: dict[str, Any]) -> None:
     missing = [key for key in RECORD_KEYS if key not in record]
     assert not missing, f'record lacks {missing}'
     assert len(record['dir_err_deg']) == 2 and len(record['dir_err_free_deg']) == 2
+    empty = {key for share, keys in WITHOUT_SAMPLES.items() if record[share] == 0 for key in keys}
     not_finite = {k: v for k, v in _numbers(record).items()
                   if k != 'eta' and not k.startswith('solve_us_histogram')
-                  and not math.isfinite(v)}
+                  and k not in empty and not math.isfinite(v)}
     assert not not_finite, f'non-finite metrics: {not_finite}'
     for key in ('pacc_paper', 'pacc_task'):
         assert 0.0 <= record[key] <= 1.0
     assert record['limit_violations'] == 0
+    assert record['self_contact_frames'] == 0
     assert isinstance(record['jump_frames'], int) and record['jump_frames'] >= 0
     assert 0.0 < record['solve_ms_p50'] <= record['solve_ms_p99']
     assert sum(count for _, count in record['solve_us_histogram']) > 0
     assert all(0.0 <= share <= 1.0 for share in record['limit_share'].values())
-    json.dumps(record, allow_nan=False)  # plain Python types, ready for --json
+    json.dumps(_json_ready(record), allow_nan=False)  # plain Python types, ready for --json
 
 
 @pytest.fixture(scope='module')
@@ -373,9 +382,8 @@ def test_default_settings_keep_their_quality_on_the_shipped_demo():
     demonstration = load_demonstration('demo')
     for name in shipped_robots():
         robot = load_robot(name)
-        unguarded = evaluate_one(
-            robot, demonstration, SolverConfig(), EvaluationSettings(avoidance=AvoidanceConfig(0.0))
-        )
+        off = EvaluationSettings(avoidance=AvoidanceConfig(0.0))
+        unguarded = evaluate_one(robot, demonstration, SolverConfig(), off)
         assert unguarded['correspondence'] == 'direction' and unguarded['solver'] == 'pic'
         assert unguarded['pacc_paper'] >= 0.98, name
         assert unguarded['elbow_mae_rad'] <= 0.02, name

@@ -24,6 +24,7 @@ from pic_ros.motion.hand_compliance import (
 from pic_ros.robot import load_robot
 from pic_ros.sim import SimRobot, Trajectory, Waypoint
 from pic_ros.solvers import SolverConfig
+from pic_ros.solvers.avoidance import AvoidanceConfig
 from pic_ros.tools.synthetic import generate_recording
 from pic_ros.trackers.kinect_v2 import kinect_v2_to_human
 import pytest
@@ -47,7 +48,11 @@ class PushedHand:
         self.robot = load_robot('tiago')
         self.sim = SimRobot('tiago')
         self.person = person
-        self.imitator = RobotImitator(self.robot, SolverConfig(), whole_body=True)
+        # without the self-collision avoidance: this person holds the hand within the margin of
+        # TIAGo's base, where the avoidance would hold it; what is tested is the admittance
+        self.imitator = RobotImitator(
+            self.robot, SolverConfig(), whole_body=True, avoidance=AvoidanceConfig(0.0)
+        )
         config = HandComplianceConfig(admittance=AdmittanceConfig(stiffness_compliant=COMPLIANT))
         self.compliance = HandCompliance(robot_orientation(self.robot), ['arm'], config)
         self.link = self.sim.wrench_sensors['arm']

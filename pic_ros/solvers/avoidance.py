@@ -388,31 +388,6 @@ class SelfCollisionAvoidance:
             self._slack(final), tuple(sorted(binding)),
         )
 
-    def task(
-        self, x: npt.ArrayLike, columns: npt.ArrayLike
-    ) -> tuple[FloatArray, FloatArray] | None:
-        """
-        Return the self-collision and workspace constraints as a task of a hierarchy.
-
-        The task of the whole-body solver (:mod:`pic_ros.solvers.prioritized`, second after the
-        joint limits, as in the TIAGo paper): the constraints under their target ask to grow
-        back to it; the others are no task.
-
-        :param x: The configuration of every moving joint, shape (k,).
-        :param columns: The moving joints the hierarchy's variables are, in its order.
-        :return: ``(jacobian (m, len(columns)), error (m,))`` [m], or None when no constraint
-            is under its target.
-        """
-        if not self.enabled:
-            return None
-        check = self.model.check(np.asarray(x, dtype=float), self._reach)
-        rows, needed = self._linearized(check)
-        pressing = needed > OVERSHOOT * self._clearance
-        if not pressing.any():
-            return None
-        chosen = np.asarray(columns, dtype=np.int64)
-        return rows[pressing][:, chosen], needed[pressing]
-
     def _linearized(self, check: CollisionCheck) -> tuple[FloatArray, FloatArray]:
         """Return the gradients and needed changes of the constraints near their targets."""
         model = self.model

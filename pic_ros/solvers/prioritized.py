@@ -15,9 +15,10 @@ pseudo-inverses):
    previous frame's solution, so consecutive solutions never jump, whatever the targets (near
    the straight arm the upper-arm roll hardly moves the wrist, and the wrist task alone would
    turn it by half a radian for a few centimetres);
-2. **self-collision avoidance** (optional, given as a :class:`ClearanceTask`): the capsule
-   pairs and workspace bounds of :mod:`pic_ros.solvers.avoidance` under their target distance
-   ask to grow back to it (the paper's second task);
+2. *self-collision avoidance*, the paper's second task, is not a task of this hierarchy: the
+   answer goes through :mod:`pic_ros.solvers.avoidance` after it, like every arm solver's
+   (as an equality task here, its rows entering and leaving the hierarchy from one step to the
+   next made the answer for a still person swing by the per-frame step bound every frame);
 3. **torso position**: the lift reaches its target (one coordinate; met exactly when the target
    is inside the limits);
 4. **end effector**: the wrist landmark reaches its target (the end-effector target, with any
@@ -44,7 +45,6 @@ Units: metres and radians; positions in the robot base frame.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 import math
 from typing import Final, NamedTuple
@@ -216,13 +216,6 @@ def prioritized_step(
     return np.clip(fixed, low, high), ~free
 
 
-ClearanceTask = Callable[[FloatArray, float], tuple[FloatArray, FloatArray] | None]
-"""The self-collision task of the hierarchy: called with the arm's joint values [rad] and the
-torso lift [m], it returns the constraints under their target as ``(jacobian (m, 1 + dof),
-error (m,))`` over the variables (torso, then the arm's joints) [m], or None when nothing
-presses (:meth:`pic_ros.solvers.avoidance.SelfCollisionAvoidance.task`)."""
-
-
 class PrioritizedSolver:
     """
     Solve one arm and the torso it rides on, frame after frame, from the warm start.
@@ -230,23 +223,17 @@ class PrioritizedSolver:
     :param arm: The arm (built with the torso at its neutral value).
     :param torso: The torso; its joint lies on the arm's chain.
     :param config: Stopping rules and step bounds.
-    :param clearance: The self-collision task (second in the hierarchy), or None.
     :raises ConfigError: If the torso joint is not on the arm's chain.
     """
 
     def __init__(
-        self,
-        arm: ArmModel,
-        torso: TorsoModel,
-        config: PrioritizedConfig | None = None,
-        clearance: ClearanceTask | None = None,
+        self, arm: ArmModel, torso: TorsoModel, config: PrioritizedConfig | None = None
     ) -> None:
         if torso.joint not in arm.chain.joint_names:
             raise ConfigError(f'the torso {torso.joint!r} is not on the chain of arm {arm.name!r}')
         self.arm = arm
         self.torso = torso
         self.config = config if config is not None else PrioritizedConfig()
-        self.clearance = clearance
         chain = arm.chain
         torso_index = chain.index(torso.joint)
         self._columns = (torso_index, *arm.active)  # chain index of each variable
@@ -371,19 +358,12 @@ class PrioritizedSolver:
                 abs(torso_error), float(np.linalg.norm(wrist_error)),
                 0.0 if elbow_error is None else float(np.linalg.norm(elbow_error)),
             )
-            pressing = (
-                None if self.clearance is None
-                else self.clearance(variables[1:], float(variables[0]))
-            )
-            if largest <= config.tolerance and pressing is None:
+            if largest <= config.tolerance:
                 termination = Termination.CONVERGED
                 break
             if iterations >= config.max_iterations:
                 break
-            tasks = [] if pressing is None else [
-                (pressing[0], _bounded(pressing[1], config.max_error), config.damping)
-            ]
-            tasks += [
+            tasks = [
                 (torso_jacobian, np.array([torso_error]), config.damping),
                 (
                     self._point_jacobian(wrist, wrist_index, positions, axes),
