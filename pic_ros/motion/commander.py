@@ -330,6 +330,9 @@ class ArmCommander:
         self._last_now = -math.inf
         self._sent: list[PlannedState] = []
         self._plan_start: float | None = None
+        self._undo: tuple[float | None, list[PlannedState], float | None, int] | None = None
+        self._undo_state: tuple[FloatArray, FloatArray] | None = None
+        self._braking = False
         self.targets = 0
         self.rejected = 0
         self.clamped = 0
@@ -471,9 +474,17 @@ class ArmCommander:
             guidance.state is TrackingState.DISENGAGED and self._last_step is None
         ):
             return None  # nothing commanded yet: the controller holds where the arm is
-        dt = 0.0 if self._last_step is None else now - self._last_step
+        self._undo = (self._last_step, self._sent, self._plan_start, self.published)
+        self._undo_state = (motion.position, motion.velocity)
+        braking = self._braking
+        # braking again from the state the step reached (a plan drawn further for ruckig; the
+        # limiter from its state before the step, which it integrates anew)
+        keep = braking and isinstance(motion, JerkLimitedGenerator)
+        dt = 0.0 if self._last_step is None or keep else now - self._last_step
         self._last_step = now
-        following = guidance.state in (TrackingState.TRACKING, TrackingState.BLENDING)
+        following = not braking and guidance.state in (
+            TrackingState.TRACKING, TrackingState.BLENDING
+        )
         ahead = self._plan_ahead()
         reference = (
             self._predictor.predict(now + ahead, guidance.reference)
@@ -491,7 +502,8 @@ class ArmCommander:
             motion.step(
                 reference, dt, guidance.speed_scale,
                 self._predictor.velocity if following else None,
-                hold=guidance.state in (TrackingState.HOLDING, TrackingState.DISENGAGED),
+                hold=braking
+                or guidance.state in (TrackingState.HOLDING, TrackingState.DISENGAGED),
             )
             states: list[PlannedState] = []
             if repeated and repeated[0][0] > MIN_POINT_GAP:  # stamped a hair before the first
@@ -509,12 +521,40 @@ class ArmCommander:
                     for p in chunk.points if p.accelerations is not None
                 ]
         else:
-            limited = motion.step(reference, dt, guidance.speed_scale)
+            target = motion.position if braking else reference
+            limited = motion.step(target, dt, guidance.speed_scale)
             chunk = stream_chunk(
                 self._arm.joint_names, limited.position, limited.velocity, lead, stamp=stamp
             )
         self.published += 1
         return chunk
+
+    def brake(self, now: float) -> TrajectoryChunk | None:
+        """
+        Replace the chunk of the step just made at ``now`` by one that brakes to a stop.
+
+        For the trajectory publisher's collision guard (:mod:`pic_ros.motion.guard`): the
+        command stays where that step took it (the state at ``now`` on the plan last sent), and
+        the new plan brakes from there to rest within the acceleration and jerk limits instead
+        of going on to the target; the next steps follow the targets again.
+
+        :param now: The time of the step just made [s].
+        :return: The braking chunk, or None when no chunk was made at ``now``.
+        """
+        motion = self._motion
+        if motion is None or self._last_step != now or self._undo is None:
+            return None
+        assert self._undo_state is not None  # set with _undo
+        self._last_step, self._sent, self._plan_start, self.published = self._undo
+        if isinstance(motion, JerkLimitedGenerator):
+            motion.reset(motion.position, motion.velocity, motion.acceleration)
+        else:
+            motion.reset(*self._undo_state)
+        self._braking = True
+        try:
+            return self.step(now)
+        finally:
+            self._braking = False
 
     def _plan_ahead(self) -> float:
         """Return how long after a step its trajectory starts [s] (ruckig and stamps only)."""

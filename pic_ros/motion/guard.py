@@ -4,10 +4,14 @@ The last guard before the controllers: no command, nor the path to it, enters th
 Whatever a solver or a plug-in returned, :class:`CollisionGuard` checks what the trajectory
 publisher is about to send, all arms together, against the robot's self-collision model
 (:mod:`pic_ros.robot.collision`) and workspace bounds: every chunk of the step is sampled along
-its path (every :data:`SAMPLE_SPACING` and at its last point), the other arms and the torso at
-their current commands, and every sample must keep each checked pair at its required distance
-(:meth:`~pic_ros.robot.collision.CollisionModel.required`) and the elbow and wrist landmarks
-inside the bounds by the margin. An arm whose chunk fails is made to brake along its path
+its path (every :data:`SAMPLE_SPACING` and at its last point) and on to where its arm would stop
+if the stream ended there (within its acceleration and jerk limits), the other arms and the
+torso at their current commands, and every sample must keep each checked pair at its required
+distance (a :data:`GUARD_SHARE` of
+:meth:`~pic_ros.robot.collision.CollisionModel.required`) and the elbow and wrist landmarks
+inside the bounds by that share of the margin, unless it is no closer than the arms are now
+(an arm already inside that band moving off is let go). An arm whose chunk fails is made to
+brake along its path
 within its acceleration and jerk limits instead, and the guard counts it
 (:class:`GuardVerdict`; the trajectory publisher reports the counts on ``/diagnostics``).
 
@@ -32,6 +36,17 @@ from pic_ros.robot.robot import Robot
 from pic_ros.solvers.avoidance import resolve_margin
 
 FloatArray = npt.NDArray[np.float64]
+
+GUARD_SHARE: Final = 0.0
+"""The guard refuses commands closer than this share of each pair's required distance (and of
+the margin to the workspace bounds): 0, the capsules never overlap, so the real shapes, which
+they contain with 1-4 cm to spare, never touch. The margin itself is the solvers' to keep (they
+aim at 4/3 of it); the motion between two of their answers cuts corners into it, and a guard at
+the margin braked YuMi's hanging arms on most steps of the shipped demo (its neutral pose holds
+the grippers within millimetres of its base plate's capsules)."""
+
+WORSE: Final = 1e-4
+"""A sample closer than the arms are now by more than this counts as coming closer [m]."""
 
 SAMPLE_SPACING: Final = 0.02
 """Time between two checked samples of a chunk's path [s]."""
@@ -73,7 +88,7 @@ class CollisionGuard:
         """The margin kept [m] (0: off)."""
         model = robot.collision
         self._model = model
-        self._required = model.required(self.margin)
+        self._required = GUARD_SHARE * model.required(self.margin)
         self._spaces = () if robot.spec.workspace is None else robot.spec.workspace.half_spaces
         self._landmarks = landmark_points(model, robot.arms) if self._spaces else []
         owner = {}
@@ -115,19 +130,32 @@ class CollisionGuard:
             return GuardVerdict(frozenset(), np.inf)
         self.checks += 1
         model = self._model
-        paths = {name: _path(chunk, now) for name, chunk in chunks.items()}
+        paths = {
+            name: self._stopping(name, *_path(chunk, now), chunk)
+            for name, chunk in chunks.items()
+        }
         horizon = max((times[-1] for times, _ in paths.values()), default=0.0)
         samples = np.arange(0.0, horizon, SAMPLE_SPACING).tolist() + [horizon]
         refused: set[str] = set()
         lowest, where = np.inf, ''
+        now_arms = {name: np.asarray(value, dtype=float) for name, value in commands.items()}
+        start = model.check(model.vector(now_arms, torso), self.margin + 0.05)
+        start_depth = (
+            half_space_rows(model, start, self._landmarks, self._spaces)[0]
+            if self._spaces else np.zeros(0)
+        )
         for when in samples:
-            arms = {name: np.asarray(value, dtype=float) for name, value in commands.items()}
+            arms = dict(now_arms)
             for name, (times, positions) in paths.items():
                 arms[name] = _at(times, positions, when)
             x = model.vector(arms, torso)
             check = model.check(x, self.margin + 0.05)
-            excess = check.distances - self._required
-            broken = np.flatnonzero(excess < 0.0)
+            # below the floor, and closer than the arms are now: a command that does not make
+            # things worse (an arm already in the band, moving off) passes
+            broken = np.flatnonzero(
+                (check.distances < self._required)
+                & (check.distances < start.distances - WORSE)
+            )
             if check.distances.size and check.minimum < lowest:
                 lowest = check.minimum
                 where = ' / '.join(model.pair_links(int(np.argmin(check.distances))))
@@ -139,8 +167,9 @@ class CollisionGuard:
                         refused.add(arm)
             if self._spaces:
                 depth, _, labels = half_space_rows(model, check, self._landmarks, self._spaces)
-                for value, label in zip(depth - self.margin, labels):
-                    if value < 0.0:
+                floor = GUARD_SHARE * self.margin
+                for value, before, label in zip(depth, start_depth, labels):
+                    if value < floor and value < before - WORSE:
                         arm = label.split(' ', 1)[0]
                         if arm in chunks:
                             refused.add(arm)
@@ -148,6 +177,30 @@ class CollisionGuard:
         if refused:
             self.refusals += len(refused)
         return GuardVerdict(frozenset(refused), float(lowest), where)
+
+
+    def _stopping(
+        self, arm: str, times: list[float], positions: FloatArray, chunk: TrajectoryChunk
+    ) -> tuple[list[float], FloatArray]:
+        """
+        Extend a chunk's path by where its arm would stop if the stream stopped there.
+
+        From the last point's velocity ``v``, each joint brakes within its acceleration and
+        jerk limits ``a``, ``j`` over about ``|v| a / j + v^2 / (2 a)``; the path is extended
+        straight to that stop, reached ``|v| / a + a / j`` later. Checking it makes the guard
+        brake while braking is still enough, not once the margin is reached.
+        """
+        model = self.robot.arms[arm]
+        velocity = np.asarray(chunk.points[-1].velocities, dtype=float)
+        speed = np.abs(velocity)
+        acceleration, jerk = model.acceleration, model.jerk
+        reach = speed * acceleration / jerk + speed * speed / (2.0 * acceleration)
+        if not np.any(reach > 0.0):
+            return times, positions
+        stop = positions[-1] + np.sign(velocity) * reach
+        stop = np.clip(stop, model.lower, model.upper)
+        after = float(np.max(speed / acceleration + acceleration / jerk))
+        return times + [times[-1] + after], np.vstack((positions, stop))
 
 
 def _path(chunk: TrajectoryChunk, now: float) -> tuple[list[float], FloatArray]:

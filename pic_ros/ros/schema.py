@@ -28,6 +28,7 @@ from pic_ros.motion.hand_compliance import HAND_COMPLIANCE_PARAMETERS
 from pic_ros.schema import ParameterDef, ParameterTable
 from pic_ros.sim.config import SIM_CONFIG_PARAMETERS
 from pic_ros.sim.frame_recorder import RENDER_PARAMETERS
+from pic_ros.solvers.avoidance import SELF_COLLISION_MARGIN
 from pic_ros.solvers.base import SOLVER_PARAMETERS
 from pic_ros.trackers import SOURCE
 from pic_ros.trackers.frames import REACQUIRE_AFTER, REACQUIRE_RADIUS, SWITCH_AFTER
@@ -86,13 +87,14 @@ SKELETON_NODE: Final = ParameterTable('skeleton_node', (
 
 SOLVER_NODE: Final = ParameterTable('solver_node', (
     ROBOT, SOLVER_PARAMETERS[:2], ARMS, MAPPING_PARAMETERS, SOLVER_PARAMETERS[2:], WHOLE_BODY,
+    SELF_COLLISION_MARGIN,
     HEAD_AND_HANDS_PARAMETERS, HAND_PARAMETERS, HAND_COMPLIANCE_PARAMETERS, ENGAGE_GESTURE_TIME,
     DIAGNOSTICS_PERIOD,
 ))
 """``solver_node``: skeleton in, joint targets out."""
 
 TRAJECTORY_PUBLISHER: Final = ParameterTable('trajectory_publisher', (
-    ROBOT, START_ENGAGED, COMMANDER_PARAMETERS, DIAGNOSTICS_PERIOD,
+    ROBOT, START_ENGAGED, COMMANDER_PARAMETERS, SELF_COLLISION_MARGIN, DIAGNOSTICS_PERIOD,
 ))
 """``trajectory_publisher``: joint targets in, trajectory chunks out."""
 

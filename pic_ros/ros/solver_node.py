@@ -38,6 +38,7 @@ above the head that long (:mod:`pic_ros.human.engage_gesture`), the node publish
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+import math
 import os
 from pathlib import Path
 import threading
@@ -66,6 +67,7 @@ from pic_ros.ros.parameters import declare_parameters, validation_callback, Valu
 from pic_ros.ros.runner import run_node
 from pic_ros.ros.schema import SOLVER_NODE
 from pic_ros.solvers import SolverConfig, Termination
+from pic_ros.solvers.avoidance import AvoidanceConfig, AvoidanceTermination
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
@@ -117,6 +119,8 @@ class SolverNode(Node):
         self._solved = RateMeter()
         self._times: list[float] = []
         self._terminations: dict[str, int] = {t.value: 0 for t in Termination}
+        self._avoidance: dict[str, int] = {t.value: 0 for t in AvoidanceTermination}
+        self._closest = math.inf
         self._rejected = 0
         self._orientation = robot_orientation(self.robot)
         self._joints: dict[str, float] = {}
@@ -182,6 +186,7 @@ class SolverNode(Node):
             MappingConfig.from_parameters(values),
             arms=self._arms,
             whole_body=bool(values['whole_body']),
+            avoidance=AvoidanceConfig(margin=float(values['self_collision_margin'])),
         )
 
     def set_chest_height(self, height: float | None) -> None:
@@ -347,6 +352,10 @@ class SolverNode(Node):
                 positions += arm_step.result.q.tolist()
                 self._times.append(arm_step.solve_time)
                 self._terminations[arm_step.result.termination.value] += 1
+            if step.avoidance is not None:
+                self._avoidance[step.avoidance.termination.value] += 1
+                if math.isfinite(step.avoidance.min_distance):
+                    self._closest = min(self._closest, step.avoidance.min_distance)
             if step.torso is not None:
                 names.append(step.torso.joint)
                 positions.append(step.torso.value)
@@ -394,6 +403,11 @@ class SolverNode(Node):
                 'solve_ms_p99': round(float(np.percentile(times, 99)), 3) if times.size else 'n/a',
             }
             values.update({f'arm_solves_{key}': n for key, n in self._terminations.items()})
+            values['self_collision_margin_m'] = self._imitator.avoidance.margin
+            values.update({f'avoidance_{key}': n for key, n in self._avoidance.items()})
+            values['closest_links_m'] = (
+                round(self._closest, 4) if math.isfinite(self._closest) else 'n/a'
+            )
             values['correspondence'] = self._imitator.mapping_config.correspondence
             for name, correspondence in self._imitator.correspondences.items():
                 for key, value in correspondence.status().items():

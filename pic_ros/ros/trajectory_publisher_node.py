@@ -45,7 +45,10 @@ from pic_ros.motion.engagement import (
     EngagementState,
     Transition,
 )
+from pic_ros.motion.guard import CollisionGuard, GuardVerdict
+from pic_ros.motion.streaming import TrajectoryChunk
 from pic_ros.robot.robot import load_robot
+from pic_ros.robot.torso import TORSO_GROUP
 from pic_ros.ros.conversions import joint_state_from_msg, status_to_msg, trajectory_to_msg
 from pic_ros.ros.diagnostics import DiagnosticsReporter
 from pic_ros.ros.parameters import declare_parameters, validation_callback, Values
@@ -106,6 +109,8 @@ class TrajectoryPublisherNode(Node):
             commander = ArmCommander(model, config, engaged=self._engagement.engaged)
             self._groups[name] = (commander, publisher)
         self._clock_restarts = 0
+        self._guard = CollisionGuard(self.robot, float(self._values['self_collision_margin']))
+        self._guard_last = GuardVerdict(frozenset(), float('inf'))
         self._engaged_publisher = self.create_publisher(Bool, 'engaged', LATCHED)
         self._engaged_publisher.publish(Bool(data=self._engagement.engaged))
         self.create_subscription(
@@ -198,9 +203,9 @@ class TrajectoryPublisherNode(Node):
             transition = ask(now)
             engaged = self._engagement.engaged
             if transition.changed:
-                for arm, (commander, publisher) in self._groups.items():
+                for commander, _ in self._groups.values():
                     commander.engaged = engaged
-                    self._step(arm, commander, publisher, now)  # brake or blend in at once
+                self._step_groups(now, list(self._groups))  # brake or blend in at once
             if engaged != was_engaged:
                 self._engaged_publisher.publish(Bool(data=engaged))
         logger = self.get_logger()
@@ -220,6 +225,8 @@ class TrajectoryPublisherNode(Node):
         with self._lock:
             for commander, _ in self._groups.values():
                 commander.config = config  # keeps the state, the command and any blend
+            if values['self_collision_margin'] != self._values['self_collision_margin']:
+                self._guard = CollisionGuard(self.robot, float(values['self_collision_margin']))
         if values['rate'] != self._values['rate']:
             self.destroy_timer(self._timer)
             self._timer = self.create_timer(config.period, self._on_timer)
@@ -264,30 +271,68 @@ class TrajectoryPublisherNode(Node):
         values = dict(zip(names, positions))
         with self._lock:  # the clock is read under the lock: times in the order of the steps
             now = self._now()
-            for arm, (commander, publisher) in self._groups.items():
-                if commander.covers(values) and not commander.on_target(now, values).rejected:
-                    self._step(arm, commander, publisher, now)
+            covered = [
+                name for name, (commander, _) in self._groups.items()
+                if commander.covers(values) and not commander.on_target(now, values).rejected
+            ]
+            self._step_groups(now, covered)
 
     def _on_timer(self) -> None:
         with self._lock:
-            now = self._now()
-            for arm, (commander, publisher) in self._groups.items():
-                self._step(arm, commander, publisher, now)
+            self._step_groups(self._now(), list(self._groups))
 
-    def _step(
-        self, arm: str, commander: ArmCommander, publisher: Publisher, now: float
-    ) -> None:
-        try:
-            chunk = commander.step(now)
-        except PicRosError as err:
-            self.get_logger().error(f'{arm}: not publishing: {err}')
-            return
+    def _step_groups(self, now: float, names: Sequence[str]) -> None:
+        """
+        Step some groups, check the arms' chunks with the collision guard, publish (lock held).
+
+        An arm whose chunk the guard refuses brakes along its path instead (the guard's counts
+        are on ``/diagnostics``).
+        """
+        chunks: dict[str, TrajectoryChunk] = {}
+        for name in names:
+            commander, _ = self._groups[name]
+            try:
+                chunk = commander.step(now)
+            except PicRosError as err:
+                self.get_logger().error(f'{name}: not publishing: {err}')
+                continue
+            if chunk is not None:
+                chunks[name] = chunk
         restarts = sum(item.clock_restarts for item, _ in self._groups.values())
         if restarts != self._clock_restarts:
             self._clock_restarts = restarts
             self.get_logger().warning('the clock went back: tracking starts over')
-        if chunk is not None:
-            publisher.publish(trajectory_to_msg(chunk))
+        arms = {name: chunk for name, chunk in chunks.items() if name in self.robot.arms}
+        if arms and self._guard.enabled:
+            verdict = self._guard.check(arms, self._commands(), self._torso_command(), now)
+            self._guard_last = verdict
+            for name in verdict.refused:
+                braking = self._groups[name][0].brake(now)
+                if braking is not None:
+                    chunks[name] = braking
+            if verdict.refused:
+                self.get_logger().warning(
+                    f'collision guard: {", ".join(sorted(verdict.refused))} braking, '
+                    f'{verdict.where} within the margin', throttle_duration_sec=1.0,
+                )
+        for name, chunk in chunks.items():
+            self._groups[name][1].publish(trajectory_to_msg(chunk))
+
+    def _commands(self) -> dict[str, Any]:
+        """Return the current command of every started arm (lock held)."""
+        commands = {}
+        for name in self.robot.arms:
+            position = self._groups[name][0].position
+            if position is not None:
+                commands[name] = position
+        return commands
+
+    def _torso_command(self) -> float | None:
+        """Return the torso lift commanded now, or None (lock held)."""
+        torso = self._groups.get(TORSO_GROUP)
+        if torso is None or torso[0].position is None:
+            return None
+        return float(torso[0].position[0])
 
     def _statuses(self) -> list[DiagnosticStatus]:
         statuses = []
@@ -308,7 +353,27 @@ class TrajectoryPublisherNode(Node):
                 title = f'pic_ros: {self.get_fully_qualified_name()} {model.name}'
                 statuses.append(status_to_msg(title, self.robot.name, level, summary, values))
             statuses.append(self._engagement_status())
+            statuses.append(self._guard_status())
         return statuses
+
+    def _guard_status(self) -> DiagnosticStatus:
+        """Return the collision guard's status: steps checked, chunks refused (lock held)."""
+        guard = self._guard
+        last = self._guard_last
+        values: dict[str, object] = {
+            'self_collision_margin_m': guard.margin,
+            'steps_checked': guard.checks,
+            'chunks_refused': guard.refusals,
+            'closest_last_step_m': round(last.min_distance, 4)
+            if last.min_distance != float('inf') else 'n/a',
+            'closest_where': last.where or 'n/a',
+        }
+        level = DiagnosticStatus.WARN if guard.refusals else DiagnosticStatus.OK
+        summary = 'off' if not guard.enabled else (
+            f'{guard.refusals} chunks refused' if guard.refusals else 'no chunk refused'
+        )
+        title = f'pic_ros: {self.get_fully_qualified_name()} collision guard'
+        return status_to_msg(title, self.robot.name, level, summary, values)
 
     def _engagement_status(self) -> DiagnosticStatus:
         """Return the engagement's status: the state and its last transition (lock held)."""

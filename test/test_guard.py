@@ -1,0 +1,151 @@
+"""The collision guard: whatever a solver returns, no command (nor the path to it) enters the margin."""
+
+from __future__ import annotations
+
+import numpy as np
+from pic_ros.exceptions import SkeletonError
+from pic_ros.human.processing import SkeletonProcessor
+from pic_ros.imitation import RobotImitator
+from pic_ros.motion.commander import ArmCommander, CommanderConfig
+from pic_ros.motion.guard import CollisionGuard
+from pic_ros.robot import load_robot
+from pic_ros.solvers import SolverConfig
+from pic_ros.tools.catalog import load_demonstration
+import pytest
+
+PERIOD = 0.01
+"""Step period of the simulated trajectory publisher [s]."""
+
+
+def toy_solver(robot, arm, t):
+    """A plug-in solver gone wrong: it sends both arms across the body, into each other."""
+    model = robot.arms[arm]
+    share = min(t / 1.5, 1.0)
+    crossed = model.neutral.copy()
+    crossed[0] = np.clip(
+        model.neutral[0] + (1.0 if model.side.value == 'right' else -1.0) * 2.0 * share,
+        model.lower[0], model.upper[0],
+    )  # the first joint swings each arm toward the other
+    crossed[1] = np.clip(model.neutral[1] + 0.8 * share, model.lower[1], model.upper[1])
+    return crossed
+
+
+def executed(chunks_sent, now):
+    """Return where each arm's controller is at ``now``: the last chunk it got, sampled."""
+    positions = {}
+    for arm, (stamp, chunk) in chunks_sent.items():
+        start = chunk.stamp if chunk.stamp > 0.0 else stamp
+        times = [start + point.time_from_start for point in chunk.points]
+        rows = np.array([point.positions for point in chunk.points])
+        if now <= times[0]:
+            positions[arm] = rows[0]
+        elif now >= times[-1]:
+            positions[arm] = rows[-1]
+        else:
+            index = int(np.searchsorted(times, now))
+            share = (now - times[index - 1]) / (times[index] - times[index - 1])
+            positions[arm] = rows[index - 1] + share * (rows[index] - rows[index - 1])
+    return positions
+
+
+@pytest.mark.parametrize('robot_name', ('yumi', 'baxter'))
+@pytest.mark.parametrize('generator', ('ruckig', 'limiter'))
+def test_the_guard_refuses_the_colliding_commands_of_a_toy_solver(robot_name, generator):
+    """
+    The toy solver drives the arms into each other; the guard brakes them before they meet.
+
+    What the controllers execute (the chunks sent, followed in time) keeps every pair of
+    capsules apart (they contain the real shapes), and the guard counts the refusals.
+    """
+    robot = load_robot(robot_name)
+    config = CommanderConfig(wait_for_joint_states=False, motion_generator=generator)
+    commanders = {
+        name: ArmCommander(arm, config, engaged=True) for name, arm in robot.arms.items()
+    }
+    guard = CollisionGuard(robot, -1.0)
+    model = robot.collision
+    sent = {}
+    lowest = np.inf
+    for now in np.arange(1.0, 5.0, PERIOD):
+        chunks = {}
+        for name, commander in commanders.items():
+            target = dict(zip(robot.arms[name].joint_names, toy_solver(robot, name, now - 1.0)))
+            commander.on_target(now, target)
+            chunk = commander.step(now)
+            if chunk is not None:
+                chunks[name] = chunk
+        commands = {name: c.position for name, c in commanders.items()}
+        verdict = guard.check(chunks, commands, None, now)
+        for name in verdict.refused:
+            chunks[name] = commanders[name].brake(now)
+        sent.update({name: (now, chunk) for name, chunk in chunks.items()})
+        for later in (now, now + 0.5 * PERIOD):
+            x = model.vector(executed(sent, later))
+            lowest = min(lowest, model.check(x).minimum)
+    assert guard.refusals > 0  # the toy solver does drive the arms into each other
+    assert lowest >= -5e-3  # braked before the links meet (5 mm: linear sampling of the chunks)
+
+
+@pytest.mark.parametrize('robot_name', ('yumi', 'baxter'))
+def test_the_corners_the_motion_cuts_between_safe_answers_are_braked(robot_name):
+    """
+    The shipped demo through the imitation (avoidance on) and the commanders: what the
+    controllers execute keeps every pair of capsules apart where the motion cuts a corner
+    between two safe answers (the guard brakes those steps).
+    """
+    robot = load_robot(robot_name)
+    imitator = RobotImitator(robot, SolverConfig())
+    processor = SkeletonProcessor()
+    config = CommanderConfig(wait_for_joint_states=False)
+    commanders = {
+        name: ArmCommander(arm, config, engaged=True) for name, arm in robot.arms.items()
+    }
+    guard = CollisionGuard(robot, -1.0)
+    model = robot.collision
+    sent = {}
+    lowest = np.inf
+    frames = load_demonstration('demo').frames[:450]
+    origin = frames[0].stamp
+    for frame in frames:
+        try:
+            body = processor.process(frame)
+        except SkeletonError:
+            continue
+        imitator.step(body)
+        now = 1.0 + frame.stamp - origin
+        chunks = {}
+        for name, commander in commanders.items():
+            commander.on_target(now, dict(zip(robot.arms[name].joint_names, imitator.q(name))))
+            chunk = commander.step(now)
+            if chunk is not None:
+                chunks[name] = chunk
+        verdict = guard.check(chunks, {n: c.position for n, c in commanders.items()}, None, now)
+        for name in verdict.refused:
+            chunks[name] = commanders[name].brake(now)
+        sent.update({name: (now, chunk) for name, chunk in chunks.items()})
+        lowest = min(lowest, model.check(model.vector(executed(sent, now))).minimum)
+    assert guard.checks > 400
+    assert lowest >= -5e-3
+
+
+def test_a_margin_of_zero_turns_the_guard_off():
+    robot = load_robot('yumi')
+    guard = CollisionGuard(robot, 0.0)
+    assert not guard.enabled
+    assert guard.check({}, {}).safe and guard.checks == 0
+
+
+def test_brake_replaces_only_the_step_just_made():
+    robot = load_robot('yumi')
+    arm = robot.arms['left']
+    commander = ArmCommander(arm, CommanderConfig(wait_for_joint_states=False), engaged=True)
+    commander.on_target(1.0, dict(zip(arm.joint_names, arm.neutral + 0.5)))
+    first = commander.step(1.0)
+    assert first is not None
+    assert commander.brake(1.5) is None  # no step at 1.5
+    braking = commander.brake(1.0)
+    assert braking is not None and commander.published == 1
+    final = braking.points[-1]
+    start = first.points[0]
+    # braking: the velocity at its end is smaller than where it starts from
+    assert np.abs(final.velocities).max() <= np.abs(start.velocities).max() + 1e-9
