@@ -1,4 +1,4 @@
-"""The collision guard: whatever a solver returns, no command (nor the path to it) enters the margin."""
+"""The collision guard: whatever a solver returns, the commands sent never bring two links together."""
 
 from __future__ import annotations
 
