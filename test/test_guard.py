@@ -1,4 +1,4 @@
-"""The collision guard: whatever a solver returns, the commands sent never bring two links together."""
+"""The collision guard: whatever a solver returns, the commands sent never bring links together."""
 
 from __future__ import annotations
 
