@@ -141,7 +141,7 @@ class CollisionGuard:
         now_arms = {name: np.asarray(value, dtype=float) for name, value in commands.items()}
         start = model.check(model.vector(now_arms, torso), self.margin + 0.05)
         start_depth = (
-            half_space_rows(model, start, self._landmarks, self._spaces)[0]
+            half_space_rows(model, start, self._landmarks, self._spaces, gradients=False)[0]
             if self._spaces else np.zeros(0)
         )
         for when in samples:
@@ -166,7 +166,9 @@ class CollisionGuard:
                     if arm is not None and arm in chunks:
                         refused.add(arm)
             if self._spaces:
-                depth, _, labels = half_space_rows(model, check, self._landmarks, self._spaces)
+                depth, _, labels = half_space_rows(
+                    model, check, self._landmarks, self._spaces, gradients=False
+                )
                 floor = GUARD_SHARE * self.margin
                 for value, before, label in zip(depth, start_depth, labels):
                     if value < floor and value < before - WORSE:

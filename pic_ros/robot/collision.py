@@ -729,6 +729,7 @@ def half_space_rows(
     check: CollisionCheck,
     landmarks: Sequence[tuple[str, str, int]],
     spaces: Sequence[HalfSpace],
+    gradients: bool = True,
 ) -> tuple[FloatArray, FloatArray, list[str]]:
     """
     Return how far each landmark is inside each bound, and how that changes with the joints.
@@ -737,18 +738,20 @@ def half_space_rows(
     :param check: A check at the configuration (joint origins and axes).
     :param landmarks: From :func:`landmark_points`.
     :param spaces: The workspace's half-spaces.
+    :param gradients: Compute the gradients (else an empty array).
     :return: ``(depth, gradients, labels)``: ``normal . p - offset`` per (landmark, bound),
         shape (m,) [m] (negative: outside); gradients shape (m, k); labels ``arm wrist: table``.
     """
-    depths, rows, labels = [], [], []
-    for arm, label, joint in landmarks:
-        point = check.origins[joint]
-        parent = model.parents[joint]
-        jacobian = model.point_jacobian(check, parent, point)
-        for space in spaces:
-            depths.append(float(space.normal @ point) - space.offset)
-            rows.append(space.normal @ jacobian)
-            labels.append(f'{arm} {label}: {space.name}')
-    return (
-        np.array(depths), np.array(rows).reshape(-1, model.dof), labels,
-    )
+    joints = [joint for _, _, joint in landmarks]
+    points = check.origins[joints]
+    normals = np.array([space.normal for space in spaces])
+    offsets = np.array([space.offset for space in spaces])
+    depths = (points @ normals.T - offsets).reshape(-1)
+    labels = [f'{arm} {label}: {space.name}' for arm, label, _ in landmarks for space in spaces]
+    if not gradients:
+        return depths, np.zeros((0, model.dof)), labels
+    rows: list[FloatArray] = []
+    for joint, point in zip(joints, points):
+        jacobian = model.point_jacobian(check, model.parents[joint], point)
+        rows.extend(normals @ jacobian)
+    return depths, np.array(rows).reshape(-1, model.dof), labels

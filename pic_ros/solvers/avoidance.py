@@ -273,7 +273,9 @@ class SelfCollisionAvoidance:
         excess = check.distances - floors
         if not self._spaces:
             return excess
-        depth, _, _ = half_space_rows(self.model, check, self._landmarks, self._spaces)
+        depth, _, _ = half_space_rows(
+            self.model, check, self._landmarks, self._spaces, gradients=False
+        )
         wanted = self.margin + (0.0 if strict else self._clearance)
         return np.concatenate((excess, depth - wanted))
 
@@ -289,7 +291,9 @@ class SelfCollisionAvoidance:
             for index in np.flatnonzero(excess < below)
         }
         if self._spaces:
-            depth, _, names = half_space_rows(self.model, check, self._landmarks, self._spaces)
+            depth, _, names = half_space_rows(
+                self.model, check, self._landmarks, self._spaces, gradients=False
+            )
             extra = depth - (self.margin + self._clearance)
             labels |= {name for name, value in zip(names, extra) if value < below}
         return labels
