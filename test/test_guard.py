@@ -18,7 +18,7 @@ PERIOD = 0.01
 
 
 def toy_solver(robot, arm, t):
-    """A plug-in solver gone wrong: it sends both arms across the body, into each other."""
+    """Return where a plug-in solver gone wrong sends an arm: across the body, into the other."""
     model = robot.arms[arm]
     share = min(t / 1.5, 1.0)
     crossed = model.neutral.copy()
@@ -89,9 +89,10 @@ def test_the_guard_refuses_the_colliding_commands_of_a_toy_solver(robot_name, ge
 @pytest.mark.parametrize('robot_name', ('yumi', 'baxter'))
 def test_the_corners_the_motion_cuts_between_safe_answers_are_braked(robot_name):
     """
-    The shipped demo through the imitation (avoidance on) and the commanders: what the
-    controllers execute keeps every pair of capsules apart where the motion cuts a corner
-    between two safe answers (the guard brakes those steps).
+    The shipped demo through the imitation (avoidance on) and the commanders, guarded.
+
+    What the controllers execute keeps every pair of capsules apart where the motion cuts a
+    corner between two safe answers (the guard brakes those steps).
     """
     robot = load_robot(robot_name)
     imitator = RobotImitator(robot, SolverConfig())

@@ -180,7 +180,6 @@ class CollisionGuard:
             self.refusals += len(refused)
         return GuardVerdict(frozenset(refused), float(lowest), where)
 
-
     def _stopping(
         self, arm: str, times: list[float], positions: FloatArray, chunk: TrajectoryChunk
     ) -> tuple[list[float], FloatArray]:

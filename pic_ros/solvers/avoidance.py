@@ -82,6 +82,7 @@ def resolve_margin(value: float, spec: CollisionSpec) -> float:
     """
     return spec.margin if value < 0.0 else float(value)
 
+
 FRAME_STEP: Final = 0.3
 """Farthest any joint moves from one answer to the next [rad] or [m], as the solvers' own step
 bound (:attr:`~pic_ros.solvers.recovery.RecoveryConfig.max_step`): the avoidance never makes a

@@ -41,10 +41,15 @@ def streamer(make_node, capture, sim_clock):
     """
     Return a factory: ``(node, clock, published)``, published per arm, on sim time.
 
-    The node starts engaged (``start_engaged``) unless told: these tests are about following.
+    The node starts engaged (``start_engaged``) unless told: these tests are about following;
+    and without the collision guard (``self_collision_margin`` 0) unless told, as their targets
+    are arbitrary poses: the guard has tests of its own here.
     """
 
-    def make(wait_for_joint_states: bool = False, start_engaged: bool = True, **parameters):
+    def make(
+        wait_for_joint_states: bool = False, start_engaged: bool = True,
+        self_collision_margin: float = 0.0, **parameters,
+    ):
         node = make_node(
             TrajectoryPublisherNode,
             {
@@ -52,6 +57,7 @@ def streamer(make_node, capture, sim_clock):
                 'use_sim_time': True,
                 'wait_for_joint_states': wait_for_joint_states,
                 'start_engaged': start_engaged,
+                'self_collision_margin': self_collision_margin,
                 **parameters,
             },
         )
@@ -710,3 +716,34 @@ def test_the_engage_gesture_topic_engages_unless_estopped(streamer, dds):
     node._on_estop(Bool(data=True))
     assert not node.engage_by_gesture().accepted
     assert node.engagement is EngagementState.ESTOPPED
+
+
+def test_the_guard_brakes_arms_sent_into_each_other_and_says_so(streamer, diagnostics):
+    """
+    Targets that cross Baxter's arms (a solver gone wrong): the guard brakes them.
+
+    The streamed commands never bring two links' capsules together, and the guard's refusals are
+    on ``/diagnostics``.
+    """
+    node, clock, published = streamer(self_collision_margin=-1.0)
+
+    def crossing(now):
+        share = min((now - START) / 1.5, 1.0)
+        return pose(node, lambda arm: np.clip(
+            arm.neutral + share * np.array([-1.2 if arm.side.value == 'left' else 1.2, 0.6, 0.0,
+                                            0.0, 0.0, 0.0, 0.0]),
+            arm.lower, arm.upper,
+        ))
+
+    stream(node, clock, START, START + 4.0, 1 / 30, crossing)
+    values = next(
+        status for status in diagnostics(node) if status.get('steps_checked') is not None
+    )
+    assert int(values['chunks_refused']) > 0
+    model = node.robot.collision
+    for index in range(len(published['left'])):
+        arms = {
+            name: command(published[name][min(index, len(published[name]) - 1)]).positions
+            for name in node.robot.arms
+        }
+        assert model.check(model.vector(arms)).minimum > -5e-3  # the capsules never overlap
