@@ -215,8 +215,13 @@ def service_call(service: str) -> list[str]:
 
 
 def estop(value: bool) -> list[str]:
-    """Return the README's ``ros2 topic pub --once /estop`` line for a value."""
-    return ['topic', 'pub', '--once', '/estop', 'std_msgs/msg/Bool',
+    """
+    Return the README's ``ros2 topic pub --once /estop`` line for a value.
+
+    ``--keep-alive 1``: the publisher stays a second after publishing, so that a loaded machine
+    delivers the reliable message before it is gone (0.1 s by default).
+    """
+    return ['topic', 'pub', '--once', '--keep-alive', '1', '/estop', 'std_msgs/msg/Bool',
             f'{{data: {str(value).lower()}}}']
 
 
