@@ -50,6 +50,7 @@ from pic_ros.ros.processes import (
     loopback_environment,
     ManagedProcess,
     python_module,
+    stop_processes,
     use_run_domain,
     wait_until,
 )
@@ -385,8 +386,7 @@ def run_stress(
                 sender.close()
             if probe is not None:
                 probe.close()
-            for process in reversed(processes):
-                process.stop()
+            stop_processes(processes)
             rclpy.try_shutdown(context=context)
 
     def count(key: str) -> int:
