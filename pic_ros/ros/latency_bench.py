@@ -33,7 +33,6 @@ import math
 from pathlib import Path
 import socket
 import tempfile
-import threading
 import time
 from typing import Any
 
@@ -46,6 +45,7 @@ from pic_ros.ros.processes import (
     use_run_domain,
     wait_until,
 )
+from pic_ros.ros.runner import BackgroundSpin
 from pic_ros.tools.metrics import percentile_ms
 from pic_ros.tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
 from pic_ros.trackers.xsens_wire import XsensSegment
@@ -278,10 +278,9 @@ class Probe:
             answer_type, answer_topic, self._on_answer, RELIABLE, raw=True
         )
         self.subscribe()
-        self.executor = SingleThreadedExecutor(context=context)
-        self.executor.add_node(self.node)
-        self._thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self._thread.start()
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(self.node)
+        self._spin = BackgroundSpin(executor)
 
     def subscribe(self) -> None:
         """Create further subscriptions of :attr:`node` before it spins (none here)."""
@@ -291,8 +290,8 @@ class Probe:
         self.received.append(time.perf_counter())
 
     def close(self) -> None:
-        """Stop spinning and destroy the node."""
-        self.executor.shutdown(timeout_sec=1.0)
+        """Stop spinning (the thread ends first), then destroy the node."""
+        self._spin.stop()
         self.node.destroy_node()
 
 

@@ -40,6 +40,7 @@ from pic_ros.ros.processes import (
     use_run_domain,
     wait_until,
 )
+from pic_ros.ros.runner import BackgroundSpin
 from pic_ros.tools.convert import ReplayableRecording
 from pic_ros.tools.demo_report import DemoRecording
 import rclpy
@@ -107,10 +108,9 @@ class Recorder:
                 JointTrajectory, f'/{controller}/joint_trajectory', self._commands(controller),
                 RELIABLE,
             ))
-        self.executor = SingleThreadedExecutor(context=context)
-        self.executor.add_node(node)
-        self._thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self._thread.start()
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        self._spin = BackgroundSpin(executor)
 
     def matched(self) -> bool:
         """
@@ -178,8 +178,8 @@ class Recorder:
                         )
 
     def close(self) -> None:
-        """Stop spinning and destroy the node."""
-        self.executor.shutdown(timeout_sec=2.0)
+        """Stop spinning (the thread ends first), then destroy the node."""
+        self._spin.stop()
         self.node.destroy_node()
 
 

@@ -291,6 +291,7 @@ class Probe:
 
     def __init__(self, topics: Sequence[str], domain_id: int = DOMAIN_ID) -> None:
         from diagnostic_msgs.msg import DiagnosticArray
+        from pic_ros.ros.runner import BackgroundSpin
         import rclpy
         from rclpy.context import Context
         from rclpy.executors import SingleThreadedExecutor
@@ -312,10 +313,9 @@ class Probe:
         self.node.create_subscription(
             DiagnosticArray, '/diagnostics', self._recorder(self.diagnostics), reliable
         )
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-        self._thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self._thread.start()
+        executor = SingleThreadedExecutor(context=self.context)
+        executor.add_node(self.node)
+        self._spin = BackgroundSpin(executor)
 
     def _recorder(self, into: list[Any]) -> Callable[[Any], None]:
         def record(message: Any) -> None:
@@ -395,8 +395,8 @@ class Probe:
         return f'success={response.success} message={response.message!r}'
 
     def close(self) -> None:
-        """Stop spinning and shut the context down."""
-        self.executor.shutdown(timeout_sec=2.0)
+        """Stop spinning (the thread ends first) and shut the context down."""
+        self._spin.stop()
         self.node.destroy_node()
         self._rclpy.try_shutdown(context=self.context)
 

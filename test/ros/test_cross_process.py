@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from pathlib import Path
 import socket
-import threading
 import time
 
 import numpy as np
@@ -28,6 +27,7 @@ from pic_ros.ros.processes import (
     python_module,
     wait_until,
 )
+from pic_ros.ros.runner import BackgroundSpin
 from pic_ros.tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
 import pytest
 
@@ -68,10 +68,9 @@ class Probe:
                 JointTrajectory, topic, self._recorder(topic), RELIABLE
             )
         self.publisher = self.node.create_publisher(MarkerArray, BAG_TOPIC, RELIABLE)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self.thread.start()
+        executor = SingleThreadedExecutor(context=self.context)
+        executor.add_node(self.node)
+        self.spin = BackgroundSpin(executor)
 
     def _recorder(self, topic: str):
         def record(message: JointTrajectory) -> None:
@@ -80,8 +79,8 @@ class Probe:
         return record
 
     def close(self) -> None:
-        """Stop spinning and shut this context down."""
-        self.executor.shutdown(timeout_sec=2.0)
+        """Stop spinning (the thread ends first), shut this context down."""
+        self.spin.stop()
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
 

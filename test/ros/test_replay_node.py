@@ -15,12 +15,12 @@ from pathlib import Path
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 import numpy as np
 from pic_ros.recordings import rosbag as bags
 from pic_ros.ros.processes import domain_id, loopback_environment
+from pic_ros.ros.runner import BackgroundSpin
 import pytest
 
 rclpy = pytest.importorskip('rclpy', reason='the replay tests need rclpy and the message packages')
@@ -63,10 +63,9 @@ class Listener:
             self.node.create_subscription(
                 message_type, topic, self._recorder(self.received[topic]), qos, raw=True
             )
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self.thread.start()
+        executor = SingleThreadedExecutor(context=self.context)
+        executor.add_node(self.node)
+        self.spin = BackgroundSpin(executor)
 
     @staticmethod
     def _recorder(into: list[tuple[float, bytes]]):
@@ -76,8 +75,8 @@ class Listener:
         return record
 
     def close(self) -> None:
-        """Stop spinning and shut the context down."""
-        self.executor.shutdown(timeout_sec=2.0)
+        """Stop spinning (the thread ends first) and shut the context down."""
+        self.spin.stop()
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
 
