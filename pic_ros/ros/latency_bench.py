@@ -61,6 +61,10 @@ FloatArray = npt.NDArray[np.float64]
 
 RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 
+WAIT = 120.0
+"""Longest wait for a process to come up or to report [s]: a bound for a busy host, measured
+nothing; each wait ends as soon as its event happens."""
+
 
 @dataclass(frozen=True)
 class LatencyResult:
@@ -376,7 +380,7 @@ def measure(
         ready = wait_until(
             lambda: probe is not None and probe.node.count_publishers(answer) > 0
             and (source != 'azure_kinect' or publisher.get_subscription_count() > 0),
-            timeout=30.0,
+            timeout=WAIT,
         )
         if not ready:
             raise RuntimeError(

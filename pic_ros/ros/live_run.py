@@ -64,8 +64,9 @@ _DELAYS = {
 }
 """sim_robot's delay figures of a controller (diagnostic key) and their names in the notes."""
 
-START_TIMEOUT = 60.0
-"""Longest wait for the pipeline to come up [s]."""
+START_TIMEOUT = 120.0
+"""Longest wait for the pipeline to come up [s] (a bound for a busy host; a process that exits
+ends the wait at once)."""
 
 SETTLE = 1.5
 """Time recorded after the replay ended: the robot finishes its last moves [s]."""
