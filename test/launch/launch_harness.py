@@ -44,8 +44,12 @@ DOMAIN_ID = int(_EXPORTED_DOMAIN) if _EXPORTED_DOMAIN.isdigit() else 215 + os.ge
 COMMAND_TIMEOUT = 60.0
 """Longest run of one short command (colcon build, ros2 param, --show-args) [s]."""
 
-STOP_TIMEOUT = 20.0
-"""Longest wait for a launch to stop after SIGINT (launch escalates to SIGTERM after 5 s) [s]."""
+STOP_TIMEOUT = 60.0
+"""
+Longest wait for a launch to stop after SIGINT (launch escalates to SIGTERM after 5 s) [s].
+
+A bound for a busy host, never a figure: the wait ends when the launch has exited.
+"""
 
 
 def missing_tools() -> list[str]:
@@ -349,11 +353,12 @@ class Probe:
         from rclpy.parameter_client import AsyncParameterClient
 
         client = AsyncParameterClient(self.node, node_name)
-        assert client.wait_for_services(timeout_sec=10.0), f'no parameter services of {node_name}'
+        ready = client.wait_for_services(timeout_sec=COMMAND_TIMEOUT)
+        assert ready, f'no parameter services of {node_name}'
         return client
 
     def _result(self, future: Any, what: str) -> Any:
-        wait_for(future.done, what, 10.0)
+        wait_for(future.done, what, COMMAND_TIMEOUT)
         return future.result()
 
     def set_parameter(self, node_name: str, name: str, value: Any) -> tuple[bool, str]:
@@ -388,7 +393,7 @@ class Probe:
 
         client = self.node.create_client(Trigger, service)
         try:
-            assert client.wait_for_service(timeout_sec=10.0), f'no service {service}'
+            assert client.wait_for_service(timeout_sec=COMMAND_TIMEOUT), f'no service {service}'
             response = self._result(client.call_async(Trigger.Request()), service)
         finally:
             self.node.destroy_client(client)
