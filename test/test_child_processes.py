@@ -290,3 +290,16 @@ def test_stop_every_child_stops_what_is_listed_and_empties_the_list() -> None:
         for process in started:
             process.process.kill()
             process.process.wait(timeout=WAIT)
+
+
+def test_a_supervision_stops_only_the_children_started_under_it() -> None:
+    """A process started before (a fixture around an in-process call) is not its to stop."""
+    earlier = ManagedProcess(['sleep', '1000'], dict(os.environ))
+    try:
+        with ChildSupervision(timeout=10.0):
+            later = ManagedProcess(['sleep', '1000'], dict(os.environ))
+
+        assert not later.alive()
+        assert earlier.alive()
+    finally:
+        earlier.stop(timeout=10.0)

@@ -13,10 +13,11 @@ How nothing a tool starts outlives it (the demo, ``evaluate --live``, the benchm
 - **Signals and failures.** The tool runs inside :func:`run_stopping_children`
   (:class:`ChildSupervision`): SIGINT, SIGTERM and SIGHUP become a :class:`StopRequested`
   exception in the main thread, which unwinds through the tool's ``finally`` blocks like any
-  failure of its own; on the way out every :class:`ManagedProcess` still running is stopped,
-  the latest first, and the tool exits with 128 + the signal's number (or its own status, or
-  its exception's). Signals after the first are recorded, not raised, so the clean-up they would
-  interrupt runs to its end; it is bounded (:data:`STOP_TIMEOUT`, then SIGKILL).
+  failure of its own; on the way out every :class:`ManagedProcess` it started that still runs
+  is stopped, the latest first, and the tool exits with 128 + the signal's number (or its own
+  status, or its exception's). Signals after the first are recorded, not raised, so the
+  clean-up they would interrupt runs to its end; it is bounded (:data:`STOP_TIMEOUT`, then
+  SIGKILL).
 - **Process groups.** A child leads a session and a process group of its own, so a terminal's
   SIGINT reaches only the tool, which then stops each child's whole group: the child and
   anything it started.
@@ -412,9 +413,11 @@ class ChildSupervision:
 
     While active (``with``), SIGINT, SIGTERM and SIGHUP raise :class:`StopRequested` in the main
     thread, once: later ones are recorded only, so that the clean-up runs to its end. At the
-    end -- normal, a failure, a signal -- every :class:`ManagedProcess` still running is stopped
-    (:func:`stop_every_child`) and the previous handlers are put back; a signal received during
-    that raises :class:`StopRequested` then, unless an exception is already on its way out.
+    end -- normal, a failure, a signal -- every :class:`ManagedProcess` started while it was
+    active and still running is stopped (:func:`stop_processes`; one started before, e.g. by
+    a test fixture around an in-process call, is left alone) and the previous handlers are put
+    back; a signal received during that raises :class:`StopRequested` then, unless an exception
+    is already on its way out.
     Signal handlers can be installed only in the main thread: elsewhere only the children are
     stopped at the end.
 
@@ -428,9 +431,11 @@ class ChildSupervision:
         self._previous: dict[int, Any] = {}
         self._raised = False
         self._deferred = False
+        self._earlier: list[ManagedProcess] = []
 
     def __enter__(self) -> ChildSupervision:
         """Install the signal handlers (main thread only)."""
+        self._earlier = _CHILDREN.running()
         if threading.current_thread() is threading.main_thread():
             for number in STOP_SIGNALS:
                 self._previous[number] = signal.signal(number, self._on_signal)
@@ -464,7 +469,10 @@ class ChildSupervision:
         """Stop every child still running, put the handlers back; raise a late stop signal."""
         self._raised = True  # from here on a signal is recorded, never raised
         try:
-            stop_every_child(self.timeout)
+            stop_processes(
+                [child for child in _CHILDREN.running() if child not in self._earlier],
+                self.timeout,
+            )
         finally:
             if _CHILDREN.supervision is self:
                 _CHILDREN.supervision = None
