@@ -392,7 +392,7 @@ def test_frames_are_recorded_as_png_files(tmp_path: Path):
     sim.close()
     recorder = FrameRecorder(sim, tmp_path / 'frames', 160, 120)
     submitted = 0
-    deadline = time.monotonic() + 20.0
+    deadline = time.monotonic() + 60.0  # a bound for a busy host, not a figure
     while recorder.frames_written < 3 and time.monotonic() < deadline:
         sim.step_to(sim.time + 0.1)
         submitted += recorder.submit()

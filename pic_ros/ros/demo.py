@@ -25,6 +25,7 @@ from pic_ros.exceptions import PicRosError
 from pic_ros.recordings.demonstration import Demonstration
 from pic_ros.robot.robot import load_robot, Robot
 from pic_ros.ros.live_run import record_pipeline
+from pic_ros.ros.processes import run_stopping_children
 from pic_ros.ros.schema import SOLVER_NODE
 from pic_ros.ros.teleop import SOLVER_OPTIONS
 from pic_ros.schema import add_option
@@ -181,8 +182,8 @@ def _write_outputs(
 
 
 def main() -> None:
-    """Entry point for ``python -m pic_ros.ros.demo``."""
-    raise SystemExit(run_demo())
+    """Entry point for ``python -m pic_ros.ros.demo``; no process it starts outlives it."""
+    raise SystemExit(run_stopping_children(run_demo, 'python -m pic_ros.ros.demo'))
 
 
 if __name__ == '__main__':

@@ -34,7 +34,6 @@ import math
 from pathlib import Path
 import socket
 import tempfile
-import threading
 import time
 from typing import Any
 
@@ -47,6 +46,7 @@ from pic_ros.ros.processes import (
     use_run_domain,
     wait_until,
 )
+from pic_ros.ros.runner import BackgroundSpin
 from pic_ros.tools.metrics import percentile_ms
 from pic_ros.tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
 from pic_ros.trackers.xsens_wire import XsensSegment
@@ -61,6 +61,10 @@ from visualization_msgs.msg import Marker, MarkerArray
 FloatArray = npt.NDArray[np.float64]
 
 RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+
+WAIT = 120.0
+"""Longest wait for a process to come up or to report [s]: a bound for a busy host, measured
+nothing; each wait ends as soon as its event happens."""
 
 
 @dataclass(frozen=True)
@@ -279,10 +283,9 @@ class Probe:
             answer_type, answer_topic, self._on_answer, RELIABLE, raw=True
         )
         self.subscribe()
-        self.executor = SingleThreadedExecutor(context=context)
-        self.executor.add_node(self.node)
-        self._thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self._thread.start()
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(self.node)
+        self._spin = BackgroundSpin(executor)
 
     def subscribe(self) -> None:
         """Create further subscriptions of :attr:`node` before it spins (none here)."""
@@ -292,8 +295,8 @@ class Probe:
         self.received.append(time.perf_counter())
 
     def close(self) -> None:
-        """Stop spinning and destroy the node."""
-        self.executor.shutdown(timeout_sec=1.0)
+        """Stop spinning (the thread ends first), then destroy the node."""
+        self._spin.stop()
         self.node.destroy_node()
 
 
@@ -379,7 +382,7 @@ def measure(
         ready = wait_until(
             lambda: probe is not None and probe.node.count_publishers(answer) > 0
             and (source != 'azure_kinect' or publisher.get_subscription_count() > 0),
-            timeout=30.0,
+            timeout=WAIT,
         )
         if not ready:
             raise RuntimeError(

@@ -38,9 +38,11 @@ from pic_ros.ros.processes import (
     loopback_environment,
     ManagedProcess,
     python_module,
+    stop_processes,
     use_run_domain,
     wait_until,
 )
+from pic_ros.ros.runner import BackgroundSpin
 from pic_ros.tools.convert import ReplayableRecording
 from pic_ros.tools.demo_report import DemoRecording
 import rclpy
@@ -65,8 +67,9 @@ _DELAYS = {
 }
 """sim_robot's delay figures of a controller (diagnostic key) and their names in the notes."""
 
-START_TIMEOUT = 60.0
-"""Longest wait for the pipeline to come up [s]."""
+START_TIMEOUT = 120.0
+"""Longest wait for the pipeline to come up [s] (a bound for a busy host; a process that exits
+ends the wait at once)."""
 
 SETTLE = 1.5
 """Time recorded after the replay ended: the robot finishes its last moves [s]."""
@@ -112,10 +115,9 @@ class Recorder:
                 JointTrajectory, f'/{controller}/joint_trajectory', self._commands(controller),
                 RELIABLE,
             ))
-        self.executor = SingleThreadedExecutor(context=context)
-        self.executor.add_node(node)
-        self._thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self._thread.start()
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        self._spin = BackgroundSpin(executor)
 
     def matched(self) -> bool:
         """
@@ -209,8 +211,8 @@ class Recorder:
         return str(answer.message)
 
     def close(self) -> None:
-        """Stop spinning and destroy the node."""
-        self.executor.shutdown(timeout_sec=2.0)
+        """Stop spinning (the thread ends first), then destroy the node."""
+        self._spin.stop()
         self.node.destroy_node()
 
 
@@ -272,7 +274,7 @@ def record_pipeline(
     :return: What was recorded; its ``notes`` hold the clock, the domain, the tracker source, the
         skeleton node's counts and the simulation's slips.
     :raises PicRosError: If the pipeline does not come up, the replay does not end in time or
-        a process exits early (every process is stopped first).
+        a process exits early (every process is stopped first; the wait ends when one exits).
     """
     started_at = time.monotonic()
     logs.mkdir(parents=True, exist_ok=True)
@@ -288,7 +290,7 @@ def record_pipeline(
             robot.name, replayed.source, solver_values, skeleton_values or {}, sim_time
         ).items():
             processes.append(ManagedProcess(argv, environment, logs / f'{name}.log'))
-        _wait_for_pipeline(recorder, logs)
+        _wait_for_pipeline(recorder, logs, processes)
         say(f'pipeline up in {time.monotonic() - started_at:.1f} s (ROS_DOMAIN_ID={domain}, '
             f'{recorder.recording.notes["clock"]} time); replaying {replayed.bag} '
             f'({replayed.source})')
@@ -298,18 +300,20 @@ def record_pipeline(
             logs / 'replay.log',
         )
         processes.append(replay)
+        pipeline = processes[:-1]
         limit = (duration or replayed.seconds) + START_TIMEOUT
-        if not wait_until(lambda: not replay.alive(), timeout=limit, period=0.2):
+        ended = wait_until(
+            lambda: not replay.alive() or _exited(pipeline) is not None, timeout=limit, period=0.2
+        )
+        _check_running(pipeline)
+        if not ended:
             raise PicRosError(f'the replay did not finish within {limit:.0f} s')
         time.sleep(SETTLE)
-        for process in processes:
-            if not process.alive() and process is not replay:
-                raise PicRosError(f'{process.argv[2]} exited early; see {process.log_path}')
+        _check_running(pipeline)
     finally:
         if recorder is not None:
             recorder.close()
-        for process in reversed(processes):
-            process.stop()
+        stop_processes(processes)
         rclpy.try_shutdown(context=context)
     recording = recorder.recording
     recording.notes['wall_time_pipeline_s'] = round(time.monotonic() - started_at, 1)
@@ -318,14 +322,32 @@ def record_pipeline(
     return recording
 
 
-def _wait_for_pipeline(recorder: Recorder, logs: Path) -> None:
+def _exited(processes: list[ManagedProcess]) -> ManagedProcess | None:
+    """Return the first of the processes that is no longer running, if any."""
+    return next((process for process in processes if not process.alive()), None)
+
+
+def _check_running(processes: list[ManagedProcess]) -> None:
+    """Raise :class:`PicRosError` naming a process that exited (it should still run)."""
+    process = _exited(processes)
+    if process is not None:
+        name = process.log_path.stem if process.log_path is not None else process.argv[2]
+        raise PicRosError(
+            f'{name} exited early (status {process.process.returncode}); see {process.log_path}'
+        )
+
+
+def _wait_for_pipeline(recorder: Recorder, logs: Path, processes: list[ManagedProcess]) -> None:
     node = recorder.node
     ready = wait_until(
-        lambda: node.count_subscribers(INPUT_TOPIC) > 0
-        and recorder.matched()
-        and len(recorder.recording.state_times) > 10,
+        lambda: _exited(processes) is not None or (
+            node.count_subscribers(INPUT_TOPIC) > 0
+            and recorder.matched()
+            and len(recorder.recording.state_times) > 10
+        ),
         timeout=START_TIMEOUT,
     )
+    _check_running(processes)
     if not ready:
         raise PicRosError(
             f'the pipeline did not come up within {START_TIMEOUT:.0f} s; logs in {logs}'

@@ -234,6 +234,45 @@ def spin_for(seconds: float) -> Spin:
     return spin
 
 
+class BackgroundSpin:
+    """
+    Spin an executor in a daemon thread until :meth:`stop`, which ends the thread first.
+
+    For a process's own helper node (a recorder, a probe) beside its main work. rclpy's
+    ``Executor.shutdown`` called while another thread is in ``spin`` races with it: the spin may
+    still be handling a callback and then use the executor's guard condition that shutdown has
+    destroyed (``'NoneType' object has no attribute 'trigger'`` in the spinning thread). Here the
+    thread leaves its loop and is joined before the executor is shut down.
+
+    :param executor: The executor, its nodes added.
+    :param period: Longest wait of one ``spin_once`` [s]: how soon the thread sees :meth:`stop`.
+    """
+
+    def __init__(self, executor: Executor, period: float = 0.05) -> None:
+        self.executor = executor
+        self._period = period
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._spin, name='background_spin', daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        try:
+            while not self._stop.is_set() and self.executor.context.ok():
+                self.executor.spin_once(timeout_sec=self._period)
+        except ExternalShutdownException:  # the context was shut down first
+            pass
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """
+        End the thread (a bounded wait), then shut the executor down.
+
+        :param timeout: Longest wait for each of the two [s].
+        """
+        self._stop.set()
+        self._thread.join(timeout=timeout)
+        self.executor.shutdown(timeout_sec=timeout)
+
+
 def run_nodes(
     prog: str,
     ros_arguments: Sequence[str],

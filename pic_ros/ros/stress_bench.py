@@ -50,6 +50,7 @@ from pic_ros.ros.processes import (
     loopback_environment,
     ManagedProcess,
     python_module,
+    stop_processes,
     use_run_domain,
     wait_until,
 )
@@ -112,6 +113,10 @@ HOG = (
 )
 """The CPU hog: a busy loop on the last core this process may use."""
 
+WAIT = 120.0
+"""Longest wait for teleop to come up or for a report [s]: a bound for a busy host, measured
+nothing; each wait ends as soon as its event happens."""
+
 
 @dataclass(frozen=True)
 class StressResult:
@@ -130,9 +135,11 @@ class StressResult:
     :param dropped: Counted drops by reason (received but not used).
     :param unprocessed: ``frames_in - skeletons_out - sum(dropped)`` (0: each one has a reason).
     :param lost_in_socket: Datagrams the kernel dropped (UDP; None otherwise).
-    :param commands: ``JointTrajectory`` messages of the first arm received.
+    :param commands: ``JointTrajectory`` messages of the first arm received from the stream's
+        start until the report (the answers to the last frames included).
     :param period_ms: The trajectory publisher's period [ms].
-    :param interarrival_p50_ms: Median time between two commands [ms].
+    :param interarrival_p50_ms: Median time between two commands received during the stream
+        [ms].
     :param interarrival_p99_ms: 99th percentile [ms].
     :param interarrival_max_ms: Largest [ms].
     :param stranger_frames_sent: Arrays sent with only the second figure in view.
@@ -225,20 +232,44 @@ def _warm_up(
     The run's counts are taken relative to the report returned.
     """
     empty = MarkerArray()
-    deadline = time.monotonic() + 30.0
+    deadline = time.monotonic() + WAIT
     while _number(probe.latest_report()[0], 'frames_in') == 0:
         if time.monotonic() > deadline:
             raise RuntimeError(f'the skeleton node received nothing; see {logs}')
         publisher.publish(empty)
         time.sleep(1.0 / rate)
     last = time.perf_counter()
-    if not wait_until(lambda: probe.latest_report()[1] > last + 0.6, timeout=10.0):
+    if not wait_until(lambda: probe.latest_report()[1] > last + 0.6, timeout=WAIT):
         raise RuntimeError(f'no report from the skeleton node; see {logs}')
     return probe.latest_report()[0]
 
 
+def udp_backlog(port: int) -> int | None:
+    """
+    Return the bytes waiting in this host's IPv4 UDP sockets bound to a port (Linux).
+
+    :param port: The port.
+    :return: The receive queues' total [bytes], None where ``/proc/net/udp`` cannot tell.
+    """
+    try:
+        lines = Path('/proc/net/udp').read_text().splitlines()[1:]
+    except OSError:
+        return None
+    total = 0
+    for line in lines:
+        fields = line.split()
+        if len(fields) > 4 and fields[1].endswith(f':{port:04X}'):
+            total += int(fields[4].split(':')[1], 16)
+    return total
+
+
 def _settled_report(
-    probe: _Probe, baseline: dict[str, str], sent: int, ended: float, logs: Path
+    probe: _Probe,
+    baseline: dict[str, str],
+    sent: int,
+    ended: float,
+    logs: Path,
+    port: int | None = None,
 ) -> dict[str, str]:
     """
     Return the skeleton node's first report that accounts for every message sent, or settled.
@@ -246,24 +277,31 @@ def _settled_report(
     A message may still wait in a socket or a reader's queue when the stream ends; it is neither
     received nor lost yet. The report is taken once ``frames_in + lost_upstream`` (relative to
     the baseline) reaches ``sent``, or when two reports in a row, both made after the stream
-    ended, agree on it (the rest is lost where no counter sees it, which the result shows as
-    ``unaccounted``).
+    ended, agree on it while nothing waits in the UDP socket (the rest is lost where no counter
+    sees it, which the result shows as ``unaccounted``).
 
+    :param port: The UDP port the stream is sent to (None: not UDP).
     :raises RuntimeError: If no report comes after the stream ended.
     """
     def seen(report: dict[str, str]) -> int:
         return sum(_number(report, key) - _number(baseline, key)
                    for key in ('frames_in', 'lost_upstream'))
 
+    def drained() -> bool:  # a busy receiver may not have read what the kernel keeps for it
+        return port is None or not udp_backlog(port)
+
     previous: tuple[int, float] | None = None
-    deadline = time.monotonic() + 60.0
+    deadline = time.monotonic() + WAIT
     while time.monotonic() < deadline:
         report, when = probe.latest_report()
         if when > ended:
             count = seen(report)
             if count >= sent:
                 return report
-            if previous is not None and previous[0] == count and when > previous[1]:
+            if (
+                previous is not None and previous[0] == count and when > previous[1]
+                and drained()
+            ):
                 return report
             if previous is None or when > previous[1]:
                 previous = (count, when)
@@ -337,7 +375,7 @@ def run_stress(
             ready = wait_until(
                 lambda: node.count_publishers(commands_topic) > 0
                 and (source != 'azure_kinect' or publisher.get_subscription_count() > 0),
-                timeout=60.0,
+                timeout=WAIT,
             )
             if not ready:
                 raise RuntimeError(f'teleop did not come up; see {logs}')
@@ -378,16 +416,16 @@ def run_stress(
             begun = len(probe.received)
             paced(total, rate, send)
             ended = time.perf_counter()
+            report = _settled_report(
+                probe, baseline, total, ended, logs, port if source == 'xsens_mvn' else None
+            )
             commands = probe.received[begun:]
-            commands = [when for when in commands if when <= ended]
-            report = _settled_report(probe, baseline, total, ended, logs)
         finally:
             if sender is not None:
                 sender.close()
             if probe is not None:
                 probe.close()
-            for process in reversed(processes):
-                process.stop()
+            stop_processes(processes)
             rclpy.try_shutdown(context=context)
 
     def count(key: str) -> int:
@@ -400,7 +438,7 @@ def run_stress(
     frames_in = count('frames_in')
     lost = count('lost_upstream')
     skeletons = count('skeletons_out')
-    gaps = _interarrival(commands)
+    gaps = _interarrival([when for when in commands if when <= ended])
     socket_drops = report.get('lost_in_socket')
     taken_up = _number(report, 'people_taken_up')
     return StressResult(

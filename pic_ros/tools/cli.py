@@ -7,13 +7,16 @@ arm lengths from a recording of the calibration pose, for the ``position`` corre
 the ROS 2 commands (``teleop``, ``sim``, ``replay``, ``demo``; need rclpy), ``convert`` and
 ``params`` (the nodes' parameters as a parameter file or Markdown tables).
 Errors the user can fix (unknown robot, missing recording, invalid value) print one line and exit
-with status 2.
+with status 2. The commands that start ROS processes (``demo``, ``evaluate --live``, ``bench
+--latency`` / ``--stress``) stop every one of them when they end, fail or receive SIGINT, SIGTERM
+or SIGHUP, then exit with 128 + the signal's number
+(:func:`pic_ros.ros.processes.run_stopping_children`).
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 import itertools
 import json
 import logging
@@ -264,8 +267,25 @@ def _run_head_hands(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stopping_children(tool: Callable[[], int], prog: str) -> int:
+    """
+    Run a command that starts ROS processes so that none outlives it, signalled or failing.
+
+    :param tool: The command; returns its exit status.
+    :param prog: Its name, for the line saying it was stopped by a signal.
+    :return: Its status, or 128 + the signal's number (:mod:`pic_ros.ros.processes`).
+    """
+    from pic_ros.ros.processes import run_stopping_children
+
+    return int(run_stopping_children(tool, prog))
+
+
 def _run_live(args: argparse.Namespace) -> int:
     """Run ``evaluate --live`` (needs rclpy and mujoco): see :mod:`pic_ros.ros.live_evaluation`."""
+    return _stopping_children(lambda: _live(args), 'python -m pic_ros evaluate --live')
+
+
+def _live(args: argparse.Namespace) -> int:
     from pic_ros.ros.live_evaluation import live_records, LiveSettings
     from pic_ros.tools.live_evaluation import live_tables
 
@@ -300,6 +320,12 @@ def run_bench(args: argparse.Namespace) -> int:
     :param args: Parsed arguments.
     :return: Process exit status.
     """
+    if args.stress or args.latency or args.latency_only:  # they start ROS processes
+        return _stopping_children(lambda: _bench(args), 'python -m pic_ros bench')
+    return _bench(args)
+
+
+def _bench(args: argparse.Namespace) -> int:
     from pic_ros.tools.bench import bench_solvers
     from pic_ros.tools.report import bench_tables
 
@@ -420,7 +446,7 @@ def run_demo(argv: Sequence[str]) -> int:
     """
     from pic_ros.ros.demo import run_demo as demo_main
 
-    return int(demo_main(list(argv)))
+    return _stopping_children(lambda: int(demo_main(list(argv))), 'python -m pic_ros demo')
 
 
 def run_params(argv: Sequence[str]) -> int:

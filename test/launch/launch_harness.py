@@ -44,8 +44,12 @@ DOMAIN_ID = int(_EXPORTED_DOMAIN) if _EXPORTED_DOMAIN.isdigit() else 215 + os.ge
 COMMAND_TIMEOUT = 60.0
 """Longest run of one short command (colcon build, ros2 param, --show-args) [s]."""
 
-STOP_TIMEOUT = 20.0
-"""Longest wait for a launch to stop after SIGINT (launch escalates to SIGTERM after 5 s) [s]."""
+STOP_TIMEOUT = 60.0
+"""
+Longest wait for a launch to stop after SIGINT (launch escalates to SIGTERM after 5 s) [s].
+
+A bound for a busy host, never a figure: the wait ends when the launch has exited.
+"""
 
 
 def missing_tools() -> list[str]:
@@ -291,6 +295,7 @@ class Probe:
 
     def __init__(self, topics: Sequence[str], domain_id: int = DOMAIN_ID) -> None:
         from diagnostic_msgs.msg import DiagnosticArray
+        from pic_ros.ros.runner import BackgroundSpin
         import rclpy
         from rclpy.context import Context
         from rclpy.executors import SingleThreadedExecutor
@@ -312,10 +317,9 @@ class Probe:
         self.node.create_subscription(
             DiagnosticArray, '/diagnostics', self._recorder(self.diagnostics), reliable
         )
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-        self._thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self._thread.start()
+        executor = SingleThreadedExecutor(context=self.context)
+        executor.add_node(self.node)
+        self._spin = BackgroundSpin(executor)
 
     def _recorder(self, into: list[Any]) -> Callable[[Any], None]:
         def record(message: Any) -> None:
@@ -349,11 +353,12 @@ class Probe:
         from rclpy.parameter_client import AsyncParameterClient
 
         client = AsyncParameterClient(self.node, node_name)
-        assert client.wait_for_services(timeout_sec=10.0), f'no parameter services of {node_name}'
+        ready = client.wait_for_services(timeout_sec=COMMAND_TIMEOUT)
+        assert ready, f'no parameter services of {node_name}'
         return client
 
     def _result(self, future: Any, what: str) -> Any:
-        wait_for(future.done, what, 10.0)
+        wait_for(future.done, what, COMMAND_TIMEOUT)
         return future.result()
 
     def set_parameter(self, node_name: str, name: str, value: Any) -> tuple[bool, str]:
@@ -388,7 +393,7 @@ class Probe:
 
         client = self.node.create_client(Trigger, service)
         try:
-            assert client.wait_for_service(timeout_sec=10.0), f'no service {service}'
+            assert client.wait_for_service(timeout_sec=COMMAND_TIMEOUT), f'no service {service}'
             response = self._result(client.call_async(Trigger.Request()), service)
         finally:
             self.node.destroy_client(client)
@@ -441,8 +446,8 @@ class Probe:
         return f'data: {str(values[0]).lower()}'
 
     def close(self) -> None:
-        """Stop spinning and shut the context down."""
-        self.executor.shutdown(timeout_sec=2.0)
+        """Stop spinning (the thread ends first) and shut the context down."""
+        self._spin.stop()
         self.node.destroy_node()
         self._rclpy.try_shutdown(context=self.context)
 

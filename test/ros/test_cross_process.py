@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from pathlib import Path
 import socket
-import threading
 import time
 
 import numpy as np
@@ -30,6 +29,7 @@ from pic_ros.ros.processes import (
     python_module,
     wait_until,
 )
+from pic_ros.ros.runner import BackgroundSpin
 from pic_ros.tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
 import pytest
 
@@ -54,6 +54,9 @@ ROBOT = 'yumi'
 MIN_COMMANDS = 50
 """Trajectories each controller must receive for a run to count as driven."""
 
+WAIT = 60.0
+"""Longest wait for an event (connection, trajectories, the process's exit after SIGINT) [s]."""
+
 
 DOMAIN = domain_id()
 """The run's ROS domain (exported, else its own: ``conftest.py``); the tests use it in turn."""
@@ -72,10 +75,9 @@ class Probe:
                 JointTrajectory, topic, self._recorder(topic), RELIABLE
             )
         self.publisher = self.node.create_publisher(MarkerArray, BAG_TOPIC, RELIABLE)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self.thread.start()
+        executor = SingleThreadedExecutor(context=self.context)
+        executor.add_node(self.node)
+        self.spin = BackgroundSpin(executor)
 
     def engage(self) -> tuple[bool, str]:
         """Call ``/trajectory_publisher/engage`` as an operator does; return the answer."""
@@ -106,8 +108,8 @@ class Probe:
         return record
 
     def close(self) -> None:
-        """Stop spinning and shut this context down."""
-        self.executor.shutdown(timeout_sec=2.0)
+        """Stop spinning (the thread ends first), shut this context down."""
+        self.spin.stop(WAIT)
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
 
@@ -179,7 +181,7 @@ def test_real_azure_kinect_bag_drives_every_controller_across_processes(shared_d
         connected = wait_until(
             lambda: probe.publisher.get_subscription_count() > 0
             and all(probe.node.count_publishers(t) > 0 for t in topics),
-            timeout=30.0,
+            timeout=WAIT,
         )
         assert connected, _log(process)
         assert probe.engage() == (True, 'engaged by service')
@@ -193,11 +195,11 @@ def test_real_azure_kinect_bag_drives_every_controller_across_processes(shared_d
             if delay > 0:
                 time.sleep(delay)
             probe.publisher.publish(raw)
-        wait_until(lambda: all(len(probe.received[t]) > MIN_COMMANDS for t in topics), 30.0)
+        wait_until(lambda: all(len(probe.received[t]) > MIN_COMMANDS for t in topics), WAIT)
         assert process.alive(), _log(process)
     finally:
         probe.close()
-        status = process.stop()
+        status = process.stop(timeout=WAIT)
     assert status in (0, -2, 130), _log(process)
     check_every_controller_was_driven(probe.received)
 
@@ -221,7 +223,7 @@ def test_xsens_udp_stream_drives_every_controller_across_processes(tmp_path):
     sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
         assert wait_until(
-            lambda: all(probe.node.count_publishers(t) > 0 for t in topics), timeout=30.0
+            lambda: all(probe.node.count_publishers(t) > 0 for t in topics), timeout=WAIT
         ), _log(process)
         positions, quaternions = t_pose_segments()
         for index in range(240):
@@ -230,11 +232,11 @@ def test_xsens_udp_stream_drives_every_controller_across_processes(tmp_path):
             for datagram in build_mxtp02_datagrams(index + 1, index * 16, moved, quaternions):
                 sender.sendto(datagram, ('127.0.0.1', port))
             time.sleep(1.0 / 120.0)
-        wait_until(lambda: all(len(probe.received[t]) > MIN_COMMANDS for t in topics), 30.0)
+        wait_until(lambda: all(len(probe.received[t]) > MIN_COMMANDS for t in topics), WAIT)
         assert process.alive(), _log(process)
     finally:
         sender.close()
         probe.close()
-        status = process.stop()
+        status = process.stop(timeout=WAIT)
     assert status in (0, -2, 130), _log(process)
     check_every_controller_was_driven(probe.received)

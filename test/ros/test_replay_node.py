@@ -15,12 +15,12 @@ from pathlib import Path
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 import numpy as np
 from pic_ros.recordings import rosbag as bags
 from pic_ros.ros.processes import domain_id, loopback_environment
+from pic_ros.ros.runner import BackgroundSpin
 import pytest
 
 rclpy = pytest.importorskip('rclpy', reason='the replay tests need rclpy and the message packages')
@@ -45,6 +45,9 @@ PLAYED_SECONDS = 14.0
 PROCESS_SECONDS = 60.0
 """Longest wall time a replay process may take before the test fails [s]."""
 
+ARRIVAL_SECONDS = 60.0
+"""Longest wait for what a finished replay sent to arrive [s] (a bound, never a figure)."""
+
 
 DOMAIN = domain_id()
 """The run's ROS domain (exported, else its own: ``conftest.py``); the tests use it in turn."""
@@ -63,10 +66,9 @@ class Listener:
             self.node.create_subscription(
                 message_type, topic, self._recorder(self.received[topic]), qos, raw=True
             )
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self.thread.start()
+        executor = SingleThreadedExecutor(context=self.context)
+        executor.add_node(self.node)
+        self.spin = BackgroundSpin(executor)
 
     @staticmethod
     def _recorder(into: list[tuple[float, bytes]]):
@@ -76,8 +78,8 @@ class Listener:
         return record
 
     def close(self) -> None:
-        """Stop spinning and shut the context down."""
-        self.executor.shutdown(timeout_sec=2.0)
+        """Stop spinning (the thread ends first) and shut the context down."""
+        self.spin.stop()
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
 
@@ -118,7 +120,7 @@ class Replay:
             self.stop()
             pytest.fail(f'replay did not finish within {seconds} s:\n{self.output()}')
 
-    def interrupt(self, seconds: float = 10.0) -> int:
+    def interrupt(self, seconds: float = PROCESS_SECONDS) -> int:
         """Send SIGINT to the process and wait (bounded) for it to exit."""
         os.kill(self.process.pid, signal.SIGINT)
         try:
@@ -232,7 +234,7 @@ def test_real_bag_arrives_complete_and_in_order_across_processes(
         '--wait-for-subscribers', '--delay', '0.3',
     ])
     assert process.wait() == 0, process.output()
-    deadline = time.monotonic() + 5.0
+    deadline = time.monotonic() + ARRIVAL_SECONDS
     received = heard.received[AZURE_TOPIC]
     while len(received) < len(expected) and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -249,19 +251,27 @@ def test_real_bag_arrives_complete_and_in_order_across_processes(
 def test_topics_and_remap_choose_and_rename_what_is_published(
     tmp_path: Path, listener, replay
 ) -> None:
-    """``--topics a --remap a:=/renamed`` publishes only /a, as /renamed; /clock follows."""
+    """
+    ``--topics a --remap a:=/renamed`` publishes only /a, as /renamed; /clock follows.
+
+    /clock is the bag's time: from the first stamp on, in order, and never past the bag time
+    the replay can have reached in the wall time it ran (how many ticks arrive, and how far
+    past the last message the last one is, depend on how busy the host is).
+    """
     bag = _two_topic_bag(tmp_path / 'two')
     expected = _expected(bag, '/a')
     domain = DOMAIN
     heard = listener(domain, {
         '/renamed': MarkerArray, '/a': MarkerArray, '/b': MarkerArray, '/clock': Clock,
     })
+    began = time.monotonic()
     process = replay(domain, [
         str(bag), '--topics', 'a', '--remap', 'a:=/renamed', '--clock', '100',
         '--wait-for-subscribers', '--delay', '0.3',
     ])
     assert process.wait() == 0, process.output()
-    deadline = time.monotonic() + 5.0
+    ran = time.monotonic() - began
+    deadline = time.monotonic() + ARRIVAL_SECONDS
     while len(heard.received['/renamed']) < len(expected) and time.monotonic() < deadline:
         time.sleep(0.01)
     renamed = [_content(data) for _, data in heard.received['/renamed']]
@@ -270,9 +280,9 @@ def test_topics_and_remap_choose_and_rename_what_is_published(
     assert heard.received['/a'] == [] and heard.received['/b'] == []
     ticks = [deserialize_message(data, Clock).clock for _, data in heard.received['/clock']]
     times = [tick.sec * 1_000_000_000 + tick.nanosec for tick in ticks]
-    assert len(times) >= 10, process.output()
+    assert times, process.output()
     assert times == sorted(times)
-    assert 1_000_000_000 <= times[0] and times[-1] <= 1_000_000_000 + 30 * 20_000_000 + 50_000_000
+    assert 1_000_000_000 <= times[0] and times[-1] <= 1_000_000_000 + ran * 1e9
     assert 'replay done: 30 messages on 1 topics' in process.output()
 
 
@@ -284,7 +294,7 @@ def test_sigint_stops_a_looping_replay_cleanly(tmp_path: Path, listener, replay)
     process = replay(domain, [
         str(bag), '--loop', '--rate', '2', '--topics', '/a', '--wait-for-subscribers',
     ])
-    deadline = time.monotonic() + 20.0
+    deadline = time.monotonic() + ARRIVAL_SECONDS
     while len(heard.received['/a']) < 25 and time.monotonic() < deadline:
         time.sleep(0.01)
     assert len(heard.received['/a']) >= 25, process.output()

@@ -166,15 +166,24 @@ def test_the_simulated_base_drives_forward_when_the_person_walks(probe) -> None:
 
 
 def test_a_push_on_sim_push_reads_on_the_wrist_wrench(probe) -> None:
-    """20 N along the sensor's -z for 1 s: the wrench reads it; at rest it reads about zero."""
+    """
+    20 N along the sensor's -z, pushed on and on: the wrench reads it; released, about zero.
+
+    Each push message holds for 0.1 s of simulation time, so a busy host may let the push lapse
+    between two messages: the test waits for the readings (bounded), it does not time them.
+    """
     assert all(message.header.frame_id == 'wrist_ft_link' for message in probe.wrenches[-5:])
     push = geometry_msgs.WrenchStamped()
     push.header.frame_id = 'wrist_ft_link'
     push.wrench.force.z = -20.0
-    end = time.monotonic() + 1.5
-    while time.monotonic() < end:
+
+    def pushed() -> bool:
         probe.push.publish(push)
         probe.spin_for(0.02)
-    assert abs(probe.wrenches[-1].wrench.force.z + 20.0) < 1.0, probe.wrenches[-1].wrench
-    probe.spin_for(1.5)
-    assert abs(probe.wrenches[-1].wrench.force.z) < 0.5, probe.wrenches[-1].wrench
+        return abs(probe.wrenches[-1].wrench.force.z + 20.0) < 1.0
+
+    assert probe.spin_until(pushed), probe.wrenches[-1].wrench
+    released = len(probe.wrenches)
+    assert probe.spin_until(
+        lambda: len(probe.wrenches) > released and abs(probe.wrenches[-1].wrench.force.z) < 0.5
+    ), probe.wrenches[-1].wrench

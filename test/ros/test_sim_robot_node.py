@@ -322,7 +322,9 @@ def test_a_sine_trajectory_is_tracked_closely_with_the_feedforward(probe):
         probe.send(controller, points, start=start)
     probe.spin_until_sim_time(start + duration)
     states = probe.window(start + 1.0, start + duration)
-    assert len(states) > 100
+    # Sampled throughout (how often depends on how busy the host is): no gap of a quarter period.
+    stamps = [start + 1.0] + [state.stamp for state in states] + [start + duration]
+    assert len(states) >= 4 and max(np.diff(stamps)) < 0.25 * 2 * math.pi / omega, stamps
     errors = []
     for controller, arm in ARMS.items():
         reference = np.array([
@@ -438,15 +440,15 @@ def test_a_trajectory_arriving_after_its_first_point_is_joined_and_reported(prob
 
 
 def test_the_node_stops_cleanly_on_sigint(sim_node, probe):
-    """SIGINT ends the node with exit status 0 within the bound."""
+    """SIGINT ends the node with exit status 0 (within a bound for a busy host)."""
     process, log_path = sim_node
     process.send_signal(signal.SIGINT)
     try:
-        status = process.wait(timeout=10.0)
+        status = process.wait(timeout=WAIT_TIMEOUT)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(timeout=10.0)
-        pytest.fail('sim_robot ignored SIGINT for 10 s')
+        pytest.fail(f'sim_robot ignored SIGINT for {WAIT_TIMEOUT} s')
     log = Path(log_path).read_text(errors='replace')
     assert status == 0, log[-3000:]
     assert 'rejected trajectory (unknown_joint)' in log
@@ -474,7 +476,7 @@ def test_the_sim_command_stops_after_its_duration_having_written_frames(tmp_path
         stderr=subprocess.STDOUT,
     )
     try:
-        output, _ = process.communicate(timeout=60.0)
+        output, _ = process.communicate(timeout=2 * WAIT_TIMEOUT)  # start-up on a busy host
     except subprocess.TimeoutExpired:
         process.send_signal(signal.SIGINT)
         try:
