@@ -20,6 +20,7 @@ from pic_ros.tools.catalog import load_demonstration
 from pic_ros.tools.demo_report import DemoRecording, person_overlay
 from pic_ros.tools.evaluation import run_imitation, score
 from pic_ros.tools.live_evaluation import (
+    avoided_skeletons,
     live_record,
     live_tables,
     live_trace,
@@ -156,3 +157,13 @@ def test_the_person_is_drawn_from_the_robot_shoulders_at_the_robot_scale(offline
     person_middle = (joints[HumanJoint.SHOULDER_LEFT] + joints[HumanJoint.SHOULDER_RIGHT]) / 2.0
     expected = (joints[HumanJoint.HEAD] - person_middle) * robot_arm / person_arm
     assert np.allclose(head.start - np.mean(shoulders, axis=0), expected)
+
+
+def test_the_skeletons_the_avoidance_acted_on_are_those_of_the_offline_trace(offline):
+    """Each skeleton heard is matched to its frame by stamp: its avoidance flag is the frame's."""
+    robot, demonstration, trace = offline
+    recording = _run(robot, demonstration, trace, 0.05)
+    acting = avoided_skeletons(demonstration, recording, trace)
+    assert len(acting) == len(recording.skeleton_stamps)
+    assert acting == [bool(flag) for flag in trace.avoided]
+    assert any(acting) and not all(acting)  # Baxter avoids on part of the demo

@@ -138,6 +138,7 @@ def _write_outputs(
     from pic_ros.solvers import SolverConfig
     from pic_ros.tools.evaluation import evaluate_one, EvaluationSettings, run_imitation, score
     from pic_ros.tools.live_evaluation import (
+        avoided_skeletons,
         elbow_traces,
         frame_times,
         live_record,
@@ -161,7 +162,7 @@ def _write_outputs(
     live = live_record(robot, replayed, recording, solver, mapping, offline[solver.name], asked)
     gif, png, frames = render_animation(
         robot, recording, place_skeletons(robot, recording, mapping), out, fps=fps,
-        mode=mapping.mode,
+        mode=mapping.mode, avoided=avoided_skeletons(replayed, recording, asked),
     )
     joints = plot_joints(robot, recording, out / 'joints.png')
     traces = elbow_traces(

@@ -184,9 +184,14 @@ def render_animation(
     fps: float = 8.0,
     height: int = 360,
     mode: MappingMode = MappingMode.SAME_SIDE,
+    avoided: Sequence[bool] | None = None,
 ) -> tuple[Path, Path, int]:
     """
     Write ``animation.gif`` (the simulated robot with the person over it) and ``frame.png``.
+
+    A frame whose skeleton the self-collision avoidance acted on says so in its caption, framed
+    in red; the still frame is one of those when there are any (else the one with the arms
+    spread widest).
 
     :param robot: The robot.
     :param recording: The run.
@@ -196,8 +201,9 @@ def render_animation(
     :param fps: Frames per second of the animation [Hz].
     :param height: Frame height [px] (4:3 frames).
     :param mode: The mapping mode (for the person's trunk and colours).
-    :return: The GIF path, the still frame path (the frame with the arms spread widest) and the
-        number of frames.
+    :param avoided: Per skeleton, whether the avoidance acted on it
+        (:func:`~pic_ros.tools.live_evaluation.avoided_skeletons`); None: not shown.
+    :return: The GIF path, the still frame path and the number of frames.
     """
     from pic_ros.sim.mujoco_robot import SimRobot
     from PIL import Image, ImageDraw
@@ -225,14 +231,22 @@ def render_animation(
             caption = f't = {when - start:5.1f} s   person: translucent, blue = their left arm'
             overlay: list[Any] = []
             spread = 0.0
+            acting = False
             if s_index is None or age > 0.3:
                 caption = f't = {when - start:5.1f} s   (no person tracked)'
             else:
                 joints = recording.skeletons[s_index]
                 overlay = person_overlay(robot, joints, placed[s_index], mode)
                 spread = float(np.nanmax(np.abs(joints[:, 1]))) if np.isfinite(joints).any() else 0
+                acting = avoided is not None and s_index < len(avoided) and avoided[s_index]
             frame = Image.fromarray(sim.render(height * 4 // 3, height, overlay))
-            ImageDraw.Draw(frame).text((8, 8), caption, fill=(20, 20, 20))
+            draw = ImageDraw.Draw(frame)
+            draw.text((8, 8), caption, fill=(20, 20, 20))
+            if acting:  # the robot keeps its links apart here instead of copying the person
+                draw.text((8, 24), 'self-collision avoidance acting', fill=(200, 0, 0))
+                draw.rectangle((0, 0, frame.width - 1, frame.height - 1), outline=(200, 0, 0),
+                               width=3)
+                spread += 10.0  # the still frame shows the avoidance when it ever acted
             frames.append(frame)
             if spread > best_spread:
                 best_spread, still = spread, frame

@@ -125,6 +125,27 @@ def _matches(stamps: FloatArray, recording: DemoRecording) -> dict[int, int]:
     return matched
 
 
+def avoided_skeletons(
+    demonstration: Demonstration, recording: DemoRecording, trace: Trace
+) -> list[bool]:
+    """
+    Tell, for every skeleton of a run, whether the self-collision avoidance acted on its frame.
+
+    :param demonstration: The recording that was replayed.
+    :param recording: The run.
+    :param trace: The offline imitation of the recording with the run's settings (the solver
+        node's own answers, frame for frame).
+    :return: Per skeleton heard, in order: whether the avoidance moved the solvers' answer.
+    """
+    acting = [False] * len(recording.skeleton_stamps)
+    if trace.avoided is None:
+        return acting
+    stamps = np.array([frame.stamp for frame in demonstration.frames], dtype=float)
+    for frame, index in _matches(stamps, recording).items():
+        acting[index] = bool(trace.avoided[frame])
+    return acting
+
+
 def place_skeletons(
     robot: Robot, recording: DemoRecording, mapping: MappingConfig | None = None
 ) -> list[dict[str, FloatArray]]:
