@@ -456,8 +456,8 @@ def live_tables(records: Sequence[Mapping[str, Any]]) -> str:
     lines = [
         '| robot | recording | solver | Pacc offline | Pacc live | elbow MAE offline [rad] '
         '| elbow MAE live [rad] | dir err offline [deg] | dir err live [deg] | lag p50 [ms] '
-        '| lag whole [ms] |',
-        '|---|---|---|---|---|---|---|---|---|---|---|',
+        '| lag whole [ms] | self-contact frames offline / live |',
+        '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ]
     for record in records:
         live, offline = record['live'], record['offline'] or {}
@@ -468,7 +468,9 @@ def live_tables(records: Sequence[Mapping[str, Any]]) -> str:
             f"| {_number(offline.get('pacc_paper'))} | {_number(live['pacc_paper'])} "
             f"| {_number(offline.get('elbow_mae_rad'), 3)} | {_number(live['elbow_mae_rad'], 3)} "
             f"| {_pair(offline.get('dir_err_deg'))} | {_pair(live['dir_err_deg'])} "
-            f'| {lags} | {whole} |'
+            f'| {lags} | {whole} '
+            f"| {_number(offline.get('self_contact_frames'))} / "
+            f"{_number(live.get('self_contact_frames'))} |"
         )
     lines += [
         '',
