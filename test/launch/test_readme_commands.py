@@ -87,7 +87,7 @@ COMMANDS = (
     Placed(r'ros2 service call /trajectory_publisher/(engage|disengage|reset_estop) '
            r'std_srvs/srv/Trigger',
            (f'{LAUNCH}::test_teleop_launch_drives_baxter_from_the_azure_kinect_bag',)),
-    Placed(r"ros2 topic pub --once --keep-alive 1 /estop std_msgs/msg/Bool "
+    Placed(r'ros2 topic pub --once --keep-alive 1 /estop std_msgs/msg/Bool '
            r"'\{data: (true|false)\}'",
            (f'{LAUNCH}::test_teleop_launch_drives_baxter_from_the_azure_kinect_bag',)),
     Placed(r'ros2 topic echo --once /engaged',
