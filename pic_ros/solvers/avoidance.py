@@ -248,6 +248,7 @@ class SelfCollisionAvoidance:
         self._landmarks = landmark_points(model, arms) if self._spaces else []
         self._reach = margin + self._clearance + LOOKAHEAD + 0.01
         self._safe: FloatArray = model.neutral.copy()
+        self._safe_check: CollisionCheck | None = None  # the check at it, when made
 
     @property
     def enabled(self) -> bool:
@@ -267,6 +268,7 @@ class SelfCollisionAvoidance:
             if _lowest(self._excess(model.check(start, self._reach), strict=True)) < 0.0:
                 start = model.neutral.copy()
         self._safe = start
+        self._safe_check = None
 
     def _excess(self, check: CollisionCheck, strict: bool) -> FloatArray:
         """Return every constraint's excess over its target (or, strict, its floor) [m]."""
@@ -343,14 +345,14 @@ class SelfCollisionAvoidance:
         within = bool(np.all((goal >= low) & (goal <= high)))
         if lowest >= 0.0 and self._path_clear(previous, goal):
             if within:
-                self._safe = goal
+                self._safe, self._safe_check = goal, check
                 return AvoidanceResult(
                     goal, AvoidanceTermination.CLEAR, 0, check.minimum, self._slack(check), (),
                 )
             # the way is clear but long (the last answer was held back): catch up by a step
             current = np.clip(goal, low, high)
             check = model.check(current, self._reach)
-            self._safe = current
+            self._safe, self._safe_check = current, check
             return AvoidanceResult(
                 current, AvoidanceTermination.PUSHED, 0, check.minimum,
                 self._slack(check), ('catching up',),
@@ -358,7 +360,10 @@ class SelfCollisionAvoidance:
         binding = self._labels(check, 0.0)
         current = previous.copy()
         current[~free] = goal[~free]
-        check = model.check(current, self._reach)
+        if self._safe_check is not None and np.array_equal(current, previous):
+            check = self._safe_check  # where the last answer was checked
+        else:
+            check = model.check(current, self._reach)
         iteration = 0
         while iteration < self.config.max_iterations:
             iteration += 1
@@ -381,7 +386,7 @@ class SelfCollisionAvoidance:
         binding |= self._labels(check, 0.5 * self._clearance)
         floors = self._excess(check, strict=True)
         if _lowest(floors) >= 0.0:
-            self._safe = current
+            self._safe, self._safe_check = current, check
             return AvoidanceResult(
                 current, AvoidanceTermination.PUSHED, iteration, check.minimum,
                 _lowest(floors), tuple(sorted(binding)),
