@@ -121,6 +121,11 @@ class CollisionModel:
     :param carries: ``carries[i, j]``: moving joint ``j`` moves anchor frame ``i`` (itself
         included), shape (k, k).
     :param body_anchor: Per link with capsules (a *body* of the broad phase), its anchor.
+    :param body_rows: The same plus one: the body's row in the anchor frames.
+    :param body_first: The first body of each body pair (a copy of ``body_pairs[:, 0]``).
+    :param body_second: The second body of each body pair.
+    :param pair_first: The first capsule of each checked pair (``pairs[:, 0]``).
+    :param pair_second: The second capsule of each checked pair.
     :param body_centre: Per body, the centre of a sphere around its capsules, anchor frame,
         shape (b, 3) [m].
     :param body_radius: Per body, that sphere's radius, shape (b,) [m].
@@ -150,6 +155,11 @@ class CollisionModel:
     prismatic_mask: npt.NDArray[np.bool_]
     carries: npt.NDArray[np.bool_]
     body_anchor: IntArray
+    body_rows: IntArray
+    body_first: IntArray
+    body_second: IntArray
+    pair_first: IntArray
+    pair_second: IntArray
     body_centre: FloatArray
     body_radius: FloatArray
     body_pairs: IntArray
@@ -293,21 +303,24 @@ class CollisionModel:
         """
         values = np.asarray(x, dtype=float)
         rotations, positions, axes, origins = self.frames(values)
-        rows = self.body_anchor + 1
+        rows = self.body_rows
         centres = np.matmul(rotations[rows], self.body_centre[:, :, None])[:, :, 0]
         centres += positions[rows]
-        between = centres[self.body_pairs[:, 0]] - centres[self.body_pairs[:, 1]]
+        between = centres[self.body_first] - centres[self.body_second]
         bounds = np.sqrt(np.einsum('ij,ij->i', between, between)) - self.body_reach
         distances = bounds[self.pair_body]
         points = np.empty((2, len(self.pairs), 3))  # set for the pairs measured exactly
         ends = np.zeros((len(self.capsules), 2, 3))
         near = np.flatnonzero(distances < exact_within)
         if near.size:
-            first, second = self.pairs[near, 0], self.pairs[near, 1]
-            used = np.unique(self.pairs[near])
-            chosen = self.anchor[used] + 1
-            ends[used] = np.matmul(self.local[used], rotations[chosen].transpose(0, 2, 1))
-            ends[used] += positions[chosen][:, None, :]
+            first, second = self.pair_first[near], self.pair_second[near]
+            used = np.zeros(len(self.capsules), dtype=bool)
+            used[first] = True
+            used[second] = True
+            chosen = np.flatnonzero(used)
+            anchors = self.anchor[chosen] + 1
+            ends[chosen] = np.matmul(self.local[chosen], rotations[anchors].transpose(0, 2, 1))
+            ends[chosen] += positions[anchors][:, None, :]
             gap, c1, c2 = segment_distances(
                 ends[first, 0], ends[first, 1], ends[second, 0], ends[second, 1]
             )
@@ -331,12 +344,12 @@ class CollisionModel:
         jacobian = np.zeros((3, self.dof))
         if anchor == STATIC:
             return jacobian
-        moving = np.flatnonzero(self.carries[anchor])
-        for joint in moving:
-            if self.prismatic[joint]:
-                jacobian[:, joint] = check.axes[joint]
-            else:
-                jacobian[:, joint] = np.cross(check.axes[joint], point - check.origins[joint])
+        moving = self.carries[anchor]
+        axes = check.axes[moving]
+        offset = point - check.origins[moving]
+        turned = _cross(axes, offset)
+        sliding = self.prismatic_mask[moving]
+        jacobian[:, moving] = np.where(sliding[:, None], axes, turned).T
         return jacobian
 
     def gradients(self, check: CollisionCheck, pairs: npt.ArrayLike) -> FloatArray:
@@ -377,13 +390,20 @@ class CollisionModel:
         moving = anchor != STATIC
         carried[moving] = self.carries[anchor[moving]]
         # revolute: normal . (axis x (p - o)) = (p - o) . (normal x axis)
-        turned = np.cross(normal[:, None, :], check.axes[None, :, :])
+        turned = _cross(normal[:, None, :], check.axes[None, :, :])
         offset = points[:, None, :] - check.origins[None, :, :]
         rows = np.einsum('mkj,mkj->mk', turned, offset)
         if self.prismatic_mask.any():
             slid = normal @ check.axes.T
             rows = np.where(self.prismatic_mask[None, :], slid, rows)
         return np.where(carried, rows, 0.0)
+
+
+def _cross(a: FloatArray, b: FloatArray) -> FloatArray:
+    """Return the cross products of two arrays of 3-vectors (last axis), broadcast."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack((a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0), axis=-1)
 
 
 def _held_values(model: RobotModel, held: Mapping[str, float]) -> dict[str, float]:
@@ -697,6 +717,11 @@ def _with_pairs(
         pairs=pairs, ignored=MappingProxyType(dict(ignored)),
         neutral_distances=freeze(neutral_distances),
         body_anchor=np.array(anchors, dtype=np.int64),
+        body_rows=np.array(anchors, dtype=np.int64) + 1,
+        body_first=np.ascontiguousarray(pair_array[:, 0]),
+        body_second=np.ascontiguousarray(pair_array[:, 1]),
+        pair_first=np.ascontiguousarray(pairs[:, 0]),
+        pair_second=np.ascontiguousarray(pairs[:, 1]),
         body_centre=freeze(np.array(centres).reshape(-1, 3)),
         body_radius=freeze(spheres),
         body_pairs=pair_array,
