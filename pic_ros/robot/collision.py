@@ -40,7 +40,12 @@ from pic_ros.robot.capsules import Capsule, covering_capsules, segment_distances
 from pic_ros.robot.collision_spec import CollisionSpec, HalfSpace
 from pic_ros.robot.kinematics.robot_model import Joint, JointType, RobotModel
 from pic_ros.robot.kinematics.transforms import (
+    Affine,
+    affine,
     freeze,
+    IDENTITY,
+    joint_frame,
+    Pose,
     rotation_taking_z_to,
     skew,
     transform_from_xyz_rpy,
@@ -150,7 +155,7 @@ class CollisionModel:
     neutral_distances: FloatArray
     parents: tuple[int, ...]
     order: tuple[int, ...]
-    fixed_rows: tuple[tuple[float, ...], ...]
+    fixed_rows: tuple[Affine, ...]
     prismatic: tuple[bool, ...]
     prismatic_mask: npt.NDArray[np.bool_]
     carries: npt.NDArray[np.bool_]
@@ -221,49 +226,20 @@ class CollisionModel:
         Place the anchor frames of a configuration.
 
         Each anchor frame is its joint's frame turned so that the joint axis is its z axis,
-        after the joint's motion; the product is written out in plain floats (a dozen 3 x 3
-        numpy products cost more than the arithmetic).
+        after the joint's motion (:func:`~pic_ros.robot.kinematics.transforms.joint_frame`).
 
         :param x: Moving-joint values, shape (k,), [rad] or [m].
         :return: ``(rotations, positions, axes, origins)``: anchor rotations (k + 1, 3, 3) and
             positions (k + 1, 3) [m] (row 0 the base frame), the joints' unit axes (k, 3) and
             origins (k, 3) [m], base frame.
         """
-        poses: list[tuple[float, ...]] = [None] * (self.dof + 1)  # type: ignore[list-item]
-        poses[0] = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
+        poses: list[Pose] = [IDENTITY] * (self.dof + 1)
         values = x.tolist() if isinstance(x, np.ndarray) else list(x)
-        fixed = self.fixed_rows
+        fixed, prismatic, parents = self.fixed_rows, self.prismatic, self.parents
         for index in self.order:
-            r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz = poses[
-                self.parents[index] + 1
-            ]
-            a00, a01, a02, ax, a10, a11, a12, ay, a20, a21, a22, az = fixed[index]
-            n00 = r00 * a00 + r01 * a10 + r02 * a20
-            n01 = r00 * a01 + r01 * a11 + r02 * a21
-            n02 = r00 * a02 + r01 * a12 + r02 * a22
-            n10 = r10 * a00 + r11 * a10 + r12 * a20
-            n11 = r10 * a01 + r11 * a11 + r12 * a21
-            n12 = r10 * a02 + r11 * a12 + r12 * a22
-            n20 = r20 * a00 + r21 * a10 + r22 * a20
-            n21 = r20 * a01 + r21 * a11 + r22 * a21
-            n22 = r20 * a02 + r21 * a12 + r22 * a22
-            ox = r00 * ax + r01 * ay + r02 * az + px
-            oy = r10 * ax + r11 * ay + r12 * az + py
-            oz = r20 * ax + r21 * ay + r22 * az + pz
-            value = values[index]
-            if self.prismatic[index]:
-                poses[index + 1] = (
-                    n00, n01, n02, n10, n11, n12, n20, n21, n22,
-                    ox + n02 * value, oy + n12 * value, oz + n22 * value,
-                )
-            else:
-                c, s = math.cos(value), math.sin(value)
-                poses[index + 1] = (
-                    n00 * c + n01 * s, n01 * c - n00 * s, n02,
-                    n10 * c + n11 * s, n11 * c - n10 * s, n12,
-                    n20 * c + n21 * s, n21 * c - n20 * s, n22,
-                    ox, oy, oz,
-                )
+            poses[index + 1], _ = joint_frame(
+                poses[parents[index] + 1], fixed[index], values[index], prismatic[index]
+            )
         table = np.array(poses)
         rotations = table[:, :9].reshape(-1, 3, 3)
         positions = table[:, 9:]
@@ -654,7 +630,7 @@ def build_collision_model(
         'upper': freeze(upper), 'capsules': tuple(capsules), 'anchor': anchor_array,
         'local': freeze(np.array(local).reshape(-1, 2, 3)), 'radii': freeze(radii),
         'parents': tuple(parents), 'order': order,
-        'fixed_rows': tuple(tuple(float(v) for v in item[:3, :].ravel()) for item in fixed),
+        'fixed_rows': tuple(affine(item) for item in fixed),
         'prismatic': prismatic,
         'prismatic_mask': freeze(prismatic).astype(bool),
         'carries': carries,

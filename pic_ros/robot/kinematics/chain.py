@@ -15,17 +15,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-import math
 
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ChainError
 from pic_ros.robot.kinematics.robot_model import Joint, JointType, RobotModel
-from pic_ros.robot.kinematics.transforms import freeze, rotation_taking_z_to, skew
+from pic_ros.robot.kinematics.transforms import (
+    Affine,
+    affine,
+    frame_point,
+    freeze,
+    IDENTITY,
+    joint_frame,
+    rotation_taking_z_to,
+    skew,
+    Vector,
+)
 
 FloatArray = npt.NDArray[np.float64]
-Affine = tuple[float, float, float, float, float, float, float, float, float, float, float, float]
-Vector = tuple[float, float, float]
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,11 +92,11 @@ class KinematicChain:
         for index, joint in enumerate(movable):
             align = np.eye(4)
             align[:3, :3] = rotation_taking_z_to(joint.axis)
-            pre_z.append(_affine(undo @ pre[index] @ align))
+            pre_z.append(affine(undo @ pre[index] @ align))
             undo = np.eye(4)
             undo[:3, :3] = align[:3, :3].T
         set_field(self, '_pre_z', tuple(pre_z))
-        set_field(self, '_post_z', _affine(undo @ accumulated))
+        set_field(self, '_post_z', affine(undo @ accumulated))
         set_field(self, '_skews', tuple(skews))
         set_field(
             self, '_prismatic', tuple(joint.joint_type is JointType.PRISMATIC for joint in movable)
@@ -174,51 +181,17 @@ class KinematicChain:
             of joints ``0 .. count - 1`` then, when ``count == dof``, the tip link origin [m];
             and the ``count`` unit joint axes.
         """
-        r00, r01, r02, px = 1.0, 0.0, 0.0, 0.0
-        r10, r11, r12, py = 0.0, 1.0, 0.0, 0.0
-        r20, r21, r22, pz = 0.0, 0.0, 1.0, 0.0
         positions: list[Vector] = []
         axes: list[Vector] = []
+        pose = IDENTITY
         pre_z = self._pre_z
         prismatic = self._prismatic
         for index in range(count):
-            a00, a01, a02, ax, a10, a11, a12, ay, a20, a21, a22, az = pre_z[index]
-            px, py, pz = (
-                r00 * ax + r01 * ay + r02 * az + px,
-                r10 * ax + r11 * ay + r12 * az + py,
-                r20 * ax + r21 * ay + r22 * az + pz,
-            )
-            n00 = r00 * a00 + r01 * a10 + r02 * a20
-            n01 = r00 * a01 + r01 * a11 + r02 * a21
-            n02 = r00 * a02 + r01 * a12 + r02 * a22
-            n10 = r10 * a00 + r11 * a10 + r12 * a20
-            n11 = r10 * a01 + r11 * a11 + r12 * a21
-            n12 = r10 * a02 + r11 * a12 + r12 * a22
-            n20 = r20 * a00 + r21 * a10 + r22 * a20
-            n21 = r20 * a01 + r21 * a11 + r22 * a21
-            n22 = r20 * a02 + r21 * a12 + r22 * a22
-            positions.append((px, py, pz))
-            axes.append((n02, n12, n22))
-            value = q[index]
-            if prismatic[index]:
-                px, py, pz = px + n02 * value, py + n12 * value, pz + n22 * value
-                r00, r01, r10, r11, r20, r21 = n00, n01, n10, n11, n20, n21
-            else:
-                cosine = math.cos(value)
-                sine = math.sin(value)
-                r00, r01 = n00 * cosine + n01 * sine, n01 * cosine - n00 * sine
-                r10, r11 = n10 * cosine + n11 * sine, n11 * cosine - n10 * sine
-                r20, r21 = n20 * cosine + n21 * sine, n21 * cosine - n20 * sine
-            r02, r12, r22 = n02, n12, n22
+            pose, origin = joint_frame(pose, pre_z[index], q[index], prismatic[index])
+            positions.append(origin)
+            axes.append((pose[2], pose[5], pose[8]))
         if count == self.dof:
-            a00, a01, a02, ax, a10, a11, a12, ay, a20, a21, a22, az = self._post_z
-            positions.append(
-                (
-                    r00 * ax + r01 * ay + r02 * az + px,
-                    r10 * ax + r11 * ay + r12 * az + py,
-                    r20 * ax + r21 * ay + r22 * az + pz,
-                )
-            )
+            positions.append(frame_point(pose, self._post_z))
         return positions, axes
 
     def joint_positions(self, q: npt.ArrayLike) -> FloatArray:
@@ -282,12 +255,3 @@ class KinematicChain:
         """
         q = self._check(q)
         return bool(np.all(q >= self.lower - tolerance) and np.all(q <= self.upper + tolerance))
-
-
-def _affine(transform: FloatArray) -> Affine:
-    """Flatten the top 3 x 4 block of a homogeneous transform, row-major."""
-    values = tuple(float(v) for v in transform[:3, :].ravel())
-    return (
-        values[0], values[1], values[2], values[3], values[4], values[5],
-        values[6], values[7], values[8], values[9], values[10], values[11],
-    )
