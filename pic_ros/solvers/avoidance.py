@@ -247,6 +247,8 @@ class SelfCollisionAvoidance:
         self._spaces = () if workspace is None else workspace.half_spaces
         self._landmarks = landmark_points(model, arms) if self._spaces else []
         self._reach = margin + self._clearance + LOOKAHEAD + 0.01
+        # enough to tell whether an answer keeps every target (pairs farther are bounded)
+        self._near = float(self._target.max()) + 1e-3 if self._target.size else 0.0
         self._safe: FloatArray = model.neutral.copy()
         self._safe_check: CollisionCheck | None = None  # the check at it, when made
 
@@ -305,7 +307,7 @@ class SelfCollisionAvoidance:
         """Tell whether the straight joint-space path between two configurations keeps clear."""
         steps = int(np.ceil(np.abs(end - start).max() / PATH_STEP))
         for share in np.arange(1, steps) / max(steps, 1):
-            check = self.model.check(start + share * (end - start), self._reach)
+            check = self.model.check(start + share * (end - start), self._near)
             if _lowest(self._excess(check, strict=True)) < 0.0:
                 return False
         return True
@@ -337,7 +339,7 @@ class SelfCollisionAvoidance:
                 free[model.torso_index] = False
         else:
             free = np.asarray(movable, dtype=bool)
-        check = model.check(goal, self._reach)
+        check = model.check(goal, self._near)
         lowest = _lowest(self._excess(check, strict=False))
         previous = self._safe
         low = np.maximum(model.lower, previous - FRAME_STEP)
@@ -345,14 +347,14 @@ class SelfCollisionAvoidance:
         within = bool(np.all((goal >= low) & (goal <= high)))
         if lowest >= 0.0 and self._path_clear(previous, goal):
             if within:
-                self._safe, self._safe_check = goal, check
+                self._safe, self._safe_check = goal, None
                 return AvoidanceResult(
                     goal, AvoidanceTermination.CLEAR, 0, check.minimum, self._slack(check), (),
                 )
             # the way is clear but long (the last answer was held back): catch up by a step
             current = np.clip(goal, low, high)
-            check = model.check(current, self._reach)
-            self._safe, self._safe_check = current, check
+            check = model.check(current, self._near)
+            self._safe, self._safe_check = current, None
             return AvoidanceResult(
                 current, AvoidanceTermination.PUSHED, 0, check.minimum,
                 self._slack(check), ('catching up',),
