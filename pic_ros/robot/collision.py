@@ -137,6 +137,8 @@ class CollisionModel:
     :param body_pairs: The pairs of bodies that have checked capsule pairs, shape (q, 2).
     :param body_reach: Per body pair, the sum of the two spheres' radii, shape (q,) [m].
     :param pair_body: Per checked capsule pair, its body pair, shape (p,).
+    :param pair_reach: Per checked capsule pair, the sum of the radii of the spheres around its
+        two capsules (centred on their segments' midpoints), shape (p,) [m].
     """
 
     robot: str
@@ -170,6 +172,7 @@ class CollisionModel:
     body_pairs: IntArray
     body_reach: FloatArray
     pair_body: IntArray
+    pair_reach: FloatArray
 
     @property
     def dof(self) -> int:
@@ -269,9 +272,10 @@ class CollisionModel:
         """
         Measure every checked pair at a configuration.
 
-        A broad phase first bounds each pair of links by the spheres around them: the pairs of
-        links whose spheres are ``exact_within`` apart or more get that lower bound as their
-        distance (and no closest points); the others are measured exactly.
+        Two broad phases first bound each pair from below: by the spheres around its two links,
+        then by the spheres around its two capsules. A pair bounded ``exact_within`` apart or
+        more gets the larger bound as its distance (and no closest points); the others are
+        measured exactly.
 
         :param x: Moving-joint values, shape (k,) (:meth:`vector`).
         :param exact_within: Pairs are measured exactly below this distance [m].
@@ -297,11 +301,20 @@ class CollisionModel:
             anchors = self.anchor[chosen] + 1
             ends[chosen] = np.matmul(self.local[chosen], rotations[anchors].transpose(0, 2, 1))
             ends[chosen] += positions[anchors][:, None, :]
-            gap, c1, c2 = segment_distances(
-                ends[first, 0], ends[first, 1], ends[second, 0], ends[second, 1]
-            )
-            distances[near] = gap - self.radii[first] - self.radii[second]
-            points[0, near], points[1, near] = c1, c2
+            middles = ends[:, 0] + ends[:, 1]  # twice the midpoints
+            between = middles[first] - middles[second]
+            apart = 0.5 * np.sqrt(np.einsum('ij,ij->i', between, between))
+            apart -= self.pair_reach[near]
+            distances[near] = np.maximum(distances[near], apart)
+            close = apart < exact_within
+            if not close.all():
+                near, first, second = near[close], first[close], second[close]
+            if near.size:
+                gap, c1, c2 = segment_distances(
+                    ends[first, 0], ends[first, 1], ends[second, 0], ends[second, 1]
+                )
+                distances[near] = gap - self.radii[first] - self.radii[second]
+                points[0, near], points[1, near] = c1, c2
         return CollisionCheck(
             distances, points, (rotations, positions), axes, origins, ends
         )
@@ -684,6 +697,7 @@ def _with_pairs(
         spheres.append(float(reach.max()))
         anchors.append(int(anchor[members[0]]))
     keys = [tuple(sorted((body_of[a], body_of[b]))) for a, b in pairs]
+    capsule_reach = 0.5 * np.linalg.norm(local[:, 1] - local[:, 0], axis=1) + radii
     body_pairs = sorted(set(keys))
     index_of = {key: index for index, key in enumerate(body_pairs)}
     pair_array = np.array(body_pairs, dtype=np.int64).reshape(-1, 2)
@@ -703,6 +717,7 @@ def _with_pairs(
         body_pairs=pair_array,
         body_reach=freeze(reach),
         pair_body=np.array([index_of[key] for key in keys], dtype=np.int64),
+        pair_reach=freeze(capsule_reach[pairs[:, 0]] + capsule_reach[pairs[:, 1]]),
     )
 
 

@@ -246,6 +246,13 @@ class SelfCollisionAvoidance:
         self._target = self._required * (1.0 + CLEARANCE)
         self._spaces = () if workspace is None else workspace.half_spaces
         self._landmarks = landmark_points(model, arms) if self._spaces else []
+        self._landmark_joints = np.array([joint for _, _, joint in self._landmarks], dtype=int)
+        self._normals = np.array([space.normal for space in self._spaces]).reshape(-1, 3)
+        self._offsets = np.array([space.offset for space in self._spaces])
+        self._bound_names = [
+            f'{arm} {label}: {space.name}'
+            for arm, label, _ in self._landmarks for space in self._spaces
+        ]
         self._reach = margin + self._clearance + LOOKAHEAD + 0.01
         # enough to tell whether an answer keeps every target (pairs farther are bounded)
         self._near = float(self._target.max()) + 1e-3 if self._target.size else 0.0
@@ -278,11 +285,15 @@ class SelfCollisionAvoidance:
         excess = check.distances - floors
         if not self._spaces:
             return excess
-        depth, _, _ = half_space_rows(
-            self.model, check, self._landmarks, self._spaces, gradients=False
-        )
+        depth = self._depths(check)
         wanted = self.margin + (0.0 if strict else self._clearance)
         return np.concatenate((excess, depth - wanted))
+
+    def _depths(self, check: CollisionCheck) -> FloatArray:
+        """Return how far each landmark is inside each bound [m] (negative: outside)."""
+        points = check.origins[self._landmark_joints]
+        depths: FloatArray = (points @ self._normals.T - self._offsets).reshape(-1)
+        return depths
 
     def _slack(self, check: CollisionCheck) -> float:
         """Return the smallest excess of any constraint over its floor [m]."""
@@ -296,11 +307,10 @@ class SelfCollisionAvoidance:
             for index in np.flatnonzero(excess < below)
         }
         if self._spaces:
-            depth, _, names = half_space_rows(
-                self.model, check, self._landmarks, self._spaces, gradients=False
-            )
-            extra = depth - (self.margin + self._clearance)
-            labels |= {name for name, value in zip(names, extra) if value < below}
+            extra = self._depths(check) - (self.margin + self._clearance)
+            labels |= {
+                name for name, value in zip(self._bound_names, extra.tolist()) if value < below
+            }
         return labels
 
     def _path_clear(self, start: FloatArray, end: FloatArray) -> bool:
