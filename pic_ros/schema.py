@@ -7,7 +7,7 @@ that configuration checks its fields with it, so a range exists in one place. A
 :class:`ParameterTable` gathers the definitions of one ROS node (:mod:`pic_ros.ros.schema`);
 everything else is derived from the tables: the nodes' parameter declarations and the checks of
 their set requests, ``config/teleop.yaml``, the command-line options of ``teleop`` and
-``evaluate``, the launch arguments and the README's parameter tables
+``evaluate``, the launch arguments and the docs' parameter tables
 (``python -m pic_ros params`` prints the last two; tests fail when the shipped copies drift).
 
 Choices can be a function, called whenever they are needed: the solver and correspondence

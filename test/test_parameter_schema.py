@@ -1,7 +1,7 @@
 """
 One source of truth for every parameter: the definitions, the tables and what is derived.
 
-The parameter file ``config/teleop.yaml`` and the README's parameter tables are generated from
+The parameter file ``config/teleop.yaml`` and the docs' parameter tables are generated from
 the tables; these tests fail when a shipped copy drifts. The core configurations check their
 fields with the same definitions, so a range exists once.
 """
@@ -18,7 +18,7 @@ from pic_ros.motion.commander import CommanderConfig
 from pic_ros.motion.streaming import stream_chunk
 from pic_ros.ros import schema as node_schema
 from pic_ros.ros.launch_arguments import node_overrides, parameter_arguments, teleop_options
-from pic_ros.ros.parameter_docs import parameter_file, readme_sections, yaml_value
+from pic_ros.ros.parameter_docs import doc_sections, parameter_file, yaml_value
 from pic_ros.schema import add_option, ParameterDef, ParameterTable, ParameterType
 from pic_ros.solvers import SolverConfig
 import pytest
@@ -161,15 +161,15 @@ def test_the_parameter_file_holds_every_default_with_its_ros_type() -> None:
             assert type(value) is type(table[name].default), name
 
 
-def test_readme_tables_are_the_generated_ones() -> None:
-    """Every generated section of the README is there, between its markers, unchanged."""
-    readme = (ROOT / 'README.md').read_text(encoding='utf-8')
-    for name, text in readme_sections().items():
+def test_the_docs_tables_are_the_generated_ones() -> None:
+    """Every generated section is in its document, between its markers, unchanged."""
+    for name, (document, text) in doc_sections().items():
+        content = (ROOT / document).read_text(encoding='utf-8')
         found = re.search(rf'<!-- {re.escape(name)} -->\n(.*?)\n<!-- /{re.escape(name)} -->',
-                          readme, flags=re.S)
-        assert found, f'README lacks the section {name}'
+                          content, flags=re.S)
+        assert found, f'{document} lacks the section {name}'
         assert found.group(1) == text, (
-            f'README section {name} drifted: run `python -m pic_ros params --markdown` and '
+            f'{document} section {name} drifted: run `python -m pic_ros params --markdown` and '
             'paste it'
         )
 

@@ -38,7 +38,7 @@ from pic_ros.schema import ParameterDef
 FloatArray = npt.NDArray[np.float64]
 
 DEFAULT_CORRESPONDENCE: Final = 'direction'
-"""The correspondence used when none is configured (see the README for the measurement)."""
+"""The correspondence used when none is configured (``docs/results.md`` has the measurement)."""
 
 SCALE_RANGE: Final = (0.05, 20.0)
 """Accepted fixed human -> robot length factors of the ``position`` correspondence."""

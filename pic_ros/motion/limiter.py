@@ -167,7 +167,8 @@ def position_margin(
     A joint commanded exactly to a limit rests on it, where a real drive's (and the simulated
     robot's) limit stop or safety check is; the trajectory publisher plans within the limits
     narrowed by this margin, and the simulated servos keep their targets as far inside, so that
-    a command never makes a joint meet a stop (``docs/interfaces.md``, README "Simulation").
+    a command never makes a joint meet a stop (``docs/interfaces.md``, ``docs/results.md``
+    "Simulation").
 
     :param lower: Lower limits, shape (n,), [rad] or [m] (``-inf``: none).
     :param upper: Upper limits, shape (n,), [rad] or [m] (``+inf``: none).

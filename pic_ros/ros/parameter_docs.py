@@ -1,8 +1,9 @@
 """
-Documents derived from the parameter tables: ``config/teleop.yaml`` and the README's tables.
+Documents derived from the parameter tables: ``config/teleop.yaml`` and the docs' tables.
 
 ``python -m pic_ros params --yaml`` prints the parameter file the launch files load and
-``python -m pic_ros params --markdown`` the README's parameter tables; tests compare both with
+``python -m pic_ros params --markdown`` the generated tables of the docs (the launch arguments in
+``README.md``, every node's parameters in ``docs/usage.md``); tests compare both with
 the shipped copies, so a parameter, default, range or description changed in one place shows up
 as a failing test until the copies are regenerated. No rclpy here.
 """
@@ -160,25 +161,37 @@ def launch_table() -> str:
     return '\n'.join(rows)
 
 
-def readme_sections() -> dict[str, str]:
-    """
-    Return the generated README sections by marker name.
+LAUNCH_DOCUMENT: Final = 'README.md'
+"""Where the launch arguments' table is, from the repository root."""
 
-    :return: ``{'parameters:<node>': table, 'launch-arguments': table}``.
+PARAMETER_DOCUMENT: Final = 'docs/usage.md'
+"""Where the nodes' parameter tables are, from the repository root."""
+
+
+def doc_sections() -> dict[str, tuple[str, str]]:
     """
-    sections = {f'parameters:{node}': parameter_table(table) for node, table in TABLES.items()}
-    sections['launch-arguments'] = launch_table()
+    Return the generated sections of the docs by marker name, with the document of each.
+
+    :return: ``{'parameters:<node>': (document, table), 'launch-arguments': (document, table)}``;
+        documents are paths from the repository root.
+    """
+    sections = {
+        f'parameters:{node}': (PARAMETER_DOCUMENT, parameter_table(table))
+        for node, table in TABLES.items()
+    }
+    sections['launch-arguments'] = (LAUNCH_DOCUMENT, launch_table())
     return sections
 
 
 def markdown() -> str:
     """
-    Write every README section, each between its markers, as ``params --markdown`` prints it.
+    Write every generated section of the docs, each between its markers (``params --markdown``).
 
     :return: The sections, separated by blank lines.
     """
     return '\n\n'.join(
-        f'<!-- {name} -->\n{text}\n<!-- /{name} -->' for name, text in readme_sections().items()
+        f'<!-- {name} -->\n{text}\n<!-- /{name} -->'
+        for name, (_, text) in doc_sections().items()
     ) + '\n'
 
 
@@ -197,7 +210,10 @@ def main(argv: list[str] | None = None) -> int:
     kind.add_argument(
         '--yaml', action='store_true', help='the parameter file config/teleop.yaml (default)'
     )
-    kind.add_argument('--markdown', action='store_true', help="the README's parameter tables")
+    kind.add_argument(
+        '--markdown', action='store_true',
+        help="the docs' generated tables (README.md, docs/usage.md)",
+    )
     args = parser.parse_args(argv)
     sys.stdout.write(markdown() if args.markdown else parameter_file())
     return 0

@@ -2,9 +2,9 @@
 The parameter table of every node, assembled from the definitions beside the core configs.
 
 One :class:`~pic_ros.schema.ParameterTable` per node. The nodes declare exactly these; the
-launch files, ``teleop``'s options, ``config/teleop.yaml`` and the README's tables are derived
-from them (``python -m pic_ros params``). This module imports no rclpy, so launch files and
-tools can read it anywhere.
+launch files, ``teleop``'s options, ``config/teleop.yaml`` and the parameter tables of the docs
+are derived from them (``python -m pic_ros params``). This module imports no rclpy, so launch
+files and tools can read it anywhere.
 
 Parameters that only a node has (its robot, its topics' frame, the diagnostics period) are
 defined here; every other one is defined next to the core configuration it builds.

@@ -84,7 +84,7 @@ class SimConfig:
         ``gravity_compensation``, the Coriolis and centrifugal torques. A joint then follows a
         smooth command within a few percent of its acceleration limit instead of lagging it by
         ``tracking_lag``, and the coupling no longer pushes it past the limits the command keeps
-        (``evaluate --live``; README). Off: position servos only, the behaviour until issue 8.
+        (``evaluate --live``; ``docs/results.md``). Off: position servos only.
     :param shadows: Render shadows (about 2.5x the time per frame on a software renderer).
     :param follower: Options of the trajectory followers.
     :raises ConfigError: If a value is out of range.

@@ -526,7 +526,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         '--stress', action='store_true',
         help='only a real-time replay into teleop beside a CPU hog, every frame accounted for '
-        '(needs rclpy; README "Under load")',
+        '(needs rclpy; docs/results.md "Under load")',
     )
     bench.add_argument(
         '--stress-seconds', type=float, default=600.0, help='seconds streamed per stress run'
@@ -555,7 +555,7 @@ def build_parser() -> argparse.ArgumentParser:
         ('sim', 'MuJoCo robot following joint trajectories, publishing joint_states'),
         ('replay', 'play a rosbag2 (MCAP or sqlite3) with its original timing'),
         ('convert', 'PIC Kinect v2 text recording -> rosbag2 of MarkerArrays'),
-        ('params', "the nodes' parameters: config/teleop.yaml or the README's tables"),
+        ('params', "the nodes' parameters: config/teleop.yaml or the docs' tables"),
     ):
         commands.add_parser(name, add_help=False, help=f'{text} (see {name} --help)')
     return parser

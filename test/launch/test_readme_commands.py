@@ -1,12 +1,12 @@
 """
-What the README tells a user to type is run by a test, or the README says that it is not.
+What the README and ``docs/usage.md`` tell a user to type is run by a test, or they say it is not.
 
-Every command line of the README's code blocks (and every inline ``ros2 ...`` command) must match
-one entry of :data:`COMMANDS`: the tests that run it, or the phrase of the README that says it is
-not tested here. A new command in the README fails the first test until it is placed; an entry
-whose command left the README fails the second. And the README documents every argument ``ros2
-launch pic_ros <file> --show-args`` prints, in the table generated from the parameter tables or in
-the table of the other arguments.
+Every command line of their code blocks (and every inline ``ros2 ...`` command) must match one
+entry of :data:`COMMANDS`: the tests that run it, or the phrase of those docs that says it is not
+tested here. A new command fails the first test until it is placed; an entry whose command left
+the docs fails the second. And the docs document every argument ``ros2 launch pic_ros <file>
+--show-args`` prints, in the README's table generated from the parameter tables or in the table
+of the other arguments in ``docs/usage.md``.
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ from pic_ros.ros.parameter_docs import parameter_file
 import pytest
 
 README = ROOT / 'README.md'
+USER_DOCS = (README, ROOT / 'docs' / 'usage.md')
+"""The documents whose commands a user types."""
 COMMAND_WORDS = ('make', 'cd', 'source', 'pip', 'ros2', 'python', 'colcon', 'rosdep')
-"""First words of the lines of the README's code blocks that are commands to type."""
+"""First words of the lines of the docs' code blocks that are commands to type."""
 
 LAUNCH = 'test/launch/test_ros2_launch.py'
 COLCON = 'test/launch/test_colcon.py'
@@ -33,11 +35,11 @@ BUILD = f'{COLCON}::test_colcon_build_installs_the_executables_launch_files_conf
 @dataclass(frozen=True)
 class Placed:
     """
-    Where a README command is exercised.
+    Where a command of the docs is exercised.
 
     :param pattern: Regular expression matching the command line (comments stripped).
     :param tests: ``path::function`` of the tests that run it.
-    :param not_tested: Phrase of the README saying what of it is not tested here ('' if none).
+    :param not_tested: Phrase of the docs saying what of it is not tested here ('' if none).
     """
 
     pattern: str
@@ -131,17 +133,22 @@ COMMANDS = (
             'test_follow_base_adds_the_base_follower_on_the_robot_files_base_topic',)),
     Placed(r'ros2 control list_controllers|ros2 topic info -v', not_tested='real robots'),
 )
-"""Each command the README tells a user to type, and where it is run or said not to be."""
+"""Each command the docs tell a user to type, and where it is run or said not to be."""
+
+
+def _user_text() -> str:
+    """Return the text of the documents a user types commands from, one after the other."""
+    return '\n'.join(path.read_text(encoding='utf-8') for path in USER_DOCS)
 
 
 def readme_commands() -> list[str]:
     """
-    Return the commands of the README.
+    Return the commands of the README and ``docs/usage.md``.
 
     :return: The code-block lines that start with a command word (trailing comments stripped)
         and the inline ``ros2 ...`` commands of three words or more, each once.
     """
-    text = README.read_text(encoding='utf-8')
+    text = _user_text()
     commands = []
     for line in text.splitlines():
         if line.startswith('    ') and line.split()[0] in COMMAND_WORDS:
@@ -160,8 +167,8 @@ def _functions(path: str) -> set[str]:
 
 
 def test_every_readme_command_is_run_by_a_test_or_said_not_to_be():
-    """Each README command has its place, whose tests exist and whose caveat the README states."""
-    text = README.read_text(encoding='utf-8')
+    """Each command has its place, whose tests exist and whose caveat the docs state."""
+    text = _user_text()
     commands = readme_commands()
     assert len(commands) > 15, commands
     for command in commands:
@@ -173,19 +180,19 @@ def test_every_readme_command_is_run_by_a_test_or_said_not_to_be():
             path, _, function = test.partition('::')
             assert function in _functions(path), f'{command!r}: no test {test}'
         if place.not_tested:
-            assert place.not_tested in text, f'{command!r}: the README does not say it'
+            assert place.not_tested in text, f'{command!r}: the docs do not say it'
 
 
 def test_every_placed_command_is_in_the_readme():
-    """No entry of COMMANDS outlives its command in the README."""
+    """No entry of COMMANDS outlives its command in the docs."""
     commands = readme_commands()
     for place in COMMANDS:
         assert any(re.fullmatch(place.pattern, command) for command in commands), place.pattern
 
 
 def _table(marker: str) -> dict[str, list[str]]:
-    """Return the rows of a README table between ``<!-- marker -->`` comments, by first cell."""
-    text = README.read_text(encoding='utf-8')
+    """Return the rows of a docs table between ``<!-- marker -->`` comments, by first cell."""
+    text = _user_text()
     section = text.split(f'<!-- {marker} -->')[1].split(f'<!-- /{marker} -->')[0]
     rows = {}
     for line in section.strip().splitlines()[2:]:
@@ -232,7 +239,7 @@ def test_every_launch_argument_is_documented_in_the_readme(launch_file, workspac
                 default == "''" and generated[name][0] == "`''`"
             ), f'{name}: README default {generated[name][0]}, launch default {default}'
             continue
-        assert name in others, f'{launch_file}: {name} is not in the README'
+        assert name in others, f'{launch_file}: {name} is not in the docs'
         files, documented = others[name][0], others[name][1]
         assert short in [item.strip() for item in files.split(',')], f'{name}: {files}'
         if default.startswith("'"):
@@ -243,8 +250,8 @@ def test_every_launch_argument_is_documented_in_the_readme(launch_file, workspac
 
 
 def test_params_prints_the_readme_tables_and_the_parameter_file(tmp_path):
-    """``python -m pic_ros params --markdown`` prints the README's sections; --yaml the file."""
-    text = README.read_text(encoding='utf-8')
+    """``python -m pic_ros params --markdown`` prints the docs' sections; --yaml the file."""
+    text = _user_text()
     markdown = run_command(
         [sys.executable, '-m', 'pic_ros', 'params', '--markdown'], dict(os.environ), tmp_path
     )
