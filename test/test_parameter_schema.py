@@ -18,7 +18,7 @@ from pic_ros.motion.commander import CommanderConfig
 from pic_ros.motion.streaming import stream_chunk
 from pic_ros.ros import schema as node_schema
 from pic_ros.ros.launch_arguments import node_overrides, parameter_arguments, teleop_options
-from pic_ros.ros.parameter_docs import doc_sections, parameter_file, yaml_value
+from pic_ros.ros.parameter_docs import doc_sections, parameter_file, write_docs, yaml_value
 from pic_ros.schema import add_option, ParameterDef, ParameterTable, ParameterType
 from pic_ros.solvers import SolverConfig
 import pytest
@@ -172,6 +172,21 @@ def test_the_docs_tables_are_the_generated_ones() -> None:
             f'{document} section {name} drifted: run `python -m pic_ros params --markdown` and '
             'paste it'
         )
+
+
+def test_params_write_restores_drifted_tables_and_touches_nothing_else(tmp_path) -> None:
+    """``params --write`` puts every generated section back and leaves the prose as it was."""
+    documents = {document for document, _ in doc_sections().values()} | {'config/teleop.yaml'}
+    for document in documents:
+        (tmp_path / document).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / document).write_text((ROOT / document).read_text(encoding='utf-8'))
+    assert write_docs(tmp_path) == []
+    usage = tmp_path / 'docs' / 'usage.md'
+    pristine = usage.read_text(encoding='utf-8')
+    usage.write_text(pristine.replace('| `rate` |', '| `rate_drifted` |', 1), encoding='utf-8')
+    (tmp_path / 'config' / 'teleop.yaml').write_text('stale: true\n', encoding='utf-8')
+    assert sorted(write_docs(tmp_path)) == ['config/teleop.yaml', 'docs/usage.md']
+    assert usage.read_text(encoding='utf-8') == pristine
 
 
 def test_a_yaml_string_that_looks_like_another_type_is_quoted() -> None:

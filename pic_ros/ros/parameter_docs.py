@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterable
 import json
+from pathlib import Path
 import sys
 import textwrap
 from typing import Any, Final
@@ -195,9 +196,37 @@ def markdown() -> str:
     ) + '\n'
 
 
+def write_docs(root: Path) -> list[str]:
+    """
+    Regenerate the parameter file and every generated section of the docs in place.
+
+    :param root: The repository root.
+    :return: The files that changed, relative to ``root``.
+    :raises ValueError: If a document lacks the markers of one of its sections.
+    """
+    changed = []
+    texts: dict[str, str] = {}
+    for name, (document, text) in doc_sections().items():
+        content = texts.get(document)
+        if content is None:
+            content = (root / document).read_text(encoding='utf-8')
+        start, end = f'<!-- {name} -->\n', f'\n<!-- /{name} -->'
+        if start not in content or end not in content:
+            raise ValueError(f'{document} lacks the markers of the section {name}')
+        head, rest = content.split(start, 1)
+        texts[document] = head + start + text + end + rest.split(end, 1)[1]
+    texts['config/teleop.yaml'] = parameter_file()
+    for document, content in texts.items():
+        path = root / document
+        if path.read_text(encoding='utf-8') != content:
+            path.write_text(content, encoding='utf-8')
+            changed.append(document)
+    return changed
+
+
 def main(argv: list[str] | None = None) -> int:
     """
-    Run ``python -m pic_ros params [--yaml | --markdown]``.
+    Run ``python -m pic_ros params [--yaml | --markdown | --write ROOT]``.
 
     :param argv: Arguments without the program name and the command.
     :return: Process exit status.
@@ -214,6 +243,15 @@ def main(argv: list[str] | None = None) -> int:
         '--markdown', action='store_true',
         help="the docs' generated tables (README.md, docs/usage.md)",
     )
+    kind.add_argument(
+        '--write', metavar='ROOT', type=Path,
+        help='rewrite config/teleop.yaml and the generated tables of the docs in the repository '
+        'at ROOT, and name the files that changed',
+    )
     args = parser.parse_args(argv)
+    if args.write is not None:
+        for document in write_docs(args.write):
+            print(f'params: rewrote {document}')
+        return 0
     sys.stdout.write(markdown() if args.markdown else parameter_file())
     return 0
