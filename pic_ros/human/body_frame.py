@@ -62,18 +62,21 @@ def body_axes(frame: SkeletonFrame) -> tuple[FloatArray, FloatArray]:
     return rotation, 0.5 * (left + right)
 
 
-def to_body_frame(frame: SkeletonFrame) -> SkeletonFrame:
+def to_body_frame(
+    frame: SkeletonFrame, axes: tuple[FloatArray, FloatArray] | None = None
+) -> SkeletonFrame:
     """
     Express a tracker-frame skeleton in the body-centred human frame.
 
     :param frame: Skeleton in the ``tracker`` frame.
+    :param axes: :func:`body_axes` of ``frame`` when the caller has them (computed otherwise).
     :return: The same joints in the ``body`` frame [m]; invalid joints stay NaN.
     :raises SkeletonError: If the body frame cannot be built (see :func:`body_axes`), or if the
         frame is not in the tracker frame.
     """
     if frame.frame != 'tracker':
         raise SkeletonError(f"expected a 'tracker' frame skeleton, got {frame.frame!r}")
-    rotation, origin = body_axes(frame)
+    rotation, origin = body_axes(frame) if axes is None else axes
     positions = (frame.positions - origin) @ rotation
     return SkeletonFrame(
         stamp=frame.stamp, positions=positions, valid=frame.valid.copy(), frame='body'
@@ -105,7 +108,9 @@ class Footprint:
     height: float = math.nan
 
 
-def footprint(frame: SkeletonFrame) -> Footprint | None:
+def footprint(
+    frame: SkeletonFrame, axes: tuple[FloatArray, FloatArray] | None = None
+) -> Footprint | None:
     """
     Compute a person's footprint from a tracker-frame skeleton.
 
@@ -113,6 +118,7 @@ def footprint(frame: SkeletonFrame) -> Footprint | None:
     perpendicular to the shoulder line, :func:`body_axes`) projected onto the floor plane.
 
     :param frame: Skeleton in the ``tracker`` frame.
+    :param axes: :func:`body_axes` of ``frame`` when the caller has them (computed otherwise).
     :return: The footprint, or None when the pelvis or a shoulder is missing, or the chest faces
         straight up or down (no heading on the floor).
     :raises SkeletonError: If the frame is not in the tracker frame.
@@ -121,10 +127,12 @@ def footprint(frame: SkeletonFrame) -> Footprint | None:
         raise SkeletonError(f"expected a 'tracker' frame skeleton, got {frame.frame!r}")
     if not frame.valid[HumanJoint.PELVIS]:
         return None
-    try:
-        rotation, chest = body_axes(frame)
-    except SkeletonError:
-        return None
+    if axes is None:
+        try:
+            axes = body_axes(frame)
+        except SkeletonError:
+            return None
+    rotation, chest = axes
     forward_x, forward_y = float(rotation[0, 0]), float(rotation[1, 0])
     if math.hypot(forward_x, forward_y) < 1e-3:
         return None

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from pic_ros.checks import check_number
-from pic_ros.human.body_frame import Footprint, footprint, to_body_frame
+from pic_ros.human.body_frame import body_axes, Footprint, footprint, to_body_frame
 from pic_ros.human.extremities import screen_extremities
 from pic_ros.human.filters import FILTER_KINDS, make_filter, SkeletonFilter
 from pic_ros.human.skeleton import make_frame, SkeletonFrame
@@ -120,6 +120,7 @@ class SkeletonProcessor:
             frame.valid,
         )
         self.footprint = None
-        body = to_body_frame(smoothed)
-        self.footprint = footprint(smoothed)
+        axes = body_axes(smoothed)  # once per frame, for the body frame and the footprint
+        body = to_body_frame(smoothed, axes)
+        self.footprint = footprint(smoothed, axes)
         return body
