@@ -526,12 +526,56 @@ def build_collision_model(
     :return: The model.
     :raises ConfigError: If the section names an unknown link, or a URDF shape has no capsules.
     """
+    _check_links(model, spec)
+    fields = _moving_joints(model, arms, torso_joint, torso_neutral)
+    joints: tuple[str, ...] = fields['joints']
+    poses = _link_poses(model, _held_values(model, held), frozenset(joints))
+    anchors = _Anchors(model, joints, poses, base_frame)
+    fields.update(anchors.fields())
+    shapes = _urdf_capsules(urdf_file)
+    declared: dict[str, list[Capsule]] = {}
+    for capsule in spec.capsules:
+        declared.setdefault(capsule.link, []).append(capsule)
+    shapes.update(declared)
+    capsules: list[Capsule] = []
+    carried_by: list[int] = []
+    local: list[FloatArray] = []
+    for link in model.links:
+        if link in spec.exclude_links or link not in shapes or link not in poses:
+            continue
+        anchor = anchors.anchor_of(link)
+        to_anchor = np.linalg.inv(anchors.frame_of(anchor)) @ poses[link]
+        for capsule in shapes[link]:
+            capsules.append(capsule)
+            carried_by.append(anchor)
+            moved = capsule.moved(to_anchor)
+            local.append(np.stack((moved.a, moved.b)))
+    fields.update({
+        'capsules': tuple(capsules), 'anchor': np.array(carried_by, dtype=np.int64),
+        'local': freeze(np.array(local).reshape(-1, 2, 3)),
+        'radii': freeze(np.array([capsule.radius for capsule in capsules])),
+    })
+    pairs, ignored = _candidate_pairs(model, capsules, carried_by, spec)
+    return _without_touching(fields, pairs, ignored)
+
+
+def _check_links(model: RobotModel, spec: CollisionSpec) -> None:
+    """Refuse a ``collision`` section that names a link the URDF does not have."""
     links = set(model.links)
     for name in [c.link for c in spec.capsules] + sorted(spec.exclude_links) + [
         link for pair in spec.ignore_pairs for link in sorted(pair)
     ]:
         if name not in links:
             raise ConfigError(f'collision: {name!r} is not a link of {model.name}')
+
+
+def _moving_joints(
+    model: RobotModel,
+    arms: Mapping[str, ArmModel],
+    torso_joint: str | None,
+    torso_neutral: float,
+) -> dict[str, Any]:
+    """Return the moving joints (each arm's, then the torso lift) with their ranges."""
     joints: list[str] = []
     slices: dict[str, slice] = {}
     neutral: list[float] = []
@@ -551,72 +595,96 @@ def build_collision_model(
         limits = model.joints[torso_joint].limits
         lower.append(limits.lower if limits is not None else -math.inf)
         upper.append(limits.upper if limits is not None else math.inf)
-    moving = frozenset(joints)
-    values = _held_values(model, held)
-    poses = _link_poses(model, values, moving)
-    parent_joint = {joint.child: joint for joint in model.joints.values()}
-    index_of = {name: index for index, name in enumerate(joints)}
+    prismatic = tuple(model.joints[name].joint_type is JointType.PRISMATIC for name in joints)
+    return {
+        'robot': model.name, 'joints': tuple(joints), 'arm_slices': MappingProxyType(slices),
+        'torso_index': torso_index, 'neutral': freeze(neutral), 'lower': freeze(lower),
+        'upper': freeze(upper), 'prismatic': prismatic,
+        'prismatic_mask': freeze(prismatic).astype(bool),
+    }
 
-    def anchor_of(link: str) -> int:
-        """Return the last moving joint on the link's path from the root."""
-        while link in parent_joint:
-            joint = parent_joint[link]
-            if joint.name in index_of:
-                return index_of[joint.name]
+
+class _Anchors:
+    """
+    The anchor frames of the moving joints at the zero configuration (module docstring).
+
+    :param model: The URDF joint tree.
+    :param joints: The moving joints, in vector order.
+    :param poses: Every link's pose in the base frame with the moving joints at zero.
+    :param base_frame: The robot base frame (the static anchor).
+    """
+
+    def __init__(
+        self,
+        model: RobotModel,
+        joints: Sequence[str],
+        poses: Mapping[str, FloatArray],
+        base_frame: str,
+    ) -> None:
+        self._model = model
+        self._joints = tuple(joints)
+        self._poses = poses
+        self._base = poses[base_frame]
+        self._parent_joint = {joint.child: joint for joint in model.joints.values()}
+        self._index_of = {name: index for index, name in enumerate(joints)}
+        self._aligned = []
+        for name in joints:
+            turn = np.eye(4)
+            turn[:3, :3] = rotation_taking_z_to(model.joints[name].axis)
+            self._aligned.append(turn)
+
+    def anchor_of(self, link: str) -> int:
+        """Return the last moving joint on the link's path from the root, or STATIC."""
+        while link in self._parent_joint:
+            joint = self._parent_joint[link]
+            if joint.name in self._index_of:
+                return self._index_of[joint.name]
             link = joint.parent
         return STATIC
 
-    aligned = []
-    for name in joints:
-        turn = np.eye(4)
-        turn[:3, :3] = rotation_taking_z_to(model.joints[name].axis)
-        aligned.append(turn)
-
-    def frame_of(anchor: int) -> FloatArray:
+    def frame_of(self, anchor: int) -> FloatArray:
         """Return an anchor frame at the zero configuration (its joint axis along z)."""
         if anchor == STATIC:
-            return poses[base_frame]
-        return poses[model.joints[joints[anchor]].child] @ aligned[anchor]
+            return self._base
+        joint = self._model.joints[self._joints[anchor]]
+        return self._poses[joint.child] @ self._aligned[anchor]
 
-    parents: list[int] = []
-    fixed: list[FloatArray] = []
-    for index, name in enumerate(joints):
-        joint = model.joints[name]
-        parent = anchor_of(joint.parent)
-        parents.append(parent)
-        fixed.append(
-            np.linalg.inv(frame_of(parent)) @ poses[joint.parent] @ joint.origin @ aligned[index]
-        )
-    carries = np.zeros((len(joints), len(joints)), dtype=bool)
-    for index in range(len(joints)):
-        walk: int = index
-        while walk != STATIC:
-            carries[index, walk] = True
-            walk = parents[walk]
-    order = tuple(sorted(range(len(joints)), key=lambda index: int(carries[index].sum())))
-    shapes = _urdf_capsules(urdf_file)
-    declared: dict[str, list[Capsule]] = {}
-    for capsule in spec.capsules:
-        declared.setdefault(capsule.link, []).append(capsule)
-    shapes.update(declared)
-    capsules: list[Capsule] = []
-    anchors: list[int] = []
-    local: list[FloatArray] = []
-    for link in model.links:
-        if link in spec.exclude_links or link not in shapes or link not in poses:
-            continue
-        anchor = anchor_of(link)
-        to_anchor = np.linalg.inv(frame_of(anchor)) @ poses[link]
-        for capsule in shapes[link]:
-            capsules.append(capsule)
-            anchors.append(anchor)
-            moved = capsule.moved(to_anchor)
-            local.append(np.stack((moved.a, moved.b)))
-    anchor_array = np.array(anchors, dtype=np.int64)
-    radii = np.array([capsule.radius for capsule in capsules])
+    def fields(self) -> dict[str, Any]:
+        """Return the model's fields of the anchor tree: parents, order, fixed rows, carries."""
+        parents: list[int] = []
+        fixed: list[FloatArray] = []
+        for index, name in enumerate(self._joints):
+            joint = self._model.joints[name]
+            parent = self.anchor_of(joint.parent)
+            parents.append(parent)
+            fixed.append(
+                np.linalg.inv(self.frame_of(parent)) @ self._poses[joint.parent]
+                @ joint.origin @ self._aligned[index]
+            )
+        count = len(self._joints)
+        carries = np.zeros((count, count), dtype=bool)
+        for index in range(count):
+            walk: int = index
+            while walk != STATIC:
+                carries[index, walk] = True
+                walk = parents[walk]
+        order = tuple(sorted(range(count), key=lambda index: int(carries[index].sum())))
+        return {
+            'parents': tuple(parents), 'order': order,
+            'fixed_rows': tuple(affine(item) for item in fixed), 'carries': carries,
+        }
+
+
+def _candidate_pairs(
+    model: RobotModel,
+    capsules: Sequence[Capsule],
+    anchors: Sequence[int],
+    spec: CollisionSpec,
+) -> tuple[IntArray, dict[frozenset[str], str]]:
+    """Return the capsule pairs to check, and the link pairs left out with the reason."""
     ignored: dict[frozenset[str], str] = {}
     candidates: list[tuple[int, int]] = []
-    distance_cache: dict[frozenset[str], int] = {}
+    apart: dict[frozenset[str], int] = {}
     for first in range(len(capsules)):
         for second in range(first + 1, len(capsules)):
             if anchors[first] == anchors[second]:
@@ -627,27 +695,19 @@ def build_collision_model(
             if names in spec.ignore_pairs:
                 ignored[names] = 'ignore_pairs of the robot file'
                 continue
-            if names not in distance_cache:
-                distance_cache[names] = joints_between(
-                    model, capsules[first].link, capsules[second].link
-                )
-            if distance_cache[names] <= spec.adjacent_joints:
-                ignored[names] = f'{distance_cache[names]} movable joints apart'
+            if names not in apart:
+                apart[names] = joints_between(model, capsules[first].link, capsules[second].link)
+            if apart[names] <= spec.adjacent_joints:
+                ignored[names] = f'{apart[names]} movable joints apart'
                 continue
             candidates.append((first, second))
-    pairs = np.array(candidates, dtype=np.int64).reshape(-1, 2)
-    prismatic = tuple(model.joints[name].joint_type is JointType.PRISMATIC for name in joints)
-    fields: dict[str, Any] = {
-        'robot': model.name, 'joints': tuple(joints), 'arm_slices': MappingProxyType(slices),
-        'torso_index': torso_index, 'neutral': freeze(neutral), 'lower': freeze(lower),
-        'upper': freeze(upper), 'capsules': tuple(capsules), 'anchor': anchor_array,
-        'local': freeze(np.array(local).reshape(-1, 2, 3)), 'radii': freeze(radii),
-        'parents': tuple(parents), 'order': order,
-        'fixed_rows': tuple(affine(item) for item in fixed),
-        'prismatic': prismatic,
-        'prismatic_mask': freeze(prismatic).astype(bool),
-        'carries': carries,
-    }
+    return np.array(candidates, dtype=np.int64).reshape(-1, 2), ignored
+
+
+def _without_touching(
+    fields: dict[str, Any], pairs: IntArray, ignored: dict[frozenset[str], str]
+) -> CollisionModel:
+    """Return the model without the link pairs that touch at the neutral pose."""
     draft = _with_pairs(fields, pairs, ignored, np.full(len(pairs), math.inf))
     at_neutral = draft.check(draft.neutral)
     touching = np.flatnonzero(at_neutral.distances <= 0.0)
