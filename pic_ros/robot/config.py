@@ -442,6 +442,13 @@ def _arm_spec(name: str, data: Any, where: str) -> ArmSpec:
     )
 
 
+_KNOWN_KEYS: Final = frozenset({
+    'name', 'urdf', 'base_frame', 'arms', 'locked_joints', 'mapping', 'head', 'grippers',
+    'torso', 'mobile_base', 'force_torque_sensors', 'collision', 'workspace',
+})
+"""The keys of a robot file."""
+
+
 def robot_spec_from_dict(data: Any, source: str = '<memory>') -> RobotSpec:
     """
     Validate the content of a robot YAML file.
@@ -451,75 +458,20 @@ def robot_spec_from_dict(data: Any, source: str = '<memory>') -> RobotSpec:
     :return: The validated spec.
     :raises ConfigError: On any missing, unknown or invalid key (the message names it).
     """
-    if not isinstance(data, dict):
-        raise ConfigError(f'{source}: a robot file must be a mapping')
-    known = {
-        'name', 'urdf', 'base_frame', 'arms', 'locked_joints', 'mapping', 'head', 'grippers',
-        'torso',
-    }
-    known |= {'mobile_base', 'force_torque_sensors', 'collision', 'workspace'}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ConfigError(f'{source}: unknown keys {unknown}; known: {sorted(known)}')
-    name = _require(data, 'name', source)
-    urdf = _require(data, 'urdf', source)
-    base_frame = _require(data, 'base_frame', source)
-    for key, value in (('name', name), ('urdf', urdf), ('base_frame', base_frame)):
-        if not isinstance(value, str) or not value:
-            raise ConfigError(f'{source}: {key} must be a non-empty string')
-    arms_data = _require(data, 'arms', source)
-    if not isinstance(arms_data, dict) or not arms_data:
-        raise ConfigError(f'{source}: arms must be a non-empty mapping of arm name to arm')
-    arms = {
-        arm: _arm_spec(str(arm), value, f'{source}: arms.{arm}')
-        for arm, value in arms_data.items()
-    }
-    sides = [arm.side for arm in arms.values()]
-    if len(set(sides)) != len(sides):
-        raise ConfigError(f'{source}: two arms are on the same side')
-    locked = data.get('locked_joints') or {}
-    if not isinstance(locked, dict) or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) for v in locked.values()
-    ):
-        raise ConfigError(f'{source}: locked_joints must map joint names to numbers')
-    all_joints = [joint for arm in arms.values() for joint in arm.joints]
-    if len(set(all_joints)) != len(all_joints):
-        raise ConfigError(f'{source}: two arms share a joint')
-    clash = sorted(set(locked) & set(all_joints))
-    if clash:
-        raise ConfigError(f'{source}: locked joints {clash} are also arm joints')
+    name, urdf, base_frame = _identity(data, source)
+    arms = _arms_section(data, source)
+    locked = _locked_section(data, source, arms)
     mapping_data = data.get('mapping') or {}
     if not isinstance(mapping_data, dict):
         raise ConfigError(f'{source}: mapping must be a mapping')
     mapping = MappingConfig.from_dict(mapping_data, where=f'{source}: mapping')
     head = None if data.get('head') is None else _head_spec(data['head'], f'{source}: head')
-    grippers_data = data.get('grippers') or {}
-    if not isinstance(grippers_data, dict):
-        raise ConfigError(f'{source}: grippers must map arm names to grippers')
-    grippers = {}
-    for arm, value in grippers_data.items():
-        if arm not in arms:
-            raise ConfigError(
-                f'{source}: grippers.{arm}: {arm!r} is not an arm; arms: {", ".join(arms)}'
-            )
-        grippers[str(arm)] = _gripper_spec(str(arm), value, f'{source}: grippers.{arm}')
+    grippers = _grippers_section(data, source, arms)
     torso = (
         None if data.get('torso') is None
         else _torso_spec(data['torso'], f'{source}: torso', arms)
     )
-    groups = [('torso', torso.joints, torso.controller)] if torso is not None else []
-    groups += [('head', head.joints, head.controller)] if head is not None else []
-    groups += [(f'grippers.{g.arm}', g.joints, g.controller) for g in grippers.values()]
-    taken = set(all_joints) | set(locked)
-    controllers = {arm.controller for arm in arms.values()}
-    for where, joints, controller in groups:
-        clash = sorted(taken & set(joints))
-        if clash:
-            raise ConfigError(f'{source}: {where} uses joints {clash} that are used elsewhere')
-        if controller in controllers:
-            raise ConfigError(f'{source}: {where} uses the controller {controller!r} twice')
-        taken |= set(joints)
-        controllers.add(controller)
+    _check_groups(source, arms, locked, torso, head, grippers)
     mobile_base = (
         None if data.get('mobile_base') is None
         else mobile_base_spec(data['mobile_base'], f'{source}: mobile_base')
@@ -532,7 +484,7 @@ def robot_spec_from_dict(data: Any, source: str = '<memory>') -> RobotSpec:
         urdf=urdf,
         base_frame=base_frame,
         arms=MappingProxyType(arms),
-        locked_joints=MappingProxyType({str(k): float(v) for k, v in locked.items()}),
+        locked_joints=MappingProxyType(locked),
         mapping=mapping,
         source=source,
         head=head,
@@ -543,6 +495,96 @@ def robot_spec_from_dict(data: Any, source: str = '<memory>') -> RobotSpec:
         collision=CollisionSpec.from_dict(data.get('collision'), f'{source}: collision'),
         workspace=WorkspaceSpec.from_dict(data.get('workspace'), f'{source}: workspace'),
     )
+
+
+def _identity(data: Any, source: str) -> tuple[str, str, str]:
+    """Check the file is a mapping of known keys; return its name, URDF and base frame."""
+    if not isinstance(data, dict):
+        raise ConfigError(f'{source}: a robot file must be a mapping')
+    unknown = sorted(set(data) - _KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(f'{source}: unknown keys {unknown}; known: {sorted(_KNOWN_KEYS)}')
+    name = _require(data, 'name', source)
+    urdf = _require(data, 'urdf', source)
+    base_frame = _require(data, 'base_frame', source)
+    for key, value in (('name', name), ('urdf', urdf), ('base_frame', base_frame)):
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f'{source}: {key} must be a non-empty string')
+    return name, urdf, base_frame
+
+
+def _arms_section(data: Mapping[str, Any], source: str) -> dict[str, ArmSpec]:
+    """Return the arms, each on its own side, no joint in two."""
+    arms_data = _require(data, 'arms', source)
+    if not isinstance(arms_data, dict) or not arms_data:
+        raise ConfigError(f'{source}: arms must be a non-empty mapping of arm name to arm')
+    arms = {
+        str(arm): _arm_spec(str(arm), value, f'{source}: arms.{arm}')
+        for arm, value in arms_data.items()
+    }
+    sides = [arm.side for arm in arms.values()]
+    if len(set(sides)) != len(sides):
+        raise ConfigError(f'{source}: two arms are on the same side')
+    all_joints = [joint for arm in arms.values() for joint in arm.joints]
+    if len(set(all_joints)) != len(all_joints):
+        raise ConfigError(f'{source}: two arms share a joint')
+    return arms
+
+
+def _locked_section(
+    data: Mapping[str, Any], source: str, arms: Mapping[str, ArmSpec]
+) -> dict[str, float]:
+    """Return the locked joints' values (none of them an arm joint)."""
+    locked = data.get('locked_joints') or {}
+    if not isinstance(locked, dict) or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in locked.values()
+    ):
+        raise ConfigError(f'{source}: locked_joints must map joint names to numbers')
+    clash = sorted(set(locked) & {joint for arm in arms.values() for joint in arm.joints})
+    if clash:
+        raise ConfigError(f'{source}: locked joints {clash} are also arm joints')
+    return {str(k): float(v) for k, v in locked.items()}
+
+
+def _grippers_section(
+    data: Mapping[str, Any], source: str, arms: Mapping[str, ArmSpec]
+) -> dict[str, GripperSpec]:
+    """Return the grippers by the arm that carries each."""
+    grippers_data = data.get('grippers') or {}
+    if not isinstance(grippers_data, dict):
+        raise ConfigError(f'{source}: grippers must map arm names to grippers')
+    grippers = {}
+    for arm, value in grippers_data.items():
+        if arm not in arms:
+            raise ConfigError(
+                f'{source}: grippers.{arm}: {arm!r} is not an arm; arms: {", ".join(arms)}'
+            )
+        grippers[str(arm)] = _gripper_spec(str(arm), value, f'{source}: grippers.{arm}')
+    return grippers
+
+
+def _check_groups(
+    source: str,
+    arms: Mapping[str, ArmSpec],
+    locked: Mapping[str, float],
+    torso: TorsoSpec | None,
+    head: HeadSpec | None,
+    grippers: Mapping[str, GripperSpec],
+) -> None:
+    """Refuse a torso, head or gripper that takes a joint or a controller already in use."""
+    groups = [('torso', torso.joints, torso.controller)] if torso is not None else []
+    groups += [('head', head.joints, head.controller)] if head is not None else []
+    groups += [(f'grippers.{g.arm}', g.joints, g.controller) for g in grippers.values()]
+    taken = {joint for arm in arms.values() for joint in arm.joints} | set(locked)
+    controllers = {arm.controller for arm in arms.values()}
+    for where, joints, controller in groups:
+        clash = sorted(taken & set(joints))
+        if clash:
+            raise ConfigError(f'{source}: {where} uses joints {clash} that are used elsewhere')
+        if controller in controllers:
+            raise ConfigError(f'{source}: {where} uses the controller {controller!r} twice')
+        taken |= set(joints)
+        controllers.add(controller)
 
 
 def load_robot_spec(path: str | Path) -> RobotSpec:
