@@ -187,23 +187,7 @@ def _joint_from_urdf(raw: urdf_model.Joint, path: Path) -> Joint:
     norm = float(np.linalg.norm(axis))
     if joint_type.is_movable and not norm > 0.0:
         raise ChainError(f'joint {raw.name!r} in {path} has a zero axis')
-    limits = None
-    if joint_type.is_movable:
-        limit = raw.limit
-        # A limit of 0 is a limit (the joint must not move / push), not a missing value.
-        has_velocity = limit is not None and limit.velocity is not None
-        has_effort = limit is not None and limit.effort is not None
-        velocity = float(limit.velocity) if has_velocity else math.inf
-        effort = float(limit.effort) if has_effort else math.inf
-        if joint_type is JointType.CONTINUOUS:
-            lower, upper = -math.inf, math.inf
-        else:
-            if limit is None or limit.lower is None or limit.upper is None:
-                raise ChainError(f'joint {raw.name!r} in {path} has no position limits')
-            lower, upper = float(limit.lower), float(limit.upper)
-            if lower > upper:
-                raise ChainError(f'joint {raw.name!r} in {path} has lower limit > upper limit')
-        limits = JointLimits(lower=lower, upper=upper, velocity=velocity, effort=effort)
+    limits = _limits_from_urdf(raw, joint_type, path) if joint_type.is_movable else None
     mimic = None
     if raw.mimic is not None:
         mimic = (
@@ -221,3 +205,21 @@ def _joint_from_urdf(raw: urdf_model.Joint, path: Path) -> Joint:
         limits=limits,
         mimic=mimic,
     )
+
+
+def _limits_from_urdf(raw: urdf_model.Joint, joint_type: JointType, path: Path) -> JointLimits:
+    """Return a movable joint's limits (a continuous joint has no position limits)."""
+    limit = raw.limit
+    # A limit of 0 is a limit (the joint must not move / push), not a missing value.
+    has_velocity = limit is not None and limit.velocity is not None
+    has_effort = limit is not None and limit.effort is not None
+    velocity = float(limit.velocity) if has_velocity else math.inf
+    effort = float(limit.effort) if has_effort else math.inf
+    if joint_type is JointType.CONTINUOUS:
+        return JointLimits(lower=-math.inf, upper=math.inf, velocity=velocity, effort=effort)
+    if limit is None or limit.lower is None or limit.upper is None:
+        raise ChainError(f'joint {raw.name!r} in {path} has no position limits')
+    lower, upper = float(limit.lower), float(limit.upper)
+    if lower > upper:
+        raise ChainError(f'joint {raw.name!r} in {path} has lower limit > upper limit')
+    return JointLimits(lower=lower, upper=upper, velocity=velocity, effort=effort)
