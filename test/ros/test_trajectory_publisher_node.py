@@ -134,8 +134,22 @@ def state(diagnostics, node, arm_index=0) -> str:
     return groups(diagnostics, node)[arm_index]['state']
 
 
+def holding_still(message) -> bool:
+    """Return whether a message holds still: stamp 0 (on arrival), one point at rest."""
+    return (
+        seconds(message.header.stamp) == 0.0 and len(message.points) == 1
+        and not np.any(message.points[0].velocities)
+    )
+
+
 def assert_safe(node, published, lead_time=0.05):
-    """Check every captured command: its form and stamp, the position and velocity limits."""
+    """
+    Check every captured command: its form and stamp, the position and velocity limits.
+
+    A moving ruckig message streams its plan for ``lead_time`` after the command point, then
+    brakes to rest (its tail) and holds that rest to its last point; a message holding still
+    where the controller already is is stamped 0, one point at rest.
+    """
     for name, items in published.items():
         arm = node.robot.groups[name]
         for item in items:
@@ -143,7 +157,11 @@ def assert_safe(node, published, lead_time=0.05):
             assert list(message.joint_names) == list(arm.joint_names)
             stamp = seconds(message.header.stamp)
             index = command_index(message, item.time)
-            if index:  # a bridge from the previous trajectory, then the plan from the command
+            times = [seconds(point.time_from_start) for point in message.points]
+            if holding_still(message):
+                assert times == [pytest.approx(lead_time, abs=1e-9)]
+                begins = 0.0
+            elif index:  # a bridge from the previous trajectory, then the plan from the command
                 assert item.time - lead_time - 1e-6 <= stamp <= item.time + 1e-6
                 begins = seconds(message.points[index].time_from_start)
             else:  # planned for the step's time (a first ruckig plan: plan_ahead later)
@@ -151,8 +169,9 @@ def assert_safe(node, published, lead_time=0.05):
                     item.time + CommanderConfig().plan_ahead, abs=1e-6
                 )
                 begins = 0.0
-            last = seconds(message.points[-1].time_from_start)
-            assert last - begins == pytest.approx(lead_time, abs=1e-9)
+            assert any(abs(time - begins - lead_time) < 1e-9 for time in times)
+            if len(message.points) > 1:  # ruckig: ends at rest
+                assert not np.any(message.points[-1].velocities)
             for point in message.points:  # the plan ahead (ruckig) or the command (limiter)
                 assert np.all(np.array(point.positions) >= arm.lower - EPSILON)
                 assert np.all(np.array(point.positions) <= arm.upper + EPSILON)
