@@ -677,7 +677,7 @@ class ArmCommander:
         chunk = planned_chunk(
             names, motion.sample, lead, motion.breakpoints(lead), stamp=stamp,
             start_point=ahead > 0.0 and not states, bridge=states, tail=tail,
-            hold_until=LATE_WINDOW if stamped else 0.0,
+            hold_until=LATE_WINDOW if stamped else 0.0, plan_many=motion.sample_many,
         )
         base = chunk.stamp if chunk.stamp > 0.0 else now
         self._remember(

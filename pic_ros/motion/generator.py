@@ -46,6 +46,7 @@ far from 0 accurate.
 from __future__ import annotations
 
 import atexit
+from collections.abc import Sequence
 from dataclasses import dataclass
 import enum
 import itertools
@@ -578,6 +579,40 @@ class JerkLimitedGenerator:
         if not moved.any():
             return bounded, v, a
         return bounded, np.where(moved, 0.0, v), np.where(moved, 0.0, a)
+
+    def sample_many(
+        self, times: Sequence[float]
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """
+        Return the planned states at several times after the current one, as :meth:`sample`.
+
+        :param times: Times after the current state [s] (negative counts as 0).
+        :return: Positions, velocities and accelerations, each shape (k, n): row ``i`` is
+            ``sample(times[i])``.
+        """
+        count = len(times)
+        if not self._planned:
+            return (
+                np.tile(self._position, (count, 1)), np.tile(self._velocity, (count, 1)),
+                np.tile(self._acceleration, (count, 1)),
+            )
+        at = np.array([t if math.isfinite(t) and t > 0.0 else 0.0 for t in times], dtype=float)
+        plan = self._plan
+        rows = [plan.at_time(float(t)) for t in at]
+        relative = np.array([row[0] for row in rows], dtype=float).reshape(count, -1)
+        velocity = np.array([row[1] for row in rows], dtype=float).reshape(count, -1)
+        acceleration = np.array([row[2] for row in rows], dtype=float).reshape(count, -1)
+        done = self._rests[None, :] & (at[:, None] >= self._durations[None, :])
+        q = np.where(done, self._ends[None, :], self._origin[None, :] + relative)
+        v = np.where(done, 0.0, velocity)
+        a = np.where(done, 0.0, acceleration)
+        limits = self._limits
+        bounded = np.clip(q, limits.lower, limits.upper)
+        moved = np.abs(bounded - q) > _POSITION_SLACK
+        if moved.any():
+            v = np.where(moved, 0.0, v)
+            a = np.where(moved, 0.0, a)
+        return bounded, v, a
 
     def breakpoints(self, until: float) -> list[float]:
         """

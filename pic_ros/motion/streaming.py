@@ -204,6 +204,30 @@ class TrajectoryChunk:
         """Return the point where this step's motion begins (``points[start]``)."""
         return self.points[self.start]
 
+    def arrays(self) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray | None]:
+        """
+        Return the points as arrays (made once).
+
+        :return: ``time_from_start`` (k,) [s], positions (k, n), velocities (k, n) and
+            accelerations (k, n), or None when the points carry none (read-only).
+        """
+        made = self.__dict__.get('_arrays')
+        if made is None:
+            points = self.points
+            times = np.array([point.time_from_start for point in points])
+            q = np.array([point.positions for point in points])
+            v = np.array([point.velocities for point in points])
+            a = (
+                np.array([point.accelerations for point in points])
+                if points[0].accelerations is not None else None
+            )
+            for array in (times, q, v, a):
+                if array is not None:
+                    array.setflags(write=False)
+            made = (times, q, v, a)
+            self.__dict__['_arrays'] = made
+        return made
+
 
 def _checked_one_by_one(
     points: Sequence[TrajectoryPoint], dof: int
@@ -347,6 +371,9 @@ def planned_chunk(
     bridge: Sequence[PlannedState] = (),
     tail: Sequence[PlannedState] = (),
     hold_until: float = 0.0,
+    plan_many: Callable[
+        [Sequence[float]], tuple[FloatArray, FloatArray, FloatArray]
+    ] | None = None,
 ) -> TrajectoryChunk:
     """
     Build the chunk that streams a planned trajectory up to ``lead_time`` ahead.
@@ -377,6 +404,8 @@ def planned_chunk(
         state, the first (the state itself, at 0) left out; the last is at rest.
     :param hold_until: A last point, the tail's rest again, at this ``time_from_start`` [s]
         when it is later than the tail's end by :data:`MIN_POINT_GAP` or more (0: none).
+    :param plan_many: ``plan`` at several times at once (rows of positions, velocities and
+        accelerations: the same states, fewer calls), or None.
     :return: The validated chunk (:attr:`TrajectoryChunk.end` at the plan's last point,
         :attr:`TrajectoryChunk.stop` at the tail's).
     :raises ConfigError: If the names, the planned states, the lead time or the stamp are
@@ -398,8 +427,13 @@ def planned_chunk(
         ):
             times.insert(index, when)
     points = [TrajectoryPoint(*state) for state in bridge]
-    for when in times:  # TrajectoryChunk checks every array
-        positions, velocities, accelerations = plan(when)
+    if plan_many is not None:
+        rows = plan_many(times)
+        states = [(rows[0][k], rows[1][k], rows[2][k]) for k in range(len(times))]
+    else:
+        states = [plan(when) for when in times]
+    for when, (positions, velocities, accelerations) in zip(times, states):
+        # TrajectoryChunk checks every array
         points.append(TrajectoryPoint(offset + when, positions, velocities, accelerations))
     end = len(points) - 1
     for when, positions, velocities, accelerations in tail[1:]:
@@ -512,66 +546,76 @@ def segment_peaks(
         (:data:`CONTINUITY_TOLERANCE`).
     :return: The peaks and the number of pairs beyond a limit.
     """
-    velocity_limit = np.asarray(limits.velocity, dtype=float)
-    acceleration_limit = np.asarray(limits.acceleration, dtype=float)
-    jerk_limit = None if limits.jerk is None else np.asarray(limits.jerk, dtype=float)
     if not states:
         return SegmentPeaks()
+    return _peaks(_track(states), limits, tolerance)
+
+
+_Track = tuple[FloatArray, FloatArray, FloatArray | None, FloatArray | None]
+"""States as arrays: times (k,), positions (k, n), velocities and accelerations (k, n) or None."""
+
+
+def _track(states: Sequence[Sequence[Any]]) -> _Track:
+    """Return states as arrays (velocities or accelerations None unless every state has them)."""
     times = np.array([float(state[0]) for state in states])
     q = np.array([np.asarray(state[1], dtype=float) for state in states])
     have_v = all(state[2] is not None for state in states)
     have_a = have_v and all(state[3] is not None for state in states)
     v = np.array([np.asarray(state[2], dtype=float) for state in states]) if have_v else None
     a = np.array([np.asarray(state[3], dtype=float) for state in states]) if have_a else None
-    count = len(states)
-    # per point: its own velocity and acceleration
+    return times, q, v, a
+
+
+def _peaks(track: _Track, limits: LimitsLike, tolerance: float) -> SegmentPeaks:
+    """:func:`segment_peaks` on states as arrays."""
+    times, q, v, a = track
+    velocity_limit = np.asarray(limits.velocity, dtype=float)
+    acceleration_limit = np.asarray(limits.acceleration, dtype=float)
+    jerk_limit = None if limits.jerk is None else np.asarray(limits.jerk, dtype=float)
+    count = times.size
     point_v = np.zeros(count) if v is None else np.max(np.abs(v) / velocity_limit, axis=1)
     point_a = np.zeros(count) if a is None else np.max(np.abs(a) / acceleration_limit, axis=1)
-    pair_v = np.zeros(max(count - 1, 0))
-    pair_a = np.zeros_like(pair_v)
-    pair_j = np.zeros_like(pair_v)
     if count > 1:
         h = np.diff(times)
-        rows = [(np.diff(q, axis=0), velocity_limit, pair_v)]
-        if v is not None:
-            rows.append((np.diff(v, axis=0), acceleration_limit, pair_a))
-        if a is not None and jerk_limit is not None:
-            rows.append((np.diff(a, axis=0), jerk_limit, pair_j))
-        same = np.all(np.diff(q, axis=0) == 0.0, axis=1)
-        if v is not None:
-            same &= np.all(np.diff(v, axis=0) == 0.0, axis=1)
-        if a is not None:
-            same &= np.all(np.diff(a, axis=0) == 0.0, axis=1)
+        dq = np.diff(q, axis=0)
+        same = ~np.any(dq != 0.0, axis=1)
+        dv = None if v is None else np.diff(v, axis=0)
+        da = None if a is None else np.diff(a, axis=0)
+        if dv is not None:
+            same &= ~np.any(dv != 0.0, axis=1)
+        if da is not None:
+            same &= ~np.any(da != 0.0, axis=1)
+        span = np.where(h > 0.0, h, 0.0)
         with np.errstate(divide='ignore', invalid='ignore'):
-            for change, limit, out in rows:
-                ratio = np.max(np.abs(change) / limit, axis=1) / np.where(h > 0.0, h, 0.0)
-                ratio = np.where(np.isnan(ratio), 0.0, ratio)  # 0 / 0: nothing changed
-                out[:] = np.where(same, 0.0, ratio)
-    both_v = np.maximum(pair_v, np.maximum(point_v[:-1], point_v[1:])) if count > 1 else point_v
-    both_a = np.maximum(pair_a, np.maximum(point_a[:-1], point_a[1:])) if count > 1 else point_a
-    worst = np.maximum(np.maximum(both_v, both_a), pair_j if count > 1 else 0.0)
-    bound = 1.0 + tolerance
-    violations = int(np.count_nonzero(worst > bound))
-    where = ''
-    if worst.size:
-        index = int(np.argmax(worst))
-        names = ('velocity', 'acceleration', 'jerk')
-        shares = (
-            float(both_v[index]), float(both_a[index]),
-            float(pair_j[index]) if count > 1 else 0.0,
-        )
-        kind = names[int(np.argmax(shares))]
-        span = f'{times[index]:.6f} s' if count == 1 else (
-            f'{times[index]:.6f} -> {times[index + 1]:.6f} s'
-        )
-        where = f'{kind} {max(shares):.3g} x its limit at {span}'
+
+            def ratio(change: FloatArray | None, limit: FloatArray | None) -> FloatArray:
+                if change is None or limit is None:
+                    return np.zeros(count - 1)
+                value = np.max(np.abs(change) / limit, axis=1) / span
+                return np.where(same | np.isnan(value), 0.0, value)
+
+            pair_v, pair_a, pair_j = (
+                ratio(dq, velocity_limit), ratio(dv, acceleration_limit), ratio(da, jerk_limit)
+            )
+        both_v = np.maximum(pair_v, np.maximum(point_v[:-1], point_v[1:]))
+        both_a = np.maximum(pair_a, np.maximum(point_a[:-1], point_a[1:]))
+    else:
+        both_v, both_a, pair_j = point_v, point_a, np.zeros(1)
+    worst = np.maximum(np.maximum(both_v, both_a), pair_j)
+    violations = int(np.count_nonzero(worst > 1.0 + tolerance))
+    index = int(np.argmax(worst))
+    shares = (float(both_v[index]), float(both_a[index]), float(pair_j[index]))
+    kind = ('velocity', 'acceleration', 'jerk')[int(np.argmax(shares))]
+    span_text = f'{times[index]:.6f} s' if count == 1 else (
+        f'{times[index]:.6f} -> {times[index + 1]:.6f} s'
+    )
     return SegmentPeaks(
-        velocity=float(np.max(both_v)) if both_v.size else 0.0,
-        acceleration=float(np.max(both_a)) if both_a.size else 0.0,
-        jerk=float(np.max(pair_j)) if pair_j.size else 0.0,
-        pairs=max(count - 1, 0),
+        velocity=float(np.max(both_v)),
+        acceleration=float(np.max(both_a)),
+        jerk=float(np.max(pair_j)) if count > 1 else 0.0,
+        pairs=count - 1,
         violations=violations,
-        where=where,
+        where=f'{kind} {max(shares):.3g} x its limit at {span_text}',
     )
 
 
@@ -590,6 +634,12 @@ def chunk_states(
         (start + point.time_from_start, point.positions, point.velocities, point.accelerations)
         for point in chunk.points
     ]
+
+
+def _chunk_track(chunk: TrajectoryChunk, start: float) -> _Track:
+    """Return a chunk's points as arrays, absolute times."""
+    times, q, v, a = chunk.arrays()
+    return start + times, q, v, a
 
 
 JUMP_TOLERANCE: Final = (1e-6, 1e-4, 1e-2)
@@ -627,13 +677,13 @@ class ContinuityMonitor:
     def __init__(self, limits: LimitsLike, tolerance: float = CONTINUITY_TOLERANCE) -> None:
         self.limits = limits
         self.tolerance = tolerance
-        self._previous: list[State] = []
+        self._previous: _Track | None = None
         self.total = SegmentPeaks()
         self.chunks = 0
 
     def reset(self) -> None:
         """Forget the previous chunk (the controller was restarted or reset)."""
-        self._previous = []
+        self._previous = None
 
     def add(self, chunk: TrajectoryChunk, arrival: float) -> SegmentPeaks:
         """
@@ -644,67 +694,98 @@ class ContinuityMonitor:
             its stamp, or from this for a chunk stamped 0).
         :return: This chunk's peaks (also merged into :attr:`total`).
         """
-        start = chunk.stamp if chunk.stamp > 0.0 else arrival
-        states: list[State] = list(chunk_states(chunk, start))
-        ran_out = 0
+        track = _chunk_track(chunk, chunk.stamp if chunk.stamp > 0.0 else arrival)
+        ran_out = False
         jumped = ''
         previous = self._previous
-        if previous:
-            last = previous[-1]
-            if arrival > last[0] and _moving(last):
-                ran_out = 1
-            current = _state_at(previous, arrival)
-            if arrival < states[0][0] - 1e-9:
-                states = [(arrival, *current), *states]
+        if previous is not None:
+            end = previous[0].size - 1
+            ran_out = arrival > previous[0][end] and _moving_at(previous, end)
+            current = _track_at(previous, arrival)
+            times, q, v, a = track
+            if arrival < times[0] - 1e-9:
+                track = _prepend(track, arrival, current)
             else:  # the controller samples the chunk where it is
-                taken = _state_at(states, arrival)
+                taken = _track_at(track, arrival)
                 if not _same_state(current, taken):
                     jumped = f'jump at {arrival:.6f} s'
-                states = [(arrival, *taken)] + [s for s in states if s[0] > arrival + 1e-9]
-        peaks = segment_peaks(states, self.limits, self.tolerance)
+                after = times > arrival + 1e-9
+                track = _prepend(
+                    (times[after], q[after], None if v is None else v[after],
+                     None if a is None else a[after]),
+                    arrival, taken,
+                )
+        peaks = _peaks(track, self.limits, self.tolerance)
         if ran_out or jumped:
             peaks = SegmentPeaks(
                 peaks.velocity, peaks.acceleration, peaks.jerk, peaks.pairs,
-                peaks.violations + int(bool(jumped)), ran_out,
-                jumped or ('ran out moving' if ran_out and not peaks.violations else peaks.where),
+                peaks.violations + int(bool(jumped)), int(ran_out),
+                jumped or ('ran out moving' if not peaks.violations else peaks.where),
             )
-        self._previous = states
+        self._previous = track
         self.total = self.total.merged(peaks)
         self.chunks += 1
         return peaks
 
 
-def _moving(state: State) -> bool:
-    """Return whether a state has a non-zero velocity or acceleration."""
+def _moving_at(track: _Track, index: int) -> bool:
+    """Return whether a state of a track has a non-zero velocity or acceleration."""
+    _, _, v, a = track
     return bool(
-        (state[2] is not None and np.any(state[2] != 0.0))
-        or (state[3] is not None and np.any(state[3] != 0.0))
+        (v is not None and np.any(v[index] != 0.0)) or (a is not None and np.any(a[index] != 0.0))
+    )
+
+
+def _prepend(
+    track: _Track, when: float, state: tuple[FloatArray, FloatArray, FloatArray]
+) -> _Track:
+    """Return a track with a state put first (velocities, accelerations kept where carried)."""
+    times, q, v, a = track
+    return (
+        np.concatenate(([when], times)), np.vstack((state[0], q)),
+        None if v is None else np.vstack((state[1], v)),
+        None if a is None else np.vstack((state[2], a)),
     )
 
 
 def _same_state(
-    first: tuple[FloatArray, FloatArray | None, FloatArray | None],
-    second: tuple[FloatArray, FloatArray | None, FloatArray | None],
+    first: tuple[FloatArray, FloatArray, FloatArray],
+    second: tuple[FloatArray, FloatArray, FloatArray],
 ) -> bool:
     """Return whether two states agree within :data:`JUMP_TOLERANCE`."""
-    for index, bound in enumerate(JUMP_TOLERANCE):
-        one, two = first[index], second[index]
-        if one is None or two is None:
-            continue
-        if np.any(np.abs(np.asarray(one) - np.asarray(two)) > bound):
-            return False
-    return True
+    return all(
+        not np.any(np.abs(one - two) > bound)
+        for one, two, bound in zip(first, second, JUMP_TOLERANCE)
+    )
 
 
-def _state_at(
-    states: Sequence[State], when: float
-) -> tuple[FloatArray, FloatArray | None, FloatArray | None]:
-    """:func:`state_at` for states that may lack velocities or accelerations."""
-    return state_at(states, when)  # type: ignore[arg-type]
+def _track_at(track: _Track, when: float) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """:func:`state_at` on a track (zeros for what it does not carry)."""
+    times, q, v, a = track
+    zero = np.zeros(q.shape[1])
+    index = int(np.searchsorted(times, when, side='right')) - 1
+    if index < 0:
+        index = 0
+    last = times.size - 1
+    if index >= last:
+        moving = when > times[last]
+        return (
+            q[last], zero if v is None or moving else v[last],
+            zero if a is None or moving else a[last],
+        )
+
+    def row(values: FloatArray | None, at: int) -> FloatArray | None:
+        return None if values is None else values[at]
+
+    return state_at(
+        [(times[index], q[index], row(v, index), row(a, index)),
+         (times[index + 1], q[index + 1], row(v, index + 1), row(a, index + 1))],
+        float(when),
+    )
 
 
 def state_at(
-    states: Sequence[PlannedState], when: float
+    states: Sequence[PlannedState] | Sequence[State], when: float
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """
     Return the state a controller commands at a time on a trajectory given by its states.
