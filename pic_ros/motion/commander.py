@@ -91,7 +91,9 @@ FloatArray = npt.NDArray[np.float64]
 RATE: Final = ParameterDef(
     'rate', 50.0,
     'Rate of the commands sent between tracker frames slower than it, and of the hold and '
-    'neutral motions', unit='Hz', low=1.0, high=1000.0,
+    'neutral motions; at least 1 / (plan_ahead + lead_time) (1 / lead_time for the limiter), '
+    'so that the next command comes before the last one runs out (refused below)',
+    unit='Hz', low=1.0, high=1000.0,
 )
 """The trajectory publisher's ``rate`` (:attr:`CommanderConfig.rate`)."""
 

@@ -86,6 +86,16 @@ itself is checked exactly (``segment_violations``). The joints' accelerations fr
 differences of ``joint_states`` carry the physics' transients and are reported, not judged.
 """
 
+REFERENCE_SLACK: Final = 0.1
+"""
+How far a simulated controller's reference may go beyond a limit before a run is invalid (10 %).
+
+A streamed chunk that reaches the controller later than the trajectory publisher's
+``plan_ahead`` is joined to the command (``sim_robot`` counts it in ``segment_violations`` when
+that breaks a limit at all); a join of a few ms of divergence goes a few percent beyond, a
+frozen or jumping stream far beyond.
+"""
+
 
 def _interpolate(times: FloatArray, rows: FloatArray, at: FloatArray) -> FloatArray:
     """Interpolate rows (K, n) linearly at times (m,), held at the ends; NaN without rows."""
@@ -464,8 +474,9 @@ def run_warnings(record: Mapping[str, Any]) -> list[str]:
     simulation slipped behind real time (``sim_slipped_s``: the host could not run it), or when
     the robot exceeded a limit: a simulated joint beyond its position limits or more than
     :data:`ROBOT_VELOCITY_SLACK` beyond its velocity limit, or a controller that took a
-    trajectory whose reference breaks a velocity, acceleration or jerk limit or jumps
-    (``<controller>_segment_violations``). The trajectory publisher's stalls (steps after its
+    trajectory whose reference breaks a velocity, acceleration or jerk limit by more than
+    :data:`REFERENCE_SLACK`, or jumps (``<controller>_segment_violations`` and
+    ``_segment_peak``). The trajectory publisher's stalls (steps after its
     last plan had run out: the arm braked) are told too.
 
     :param record: A live record (:func:`live_record`).
@@ -512,6 +523,8 @@ def run_warnings(record: Mapping[str, Any]) -> list[str]:
         if key.endswith(suffix) and not key.startswith('publisher_') and int(value) > 0:
             controller = key[:-len(suffix)]
             peak = run.get(f'{controller}_segment_peak')
+            if isinstance(peak, float) and peak <= 1.0 + REFERENCE_SLACK:
+                continue  # within a few percent: in the stream table, not a fault of the run
             warnings.append(
                 f'{controller} took {value} trajectories beyond a velocity, acceleration or '
                 f'jerk limit, or jumped onto them'
