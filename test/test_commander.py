@@ -22,7 +22,7 @@ from pic_ros.motion.commander import (
     planned_limits,
 )
 from pic_ros.motion.limiter import MotionLimits, position_margin, TargetStatus
-from pic_ros.motion.streaming import MIN_POINT_GAP, TrajectoryChunk
+from pic_ros.motion.streaming import ContinuityMonitor, MIN_POINT_GAP, TrajectoryChunk
 from pic_ros.motion.tracking_loss import TrackingState
 from pic_ros.robot import load_robot
 from pic_ros.robot.arm import ArmModel
@@ -100,17 +100,20 @@ class Stream:
         velocities = np.array([chunk.command.velocities for _, chunk in self.sent])
         return times, positions, velocities
 
-    def assert_safe(self, lead_time: float = 0.05) -> None:
+    def assert_safe(self, lead_time: float = 0.05, limits: MotionLimits | None = None) -> None:
         """
         Check every chunk sent: form, position and velocity limits, every step.
 
         The steps are those of the command (the chunk's point is the command itself for the
-        limiter, the command planned ``lead_time`` ahead for ruckig).
+        limiter, the command planned ``lead_time`` ahead for ruckig). Every chunk and seam is
+        within the velocity, acceleration and jerk limits of the settings (or ``limits``) by
+        :class:`~pic_ros.motion.streaming.ContinuityMonitor`, each chunk taken at its step.
         """
         for _, chunk in self.sent:
             assert chunk.joint_names == self.arm.joint_names
             begins = chunk.command.time_from_start if chunk.start else 0.0
-            assert chunk.points[-1].time_from_start - begins == pytest.approx(lead_time, abs=1e-9)
+            planned_end = chunk.points[chunk.end].time_from_start
+            assert planned_end - begins == pytest.approx(lead_time, abs=1e-9)
             for point in chunk.points:
                 assert np.all(point.positions >= self.arm.lower - EPSILON)
                 assert np.all(point.positions <= self.arm.upper + EPSILON)
@@ -124,6 +127,15 @@ class Stream:
         steps = np.abs(np.diff(np.array(self.states), axis=0))
         allowed = self.arm.velocity * np.maximum(np.diff(times), 0.0)[:, None] + EPSILON
         assert np.argwhere(steps > allowed).size == 0
+        monitor = ContinuityMonitor(limits or MotionLimits.from_arm(
+            self.arm, self.commander.config.acceleration_scale,
+            velocity_scale=self.commander.config.velocity_scale,
+        ))
+        for now, chunk in self.sent:
+            monitor.add(chunk, now)
+        assert monitor.total.violations == 0, monitor.total.where
+        if self.generator == 'ruckig':
+            assert monitor.total.ran_out == 0
 
 
 def test_nothing_is_sent_before_the_first_target(arm: ArmModel) -> None:
@@ -259,8 +271,13 @@ def test_targets_that_queued_during_a_stall_leave_as_one_command_not_a_burst(
 
 
 def test_min_interval_lets_every_fast_target_through_with_a_slow_timer(arm: ArmModel) -> None:
-    """Timer at 1 Hz, min_interval 1 ms: each of 240 Hz targets gives its command, none sooner."""
-    stream = Stream(arm, rate=1.0, min_interval=0.001)
+    """
+    Timer at 20 Hz, min_interval 1 ms: each of 240 Hz targets gives its command, none sooner.
+
+    (20 Hz is the slowest timer both generators can bridge with the default ``lead_time``:
+    :func:`~pic_ros.motion.commander.minimum_rate`.)
+    """
+    stream = Stream(arm, rate=20.0, min_interval=0.001)
     stream.run(START, START + 0.1, 0.02, lambda now: arm.neutral)
     sent = len(stream.sent)
     begin = START + 0.2
@@ -305,21 +322,37 @@ def test_the_clock_going_back_starts_tracking_over(arm: ArmModel) -> None:
 
 
 def test_new_settings_keep_the_state_and_the_command(arm: ArmModel) -> None:
-    """New limits and timing apply at once; the commanded motion carries on from where it is."""
+    """
+    New settings apply from the next step; the commanded motion carries on from where it is.
+
+    Lower limits are reached through the motion generator, within the old ones: every chunk
+    and seam keeps the old limits, and the chunks after the settling keep the new ones.
+    """
     stream = Stream(arm, blend_time=0.2)
+    old = MotionLimits.from_arm(arm)
     far = arm.lower + 0.1 * (arm.upper - arm.lower)
     last = stream.run(START, START + 0.5, 1 / 30, lambda now: far)
     position = stream.commander.position
     assert position is not None and stream.commander.state is TrackingState.TRACKING
     before = position.copy()
-    stream.commander.config = CommanderConfig.from_parameters(
-        {'acceleration_scale': 0.5, 'hold_timeout': 0.5, 'wait_for_joint_states': False}
-    )
+    stream.commander.config = CommanderConfig.from_parameters({
+        'acceleration_scale': 0.5, 'hold_timeout': 0.5, 'wait_for_joint_states': False,
+        'motion_generator': stream.generator,
+    })
     np.testing.assert_array_equal(stream.commander.position, before)
     assert stream.commander.config.tracking.hold_timeout == 0.5
+    changed = len(stream.sent)
     stream.run(last + 1 / 30, last + 0.5, 1 / 30, lambda now: far)
     assert stream.commander.state is TrackingState.TRACKING
-    stream.assert_safe()
+    stream.assert_safe(limits=old)
+    new = MotionLimits.from_arm(arm, 0.5)
+    settled = [chunk for now, chunk in stream.sent[changed:] if now > last + 0.3]
+    assert settled
+    for chunk in settled:
+        for point in chunk.points:
+            assert point.accelerations is None or np.all(
+                np.abs(point.accelerations) <= new.acceleration + EPSILON
+            )
 
 
 @pytest.mark.parametrize(
@@ -351,15 +384,26 @@ def test_chunks_are_stamped_with_the_time_they_were_planned_for(
     step (the first chunk: from the command at the step), what the controller was last sent, so
     it is stamped just before that point, its first point is at :data:`MIN_POINT_GAP` and its
     ``command`` point, where the new plan starts, is at the step's time plus ``plan_ahead``.
+    A chunk that holds still where the controller already is -- here the first, blending in
+    from a speed of 0 -- is stamped 0 either way ("start on arrival": exact whenever it comes,
+    never refused as late), one point at rest.
     """
     for stamped in (True, False):
         stream = Stream(arm, motion_generator=generator, stamp_trajectories=stamped)
         stream.run(START, START + 0.3, 1 / 30, lambda now: arm.neutral + 0.1)
         assert stream.sent
         ahead = CommanderConfig().plan_ahead
-        for now, chunk in stream.sent:
-            if not stamped:
+        holding = [
+            all(np.array_equal(p.positions, chunk.points[0].positions)
+                and not np.any(p.velocities) for p in chunk.points)
+            for _, chunk in stream.sent
+        ]
+        assert holding[0] and not all(holding)
+        for (now, chunk), still in zip(stream.sent, holding):
+            if not stamped or still:
                 assert chunk.stamp == 0.0 and chunk.start == 0
+                if still:
+                    assert len(chunk.points) == 1
             elif generator == 'limiter':
                 assert chunk.stamp == pytest.approx(now) and chunk.start == 0
             else:

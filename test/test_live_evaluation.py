@@ -25,6 +25,7 @@ from pic_ros.tools.live_evaluation import (
     live_tables,
     live_trace,
     place_skeletons,
+    run_warnings,
     stream_table,
 )
 from pic_ros.tools.metrics import LAG_STEP
@@ -125,8 +126,8 @@ def test_the_stream_table_has_a_row_per_controller_with_its_delays():
     table = stream_table([{'live': {'robot': 'baxter'}, 'run': run}])
     rows = table.splitlines()[2:]
     assert rows == [
-        '| baxter | left_arm_controller | 300 | 299 | 2 | 3.3 / 21.0 / 40.5 |',
-        '| baxter | right_arm_controller | 7 | - | - | - / - / - |',
+        '| baxter | left_arm_controller | 300 | - | 299 | 2 | 3.3 / 21.0 / 40.5 | - |',
+        '| baxter | right_arm_controller | 7 | - | - | - | - / - / - | - |',
     ]
     assert stream_table([{'live': {'robot': 'baxter'}, 'run': {'clock': 'sim'}}]) == ''
 
@@ -167,3 +168,43 @@ def test_the_skeletons_the_avoidance_acted_on_are_those_of_the_offline_trace(off
     assert len(acting) == len(recording.skeleton_stamps)
     assert acting == [bool(flag) for flag in trace.avoided]
     assert any(acting) and not all(acting)  # Baxter avoids on part of the demo
+
+
+def test_a_run_that_does_not_show_the_pipeline_is_marked_invalid_with_every_cause(offline):
+    """
+    Rejected trajectories, a simulation that slipped, a robot beyond a limit: one line each.
+
+    (The loaded-PC run of issue 28 rejected 1,740 chunks and jumped, and printed nothing.) A
+    run without any of them has no warning and is valid.
+    """
+    robot, demonstration, trace = offline
+    recording = _run(robot, demonstration, trace, 0.1)
+    record = live_record(robot, demonstration, recording, SolverConfig(), targets=trace)
+    # the made-up robot does the offline solution, which no motion layer has limited
+    assert record['warnings'] == [
+        f'{name}: the simulated joints reached {arm["robot"]["velocity_peak"]:.2f} x their '
+        'velocity limit' for name, arm in record['arms'].items()
+    ] and not record['valid']
+    for arm in record['arms'].values():
+        arm['robot']['velocity_peak'] = 1.05  # within the servos' few percent
+    assert run_warnings(record) == []
+    record['run'].update({
+        'left_arm_controller_accepted': 149, 'left_arm_controller_rejected': 1740,
+        'left_arm_controller_rejected_in_the_past': 1740, 'sim_slipped_s': 2.5,
+        'right_arm_controller_segment_violations': 3, 'right_arm_controller_segment_peak': 20.0,
+        'publisher_left_stalls': 4, 'publisher_left_segment_violations': 0,
+    })
+    record['arms']['left']['robot']['velocity_peak'] = 1.3
+    warnings = run_warnings(record)
+    assert warnings == [
+        'left_arm_controller rejected 1740 trajectories (149 accepted): in_the_past 1740',
+        'the simulation slipped 2.50 s behind real time (the host could not run it in real '
+        'time)',
+        'left: the simulated joints reached 1.30 x their velocity limit',
+        'right_arm_controller took 3 trajectories beyond a velocity, acceleration or jerk '
+        'limit, or jumped onto them (peak 20 x a limit)',
+        'the trajectory publisher stalled (steps after its last plan had run out, the arm '
+        'braking meanwhile): left 4',
+    ]
+    record['warnings'] = warnings
+    assert 'invalid run**: left_arm_controller rejected 1740' in live_tables([record])

@@ -283,3 +283,32 @@ def test_settings_are_checked() -> None:
         )
     with pytest.raises(ConfigError, match='generator position must be 1 finite numbers'):
         JerkLimitedGenerator(limits_of(1), [math.nan])
+
+
+def test_sampling_many_times_at_once_gives_the_same_states_bit_for_bit() -> None:
+    """sample_many(times) is [sample(t) for t in times], the clamp and the exact rests too."""
+    generator = JerkLimitedGenerator(limits_of(), [0.5, 0.5])
+    times = [-1.0, 0.0, 0.003, 0.05, 0.4, 2.0, 30.0]
+    for target in ([1.9, -0.9], [1.9, -0.9], [0.0, 2.0]):
+        generator.step(target, 0.02, target_velocity=[0.3, 0.0])
+        many = generator.sample_many(times + generator.breakpoints(3.0))
+        for index, when in enumerate(times + generator.breakpoints(3.0)):
+            for row, one in zip(many, generator.sample(when)):
+                np.testing.assert_array_equal(row[index], one)
+
+
+def test_braking_from_a_state_reaches_rest_within_the_limits_inside_the_position_limits() -> None:
+    """stopping(): states at the jerk switches, the last at rest, consecutive pairs in limits."""
+    from pic_ros.motion.streaming import segment_peaks
+
+    limits = limits_of()
+    generator = JerkLimitedGenerator(limits, [0.0, 0.0])
+    for _ in range(20):
+        generator.step([1.5, -1.5], 0.02)
+    states = generator.stopping(*generator.sample(0.05))
+    assert states[0][0] == 0.0 and len(states) > 2
+    assert not np.any(states[-1][2]) and not np.any(states[-1][3])
+    assert segment_peaks(states, limits).violations == 0
+    for _, q, _, _ in states:
+        assert np.all(q >= limits.lower) and np.all(q <= limits.upper)
+    assert len(generator.stopping(np.zeros(2), np.zeros(2), np.zeros(2))) == 1  # at rest

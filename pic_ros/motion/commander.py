@@ -54,6 +54,7 @@ from typing import Any, Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
+from pic_ros.exceptions import ConfigError
 from pic_ros.motion.generator import JerkLimitedGenerator
 from pic_ros.motion.limiter import (
     ACCELERATION_SCALE,
@@ -66,15 +67,18 @@ from pic_ros.motion.limiter import (
 )
 from pic_ros.motion.prediction import PREDICTION_HORIZON, TargetPredictor
 from pic_ros.motion.streaming import (
+    LATE_WINDOW,
     LEAD_TIME,
     MIN_POINT_GAP,
     planned_chunk,
     PlannedState,
-    POINT_SPACING,
+    state_at,
     stream_chunk,
     TrajectoryChunk,
+    TrajectoryPoint,
 )
 from pic_ros.motion.tracking_loss import (
+    Guidance,
     TRACKING_PARAMETERS,
     TrackingConfig,
     TrackingState,
@@ -87,7 +91,9 @@ FloatArray = npt.NDArray[np.float64]
 RATE: Final = ParameterDef(
     'rate', 50.0,
     'Rate of the commands sent between tracker frames slower than it, and of the hold and '
-    'neutral motions', unit='Hz', low=1.0, high=1000.0,
+    'neutral motions; at least 1 / (plan_ahead + lead_time) (1 / lead_time for the limiter), '
+    'so that the next command comes before the last one runs out (refused below)',
+    unit='Hz', low=1.0, high=1000.0,
 )
 """The trajectory publisher's ``rate`` (:attr:`CommanderConfig.rate`)."""
 
@@ -156,49 +162,51 @@ def bridge(
     sent: Sequence[PlannedState],
     now: float,
     start: float,
-    motion: JerkLimitedGenerator,
-    plan_start: float,
+    state_now: tuple[FloatArray, FloatArray, FloatArray],
 ) -> list[PlannedState]:
     """
     Return the points that lead a new chunk from its step up to its plan's start.
 
-    With ``plan_ahead`` ``D`` a step at ``now`` plans from the state the current plan reaches
-    at ``start = now + D``. Its chunk first repeats what the controller was last sent: that
-    chunk's last point at or before ``now`` and its points up to ``start``, at their times, and
-    where it ended sooner, the current plan on to ``start`` (its jerk switches and every
-    :data:`~pic_ros.motion.streaming.POINT_SPACING`). A controller that receives the new chunk
-    up to ``D`` late is then on it already -- the same points, so the same splines -- and
-    follows it as it is (as joint_trajectory_controller samples a trajectory that started
-    before its arrival): no segment joins two plans.
+    With ``plan_ahead`` ``D`` a step at ``now`` plans from the state the controller reaches at
+    ``start = now + D`` on what it was last sent. Its chunk first repeats that trajectory: its
+    last point at or before ``now`` and its points up to ``start``, at their times. A controller
+    that receives the new chunk up to ``D`` late is then on it already -- the same points, so
+    the same splines -- and follows it as it is (as joint_trajectory_controller samples a
+    trajectory that started before its arrival): no segment joins two plans. The last chunk
+    always ends at rest (its braking tail, :func:`~pic_ros.motion.streaming.planned_chunk`), so
+    a step after it ran out finds the controller at rest where it stopped.
 
     :param sent: The last chunk's points, on the absolute clock: ``(time [s], positions,
         velocities, accelerations)``, increasing times.
     :param now: The step's time [s].
     :param start: Where the new plan starts, ``now + D`` [s].
-    :param motion: The generator before its step: its plan is the one the last chunk streamed.
-    :param plan_start: The time of that plan's start [s].
-    :return: The points, absolute times; empty when the last chunk starts after ``now`` (none
-        sent yet) or ended before it (the stream stalled; the controller holds its last
-        point): the chunk then starts from the command's state at ``now``.
+    :param state_now: The command on ``sent`` at ``now`` (:func:`state_at`).
+    :return: The points, absolute times: from ``(now, state_now)`` when nothing was sent, the
+        last chunk had ended, or the command is at rest at ``now`` (nothing earlier to repeat).
     """
-    if not sent or sent[0][0] > now or sent[-1][0] < now:
-        return []
-    first = max(index for index, point in enumerate(sent) if point[0] <= now)
-    points = [point for point in sent[first:] if point[0] < start - MIN_POINT_GAP]
-    if not points:  # a plan_ahead shorter than MIN_POINT_GAP: nothing to repeat
-        return []
-    end = points[-1][0]
-    if sent[-1][0] < start - MIN_POINT_GAP:  # the last chunk ends sooner: the plan on
-        switches = [plan_start + when for when in motion.breakpoints(start - plan_start)]
-        grid = np.arange(end + POINT_SPACING, start - MIN_POINT_GAP, POINT_SPACING).tolist()
-        times: list[float] = []
-        for when in sorted(switches + grid):
-            if end + MIN_POINT_GAP <= when < start - MIN_POINT_GAP and all(
-                abs(when - kept) >= MIN_POINT_GAP for kept in times
-            ):
-                times.append(when)
-        points += [(when, *motion.sample(when - plan_start)) for when in times]
-    return points
+    position, velocity, acceleration = state_now
+    at_rest = not (np.any(velocity != 0.0) or np.any(acceleration != 0.0))
+    earlier = [index for index, point in enumerate(sent) if point[0] <= now]
+    if not earlier or sent[-1][0] <= now or at_rest:
+        later = [point for point in sent if now < point[0] < start - MIN_POINT_GAP]
+        return [(now, position, velocity, acceleration), *later]
+    return [point for point in sent[earlier[-1]:] if point[0] < start - MIN_POINT_GAP]
+
+
+def minimum_rate(config: CommanderConfig) -> float:
+    """
+    Return the slowest timer ``rate`` the motion generator can bridge [Hz].
+
+    A step plans up to ``plan_ahead + lead_time`` past itself (``lead_time`` without a plan
+    ahead: the limiter, or ruckig without stamps): a next step later than that finds the
+    controller past the plan, braking to rest (ruckig) or holding the point (the limiter), so
+    the timer must come sooner, and so must ``min_interval``.
+
+    :param config: The settings.
+    :return: ``1 / (plan_ahead + lead_time)`` (or ``1 / lead_time``) [Hz].
+    """
+    planned = config.stamp_trajectories and config.motion_generator == 'ruckig'
+    return 1.0 / (config.lead_time + (config.plan_ahead if planned else 0.0))
 
 
 def planned_limits(arm: ArmLimitsSource, config: CommanderConfig) -> MotionLimits:
@@ -273,6 +281,22 @@ class CommanderConfig:
         for item in COMMANDER_PARAMETERS:
             if item not in TRACKING_PARAMETERS:
                 object.__setattr__(self, item.name, item.check(getattr(self, item.name)))
+        slowest = minimum_rate(self)
+        covered = 1.0 / slowest
+        what = (
+            'plan_ahead + lead_time' if slowest != 1.0 / self.lead_time else 'lead_time'
+        )
+        if self.rate < slowest * (1.0 - 1e-9):
+            raise ConfigError(
+                f'rate must be at least {slowest:.4g} Hz (1 / ({what}) = 1 / {covered:.4g} s: '
+                'a timer step must come before the last trajectory runs out, else the arm '
+                f'brakes to rest between steps), got {self.rate!r}; raise rate or lead_time'
+            )
+        if self.min_interval > covered * (1.0 + 1e-9):
+            raise ConfigError(
+                f'min_interval must be at most {covered:.4g} s ({what}: a step held back longer '
+                f'finds the last trajectory run out), got {self.min_interval!r}'
+            )
 
     @classmethod
     def from_parameters(cls, values: Mapping[str, Any]) -> CommanderConfig:
@@ -308,8 +332,10 @@ class ArmCommander:
 
     Counters for diagnostics: :attr:`targets` (target messages that named the arm's joints),
     :attr:`rejected` (incomplete, non-finite or stale ones), :attr:`clamped` (accepted but
-    outside the position limits), :attr:`published` (chunks returned) and
-    :attr:`clock_restarts`.
+    outside the position limits), :attr:`published` (chunks returned), :attr:`clock_restarts`,
+    :attr:`stalls` (steps that came after the last chunk's plan had run out: the controller was
+    braking on its tail, or at rest), :attr:`at_rest` (chunks stamped 0: holding still) and
+    :attr:`largest_gap` (the longest time between two steps [s]).
 
     :param arm: The arm (joint names, limits, neutral pose).
     :param config: Settings.
@@ -322,6 +348,7 @@ class ArmCommander:
     ) -> None:
         self._arm = arm
         self._config = config if config is not None else CommanderConfig()
+        self._limits_cache: tuple[CommanderConfig, MotionLimits] | None = None
         self._engaged = bool(engaged)
         self._supervisor = TrackingSupervisor(arm.neutral, self._config.tracking)
         self._predictor = self._make_predictor(self._config)
@@ -329,15 +356,20 @@ class ArmCommander:
         self._last_step: float | None = None
         self._last_now = -math.inf
         self._sent: list[PlannedState] = []
-        self._plan_start: float | None = None
-        self._undo: tuple[float | None, list[PlannedState], float | None, int] | None = None
+        self._plan_start = math.nan
+        self._plan_end = math.nan
+        self._begin: _Begin | None = None
+        self._guidance: Guidance | None = None
+        self._undo: tuple[Any, ...] | None = None
         self._undo_state: tuple[FloatArray, FloatArray] | None = None
-        self._braking = False
         self.targets = 0
         self.rejected = 0
         self.clamped = 0
         self.published = 0
         self.clock_restarts = 0
+        self.stalls = 0
+        self.at_rest = 0
+        self.largest_gap = 0.0
         if not self._config.wait_for_joint_states:
             self._motion = self._make_motion(arm.neutral, self._config)
 
@@ -353,16 +385,22 @@ class ArmCommander:
 
     @config.setter
     def config(self, config: CommanderConfig) -> None:
-        """Change the settings at run time, keeping the state, the command and any blend."""
+        """
+        Change the settings at run time, keeping the state, the command and any blend.
+
+        New limits take effect at the next step, through the generator: ruckig plans from the
+        command as it is, bringing a velocity beyond a lowered limit down within the
+        acceleration and jerk limits. Lowered acceleration or jerk limits take over at once when
+        the command is within them and can brake inside the position limits under them; else
+        the arm first brakes to rest within the old ones, and follows again under the new ones
+        from there. A new ``motion_generator`` starts from the current command (the limiter has
+        no acceleration state, nor jerk limits).
+        """
         motion = self._motion
         old = self._config
-        if motion is not None and (
-            config.velocity_scale != old.velocity_scale
-            or config.acceleration_scale != old.acceleration_scale
-            or config.motion_generator != old.motion_generator
-            or config.limit_headroom != old.limit_headroom
-        ):
+        if motion is not None and config.motion_generator != old.motion_generator:
             motion = self._make_motion(motion.position, config, motion)
+            self._sent = []
         if config.prediction_horizon != old.prediction_horizon or (
             config.velocity_scale != old.velocity_scale
             or config.limit_headroom != old.limit_headroom
@@ -405,6 +443,17 @@ class ArmCommander:
     def velocity(self) -> FloatArray | None:
         """Return the current commanded velocity, shape (n,) (None before the start)."""
         return None if self._motion is None else self._motion.velocity
+
+    @property
+    def limits(self) -> MotionLimits | None:
+        """
+        Return the limits the last chunk was planned within (None before the start).
+
+        Those of the settings (:func:`planned_limits`, the position limits narrowed) except
+        while lowered acceleration or jerk limits wait for the command to come within them
+        (see :attr:`config`).
+        """
+        return None if self._motion is None else self._motion.limits
 
     def start_from(self, position: npt.ArrayLike) -> bool:
         """
@@ -474,58 +523,19 @@ class ArmCommander:
             guidance.state is TrackingState.DISENGAGED and self._last_step is None
         ):
             return None  # nothing commanded yet: the controller holds where the arm is
-        self._undo = (self._last_step, self._sent, self._plan_start, self.published)
-        self._undo_state = (motion.position, motion.velocity)
-        braking = self._braking
-        # braking again from the state the step reached (a plan drawn further for ruckig; the
-        # limiter from its state before the step, which it integrates anew)
-        keep = braking and isinstance(motion, JerkLimitedGenerator)
-        dt = 0.0 if self._last_step is None or keep else now - self._last_step
-        self._last_step = now
-        following = not braking and guidance.state in (
-            TrackingState.TRACKING, TrackingState.BLENDING
+        self._undo = (
+            self._last_step, self._sent, self._plan_start, self._plan_end, self.published,
+            self.stalls, self.at_rest, self.largest_gap,
         )
-        ahead = self._plan_ahead()
-        reference = (
-            self._predictor.predict(now + ahead, guidance.reference)
-            if following else guidance.reference
-        )
-        lead = self._config.lead_time
-        stamp = max(now + ahead, 0.0) if self._config.stamp_trajectories else 0.0
+        self._guidance = guidance
+        if self._last_step is not None:
+            self.largest_gap = max(self.largest_gap, now - self._last_step)
         if isinstance(motion, JerkLimitedGenerator):
-            repeated: list[PlannedState] = []
-            if ahead > 0.0:
-                begun = self._plan_start if self._plan_start is not None else now
-                repeated = bridge(self._sent, now, now + ahead, motion, begun) or [
-                    (now, *motion.sample(max(now - begun, 0.0)))  # the first chunk: at rest
-                ]
-            motion.step(
-                reference, dt, guidance.speed_scale,
-                self._predictor.velocity if following else None,
-                hold=braking
-                or guidance.state in (TrackingState.HOLDING, TrackingState.DISENGAGED),
-            )
-            states: list[PlannedState] = []
-            if repeated and repeated[0][0] > MIN_POINT_GAP:  # stamped a hair before the first
-                stamp = repeated[0][0] - MIN_POINT_GAP
-                states = [(when - stamp, q, v, a) for when, q, v, a in repeated]
-                states.append((now + ahead - stamp, *motion.sample(0.0)))
-            chunk = planned_chunk(
-                self._arm.joint_names, motion.sample, lead, motion.breakpoints(lead), stamp=stamp,
-                start_point=ahead > 0.0 and not states, bridge=states,
-            )
-            if ahead > 0.0:
-                self._plan_start = now + ahead
-                self._sent = [
-                    (stamp + p.time_from_start, p.positions, p.velocities, p.accelerations)
-                    for p in chunk.points if p.accelerations is not None
-                ]
+            self._begin = self._begin_plan(now, motion)
+            chunk = self._planned(guidance, braking=False)
         else:
-            target = motion.position if braking else reference
-            limited = motion.step(target, dt, guidance.speed_scale)
-            chunk = stream_chunk(
-                self._arm.joint_names, limited.position, limited.velocity, lead, stamp=stamp
-            )
+            chunk = self._limited(now, guidance, motion, braking=False)
+        self._last_step = now
         self.published += 1
         return chunk
 
@@ -534,9 +544,9 @@ class ArmCommander:
         Replace the chunk of the step just made at ``now`` by one that brakes to a stop.
 
         For the trajectory publisher's collision guard (:mod:`pic_ros.motion.guard`): the
-        command stays where that step took it (the state at ``now`` on the plan last sent), and
-        the new plan brakes from there to rest within the acceleration and jerk limits instead
-        of going on to the target; the next steps follow the targets again.
+        command stays where that step took it (the state at the plan's start on the trajectory
+        last sent), and the new plan brakes from there to rest within the acceleration and
+        jerk limits instead of going on to the target; the next steps follow the targets again.
 
         :param now: The time of the step just made [s].
         :return: The braking chunk, or None when no chunk was made at ``now``.
@@ -544,23 +554,192 @@ class ArmCommander:
         motion = self._motion
         if motion is None or self._last_step != now or self._undo is None:
             return None
-        assert self._undo_state is not None  # set with _undo
-        self._last_step, self._sent, self._plan_start, self.published = self._undo
+        (
+            self._last_step, self._sent, self._plan_start, self._plan_end, self.published,
+            self.stalls, self.at_rest, self.largest_gap,
+        ) = self._undo
+        guidance = self._guidance
+        assert guidance is not None  # set with _undo
         if isinstance(motion, JerkLimitedGenerator):
-            motion.reset(motion.position, motion.velocity, motion.acceleration)
+            chunk = self._planned(guidance, braking=True)
         else:
+            assert self._undo_state is not None  # set with _undo
             motion.reset(*self._undo_state)
-        self._braking = True
-        try:
-            return self.step(now)
-        finally:
-            self._braking = False
+            chunk = self._limited(now, guidance, motion, braking=True)
+        self._last_step = now
+        self.published += 1
+        return chunk
+
+    def _begin_plan(self, now: float, motion: JerkLimitedGenerator) -> _Begin:
+        """
+        Find where a ruckig step's plan starts: the controller's command then, and the bridge.
+
+        The command is that of the trajectory last sent -- the generator's plan up to its
+        ``lead_time``, then the braking tail, then rest -- at the plan's start, whatever the
+        time since the last step (a stall is re-timed: never the old plan sampled where the
+        controller did not go). The generator is then set to go on from there, with the limits
+        of the settings once the command allows them (:attr:`config`).
+        """
+        ahead = self._plan_ahead()
+        start = now + ahead
+        if not self._sent:  # nothing sent: the controller holds where the command is
+            state = (motion.position, motion.velocity, motion.acceleration)
+            state_now = state
+        else:
+            state = self._sent_at(start, motion)
+            state_now = self._sent_at(now, motion)
+            if self._plan_end < now:
+                self.stalls += 1  # the controller went onto the braking tail (or to rest)
+        repeated = bridge(self._sent, now, start, state_now) if ahead > 0.0 else []
+        self._motion, settling = self._adapt(motion, state)
+        return _Begin(now, start, state, state_now, repeated, settling)
+
+    def _sent_at(
+        self, when: float, motion: JerkLimitedGenerator
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Return the command on the trajectory last sent at a time (its plan exactly)."""
+        if self._plan_start <= when <= self._plan_end:
+            return motion.sample(when - self._plan_start)
+        return state_at(self._sent, when)
+
+    def _adapt(
+        self, motion: JerkLimitedGenerator, state: tuple[FloatArray, FloatArray, FloatArray]
+    ) -> tuple[JerkLimitedGenerator, bool]:
+        """
+        Return the generator to plan with, going on from ``state``, and whether it must brake.
+
+        New limits take over at once unless they lower an acceleration or jerk limit and the
+        command is beyond them or could not brake inside the position limits under them: the
+        generator with the old limits then brakes to rest (a state that keeps any limits), and
+        the new ones take over from there (see :attr:`config`).
+        """
+        wanted = self._motion_limits(self._config)
+        current = motion.limits
+        motion.continue_from(*state)
+        if _same_limits(current, wanted):
+            return motion, False
+        assert wanted.jerk is not None and current.jerk is not None  # ruckig's limits
+        lowered = bool(
+            np.any(wanted.acceleration < current.acceleration)
+            or np.any(wanted.jerk < current.jerk)
+        )
+        if lowered and not motion.brakes_inside(wanted):
+            return motion, True
+        generator = JerkLimitedGenerator(wanted, state[0])
+        generator.continue_from(*state)
+        return generator, False
+
+    def _planned(self, guidance: Guidance, braking: bool) -> TrajectoryChunk:
+        """Plan a ruckig step from :attr:`_begin` and return its chunk (see the module doc)."""
+        begin = self._begin
+        motion = self._motion
+        assert begin is not None and isinstance(motion, JerkLimitedGenerator)
+        now, start, ahead = begin.now, begin.start, begin.start - begin.now
+        config = self._config
+        motion.continue_from(*begin.state)
+        braking = braking or begin.settling  # lower limits: brake to rest within the old ones
+        following = not braking and guidance.state in (
+            TrackingState.TRACKING, TrackingState.BLENDING
+        )
+        reference = (
+            self._predictor.predict(start, guidance.reference)
+            if following else guidance.reference
+        )
+        motion.step(
+            reference, 0.0, guidance.speed_scale,
+            self._predictor.velocity if following else None,
+            hold=braking or guidance.state in (TrackingState.HOLDING, TrackingState.DISENGAGED),
+        )
+        lead = config.lead_time
+        names = self._arm.joint_names
+        if begin.stopped() and _rest_at(motion.sample(lead), begin.state[0]) and all(
+            _rest_at(point[1:], begin.state[0]) for point in self._sent if point[0] >= now
+        ):
+            # holding still where the controller already is: "start on arrival" (stamp 0) is
+            # exact whenever it arrives, so a late one is never refused
+            position = begin.state[0]
+            zero = np.zeros_like(position)
+            chunk = TrajectoryChunk(
+                joint_names=tuple(names),
+                points=(TrajectoryPoint(lead, position, zero, zero),),
+            )
+            self.at_rest += 1
+            self._remember([(now, position, zero, zero), (start + lead, position, zero, zero)],
+                           start, lead)
+            return chunk
+        stamped = config.stamp_trajectories
+        stamp = max(start, 0.0) if stamped else 0.0
+        states: list[PlannedState] = []
+        repeated = begin.bridge
+        if repeated and repeated[0][0] > MIN_POINT_GAP:  # stamped a hair before the first
+            stamp = repeated[0][0] - MIN_POINT_GAP
+            states = [(when - stamp, q, v, a) for when, q, v, a in repeated]
+            states.append((start - stamp, *motion.sample(0.0)))
+        tail = motion.stopping(*motion.sample(lead))
+        chunk = planned_chunk(
+            names, motion.sample, lead, motion.breakpoints(lead), stamp=stamp,
+            start_point=ahead > 0.0 and not states, bridge=states, tail=tail,
+            hold_until=LATE_WINDOW if stamped else 0.0, plan_many=motion.sample_many,
+        )
+        base = chunk.stamp if chunk.stamp > 0.0 else now
+        self._remember(
+            [
+                (base + p.time_from_start, p.positions, p.velocities, p.accelerations)
+                for p in chunk.points if p.accelerations is not None
+            ],
+            start if states or ahead > 0.0 else base, lead,
+        )
+        return chunk
+
+    def _remember(self, sent: list[PlannedState], plan_start: float, lead: float) -> None:
+        """Keep what was sent: its points, and where it follows the generator's plan."""
+        self._sent = sent
+        self._plan_start = plan_start
+        self._plan_end = plan_start + lead
+
+    def _limited(
+        self, now: float, guidance: Guidance, motion: JointLimiter, braking: bool
+    ) -> TrajectoryChunk:
+        """Make a limiter step's one-point chunk (its point ``lead_time`` after the step)."""
+        dt = 0.0 if self._last_step is None else now - self._last_step
+        if not braking:
+            if self._sent and now > self._sent[-1][0]:
+                # the controller reached the last point and holds it at rest: from there it has
+                # lead_time to reach the new point
+                self.stalls += 1
+                motion.reset(self._sent[-1][1])
+                dt = min(dt, self._config.lead_time)
+            self._undo_state = (motion.position, motion.velocity)
+        following = not braking and guidance.state in (
+            TrackingState.TRACKING, TrackingState.BLENDING
+        )
+        reference = (
+            self._predictor.predict(now, guidance.reference)
+            if following else guidance.reference
+        )
+        before = motion.position
+        target = motion.position if braking else reference
+        limited = motion.step(target, dt, guidance.speed_scale)
+        lead = self._config.lead_time
+        still = not np.any(limited.velocity != 0.0) and np.array_equal(limited.position, before)
+        resting = still and (
+            not self._sent or not np.any(self._sent[-1][2] != 0.0)
+        )
+        stamp = max(now, 0.0) if self._config.stamp_trajectories and not resting else 0.0
+        self.at_rest += int(resting)
+        chunk = stream_chunk(
+            self._arm.joint_names, limited.position, limited.velocity, lead, stamp=stamp
+        )
+        zero = np.zeros(len(before))
+        self._sent = [(now + lead, limited.position, limited.velocity, zero)]
+        return chunk
 
     def _plan_ahead(self) -> float:
         """Return how long after a step its trajectory starts [s] (ruckig and stamps only)."""
         config = self._config
         planned = config.stamp_trajectories and isinstance(self._motion, JerkLimitedGenerator)
-        return config.plan_ahead if planned else 0.0
+        ahead = config.plan_ahead if planned else 0.0
+        return ahead if ahead >= 2.0 * MIN_POINT_GAP else 0.0
 
     def _check_clock(self, now: float) -> None:
         """Start over from the current command if the clock went back."""
@@ -570,7 +749,8 @@ class ArmCommander:
             self._predictor.reset()
             self._last_step = None
             self._sent = []
-            self._plan_start = None
+            self._plan_start = self._plan_end = math.nan
+            self._begin = None
             if self._motion is not None:
                 self._motion.reset(self._motion.position)  # the controller stopped there
         self._last_now = now
@@ -579,14 +759,23 @@ class ArmCommander:
         velocity = planned_limits(self._arm, config).velocity
         return TargetPredictor(velocity, config.prediction_horizon)
 
-    def _make_motion(
-        self, position: npt.ArrayLike, config: CommanderConfig, state: Motion | None = None
-    ) -> Motion:
-        """Build the configured generator at a position (keeping a running one's motion)."""
+    def _motion_limits(self, config: CommanderConfig) -> MotionLimits:
+        """Return the limits a generator of ``config`` plans within (position margin in)."""
+        cached = self._limits_cache
+        if cached is not None and cached[0] is config:
+            return cached[1]
         arm = self._arm
         limits = planned_limits(arm, config).narrowed(
             position_margin(arm.lower, arm.upper, arm.velocity)
         )
+        self._limits_cache = (config, limits)
+        return limits
+
+    def _make_motion(
+        self, position: npt.ArrayLike, config: CommanderConfig, state: Motion | None = None
+    ) -> Motion:
+        """Build the configured generator at a position (keeping a running one's motion)."""
+        limits = self._motion_limits(config)
         start = limits.clamp(position)
         motion: Motion = (
             JerkLimitedGenerator(limits, start)
@@ -603,3 +792,36 @@ class ArmCommander:
             else:
                 motion.reset(start, velocity)
         return motion
+
+
+@dataclass(frozen=True)
+class _Begin:
+    """Where a ruckig step's plan starts (:meth:`ArmCommander._begin_plan`)."""
+
+    now: float
+    start: float
+    state: tuple[FloatArray, FloatArray, FloatArray]
+    state_now: tuple[FloatArray, FloatArray, FloatArray]
+    bridge: list[PlannedState]
+    settling: bool = False
+
+    def stopped(self) -> bool:
+        """Return whether the command is at rest from ``now``, in one place, to the start."""
+        return _rest_at(self.state_now, self.state[0]) and _rest_at(self.state, self.state[0])
+
+
+def _rest_at(state: Sequence[FloatArray], position: FloatArray) -> bool:
+    """Return whether a state ``(q, v, a)`` is at rest exactly at ``position``."""
+    q, v, a = state[0], state[1], state[2]
+    return (
+        np.array_equal(q, position) and not np.any(v != 0.0)
+        and (a is None or not np.any(a != 0.0))
+    )
+
+
+def _same_limits(first: MotionLimits, second: MotionLimits) -> bool:
+    """Return whether two sets of limits are the same, array for array."""
+    return all(
+        np.array_equal(getattr(first, name), getattr(second, name))
+        for name in ('lower', 'upper', 'velocity', 'acceleration', 'jerk')
+    )

@@ -46,6 +46,7 @@ far from 0 accurate.
 from __future__ import annotations
 
 import atexit
+from collections.abc import Sequence
 from dataclasses import dataclass
 import enum
 import itertools
@@ -73,6 +74,10 @@ FloatArray = npt.NDArray[np.float64]
 
 _POSITION_SLACK = 1e-9
 """Rounding a plan may show beyond a position limit and still count as inside [rad] or [m]."""
+
+_MIN_SPLIT = 1e-5
+"""Shortest time between two states of :meth:`JerkLimitedGenerator.stopping` [s] (as
+:data:`~pic_ros.motion.streaming.MIN_POINT_GAP`: a closer jerk switch is left out)."""
 
 MAX_PLAN_TIME: Final = 600.0
 """Longest plan made to a far target [s] (Ruckig refuses plans of several thousand seconds)."""
@@ -222,6 +227,19 @@ def plan_extrema(plan: Any) -> tuple[FloatArray, FloatArray]:
     return stacked.min(axis=1), stacked.max(axis=1)
 
 
+def _switches(plan: Any, until: float) -> list[float]:
+    """Return the times in (0, ``until``) where a Ruckig plan's jerk changes, increasing [s]."""
+    times: set[float] = set()
+    for profile in plan.profiles[0]:
+        brake = profile.brake
+        # the phases' ends: the brake's, then the profile's after the brake's duration (the sums
+        # run as numpy's cumsum does: left to right; plain floats are faster on seven phases)
+        switches = list(itertools.accumulate(brake.t))
+        switches += [brake.duration + end for end in itertools.accumulate(profile.t)]
+        times.update(float(t) for t in switches if 0.0 < t < until)
+    return sorted(times)
+
+
 class JerkLimitedGenerator:
     """
     Advance a joint command towards a (moving) target within position to jerk limits.
@@ -272,7 +290,14 @@ class JerkLimitedGenerator:
             item.max_acceleration = limits.acceleration.tolist()
             item.max_jerk = self._jerk.tolist()
         self._brake_input.target_velocity = [0.0] * dof
+        self._stop_input = ruckig.InputParameter(dof)
+        self._stop_input.control_interface = ruckig.ControlInterface.Velocity
+        self._stop_input.synchronization = synchronization
+        self._stop_input.current_position = [0.0] * dof
+        self._stop_input.target_velocity = [0.0] * dof
+        self._stop_input.target_acceleration = [0.0] * dof
         self._plan = ruckig.Trajectory(dof)
+        self._stop_plan = ruckig.Trajectory(dof)
         _LIVE.add(self)
         self._origin = np.zeros(dof)
         self._ends = np.zeros(dof)
@@ -288,7 +313,8 @@ class JerkLimitedGenerator:
 
     def _release(self) -> None:
         """Drop the Ruckig objects (at exit; the generator is unusable afterwards)."""
-        for name in ('_ruckig', '_plan_input', '_brake_input', '_plan'):
+        names = ('_ruckig', '_plan_input', '_brake_input', '_stop_input', '_plan', '_stop_plan')
+        for name in names:
             setattr(self, name, None)
 
     @property
@@ -342,6 +368,124 @@ class JerkLimitedGenerator:
         self._acceleration = read_only(np.clip(a, -limits.acceleration, limits.acceleration))
         self._target = self._position
         self._planned = False
+
+    def continue_from(
+        self,
+        position: npt.ArrayLike,
+        velocity: npt.ArrayLike,
+        acceleration: npt.ArrayLike,
+    ) -> None:
+        """
+        Go on from a given state of the command, keeping the target; the next step plans from it.
+
+        Unlike :meth:`reset`, a velocity or acceleration beyond the limits is kept: the next plan
+        first brings it within them, within the acceleration and jerk limits (Ruckig's brake
+        phase). That is how new, lower limits take effect on a moving command without a step.
+        The position is clamped into the position limits.
+
+        :param position: Commanded position, shape (n,), [rad] or [m].
+        :param velocity: Commanded velocity, shape (n,).
+        :param acceleration: Commanded acceleration, shape (n,).
+        :raises ConfigError: If a value is not finite or the shape is not (n,).
+        """
+        limits = self._limits
+        q = joint_state('generator position', position, limits.dof)
+        v = joint_state('generator velocity', velocity, limits.dof)
+        a = joint_state('generator acceleration', acceleration, limits.dof)
+        self._position = read_only(limits.clamp(q))
+        self._velocity = read_only(v)
+        self._acceleration = read_only(a)
+        self._planned = False
+
+    def stopping(
+        self,
+        position: npt.ArrayLike,
+        velocity: npt.ArrayLike,
+        acceleration: npt.ArrayLike,
+        limits: MotionLimits | None = None,
+    ) -> list[tuple[float, FloatArray, FloatArray, FloatArray]]:
+        """
+        Return how a state brakes to rest at once, within the acceleration and jerk limits.
+
+        The time-optimal braking (Ruckig, velocity interface, to zero velocity and
+        acceleration), as states at its start, at every change of its jerk and at its end
+        (exactly at rest): between two of them each joint moves with constant jerk, so a
+        controller's quintic through them is the braking itself. From a state on a plan of this
+        generator it stays inside the position limits (the module's invariant); the positions
+        are clamped into them all the same.
+
+        :param position: The state's positions, shape (n,).
+        :param velocity: Its velocities, shape (n,).
+        :param acceleration: Its accelerations, shape (n,).
+        :param limits: The acceleration and jerk limits to brake within (default: the
+            generator's).
+        :return: ``(time after the state [s], positions, velocities, accelerations)``, the first
+            at 0 (the state itself), the last at rest; only the first when already at rest.
+        """
+        origin = np.asarray(position, dtype=float)
+        v = np.asarray(velocity, dtype=float)
+        a = np.asarray(acceleration, dtype=float)
+        first = (0.0, origin.copy(), v.copy(), a.copy())
+        if not (np.any(v != 0.0) or np.any(a != 0.0)):
+            return [first]
+        plan = self._brake(v, a, limits)
+        if plan is None:  # Ruckig refused (not seen): no braking to add
+            return [first]
+        duration = float(plan.duration)
+        bounds = self._limits
+        states = [first]
+        for when in _switches(plan, duration - _MIN_SPLIT):
+            if when - states[-1][0] >= _MIN_SPLIT:
+                relative, speed, accel = plan.at_time(when)[:3]
+                q = bounds.clamp(origin + np.asarray(relative, dtype=float))
+                states.append(
+                    (when, q, np.asarray(speed, dtype=float), np.asarray(accel, dtype=float))
+                )
+        end = max(duration, states[-1][0] + _MIN_SPLIT)
+        relative = plan.at_time(duration)[0]
+        zero = np.zeros(bounds.dof)
+        states.append((end, bounds.clamp(origin + np.asarray(relative, dtype=float)), zero, zero))
+        return states
+
+    def brakes_inside(self, limits: MotionLimits) -> bool:
+        """
+        Return whether the current state is within some limits and brakes inside them.
+
+        Within: ``|v| <= v_max`` and ``|a| <= a_max``; brakes inside: braking at once within
+        their acceleration and jerk limits stays inside this generator's position limits. A
+        state that passes may be planned under those limits from then on without a step.
+
+        :param limits: The limits (velocity, acceleration, jerk).
+        :return: Whether the state passes.
+        """
+        v, a = self._velocity, self._acceleration
+        if np.any(np.abs(v) > limits.velocity * (1.0 + 1e-9)) or np.any(
+            np.abs(a) > limits.acceleration * (1.0 + 1e-9)
+        ):
+            return False
+        if not (np.any(v != 0.0) or np.any(a != 0.0)):
+            return True
+        plan = self._brake(v, a, limits)
+        return plan is not None and self._inside(plan, self._position)
+
+    def _brake(
+        self, velocity: FloatArray, acceleration: FloatArray, limits: MotionLimits | None
+    ) -> Any:
+        """Plan braking to rest from a velocity and acceleration (None: Ruckig refused)."""
+        bounds = limits if limits is not None else self._limits
+        item = self._stop_input
+        item.current_velocity = velocity.tolist()
+        item.current_acceleration = acceleration.tolist()
+        item.max_velocity = np.maximum(bounds.velocity, np.abs(velocity)).tolist()
+        item.max_acceleration = bounds.acceleration.tolist()
+        item.max_jerk = (bounds.jerk if bounds.jerk is not None else self._jerk).tolist()
+        try:
+            result = self._ruckig.calculate(item, self._stop_plan)
+        except (ruckig.RuckigError, ValueError):
+            return None
+        if result not in (ruckig.Result.Working, ruckig.Result.Finished):
+            return None
+        return self._stop_plan
 
     def step(
         self,
@@ -436,6 +580,40 @@ class JerkLimitedGenerator:
             return bounded, v, a
         return bounded, np.where(moved, 0.0, v), np.where(moved, 0.0, a)
 
+    def sample_many(
+        self, times: Sequence[float]
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """
+        Return the planned states at several times after the current one, as :meth:`sample`.
+
+        :param times: Times after the current state [s] (negative counts as 0).
+        :return: Positions, velocities and accelerations, each shape (k, n): row ``i`` is
+            ``sample(times[i])``.
+        """
+        count = len(times)
+        if not self._planned:
+            return (
+                np.tile(self._position, (count, 1)), np.tile(self._velocity, (count, 1)),
+                np.tile(self._acceleration, (count, 1)),
+            )
+        at = np.array([t if math.isfinite(t) and t > 0.0 else 0.0 for t in times], dtype=float)
+        plan = self._plan
+        rows = [plan.at_time(float(t)) for t in at]
+        relative = np.array([row[0] for row in rows], dtype=float).reshape(count, -1)
+        velocity = np.array([row[1] for row in rows], dtype=float).reshape(count, -1)
+        acceleration = np.array([row[2] for row in rows], dtype=float).reshape(count, -1)
+        done = self._rests[None, :] & (at[:, None] >= self._durations[None, :])
+        q = np.where(done, self._ends[None, :], self._origin[None, :] + relative)
+        v = np.where(done, 0.0, velocity)
+        a = np.where(done, 0.0, acceleration)
+        limits = self._limits
+        bounded = np.clip(q, limits.lower, limits.upper)
+        moved = np.abs(bounded - q) > _POSITION_SLACK
+        if moved.any():
+            v = np.where(moved, 0.0, v)
+            a = np.where(moved, 0.0, a)
+        return bounded, v, a
+
     def breakpoints(self, until: float) -> list[float]:
         """
         Return the times ahead of the current state where the plan's jerk changes.
@@ -449,16 +627,7 @@ class JerkLimitedGenerator:
         """
         if not self._planned:
             return []
-        times: set[float] = set()
-        for profile in self._plan.profiles[0]:
-            brake = profile.brake
-            # the phases' ends: the brake's, then the profile's after the brake's duration
-            # (the sums run as numpy's cumsum does: left to right; plain floats are faster on
-            # seven phases)
-            switches = list(itertools.accumulate(brake.t))
-            switches += [brake.duration + end for end in itertools.accumulate(profile.t)]
-            times.update(float(t) for t in switches if 0.0 < t < until)
-        return sorted(times)
+        return _switches(self._plan, until)
 
     def _target_velocity(
         self, target_velocity: npt.ArrayLike | None, cap: FloatArray

@@ -4,8 +4,9 @@ The last guard before the controllers: no command, nor the path to it, enters th
 Whatever a solver or a plug-in returned, :class:`CollisionGuard` checks what the trajectory
 publisher is about to send, all arms together, against the robot's self-collision model
 (:mod:`pic_ros.robot.collision`) and workspace bounds: every chunk of the step is sampled along
-its path (every :data:`SAMPLE_SPACING` and at its last point) and on to where its arm would stop
-if the stream ended there (within its acceleration and jerk limits), the other arms and the
+its path (every :data:`SAMPLE_SPACING` and at its last point; a planned chunk's path ends braking
+to rest, its tail) and on to where its arm would stop if the stream ended there (within its
+acceleration and jerk limits; nothing to add after a tail), the other arms and the
 torso at their current commands, and every sample must keep each checked pair at its required
 distance (a :data:`GUARD_SHARE` of
 :meth:`~pic_ros.robot.collision.CollisionModel.required`) and the elbow and wrist landmarks
@@ -192,7 +193,7 @@ class CollisionGuard:
         brake while braking is still enough, not once the margin is reached.
         """
         model = self.robot.arms[arm]
-        velocity = np.asarray(chunk.points[-1].velocities, dtype=float)
+        velocity = np.asarray(chunk.points[chunk.stop].velocities, dtype=float)
         speed = np.abs(velocity)
         acceleration, jerk = model.acceleration, model.jerk
         reach = speed * acceleration / jerk + speed * speed / (2.0 * acceleration)
@@ -205,10 +206,16 @@ class CollisionGuard:
 
 
 def _path(chunk: TrajectoryChunk, now: float) -> tuple[list[float], FloatArray]:
-    """Return a chunk's point times after ``now`` [s] and their positions, shape (n, dof)."""
+    """
+    Return a chunk's point times after ``now`` [s] and their positions, shape (n, dof).
+
+    Up to the point where it comes to rest (:attr:`TrajectoryChunk.stop`: a planned chunk's
+    braking tail ends there, and its last point only holds that rest for a late arrival).
+    """
     start = chunk.stamp if chunk.stamp > 0.0 else now
-    times = [start + point.time_from_start - now for point in chunk.points]
-    positions = np.array([point.positions for point in chunk.points])
+    points = chunk.points[:chunk.stop + 1]
+    times = [start + point.time_from_start - now for point in points]
+    positions = np.array([point.positions for point in points])
     return times, positions
 
 

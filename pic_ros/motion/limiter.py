@@ -394,13 +394,12 @@ def joint_state(name: str, values: npt.ArrayLike | None, dof: int) -> FloatArray
     :return: A new ``float64`` array, shape (dof,).
     :raises ConfigError: If the values are not ``dof`` finite numbers.
     """
-    message = f'{name} must be {dof} finite numbers, got {values!r}'
     try:
         array = np.zeros(dof) if values is None else np.array(values, dtype=float)
     except (TypeError, ValueError, OverflowError) as error:
-        raise ConfigError(message) from error
+        raise ConfigError(f'{name} must be {dof} finite numbers, got {values!r}') from error
     if array.shape != (dof,) or not np.isfinite(array).all():
-        raise ConfigError(message)
+        raise ConfigError(f'{name} must be {dof} finite numbers, got {values!r}')
     return array
 
 

@@ -8,6 +8,10 @@ talking DDS on loopback in the exported ``ROS_DOMAIN_ID`` (else a domain id of i
 process records the topics, stops every process (also on failure), and writes into the output
 folder the animation (skeleton beside the simulated robot), the joint plot and the metrics
 (:mod:`pic_ros.tools.demo_report`), with the offline ``evaluate`` table of what was replayed.
+A run that does not show what the pipeline does -- a controller rejected trajectories, the
+simulation slipped behind real time, the robot exceeded a limit
+(:func:`~pic_ros.tools.live_evaluation.run_warnings`) -- prints one ``WARNING`` line per cause
+and is marked in ``metrics.json`` (``"valid": false``, ``"warnings"``) and ``metrics.md``.
 """
 
 from __future__ import annotations
@@ -179,6 +183,8 @@ def _write_outputs(
           f'{sum(len(t) for t in recording.command_times.values())} trajectories, '
           f'{frames} animation frames, {live["run"]["wall_time_total_s"]} s in all')
     print(f'demo: look at {gif} (one frame: {png}), {elbows}, {joints} and {markdown}')
+    for line in live['warnings']:  # also in metrics.json ("valid": false) and metrics.md
+        print(f'demo: WARNING: invalid run: {line}')
     return 0
 
 

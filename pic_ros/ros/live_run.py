@@ -173,11 +173,20 @@ class Recorder:
                         self.recording.notes[f'skeleton_node_{item.key}'] = item.value
                     elif 'simulation' in status.name and item.key == 'slipped [s]':
                         self.recording.notes['sim_slipped_s'] = float(item.value)
-                    elif 'controller' in status.name and item.key in (
-                        'accepted', 'late', 'joined'
-                    ):  # how the simulated controllers took the streamed trajectories
+                    elif 'controller' in status.name and (item.key in (
+                        'accepted', 'rejected', 'late', 'joined', 'segment_violations'
+                    ) or item.key.startswith('rejected_')):
+                        # how the simulated controllers took the streamed trajectories
                         controller = status.name.rsplit(' ', 1)[-1]
                         self.recording.notes[f'{controller}_{item.key}'] = int(item.value)
+                    elif 'controller' in status.name and item.key == 'segment_peak':
+                        controller = status.name.rsplit(' ', 1)[-1]
+                        self.recording.notes[f'{controller}_segment_peak'] = float(item.value)
+                    elif 'trajectory_publisher' in status.name and item.key in (
+                        'stalls', 'segment_violations'
+                    ):  # the publisher's own view: steps after the plan ran out, its check
+                        group = status.name.rsplit(' ', 1)[-1]
+                        self.recording.notes[f'publisher_{group}_{item.key}'] = int(item.value)
                     elif 'controller' in status.name and item.key in _DELAYS:
                         controller = status.name.rsplit(' ', 1)[-1]
                         self.recording.notes[f'{controller}_{_DELAYS[item.key]}'] = float(

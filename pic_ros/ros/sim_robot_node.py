@@ -16,7 +16,9 @@ The simulation is advanced by a wall-clock (steady) timer, so it runs in real ti
 the node falling behind. A rejected trajectory is logged with its reason (throttled per controller
 and reason) and changes nothing. ``/diagnostics`` carries, per controller, the accepted, rejected
 (by reason) and clamped counts, the late and joined counts, the delay of the stamped trajectories
-(arrival - ``header.stamp``: p50 and p99 of the latest ones, and the largest) and the tracking
+(arrival - ``header.stamp``: p50 and p99 of the latest ones, and the largest), the trajectories
+taken whose reference as followed breaks the joints' velocity, acceleration or jerk limits (or
+jumps: ``segment_violations``, and the peak share of a limit) and the tracking
 error (commanded - measured, now and the largest since the previous report); for the simulation,
 the real-time factor of the physics, the joint_states rate and the frame recorder's figures. A
 controller's status is WARN after a rejection and in a report with a new join: a streamed chunk
@@ -369,6 +371,8 @@ class SimRobotNode(Node):
                 'delay_p50 [ms]': _milliseconds(stats.delay_ms(50.0)),
                 'delay_p99 [ms]': _milliseconds(stats.delay_ms(99.0)),
                 'delay_max [ms]': _milliseconds(1e3 * stats.delay_max),
+                'segment_violations': stats.segment_violations,
+                'segment_peak': f'{stats.segment_peak:.3f}',
                 'tracking_error_now [rad]': f'{report.last_error:.4f}',
                 'tracking_error_max [rad]': f'{report.max_error:.4f}',
             }
@@ -385,6 +389,12 @@ class SimRobotNode(Node):
                     f', {joined} joined since the last report (arrived after the point where '
                     "they left the command: raise the trajectory publisher's plan_ahead above "
                     'the delay)'
+                )
+            if stats.segment_violations:  # what the controller followed broke a limit
+                level = DiagnosticStatus.WARN
+                summary += (
+                    f', {stats.segment_violations} taken beyond a velocity, acceleration or '
+                    f'jerk limit (peak {values["segment_peak"]} x)'
                 )
             statuses.append(status_to_msg(
                 f'pic_ros: {name} {controller}', self.sim.robot.name, level, summary, values

@@ -28,6 +28,18 @@ like ``~/engage``. ``engaged`` (``std_msgs/Bool``, reliable, transient local, de
 subscriber gets the current value) is published at start and on every change. The state and the
 reason of the last transition are a status of ``/diagnostics`` of their own
 (``<node> engagement``).
+
+Timing on ``/diagnostics``, per controller: ``stalls`` (steps that came after the last chunk's
+plan had run out, so that the controller was braking on its tail or at rest: a starved process
+or a stalled clock; WARN in a report with a new one), the longest time between two steps since
+the previous report, the chunks stamped 0 (holding still), the delay of ``joint_states`` (this
+node's clock minus their stamp, the largest since the previous report: how late the robot's
+state reaches the node, on a shared clock) and the continuity check of every chunk sent
+(:class:`~pic_ros.motion.streaming.ContinuityMonitor` against the joints' velocity, acceleration
+and jerk limits, each chunk taken at its step: ``segment_violations``, ERROR when not 0, and the
+peak share of a limit). A delay shows there; it never freezes the arm: a chunk that holds still
+is stamped 0 (start on arrival) and a moving one stays acceptable ``LATE_WINDOW`` after its stamp
+(:mod:`pic_ros.motion.streaming`).
 """
 
 from __future__ import annotations
@@ -46,10 +58,16 @@ from pic_ros.motion.engagement import (
     Transition,
 )
 from pic_ros.motion.guard import CollisionGuard, GuardVerdict
-from pic_ros.motion.streaming import TrajectoryChunk
+from pic_ros.motion.limiter import MotionLimits
+from pic_ros.motion.streaming import ContinuityMonitor, TrajectoryChunk
 from pic_ros.robot.robot import load_robot
 from pic_ros.robot.torso import TORSO_GROUP
-from pic_ros.ros.conversions import joint_state_from_msg, status_to_msg, trajectory_to_msg
+from pic_ros.ros.conversions import (
+    joint_state_from_msg,
+    status_to_msg,
+    time_from_msg,
+    trajectory_to_msg,
+)
 from pic_ros.ros.diagnostics import DiagnosticsReporter
 from pic_ros.ros.parameters import declare_parameters, validation_callback, Values
 from pic_ros.ros.runner import run_node
@@ -82,6 +100,16 @@ EVERY_VALUE = QoSProfile(
 """QoS of ``estop``: no value is overwritten before it is read (a stop is never missed)."""
 
 
+class _Timing:
+    """What one controller's stream looked like since the previous report (lock held)."""
+
+    def __init__(self, limits: MotionLimits) -> None:
+        self.monitor = ContinuityMonitor(limits)
+        self.reported_stalls = 0
+        self.last_step: float | None = None
+        self.gap = 0.0
+
+
 class TrajectoryPublisherNode(Node):
     """
     Stream the commands of every arm controller of one robot.
@@ -102,12 +130,15 @@ class TrajectoryPublisherNode(Node):
         )
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self._groups: dict[str, tuple[ArmCommander, Publisher]] = {}
+        self._timing: dict[str, _Timing] = {}
+        self._state_delay = 0.0
         for name, model in self.robot.groups.items():
             publisher = self.create_publisher(
                 JointTrajectory, f'{model.controller}/joint_trajectory', reliable
             )
             commander = ArmCommander(model, config, engaged=self._engagement.engaged)
             self._groups[name] = (commander, publisher)
+            self._timing[name] = _Timing(MotionLimits.from_arm(model))
         self._clock_restarts = 0
         self._guard = CollisionGuard(self.robot, float(self._values['self_collision_margin']))
         self._guard_last = GuardVerdict(frozenset(), float('inf'))
@@ -241,7 +272,10 @@ class TrajectoryPublisherNode(Node):
             _, positions = joint_state_from_msg(message)
         except SkeletonError:
             return
+        stamp = time_from_msg(message.header.stamp)
         with self._lock:
+            if stamp > 0.0:
+                self._state_delay = max(self._state_delay, self._now() - stamp)
             for arm, (commander, _) in self._groups.items():
                 names = commander.joint_names
                 if not commander.started and all(name in positions for name in names):
@@ -301,6 +335,9 @@ class TrajectoryPublisherNode(Node):
         restarts = sum(item.clock_restarts for item, _ in self._groups.values())
         if restarts != self._clock_restarts:
             self._clock_restarts = restarts
+            for timing in self._timing.values():
+                timing.monitor.reset()
+                timing.last_step = None
             self.get_logger().warning('the clock went back: tracking starts over')
         arms = {name: chunk for name, chunk in chunks.items() if name in self.robot.arms}
         if arms and self._guard.enabled:
@@ -317,6 +354,11 @@ class TrajectoryPublisherNode(Node):
                 )
         for name, chunk in chunks.items():
             self._groups[name][1].publish(trajectory_to_msg(chunk))
+            timing = self._timing[name]
+            timing.monitor.add(chunk, now)
+            if timing.last_step is not None:
+                timing.gap = max(timing.gap, now - timing.last_step)
+            timing.last_step = now
 
     def _commands(self) -> dict[str, Any]:
         """Return the current command of every started arm (lock held)."""
@@ -337,9 +379,12 @@ class TrajectoryPublisherNode(Node):
     def _statuses(self) -> list[DiagnosticStatus]:
         statuses = []
         with self._lock:
+            state_delay, self._state_delay = self._state_delay, 0.0
             for name, (commander, _publisher) in self._groups.items():
                 model = self.robot.groups[name]
                 started = commander.started
+                timing = self._timing[name]
+                checked = timing.monitor.total
                 values: dict[str, object] = {
                     'controller': model.controller,
                     'state': commander.state.value if started else 'waiting_for_joint_states',
@@ -347,9 +392,27 @@ class TrajectoryPublisherNode(Node):
                     'targets_received': commander.targets,
                     'targets_rejected': commander.rejected,
                     'targets_clamped_to_limits': commander.clamped,
+                    'stalls': commander.stalls,
+                    'step_gap_max [ms]': f'{1e3 * timing.gap:.1f}',
+                    'chunks_holding_still': commander.at_rest,
+                    'joint_states_delay_max [ms]': f'{1e3 * state_delay:.1f}',
+                    'segment_violations': checked.violations + checked.ran_out,
+                    'segment_peak': f'{checked.peak:.3f}',
                 }
+                timing.gap = 0.0
+                stalled = commander.stalls - timing.reported_stalls
+                timing.reported_stalls = commander.stalls
                 level = DiagnosticStatus.OK if started else DiagnosticStatus.WARN
                 summary = str(values['state'])
+                if stalled:
+                    level = DiagnosticStatus.WARN
+                    summary += (
+                        f', {stalled} steps since the last report came after the last plan '
+                        'had run out (the arm braked: this node was starved or its clock stalled)'
+                    )
+                if checked.violations or checked.ran_out:
+                    level = DiagnosticStatus.ERROR
+                    summary += f', {values["segment_violations"]} chunks beyond a limit'
                 title = f'pic_ros: {self.get_fully_qualified_name()} {model.name}'
                 statuses.append(status_to_msg(title, self.robot.name, level, summary, values))
             statuses.append(self._engagement_status())

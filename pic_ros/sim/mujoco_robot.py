@@ -165,7 +165,7 @@ class SimRobot:
             margins = np.array([target_margin(self.robot, name) for name in names])
             follower = TrajectoryFollower(
                 names, group.lower, group.upper, [start[name] for name in names],
-                self.config.follower,
+                self.config.follower, limits=group,
             )
             self._controllers[group.controller] = _Controller(
                 name=group.controller,

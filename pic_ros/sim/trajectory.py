@@ -8,12 +8,23 @@ checks them the way JTC's ``validate_trajectory_msg`` does and answers with a :c
 commanded state at any time with :meth:`TrajectoryFollower.sample`. No exception is raised for a
 bad trajectory: a controller logs it and keeps doing what it did.
 
-Semantics (``docs/interfaces.md#ros2_control``; Humble/Jazzy JTC unless said otherwise):
+Semantics (``docs/interfaces.md#ros2_control``), those of ros2_controllers'
+joint_trajectory_controller as released for Humble (2.54.0), Jazzy (4.42.1) and Kilted (5.17.0),
+whose rules below are the same in all three (and on the master branch, 6.9.0), unless said
+otherwise:
 
-* Times are seconds on the follower's clock (the simulation clock). ``stamp == 0`` means "start
-  now"; a non-zero stamp is the start time, and a trajectory whose end (stamp + last
-  ``time_from_start``) is already in the past is rejected. A future stamp does *not* delay the
-  motion: as in JTC the first segment runs from the current state at arrival to the first point.
+* Times are seconds on the follower's clock (the simulation clock). **Stamp 0 starts the
+  trajectory on arrival**: JTC's ``Trajectory::sample`` takes the time of the first control
+  update that samples it as the start when ``header.stamp`` is 0, so ``time_from_start`` counts
+  from then (here: from the arrival, the simulation's update). **A non-zero stamp is the start
+  time**, and ``validate_trajectory_msg`` rejects, on reception, a trajectory whose end -- stamp
+  plus the *last* point's ``time_from_start`` -- is before the controller's clock (``ends in
+  the past``); a stamped trajectory that has not ended is accepted however late it is. The same
+  rule here: rejected when ``stamp + times[-1] < now``, accepted otherwise (the trajectory
+  publisher keeps the last point of a moving chunk ``LATE_WINDOW`` after its stamp and stamps a
+  chunk that holds still 0, so that a late chunk is taken: :mod:`pic_ros.motion.streaming`). A
+  future stamp does *not* delay the motion: as in JTC the first segment runs from the current
+  state at arrival to the first point.
 * A new trajectory replaces the old one at once ("the current implementation just forgets the old
   trajectory"). It starts from the **commanded** state at arrival (position, velocity and
   acceleration of the old command: JTC's ``interpolate_from_desired_state`` / open-loop mode,
@@ -61,6 +72,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
+from pic_ros.motion.streaming import JUMP_TOLERANCE, LimitsLike, segment_peaks
 from pic_ros.schema import ParameterDef
 
 FloatArray = npt.NDArray[np.float64]
@@ -75,7 +87,7 @@ joins the current command to the trajectory cannot be so short that a small diff
 the two becomes a large acceleration."""
 
 
-CONTINUITY: Final = (1e-6, 1e-4, 1e-2)
+CONTINUITY: Final = JUMP_TOLERANCE
 """
 Largest difference between a late trajectory's state at its arrival and the current command for
 the trajectory to be followed as it is, in position [rad], velocity [rad/s] and acceleration
@@ -232,6 +244,11 @@ class FollowerStats:
         its step, and is joined when it arrives later.
     :param delay_max: The largest of all those delays since the follower was made [s] (NaN
         before the first).
+    :param segment_violations: Accepted trajectories whose states as followed -- the command
+        at the arrival, then the points kept -- break the velocity, acceleration or jerk limits
+        between two of them, or that the command jumps onto
+        (:func:`~pic_ros.motion.streaming.segment_peaks`; only with ``limits``).
+    :param segment_peak: The largest share of a limit over them (0 before the first).
     """
 
     accepted: int = 0
@@ -243,6 +260,8 @@ class FollowerStats:
     last_rejection: Verdict | None = None
     delays: deque[float] = field(default_factory=lambda: deque(maxlen=DELAY_WINDOW))
     delay_max: float = math.nan
+    segment_violations: int = 0
+    segment_peak: float = 0.0
 
     def delay_ms(self, percentile: float) -> float:
         """
@@ -349,6 +368,8 @@ class TrajectoryFollower:
     :param initial: Commanded positions held until the first trajectory, shape (n,) (clamped
         into the limits).
     :param config: Options.
+    :param limits: Velocity, acceleration and jerk limits to check each accepted trajectory
+        against, as followed (:attr:`FollowerStats.segment_violations`); None: not checked.
     :raises ConfigError: If names, limits or the initial positions are inconsistent.
     """
 
@@ -359,6 +380,7 @@ class TrajectoryFollower:
         upper: npt.ArrayLike,
         initial: npt.ArrayLike,
         config: FollowerConfig | None = None,
+        limits: LimitsLike | None = None,
     ) -> None:
         names = tuple(joint_names)
         if not names or len(set(names)) != len(names):
@@ -379,6 +401,7 @@ class TrajectoryFollower:
         self._lower.setflags(write=False)
         self._upper.setflags(write=False)
         self._config = config or FollowerConfig()
+        self._limits = limits
         self._plan: _Plan | None = None
         zero = np.zeros(len(names))
         self._hold = JointCommand(np.clip(start, low, high), zero, zero, moving=False)
@@ -426,6 +449,7 @@ class TrajectoryFollower:
         :param now: Arrival time on the follower's clock [s].
         :return: The verdict; on rejection the previous command continues unchanged.
         """
+        current = self.sample(now)
         try:
             plan, clamped = self._plan_for(trajectory, now)
         except _Rejected as rejected:
@@ -435,6 +459,8 @@ class TrajectoryFollower:
             counts[verdict.status] = counts.get(verdict.status, 0) + 1
             self.stats.last_rejection = verdict
             return verdict
+        if self._limits is not None:
+            self._check_segments(plan, current, now)
         self._plan = plan
         self.stats.accepted += 1
         stamp = float(trajectory.stamp)
@@ -446,6 +472,34 @@ class TrajectoryFollower:
         self.stats.clamped_points += clamped
         detail = f'{clamped} point(s) clamped into the position limits' if clamped else ''
         return Verdict(TrajectoryStatus.ACCEPTED, detail, clamped)
+
+    def _check_segments(self, plan: _Plan, current: JointCommand, now: float) -> None:
+        """Count a trajectory whose states as followed break a limit or are jumped onto."""
+        assert self._limits is not None
+        states: list[tuple[float, FloatArray, FloatArray | None, FloatArray | None]] = []
+        jumped = False
+        if plan.times[0] > now + _TIME_EPSILON:  # joined from the command now
+            states.append((now, current.positions, current.velocities, current.accelerations))
+        else:  # followed from where it is now (continued, or its last point)
+            taken = (
+                _evaluate(plan, now, self._lower, self._upper)
+                if len(plan.times) > 1 and now < plan.times[-1] else
+                JointCommand(plan.positions[-1], np.zeros(len(self._names)),
+                             np.zeros(len(self._names)), False)
+            )
+            jumped = not _continues(current, taken)
+            states.append((now, taken.positions, taken.velocities, taken.accelerations))
+        for index, when in enumerate(plan.times):
+            if when > now + _TIME_EPSILON:
+                states.append((
+                    float(when), plan.positions[index],
+                    plan.velocities[index] if plan.has_velocity[index] else None,
+                    plan.accelerations[index] if plan.has_acceleration[index] else None,
+                ))
+        peaks = segment_peaks(states, self._limits)
+        stats = self.stats
+        stats.segment_peak = max(stats.segment_peak, math.inf if jumped else peaks.peak)
+        stats.segment_violations += int(jumped or peaks.violations > 0)
 
     def _order(self, names: Sequence[str]) -> list[int]:
         """Return, per controller joint, its column in the trajectory, or reject."""

@@ -310,6 +310,12 @@ def _live(args: argparse.Namespace) -> int:
         print(json.dumps(_json_ready({'live': records}), default=str))
     else:
         print(live_tables(records))
+    for record in records:  # a run that does not show what the pipeline does (run_warnings)
+        for line in record['warnings']:
+            print(
+                f"evaluate --live: WARNING: invalid run ({record['live']['robot']}, "
+                f"{record['live']['recording']}): {line}", file=sys.stderr,
+            )
     return 0
 
 

@@ -378,8 +378,14 @@ def write_metrics(
     json_path.write_text(
         json.dumps({'live': dict(live), 'evaluate': list(offline)}, indent=2, default=str)
     )
-    lines = [
-        '# pic_ros demo: metrics', '',
+    warnings = list(live.get('warnings', []))
+    lines = ['# pic_ros demo: metrics', '']
+    if warnings:
+        lines += [
+            '**Invalid run**: it does not show what the pipeline does (the figures below are '
+            'those of what happened):', '', *[f'- {line}' for line in warnings], '',
+        ]
+    lines += [
         '## What the simulated robot did (separate ROS 2 processes over DDS)', '',
         'The same figures as `evaluate --live`: the offline figures of the same skeletons and '
         'settings beside the live ones; lag per arm (left / right); the motion of the simulated '

@@ -76,6 +76,26 @@ FloatArray = npt.NDArray[np.float64]
 STAMP_MATCH: Final = 1e-3
 """Largest difference between a skeleton's stamp and its recording frame's [s]."""
 
+ROBOT_VELOCITY_SLACK: Final = 0.1
+"""
+How far the simulated joints' velocity may go beyond the limit before a run is invalid (10 %).
+
+The simulated servos follow the reference with the coupling between the joints (a few percent
+beyond the velocity limit on a valid run, README *evaluate --live*); the controllers' reference
+itself is checked exactly (``segment_violations``). The joints' accelerations from finite
+differences of ``joint_states`` carry the physics' transients and are reported, not judged.
+"""
+
+REFERENCE_SLACK: Final = 0.1
+"""
+How far a simulated controller's reference may go beyond a limit before a run is invalid (10 %).
+
+A streamed chunk that reaches the controller later than the trajectory publisher's
+``plan_ahead`` is joined to the command (``sim_robot`` counts it in ``segment_violations`` when
+that breaks a limit at all); a join of a few ms of divergence goes a few percent beyond, a
+frozen or jumping stream far beyond.
+"""
+
 
 def _interpolate(times: FloatArray, rows: FloatArray, at: FloatArray) -> FloatArray:
     """Interpolate rows (K, n) linearly at times (m,), held at the ends; NaN without rows."""
@@ -392,10 +412,12 @@ def live_record(
     :param offline: ``evaluate``'s record of the same recording and settings, kept beside.
     :param targets: The offline imitation that record scores (default: run here with the
         default processing and ``mapping``).
-    :return: ``{'live': record, 'offline': record, 'arms': {name: figures}, 'run': notes}``;
-        the records are :func:`~pic_ros.tools.evaluation.score`'s; each arm's figures hold its
-        lags [s], and ``robot`` and ``command`` motion figures, and ``targets``, those of the
-        offline imitation's targets (:func:`target_figures`).
+    :return: ``{'live': record, 'offline': record, 'arms': {name: figures}, 'run': notes,
+        'warnings': [line, ...], 'valid': bool}``; the records are
+        :func:`~pic_ros.tools.evaluation.score`'s; each arm's figures hold its lags [s], and
+        ``robot`` and ``command`` motion figures, and ``targets``, those of the offline
+        imitation's targets (:func:`target_figures`); ``warnings`` say why the run is invalid
+        (:func:`run_warnings`; ``valid`` when there are none).
     """
     trace = live_trace(robot, demonstration, recording, mapping)
     asked = targets if targets is not None else run_imitation(
@@ -432,12 +454,96 @@ def live_record(
                 limits, planned,
             ),
         }
-    return {
+    record: dict[str, Any] = {
         'live': score(trace, demonstration, robot, solver),
         'offline': dict(offline) if offline is not None else None,
         'arms': arms,
         'run': dict(recording.notes),
     }
+    record['warnings'] = run_warnings(record)
+    record['valid'] = not record['warnings']
+    return record
+
+
+def run_warnings(record: Mapping[str, Any]) -> list[str]:
+    """
+    Tell why a live run does not show what the pipeline does, if it does not: one line each.
+
+    A run is invalid when a simulated controller rejected trajectories (the arm did not get the
+    commands: ``<controller>_rejected`` in the run's notes, with the reasons), when the
+    simulation slipped behind real time (``sim_slipped_s``: the host could not run it), or when
+    the robot exceeded a limit: a simulated joint beyond its position limits or more than
+    :data:`ROBOT_VELOCITY_SLACK` beyond its velocity limit, or a controller that took a
+    trajectory whose reference breaks a velocity, acceleration or jerk limit by more than
+    :data:`REFERENCE_SLACK`, or jumps (``<controller>_segment_violations`` and
+    ``_segment_peak``). The trajectory publisher's stalls (steps after its
+    last plan had run out: the arm braked) are told too.
+
+    :param record: A live record (:func:`live_record`).
+    :return: The warnings, empty for a valid run.
+    """
+    run = record.get('run', {})
+    warnings = []
+    suffix = '_rejected'
+    rejected = {
+        key[:-len(suffix)]: int(value) for key, value in run.items()
+        if key.endswith(suffix) and not key.startswith('publisher_') and int(value) > 0
+    }
+    for controller, count in sorted(rejected.items()):
+        accepted = run.get(f'{controller}_accepted', '?')
+        reasons = ', '.join(
+            f'{key[len(controller) + len(suffix) + 1:]} {value}'
+            for key, value in sorted(run.items())
+            if key.startswith(f'{controller}{suffix}_') and int(value) > 0
+        )
+        warnings.append(
+            f'{controller} rejected {count} trajectories ({accepted} accepted)'
+            + (f': {reasons}' if reasons else '')
+        )
+    slipped = float(run.get('sim_slipped_s', 0.0) or 0.0)
+    if slipped > 0.0:
+        warnings.append(
+            f'the simulation slipped {slipped:.2f} s behind real time (the host could not run '
+            'it in real time)'
+        )
+    for name, arm in record.get('arms', {}).items():
+        robot = arm.get('robot', {})
+        if robot.get('position_violations'):
+            warnings.append(
+                f'{name}: the simulated joints left their position limits in '
+                f'{robot["position_violations"]} samples'
+            )
+        peak = robot.get('velocity_peak')
+        if isinstance(peak, float) and peak > 1.0 + ROBOT_VELOCITY_SLACK:
+            warnings.append(
+                f'{name}: the simulated joints reached {peak:.2f} x their velocity limit'
+            )
+    suffix = '_segment_violations'
+    for key, value in sorted(run.items()):
+        if key.endswith(suffix) and not key.startswith('publisher_') and int(value) > 0:
+            controller = key[:-len(suffix)]
+            peak = run.get(f'{controller}_segment_peak')
+            if isinstance(peak, float) and peak <= 1.0 + REFERENCE_SLACK:
+                continue  # within a few percent: in the stream table, not a fault of the run
+            warnings.append(
+                f'{controller} took {value} trajectories beyond a velocity, acceleration or '
+                f'jerk limit, or jumped onto them'
+                + (f' (peak {peak:.3g} x a limit)' if isinstance(peak, float) else '')
+            )
+    stalls = {
+        key: int(value) for key, value in run.items()
+        if key.startswith('publisher_') and key.endswith('_stalls') and int(value) > 0
+    }
+    if stalls:
+        listed = ', '.join(
+            f'{key[len("publisher_"):-len("_stalls")]} {count}'
+            for key, count in sorted(stalls.items())
+        )
+        warnings.append(
+            f'the trajectory publisher stalled (steps after its last plan had run out, the arm '
+            f'braking meanwhile): {listed}'
+        )
+    return warnings
 
 
 def _number(value: Any, digits: int = 2) -> str:
@@ -502,17 +608,23 @@ def live_tables(records: Sequence[Mapping[str, Any]]) -> str:
                     f"{_number(figures.get('acceleration_rms'))} | {jerk} | {violations} |"
                 )
     stream = stream_table(records)
-    return '\n'.join(lines + ['', stream] if stream else lines)
+    lines = lines + ['', stream] if stream else lines
+    invalid = [
+        f"- **{record['live']['robot']}, {record['live']['recording']}: invalid run**: {line}"
+        for record in records for line in record.get('warnings', [])
+    ]
+    return '\n'.join(lines + ['', *invalid] if invalid else lines)
 
 
 def stream_table(records: Sequence[Mapping[str, Any]]) -> str:
     """
     Format how the simulated controllers took the streamed trajectories, one row per controller.
 
-    From the run's notes (sim_robot's ``/diagnostics``): trajectories accepted, late (first point
-    due on arrival: every streamed chunk that repeats the command), joined (late and not a
-    continuation of the command) and the delay of the stamped ones (arrival - ``header.stamp``,
-    p50 / p99 of the latest, and the largest) [ms]. A chunk is joined when it arrives more than
+    From the run's notes (sim_robot's ``/diagnostics``): trajectories accepted, rejected, late
+    (first point due on arrival: every streamed chunk that repeats the command), joined (late
+    and not a continuation of the command), the delay of the stamped ones (arrival -
+    ``header.stamp``, p50 / p99 of the latest, and the largest) [ms] and those taken beyond a
+    limit (``segment_violations``). A chunk is joined when it arrives more than
     the trajectory publisher's ``plan_ahead`` after the step that made it (its stamp is up to
     one point spacing, 10 ms, before that step).
 
@@ -520,8 +632,9 @@ def stream_table(records: Sequence[Mapping[str, Any]]) -> str:
     :return: The Markdown table, or an empty string when no run has the figures.
     """
     lines = [
-        '| robot | controller | accepted | late | joined | delay p50 / p99 / max [ms] |',
-        '|---|---|---|---|---|---|',
+        '| robot | controller | accepted | rejected | late | joined | delay p50 / p99 / max [ms] '
+        '| beyond a limit |',
+        '|---|---|---|---|---|---|---|---|',
     ]
     suffix = '_accepted'
     for record in records:
@@ -534,8 +647,9 @@ def stream_table(records: Sequence[Mapping[str, Any]]) -> str:
             )
             lines.append(
                 f"| {record['live']['robot']} | {controller} | {run[controller + suffix]} "
+                f"| {run.get(controller + '_rejected', '-')} "
                 f"| {run.get(controller + '_late', '-')} | {run.get(controller + '_joined', '-')} "
-                f'| {delays} |'
+                f"| {delays} | {run.get(controller + '_segment_violations', '-')} |"
             )
     return '\n'.join(lines) if len(lines) > 2 else ''
 
@@ -564,5 +678,6 @@ __all__ = [
     'live_trace',
     'motion_figures',
     'place_skeletons',
+    'run_warnings',
     'stream_table',
 ]

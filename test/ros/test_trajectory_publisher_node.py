@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import time
 
+from diagnostic_msgs.msg import DiagnosticStatus
 import numpy as np
 from pic_ros.motion.commander import CommanderConfig, planned_limits
 from pic_ros.motion.engagement import EngagementState
@@ -134,8 +135,22 @@ def state(diagnostics, node, arm_index=0) -> str:
     return groups(diagnostics, node)[arm_index]['state']
 
 
+def holding_still(message) -> bool:
+    """Return whether a message holds still: stamp 0 (on arrival), one point at rest."""
+    return (
+        seconds(message.header.stamp) == 0.0 and len(message.points) == 1
+        and not np.any(message.points[0].velocities)
+    )
+
+
 def assert_safe(node, published, lead_time=0.05):
-    """Check every captured command: its form and stamp, the position and velocity limits."""
+    """
+    Check every captured command: its form and stamp, the position and velocity limits.
+
+    A moving ruckig message streams its plan for ``lead_time`` after the command point, then
+    brakes to rest (its tail) and holds that rest to its last point; a message holding still
+    where the controller already is is stamped 0, one point at rest.
+    """
     for name, items in published.items():
         arm = node.robot.groups[name]
         for item in items:
@@ -143,7 +158,11 @@ def assert_safe(node, published, lead_time=0.05):
             assert list(message.joint_names) == list(arm.joint_names)
             stamp = seconds(message.header.stamp)
             index = command_index(message, item.time)
-            if index:  # a bridge from the previous trajectory, then the plan from the command
+            times = [seconds(point.time_from_start) for point in message.points]
+            if holding_still(message):
+                assert times == [pytest.approx(lead_time, abs=1e-9)]
+                begins = 0.0
+            elif index:  # a bridge from the previous trajectory, then the plan from the command
                 assert item.time - lead_time - 1e-6 <= stamp <= item.time + 1e-6
                 begins = seconds(message.points[index].time_from_start)
             else:  # planned for the step's time (a first ruckig plan: plan_ahead later)
@@ -151,8 +170,9 @@ def assert_safe(node, published, lead_time=0.05):
                     item.time + CommanderConfig().plan_ahead, abs=1e-6
                 )
                 begins = 0.0
-            last = seconds(message.points[-1].time_from_start)
-            assert last - begins == pytest.approx(lead_time, abs=1e-9)
+            assert any(abs(time - begins - lead_time) < 1e-9 for time in times)
+            if len(message.points) > 1:  # ruckig: ends at rest
+                assert not np.any(message.points[-1].velocities)
             for point in message.points:  # the plan ahead (ruckig) or the command (limiter)
                 assert np.all(np.array(point.positions) >= arm.lower - EPSILON)
                 assert np.all(np.array(point.positions) <= arm.upper + EPSILON)
@@ -747,3 +767,42 @@ def test_the_guard_brakes_arms_sent_into_each_other_and_says_so(streamer, diagno
             for name in node.robot.arms
         }
         assert model.check(model.vector(arms)).minimum > -5e-3  # the capsules never overlap
+
+
+def test_a_stall_shows_on_the_diagnostics_and_the_stream_stays_within_the_limits(streamer):
+    """
+    No step for 0.5 s while the arms move (a starved node): WARN with the stall, no fault.
+
+    The controller brakes on the last chunk's tail meanwhile; the next chunk starts where the
+    tail took it, so every chunk sent keeps the limits (``segment_violations`` 0). The next
+    report, without a new stall, is OK again. (The node's own reports are a minute apart
+    here: the test reads them.)
+    """
+    node, clock, published = streamer(diagnostics_period=60.0)
+
+    def moving(now):
+        return pose(node, lambda arm: arm.neutral + 0.4 * math.sin(2.0 * (now - START)))
+
+    last = stream(node, clock, START, START + 1.0, 0.02, moving)
+    stream(node, clock, last + 0.5, last + 1.5, 0.02, moving)
+    status = next(item for item in node._statuses() if item.name.endswith(' left'))
+    assert status.level == DiagnosticStatus.WARN and 'run out' in status.message
+    left = {item.key: item.value for item in status.values}
+    assert int(left['stalls']) >= 1
+    assert float(left['step_gap_max [ms]']) == pytest.approx(500.0, abs=1.0)
+    assert left['segment_violations'] == '0' and float(left['segment_peak']) <= 1.0
+    stream(node, clock, last + 1.5, last + 2.0, 0.02, moving)
+    again = next(item for item in node._statuses() if item.name.endswith(' left'))
+    assert again.level == DiagnosticStatus.OK
+    assert_safe(node, published)
+
+
+def test_the_delay_of_joint_states_is_reported(streamer, diagnostics):
+    """joint_states stamped 80 ms before this node's clock: a delay of 80 ms on the report."""
+    node, clock, _ = streamer(diagnostics_period=60.0)
+    names = joint_names(node)
+    node._on_joint_states(joint_state_to_msg(START - 0.08, names, pose(node, lambda a: a.neutral)))
+    assert float(groups(diagnostics, node)[0]['joint_states_delay_max [ms]']) == pytest.approx(
+        80.0, abs=0.5
+    )
+    assert float(groups(diagnostics, node)[0]['joint_states_delay_max [ms]']) == 0.0
