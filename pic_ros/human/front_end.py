@@ -55,9 +55,9 @@ from pic_ros.trackers.frames import (
 RESTART_AFTER: Final = ParameterDef(
     'restart_after', 1.0,
     'A stamp older than the last accepted one by more than this is off the session and '
-    'dropped (old_stamp); a new session starts there only when the stream continues on that '
-    'timeline (a looping replay, a tracker restart): 5 readings in a row near the person, or '
-    'reacquire_after of them',
+    'dropped (old_stamp); a new session starts there only when the stream moves to that '
+    'timeline (a looping replay, a tracker restart) with nothing accepted meanwhile: 5 readings '
+    'near the person, or reacquire_after of them',
     unit='s', low=0.0, high=3600.0,
 )
 """The skeleton node's ``restart_after`` (:attr:`FrontEndConfig.restart_after`)."""
