@@ -20,7 +20,7 @@ from hypothesis.extra import numpy as hnp
 import numpy as np
 import numpy.typing as npt
 from pic_ros.human.body_frame import to_body_frame
-from pic_ros.human.front_end import FrontEndConfig, SkeletonFrontEnd
+from pic_ros.human.front_end import FrontEndConfig, RESTART_READINGS, SkeletonFrontEnd
 from pic_ros.human.processing import ProcessingConfig
 from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT, make_frame, Side, SkeletonFrame
 from pic_ros.trackers.frames import DropReason
@@ -31,6 +31,9 @@ import pytest
 FloatArray = npt.NDArray[np.float64]
 IdArray = npt.NDArray[np.int64]
 
+P = 1 / 30
+"""A 30 Hz tracker [s]."""
+
 
 class _MarkerFrontEnd:
     """An Azure Kinect tracker feeding a front end, wired as the skeleton node wires them."""
@@ -40,14 +43,14 @@ class _MarkerFrontEnd:
         self.front = SkeletonFrontEnd(FrontEndConfig(**config))
 
     def process(
-        self, ids: npt.ArrayLike, points: npt.ArrayLike, stamp: float
+        self, ids: npt.ArrayLike, points: npt.ArrayLike, stamp: float, received: float = math.nan
     ) -> SkeletonFrame | DropReason:
         """Decode one marker array and feed the reading to the front end."""
         message = MarkerPositions(
             float(stamp), 'depth_camera_link', np.asarray(ids, dtype=np.int64),
             np.asarray(points, dtype=float).reshape(-1, 3),
         )
-        reading = self.tracker.decode(message, receive_time=0.0)
+        reading = self.tracker.decode(message, receive_time=received)
         return self.front.feed(reading)
 
     def __getattr__(self, name: str) -> Any:
@@ -221,13 +224,21 @@ def test_front_end_never_raises_on_random_arrays(
 
 
 def test_stamps_going_back_beyond_restart_after_start_a_new_session() -> None:
-    """A looping replay: the first frame of the next loop is accepted, counted as a restart."""
+    """
+    A looping replay: once the stream stays on the new timeline, a new session.
+
+    The person (here under a new id) is where they were: taken at the fifth array of the next
+    loop (RESTART_READINGS), counted as a restart; the four before are old stamps.
+    """
     front = _MarkerFrontEnd(restart_after=1.0)
     for stamp in (10.0, 10.1, 10.2):
         assert isinstance(front.process(*_markers(_person(), body=1), stamp), SkeletonFrame)
-    result = front.process(*_markers(_person(), body=4), stamp=0.5)  # 9.7 s back, another id
-    assert isinstance(result, SkeletonFrame) and result.stamp == 0.5
+    loop = [0.5 + index * P for index in range(RESTART_READINGS)]  # 9.7 s back, another id
+    results = [front.process(*_markers(_person(), body=4), stamp) for stamp in loop]
+    assert results[:-1] == [DropReason.OLD_STAMP] * (RESTART_READINGS - 1)
+    assert isinstance(results[-1], SkeletonFrame) and results[-1].stamp == loop[-1]
     assert front.restarts == 1 and front.selector.tracked_id == 4
+    assert front.selector.acquisitions == 1  # the same person
     assert front.accepted == 4  # counts survive the restart
 
 
@@ -257,3 +268,127 @@ def test_changing_the_settings_keeps_the_followed_body_and_the_counts() -> None:
     assert front.selector.tracked_id == 2 and front.selector.switch_after == 5.0
     assert front.process(*_markers(_person(), body=3), stamp=3.0) is DropReason.OTHER_BODY
     assert front.accepted == 1
+
+
+# --- Sessions that belong to the person (issue 27) -----------------------------------------------
+
+STRANGER_SIDE = 2.5
+"""Where a stray publisher's body stands [m], beside the person (beyond reacquire_radius)."""
+
+
+def _run(
+    front: _MarkerFrontEnd, seconds: float, stray: dict[str, Any] | None = None,
+    gone: tuple[float, float] = (0.0, 0.0),
+) -> tuple[int, int]:
+    """
+    Feed the person at 30 Hz for ``seconds`` (received at their stamps), with a stray stream.
+
+    :param stray: ``offset`` of its stamps [s], ``body`` id, ``start`` [s]: one array beside
+        the person after each of the person's arrays from ``start`` on (``once``: only one).
+    :param gone: The person is out of view (empty arrays) between these times [s].
+    :return: The person's arrays accepted, the stray arrays accepted.
+    """
+    person = stranger = 0
+    for index in range(round(seconds / P)):
+        now = 100.0 + index * P
+        if gone[0] <= now - 100.0 < gone[1]:
+            front.process([], [], math.nan, received=now)
+        else:
+            result = front.process(*_markers(_person(), body=1), stamp=now, received=now)
+            person += isinstance(result, SkeletonFrame)
+        if stray is not None and now - 100.0 >= stray.get('start', 0.0):
+            markers = _markers(_person(side=STRANGER_SIDE), body=stray.get('body', 1))
+            result = front.process(*markers, stamp=now + stray['offset'], received=now + 0.001)
+            stranger += isinstance(result, SkeletonFrame)
+            if stray.get('once'):
+                stray = None
+    return person, stranger
+
+
+@pytest.mark.parametrize('body', [1, 2])
+def test_one_stranger_array_two_seconds_old_is_an_old_stamp(body: int) -> None:
+    """
+    Regression: one array of another body, stamped 2 s before the person's last one.
+
+    Before, it started a new session and took the nearest body, the stranger: the real person
+    was then dropped as far_body for 8 s (239 arrays). Now it is one old_stamp, nothing else.
+    """
+    front = _MarkerFrontEnd()
+    stray = {'offset': -2.0, 'body': body, 'start': 10.0, 'once': True}
+    person, stranger = _run(front, 20.0, stray)
+    assert (person, stranger) == (600, 0)
+    assert front.counts[DropReason.OLD_STAMP] == 1 and front.restarts == 0
+    assert front.accepted + sum(front.counts.values()) == 601
+
+
+@pytest.mark.parametrize('offset', [-10.0, -2.0, -0.5, 0.0, 0.5, 2.0, 10.0])
+@pytest.mark.parametrize('body', [1, 2])
+def test_a_second_driver_on_the_topic_never_takes_the_person_over(
+    offset: float, body: int
+) -> None:
+    """
+    A stray publisher beside the person, its stamps ``offset`` from the person's, all along.
+
+    Regression (2 s behind): before, it took the robot over (every one of its arrays accepted
+    after the first, the person's dropped as far_body). Now none of its arrays is accepted,
+    with the person's id or another, behind, level or ahead.
+    """
+    front = _MarkerFrontEnd()
+    person, stranger = _run(front, 10.0, {'offset': offset, 'body': body, 'start': 1.0})
+    assert (person, stranger) == (300, 0)
+    assert front.selector.acquisitions == 1 and front.restarts == 0
+
+
+@pytest.mark.parametrize('offset', [-10.0, 10.0])
+def test_a_stray_stream_takes_nobody_while_the_person_is_briefly_out_of_view(
+    offset: float
+) -> None:
+    """The person out of view for 1 s, a stray 10 s ahead or behind: nobody new is taken."""
+    front = _MarkerFrontEnd()
+    person, stranger = _run(front, 10.0, {'offset': offset, 'body': 2}, gone=(4.0, 5.0))
+    assert stranger == 0 and person == 270
+    assert front.selector.acquisitions == 1
+
+
+def test_a_new_session_keeps_the_identity_rule() -> None:
+    """
+    A restarted tracker that shows a stranger first: never taken for the person.
+
+    The stream goes 50 s back with only the stranger in view for 2 s: old stamps, never a new
+    session (nobody near the person's place, and shorter than reacquire_after). Then the person
+    is back at their place on that timeline: a new session after RESTART_READINGS arrays, the
+    same person.
+    """
+    front = _MarkerFrontEnd(reacquire_after=3.0)
+    for index in range(30):
+        front.process(*_markers(_person(), body=1), stamp=100.0 + index * P)
+    stranger = _markers(_person(side=STRANGER_SIDE), body=1)
+    results = [front.process(*stranger, stamp=50.0 + index * P) for index in range(60)]
+    assert set(results) == {DropReason.OLD_STAMP} and front.restarts == 0
+    back = [front.process(*_markers(_person(), body=1), stamp=52.0 + index * P)
+            for index in range(RESTART_READINGS)]
+    assert back[:-1] == [DropReason.OLD_STAMP] * (RESTART_READINGS - 1)
+    assert isinstance(back[-1], SkeletonFrame)
+    assert front.restarts == 1 and front.selector.acquisitions == 1
+
+
+def test_after_a_restart_a_far_body_is_taken_only_after_reacquire_after() -> None:
+    """A new timeline with only a far body: a new person once it lasted reacquire_after."""
+    front = _MarkerFrontEnd(reacquire_after=3.0)
+    for index in range(30):
+        front.process(*_markers(_person(), body=1), stamp=100.0 + index * P)
+    stranger = _markers(_person(side=STRANGER_SIDE), body=1)
+    results = [front.process(*stranger, stamp=50.0 + index * P) for index in range(100)]
+    first = next(index for index, result in enumerate(results)
+                 if isinstance(result, SkeletonFrame))
+    assert first * P == pytest.approx(3.0, abs=P)
+    assert front.restarts == 1 and front.selector.acquisitions == 2
+
+
+def test_the_followed_id_far_from_the_person_is_another_body() -> None:
+    """Two figures, one id (a replayed bag on the topic): only the one at the person's place."""
+    front = _MarkerFrontEnd()
+    assert isinstance(front.process(*_markers(_person(), body=1), 1.0), SkeletonFrame)
+    far = _markers(_person(side=STRANGER_SIDE), body=1)
+    assert front.process(*far, 1.0 + P) is DropReason.OTHER_BODY
+    assert isinstance(front.process(*_markers(_person(), body=1), 1.0 + 2 * P), SkeletonFrame)

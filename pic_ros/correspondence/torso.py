@@ -39,6 +39,9 @@ from pic_ros.exceptions import ConfigError
 from pic_ros.human.skeleton import HumanJoint, MIN_BONE_LENGTH, SkeletonFrame
 from pic_ros.robot.torso import TorsoModel
 
+MAX_SAMPLES: Final = 8192
+"""Most chest heights and trunk lengths kept, whatever the stamps (34 s at 240 Hz)."""
+
 SHOULDER_HEIGHT_PER_TRUNK: Final = 2.84
 """
 A standing person's shoulder height over their trunk (hip -> shoulder) length [-].
@@ -94,8 +97,11 @@ class TorsoTarget:
                               f'{torso.axis.tolist()} in the base frame)')
         check_number('robot shoulder height', shoulder_height, 1e-3, 10.0)
         self._robot_trunk = shoulder_height / SHOULDER_HEIGHT_PER_TRUNK
-        self._heights: tuple[deque[float], deque[float]] = (deque(), deque())  # stamps, values
-        self._trunks: tuple[deque[float], deque[float]] = (deque(), deque())
+        size = MAX_SAMPLES
+        self._heights: tuple[deque[float], deque[float]] = (  # stamps, values
+            deque(maxlen=size), deque(maxlen=size)
+        )
+        self._trunks: tuple[deque[float], deque[float]] = (deque(maxlen=size), deque(maxlen=size))
         self._last_stamp: float | None = None
         self._lift = torso.neutral
 
@@ -130,12 +136,15 @@ class TorsoTarget:
         """
         Take one frame and return the torso lift target.
 
-        :param stamp: Capture time [s]; a stamp earlier than the last one starts over.
+        :param stamp: Capture time [s]; a stamp earlier than the last one starts over, a
+            non-finite one changes nothing.
         :param chest_height: The chest's (shoulder midpoint's) height in the tracker frame [m],
             or None when unknown (the target then holds).
         :param frame: The same skeleton in the body frame (its pelvis gives the trunk length).
         :return: The lift target [m], inside the torso's limits.
         """
+        if not math.isfinite(stamp):
+            return self._lift
         if self._last_stamp is not None and stamp < self._last_stamp:
             self.reset()
         elapsed = 0.0 if self._last_stamp is None else stamp - self._last_stamp

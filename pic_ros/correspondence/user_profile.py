@@ -36,7 +36,7 @@ from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
-from pic_ros.checks import check_number
+from pic_ros.checks import check_integer, check_number
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.skeleton import Side, SkeletonFrame
 import yaml
@@ -221,18 +221,31 @@ class Calibrator:
 
     Feed body-frame skeletons with :meth:`add` (in time order); :meth:`profile` then returns the
     lengths of the most recent hold or raises with what is missing. Only the last
-    ``keep`` seconds are kept, so it can run all the time beside a live pipeline.
+    ``keep`` seconds are kept, and at most ``max_frames`` frames whatever their stamps, so it can
+    run all the time beside a live pipeline: a stamp that goes back (a new session, or a frame
+    stamped far in the future before it) starts the buffer over, and a non-finite stamp is
+    ignored.
 
     :param config: What counts as holding the pose.
     :param keep: Seconds of frames kept [s] (at least the hold duration).
+    :param max_frames: Most frames kept (the oldest go first), in [16, 100000]; the default
+        holds 34 s at 240 Hz.
     """
 
     config: CalibrationConfig = field(default_factory=CalibrationConfig)
     keep: float = 10.0
-    _samples: deque[_Sample] = field(default_factory=deque, init=False, repr=False)
+    max_frames: int = 8192
+    _samples: deque[_Sample] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         check_number('calibration keep', self.keep, self.config.duration, 600.0)
+        check_integer('calibration max_frames', self.max_frames, 16, 100_000)
+        self._samples = deque(maxlen=self.max_frames)
+
+    @property
+    def kept(self) -> int:
+        """Return the number of frames held, at most ``max_frames``."""
+        return len(self._samples)
 
     def reset(self) -> None:
         """Forget every frame."""
@@ -248,6 +261,10 @@ class Calibrator:
         """
         if frame.frame != 'body':
             raise ConfigError(f"calibration needs 'body' frame skeletons, got {frame.frame!r}")
+        if not math.isfinite(frame.stamp):
+            return False
+        if self._samples and frame.stamp < self._samples[-1].stamp:
+            self._samples.clear()  # the stamps went back: what came before is another timeline
         if not (frame.has_arm(Side.LEFT) and frame.has_arm(Side.RIGHT)):
             sample = _Sample(frame.stamp, np.full((2, 2), np.nan), False)
         else:

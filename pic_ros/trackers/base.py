@@ -21,6 +21,7 @@ import abc
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 import enum
+import math
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -51,10 +52,15 @@ class TrackerReading:
         marker array).
     :param bodies: Skeletons by the tracker's body id, ``'tracker'`` frame, [m]; empty when no
         body was seen.
+    :param received: When the node received the message [s], on its clock (the
+        ``receive_time`` given to :meth:`TrackerSource.decode`); NaN when unknown. The front end
+        measures the person's absence on it too, so that a message stamped ahead of the stream
+        cannot make the person look absent.
     """
 
     stamp: float
     bodies: Mapping[int, SkeletonFrame] = field(default_factory=dict)
+    received: float = math.nan
 
 
 class TrackerSource(abc.ABC):

@@ -184,16 +184,23 @@ class BodySelector:
       body");
     - nothing followed yet: follow the body nearest to the sensor (ties go to the lower id), so a
       single body is followed as soon as it is seen;
-    - the followed id is in the array and the person was seen less than ``switch_after`` ago:
-      return it (other bodies are ignored);
+    - the followed id is in the array, within ``reacquire_radius`` of the person's place, and
+      the person was seen less than ``switch_after`` ago: return it (other bodies are ignored).
+      A body with the followed id farther away is somebody else (another publisher on the
+      topic, or the tracker gave the id to another person): it is treated as another id;
     - only other ids, the person seen less than ``switch_after`` ago:
       :attr:`DropReason.OTHER_BODY`;
-    - a gap: the person not seen for ``switch_after`` or more. A tracker may give the person a
-      new id, or give the old id to somebody else (Kinect v2 recordings carry one id), so the id
-      no longer decides: the body nearest to the person's place is followed if it is within
-      ``reacquire_radius``; otherwise :attr:`DropReason.FAR_BODY` until the gap reaches
-      ``reacquire_after``, when the body nearest to the sensor is followed as a new person
-      (:attr:`acquisitions` counts it, and the front end starts the smoothing over).
+    - a gap: the person not seen for ``switch_after`` or more, or a new session of the stream
+      (:meth:`rebase`). A tracker may give the person a new id, or give the old id to somebody
+      else (Kinect v2 recordings carry one id), so the id no longer decides: the body nearest to
+      the person's place is followed if it is within ``reacquire_radius``; otherwise
+      :attr:`DropReason.FAR_BODY` until the absence reaches ``reacquire_after``, when the body
+      nearest to the sensor is followed as a new person (:attr:`acquisitions` counts it, and
+      the front end starts the smoothing over).
+
+    The absence is measured on the stamps and, when the caller gives them, on the receive times
+    too (the shorter counts): a message stamped seconds ahead of the person (a stray publisher,
+    a replay) does not make the person absent.
 
     "Present" means that markers came for the body, whatever their values: a followed body with
     broken joints stays followed and its frames are dropped by the validator.
@@ -217,6 +224,8 @@ class BodySelector:
         self._reacquire_after = float(REACQUIRE_AFTER.check(reacquire_after))
         self._tracked: int | None = None
         self._last_seen = -math.inf
+        self._last_received = math.nan
+        self._gap = False
         self._place: FloatArray | None = None
         self._acquisitions = 0
 
@@ -260,66 +269,139 @@ class BodySelector:
         """Return how many times a person was taken up without continuity (first one included)."""
         return self._acquisitions
 
+    @property
+    def place(self) -> FloatArray | None:
+        """Return the person's place [m], shape (3,), tracker frame (a copy), or None."""
+        return None if self._place is None else self._place.copy()
+
     def reset(self) -> None:
         """Forget the followed person."""
         self._tracked = None
         self._last_seen = -math.inf
+        self._last_received = math.nan
+        self._gap = False
         self._place = None
 
-    def select(self, bodies: Mapping[int, SkeletonFrame]) -> SkeletonFrame | DropReason:
+    def rebase(self, stamp: float, received: float = math.nan) -> None:
+        """
+        Start a new session of the stream at ``stamp``, keeping who the person is.
+
+        The stamps before it mean nothing any more (a replay loop, a restarted tracker): the
+        person counts as last seen at ``stamp`` and as absent for a gap, so the identity rule
+        decides (a body near the person's place is the person; a new person only after
+        ``reacquire_after`` of the new session). Without a person followed, nothing changes.
+
+        :param stamp: First stamp of the new session [s].
+        :param received: When that session's first message was received [s], or NaN.
+        """
+        if self._tracked is None:
+            return
+        self._last_seen = stamp if math.isfinite(stamp) else -math.inf
+        self._last_received = received
+        self._gap = True
+
+    def is_near(self, bodies: Mapping[int, SkeletonFrame]) -> bool:
+        """
+        Return whether a body of the reading is the person by place (or nobody is followed).
+
+        :param bodies: ``{body_id: frame}`` of one array.
+        :return: True when no person is followed yet, or a body is within
+            ``reacquire_radius`` of the person's place (or the place is unknown).
+        """
+        if self._tracked is None or self._place is None:
+            return True
+        return self._nearest_to_place(bodies) is not None
+
+    def select(
+        self, bodies: Mapping[int, SkeletonFrame], received: float = math.nan
+    ) -> SkeletonFrame | DropReason:
         """
         Choose the frame of the followed person in one decoded marker array.
 
         :param bodies: ``{body_id: frame}`` of one array (any frame; stamps [s]).
+        :param received: When the array was received [s] (a clock that does not jump), or NaN
+            when unknown.
         :return: The person's frame, or :attr:`DropReason.NO_BODY`,
             :attr:`DropReason.OTHER_BODY` or :attr:`DropReason.FAR_BODY`.
         """
         if not bodies:
             return DropReason.NO_BODY
         if self._tracked is None:
-            return self._acquire(bodies)
-        now = max(frame.stamp for frame in bodies.values())
-        absent = now - self._last_seen
-        if not absent >= self._switch_after:  # no gap (also for NaN stamps)
-            if self._tracked in bodies:
-                return self._keep(self._tracked, bodies[self._tracked])
+            return self._acquire(bodies, received)
+        absent = self._absence(max(frame.stamp for frame in bodies.values()), received)
+        if not (self._gap or absent >= self._switch_after):  # no gap (also for NaN stamps)
+            frame = bodies.get(self._tracked)
+            if frame is not None:
+                centre = _centre(frame)
+                if self._continues(centre):
+                    return self._keep(self._tracked, frame, received, centre)
             return DropReason.OTHER_BODY
         near = self._nearest_to_place(bodies)
         if near is not None:
-            return self._keep(near, bodies[near])
+            return self._keep(near[0], bodies[near[0]], received, near[1])
         if absent >= self._reacquire_after:
-            return self._acquire(bodies)
+            return self._acquire(bodies, received)
         return DropReason.FAR_BODY
 
-    def _acquire(self, bodies: Mapping[int, SkeletonFrame]) -> SkeletonFrame:
+    def _absence(self, now: float, received: float) -> float:
+        """
+        How long the person has been absent [s]: the stamps' and the receive times' least.
+
+        Without receive times (NaN), or when the receive clock went back, the stamps alone
+        count.
+        """
+        absent = now - self._last_seen
+        waited = received - self._last_received
+        if math.isfinite(waited) and waited >= 0.0 and not waited >= absent:
+            return waited
+        return absent
+
+    def _continues(self, centre: FloatArray | None) -> bool:
+        """Whether a body with the followed id is where the person was (or either is unknown)."""
+        if self._place is None or centre is None:
+            return True
+        with np.errstate(over='ignore', invalid='ignore'):
+            offset = centre - self._place
+            return bool(math.sqrt(float(offset @ offset)) <= self._radius)
+
+    def _acquire(self, bodies: Mapping[int, SkeletonFrame], received: float) -> SkeletonFrame:
         body = min(bodies, key=lambda item: (_distance(bodies[item]), item))
         self._acquisitions += 1
         self._last_seen = -math.inf
+        self._last_received = math.nan
         self._place = None
-        return self._keep(body, bodies[body])
+        return self._keep(body, bodies[body], received, _centre(bodies[body]))
 
-    def _keep(self, body: int, frame: SkeletonFrame) -> SkeletonFrame:
+    def _keep(
+        self, body: int, frame: SkeletonFrame, received: float, centre: FloatArray | None
+    ) -> SkeletonFrame:
+        """Follow ``body``, seen in ``frame`` at ``centre`` (its place, or None if unknown)."""
         self._tracked = body
+        self._gap = False
         if math.isfinite(frame.stamp) and frame.stamp > self._last_seen:
             self._last_seen = frame.stamp
-        place = _centre(frame)
-        if place is not None:
-            self._place = place
+        if math.isfinite(received) and not received <= self._last_received:
+            self._last_received = received
+        if centre is not None:
+            self._place = centre
         return frame
 
-    def _nearest_to_place(self, bodies: Mapping[int, SkeletonFrame]) -> int | None:
+    def _nearest_to_place(
+        self, bodies: Mapping[int, SkeletonFrame]
+    ) -> tuple[int, FloatArray] | None:
+        """Return the body nearest to the person's place within the radius, and its centre."""
         if self._place is None:
             return None
-        best: tuple[float, int] | None = None
+        best: tuple[float, int, FloatArray] | None = None
         for body, frame in bodies.items():
             centre = _centre(frame)
             if centre is None:
                 continue
             with np.errstate(over='ignore', invalid='ignore'):
                 distance = float(np.linalg.norm(centre - self._place))
-            if distance <= self._radius and (best is None or (distance, body) < best):
-                best = (distance, body)
-        return None if best is None else best[1]
+            if distance <= self._radius and (best is None or (distance, body) < best[:2]):
+                best = (distance, body, centre)
+        return None if best is None else (best[1], best[2])
 
 
 class FrameValidator:

@@ -401,10 +401,10 @@ class MarkerArrayTracker(TrackerSource):
         Decode one marker array.
 
         :param message: The array's :class:`~pic_ros.trackers.marker_cdr.MarkerPositions`.
-        :param receive_time: Unused (marker arrays carry their capture stamp) [s].
+        :param receive_time: When the node received it [s] (the stamp is the array's own
+            capture stamp; this only goes into :attr:`TrackerReading.received`).
         :return: One skeleton per body; empty for an empty array.
         """
-        del receive_time
         bodies = decode_markers(
             self.format, message.ids, message.positions, message.stamp, self.counts
         )
@@ -412,18 +412,21 @@ class MarkerArrayTracker(TrackerSource):
             self.gaps.stamp(float(message.stamp))
         else:
             self.gaps.interrupt()
-        return TrackerReading(float(message.stamp), bodies)
+        return TrackerReading(float(message.stamp), bodies, float(receive_time))
 
     def status(self) -> dict[str, int | float | str]:
         """
         Return the counts of arrays lost upstream and of markers not used as given.
 
         :return: ``lost_upstream`` (arrays missing from the stamps' sequence, see
-            :class:`~pic_ros.trackers.gaps.GapCounter`), ``markers_ignored`` and
-            ``markers_duplicate``.
+            :class:`~pic_ros.trackers.gaps.GapCounter`), ``sequence_restarts`` and
+            ``sequence_pauses`` (the stamps started over after a jump or a pause: nothing
+            counted lost across), ``markers_ignored`` and ``markers_duplicate``.
         """
         return {
             'lost_upstream': self.gaps.lost,
+            'sequence_restarts': self.gaps.restarts,
+            'sequence_pauses': self.gaps.pauses,
             'markers_ignored': self.counts.ignored,
             'markers_duplicate': self.counts.duplicates,
         }

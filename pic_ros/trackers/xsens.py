@@ -182,7 +182,7 @@ class XsensTracker(TrackerSource):
         if sample is None:
             return None
         frame = sample_to_skeleton(sample, XsensStampSource.RECEIVE_TIME)
-        return TrackerReading(frame.stamp, {sample.character_id: frame})
+        return TrackerReading(frame.stamp, {sample.character_id: frame}, sample.receive_time)
 
     def status(self) -> dict[str, int | float | str]:
         """

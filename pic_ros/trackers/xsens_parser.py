@@ -198,8 +198,14 @@ class XsensParser:
 
     @property
     def restart_count(self) -> int:
-        """Return how many times the sample counter jumped back beyond ``reorder_window``."""
-        return self._restarts
+        """
+        Return how many times the sample counter started over.
+
+        It jumped back beyond ``reorder_window`` (a new MVN session, a wrap), or forward by more
+        than a loss explains (:class:`~pic_ros.trackers.gaps.GapCounter`): neither is counted in
+        ``lost_upstream``.
+        """
+        return self._restarts + self.gaps.restarts
 
     @property
     def pending_count(self) -> int:
@@ -267,8 +273,16 @@ class XsensParser:
             if header.message_type in METADATA_MESSAGE_TYPES:
                 return XsensDropReason.METADATA
             return XsensDropReason.UNKNOWN_TYPE
-        if self._character is None or header.character_id == self._character:
-            self.gaps.counter(header.sample_counter)
+        outcome = self._take_pose(datagram, header, receive_time)
+        if (isinstance(outcome, XsensDropReason) and outcome is not XsensDropReason.OTHER_CHARACTER
+                and (self._character is None or header.character_id == self._character)):
+            # It came, unusable: counted as this drop, so not also as lost (if it was skipped).
+            self.gaps.arrived(header.sample_counter)
+        return outcome
+
+    def _take_pose(
+        self, datagram: bytes | bytearray | memoryview, header: XsensHeader, receive_time: float
+    ) -> XsensSample | XsensDropReason | None:
         payload = len(datagram) - HEADER_SIZE
         if payload < header.payload_size:
             return XsensDropReason.TRUNCATED
@@ -287,6 +301,8 @@ class XsensParser:
         order = self._check_order(header.sample_counter)
         if order is not None:
             return order
+        # Only a validated, in-order datagram of the followed character says what was lost.
+        self.gaps.counter(header.sample_counter, receive_time)
         pending = self._pending.get(header.sample_counter)
         if pending is None:
             pending = _Pending(
@@ -333,7 +349,6 @@ class XsensParser:
             return XsensDropReason.STALE
         self._restarts += 1
         self.gaps.restart()
-        self.gaps.counter(counter)
         self._drops[XsensDropReason.EVICTED] += len(self._pending)
         self._pending.clear()
         self._last_counter = None

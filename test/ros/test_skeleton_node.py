@@ -12,6 +12,7 @@ import threading
 from builtin_interfaces.msg import Time
 import numpy as np
 from pic_ros.human.body_frame import to_body_frame
+from pic_ros.human.front_end import RESTART_READINGS
 from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT, make_frame
 from pic_ros.ros.latency_bench import xsens_datagrams
 from pic_ros.ros.skeleton_node import SkeletonNode
@@ -203,19 +204,25 @@ def test_one_missing_arm_still_gives_a_skeleton(skeleton_node, source):
 
 
 def test_stamp_far_back_starts_a_new_session(skeleton_node, diagnostics):
-    """A jump back beyond restart_after restarts (counted, frame kept); a small one is dropped."""
+    """
+    The stream going back beyond restart_after and staying there restarts (counted).
+
+    A small step back is an old stamp; the first arrays of the replay loop are old stamps until
+    RESTART_READINGS of them in a row show the person.
+    """
     node, published, handed = skeleton_node(restart_after=1.0)
     node._on_markers(marker_bytes('azure_kinect', 100.0))
     node._on_markers(marker_bytes('azure_kinect', 99.5))  # back 0.5 s: an old stamp
 
-    node._on_markers(marker_bytes('azure_kinect', 20.0))  # back 80 s: a replay loop
-    node._on_markers(marker_bytes('azure_kinect', 20.1))
+    loop = [round(20.0 + 0.1 * index, 1) for index in range(RESTART_READINGS + 1)]
+    for stamp in loop:  # back 80 s: a replay loop
+        node._on_markers(marker_bytes('azure_kinect', stamp))
 
-    assert [item.stamp for item in handed] == [100.0, 20.0, 20.1]
+    assert [item.stamp for item in handed] == [100.0, *loop[-2:]]
     assert len(published) == 3
     values = diagnostics(node)[0]
     assert values['session_restarts'] == '1'
-    assert values['dropped_old_stamp'] == '1'
+    assert values['dropped_old_stamp'] == str(RESTART_READINGS)
     assert values['skeletons_out'] == '3'
 
 
