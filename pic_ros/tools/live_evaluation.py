@@ -81,8 +81,8 @@ ROBOT_VELOCITY_SLACK: Final = 0.1
 How far the simulated joints' velocity may go beyond the limit before a run is invalid (10 %).
 
 The simulated servos follow the reference with the coupling between the joints (a few percent
-beyond the velocity limit on a valid run, README *evaluate --live*); the controllers' reference
-itself is checked exactly (``segment_violations``). The joints' accelerations from finite
+beyond the velocity limit on a valid run, ``docs/usage.md`` *evaluate --live*); the controllers'
+reference itself is checked exactly (``segment_violations``). The joints' accelerations from finite
 differences of ``joint_states`` carry the physics' transients and are reported, not judged.
 """
 
