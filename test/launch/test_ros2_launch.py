@@ -311,6 +311,13 @@ def test_teleop_launch_drives_baxter_from_the_azure_kinect_bag(
     stop = published(stop, watcher, True)
     assert 'Bool(data=True)' in stop or stop == 'data: true', stop
     assert 'data: false' in echoed(state, watcher), state
+    # the node has taken the stop (the pub command returns once sent, not once received)
+    wait_for(
+        lambda: watcher.diagnostic_statuses().get(
+            'pic_ros: /trajectory_publisher engagement', {}
+        ).get('state') == 'estopped',
+        'the emergency stop on /diagnostics', 30.0, launch.output(),
+    )
     refused_engage, refused_reset = ros2_commands(service_call(ENGAGE), service_call(RESET_ESTOP))
     refused_engage = answered(refused_engage, watcher, ENGAGE)
     refused_reset = answered(refused_reset, watcher, RESET_ESTOP)
@@ -321,6 +328,12 @@ def test_teleop_launch_drives_baxter_from_the_azure_kinect_bag(
     [release] = ros2_commands(estop(False))
     release = published(release, watcher, False)
     assert 'Bool(data=False)' in release or release == 'data: false', release
+    wait_for(
+        lambda: watcher.diagnostic_statuses().get(
+            'pic_ros: /trajectory_publisher engagement', {}
+        ).get('estop_input') == 'False',
+        'the released emergency stop input on /diagnostics', 30.0, launch.output(),
+    )
     [reset] = ros2_commands(service_call(RESET_ESTOP))
     reset = answered(reset, watcher, RESET_ESTOP)
     assert 'success=True' in reset and 'emergency stop reset by service' in reset, reset
