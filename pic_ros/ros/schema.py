@@ -12,9 +12,12 @@ defined here; every other one is defined next to the core configuration it build
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 from pic_ros.correspondence.base import MAPPING_PARAMETERS
+from pic_ros.exceptions import ConfigError
+from pic_ros.freshness import MAX_FRAME_AGE
 from pic_ros.head_and_hands import HEAD_AND_HANDS_PARAMETERS
 from pic_ros.human.engage_gesture import ENGAGE_GESTURE_TIME
 from pic_ros.human.front_end import RESTART_AFTER
@@ -43,12 +46,39 @@ ARMS: Final = ParameterDef(
     'arms', [''], "Arms to solve (names from the robot file); [''] or [] solves every arm",
     read_only=True,
 )
+
+
+def frame_id(name: str) -> Callable[[str], str]:
+    """
+    Return the check of a frame id parameter: a name tf2 accepts.
+
+    :param name: The parameter's name, for the message.
+    :return: A ``parse`` function that returns the frame id, or raises
+        :class:`~pic_ros.exceptions.ConfigError` for an empty one (messages that name no frame)
+        or one that starts with ``/`` (tf2 refuses it).
+    """
+
+    def check(value: str) -> str:
+        if not value.strip():
+            raise ConfigError(
+                f'{name} must name a frame, got {value!r}: an empty frame_id puts the messages '
+                'in no frame (RViz and tf2 cannot place them)'
+            )
+        if value.startswith('/'):
+            raise ConfigError(f"{name} must not start with '/' (tf2 refuses it), got {value!r}")
+        return value
+
+    return check
+
+
 BODY_FRAME_ID: Final = ParameterDef(
-    'body_frame_id', 'pic_human', 'frame_id of the skeleton topics'
+    'body_frame_id', 'pic_human', "frame_id of the skeleton topics (not empty, no leading '/')",
+    parse=frame_id('body_frame_id'),
 )
 TRACKER_FRAME_ID: Final = ParameterDef(
     'tracker_frame_id', 'pic_tracker',
-    "frame_id of body_pose (the tracker's origin with REP-103 axes: x away from the sensor)",
+    "frame_id of body_pose (the tracker's origin with REP-103 axes: x away from the sensor; not "
+    "empty, no leading '/')", parse=frame_id('tracker_frame_id'),
 )
 MARKER_RATE: Final = ParameterDef(
     'marker_rate', 30.0, 'Largest publish rate of skeleton_markers for RViz (0: off)', unit='Hz',
@@ -89,7 +119,7 @@ SOLVER_NODE: Final = ParameterTable('solver_node', (
     ROBOT, SOLVER_PARAMETERS[:2], ARMS, MAPPING_PARAMETERS, SOLVER_PARAMETERS[2:], WHOLE_BODY,
     SELF_COLLISION_MARGIN,
     HEAD_AND_HANDS_PARAMETERS, HAND_PARAMETERS, HAND_COMPLIANCE_PARAMETERS, ENGAGE_GESTURE_TIME,
-    DIAGNOSTICS_PERIOD,
+    MAX_FRAME_AGE, DIAGNOSTICS_PERIOD,
 ))
 """``solver_node``: skeleton in, joint targets out."""
 
@@ -117,7 +147,8 @@ STAMPED: Final = ParameterDef(
 
 BASE_FRAME_ID: Final = ParameterDef(
     'frame_id', 'base_footprint',
-    "frame_id of a stamped cmd_vel (the base controller's base frame)",
+    "frame_id of a stamped cmd_vel (the base controller's base frame; not empty, no leading '/')",
+    parse=frame_id('frame_id'),
 )
 """``base_follower``'s ``frame_id``: only used with ``stamped``."""
 

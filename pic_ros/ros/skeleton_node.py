@@ -26,7 +26,7 @@ base follower stops.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 import threading
 import time
 from typing import Any
@@ -53,6 +53,7 @@ from pic_ros.trackers.marker_cdr import MarkerCdrError
 from pic_ros.trackers.udp import UdpReceiver
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.subscription import Subscription
 from visualization_msgs.msg import MarkerArray
 
 PARAMETERS = SKELETON_NODE
@@ -63,8 +64,13 @@ SkeletonHandler = Callable[[SkeletonFrame], None]
 TRACKER_QOS = QoSProfile(
     depth=100, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST
 )
-"""QoS of ``body_tracking_data``: sensor data, with 100 arrays of room (3 s at 30 Hz) so that a
-process starved for a while reads the arrays late rather than losing them."""
+"""
+QoS of ``body_tracking_data``: sensor data. The 100 arrays of room (3 s at 30 Hz) are room to
+count, not a backlog to work through: each callback takes every array waiting, decodes them all
+(the tracker counts gaps on every stamp) and processes only the newest, the others counted as
+``superseded``. A process starved for up to 3 s loses no array without a trace; beyond, the
+reader drops the oldest, which the tracker counts from the gap in the stamps (``lost_upstream``).
+"""
 
 
 class SkeletonNode(Node):
@@ -78,6 +84,7 @@ class SkeletonNode(Node):
         super().__init__('skeleton_node', **kwargs)
         # First: destroy_node needs them, also when rclpy destroys a node that failed to start.
         self._receiver: UdpReceiver | None = None
+        self._subscription: Subscription | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._values: Values = declare_parameters(self, PARAMETERS)
@@ -99,7 +106,7 @@ class SkeletonNode(Node):
         if self._tracker.transport is Transport.UDP:
             self._start_udp()
         else:
-            self.create_subscription(
+            self._subscription = self.create_subscription(
                 MarkerArray, 'body_tracking_data', self._on_markers, TRACKER_QOS, raw=True,
             )
         self.add_on_set_parameters_callback(
@@ -139,15 +146,39 @@ class SkeletonNode(Node):
     # Transports ------------------------------------------------------------------------------
 
     def _on_markers(self, data: bytes) -> None:
+        """
+        Read every array waiting behind this one and act on the newest.
+
+        All are decoded (the tracker counts gaps on every stamp); only the newest reading goes
+        on to the front end, the older ones are counted as ``superseded``: a busy process
+        catches up with the person instead of working through a backlog of the past.
+        """
+        arrays = [data, *self._waiting_arrays()]
         with self._lock:
-            self._input.tick()
-            try:
-                markers = marker_positions_from_raw(data)
-            except MarkerCdrError as err:
-                self._malformed += 1
-                self._log_drop(f'unreadable MarkerArray: {err}')
-                return
-            self._feed(markers, self._now())
+            received = self._now()
+            messages = []
+            for raw in arrays:
+                self._input.tick()
+                try:
+                    messages.append(marker_positions_from_raw(raw))
+                except MarkerCdrError as err:
+                    self._malformed += 1
+                    self._log_drop(f'unreadable MarkerArray: {err}')
+            self._act_on_newest(messages, received)
+
+    def _waiting_arrays(self) -> list[bytes]:
+        """Take the raw arrays already waiting in the subscription, without waiting."""
+        subscription = self._subscription
+        taken: list[bytes] = []
+        if subscription is None:
+            return taken
+        while len(taken) < TRACKER_QOS.depth:
+            with subscription.handle:
+                message = subscription.handle.take_message(subscription.msg_type, True)
+            if message is None:
+                break
+            taken.append(message[0])
+        return taken
 
     def _start_udp(self) -> None:
         receiver = UdpReceiver(
@@ -192,26 +223,31 @@ class SkeletonNode(Node):
             received = self._now()
             with self._lock:
                 try:
-                    newest = None
-                    for datagram in datagrams:
-                        self._input.tick()
-                        reading = self._tracker.decode(datagram, received)
-                        if reading is not None:
-                            if newest is not None:
-                                self._front.skip(DropReason.SUPERSEDED)
-                            newest = reading
-                    if newest is not None:
-                        self._accept(newest)
+                    self._input.tick(len(datagrams))
+                    self._act_on_newest(datagrams, received)
                 except Exception as err:  # noqa: BLE001 (the receiver thread survives anything)
+                    if not self.context.ok():
+                        return  # shut down by a signal meanwhile: publishing fails, say nothing
                     self.get_logger().error(
                         f'UDP receiver: {type(err).__name__}: {err}', throttle_duration_sec=2.0
                     )
 
-    def _feed(self, message: object, received: float) -> None:
-        """Hand one tracker message to the tracker, and its reading to the front end."""
-        reading = self._tracker.decode(message, received)
-        if reading is not None:
-            self._accept(reading)
+    def _act_on_newest(self, messages: Sequence[object], received: float) -> None:
+        """
+        Decode every message and hand the newest reading on; count the others superseded.
+
+        :param messages: Tracker messages in arrival order (lock held).
+        :param received: When they were read [s], node clock.
+        """
+        newest = None
+        for message in messages:
+            reading = self._tracker.decode(message, received)
+            if reading is not None:
+                if newest is not None:
+                    self._front.skip(DropReason.SUPERSEDED)
+                newest = reading
+        if newest is not None:
+            self._accept(newest)
 
     def _accept(self, reading: TrackerReading) -> None:
         """Hand one tracker reading to the front end and deliver what it gives."""
@@ -256,6 +292,8 @@ class SkeletonNode(Node):
             try:
                 handler(result)
             except Exception as err:  # noqa: BLE001 (a consumer's failure must not stop the input)
+                if not self.context.ok():
+                    return  # shut down by a signal meanwhile: the consumer could not publish
                 self._handler_errors += 1
                 self.get_logger().error(
                     f'skeleton consumer failed: {type(err).__name__}: {err}',

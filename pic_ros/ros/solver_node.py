@@ -12,6 +12,14 @@ landmarks and neutral pose come from ``config/<robot>.yaml`` and ``urdf/<robot>.
 (FABRIK, PIC, PICs(η)), the mapping, the correspondence and the stopping rules are parameters,
 changeable at run time (a change keeps each arm's warm start and what was learnt of the person).
 
+Freshest frame: the subscription (and the one-process teleop) only leaves each skeleton in a
+:class:`~pic_ros.freshness.NewestMailbox`; the node's solver thread takes the newest one whenever
+it is free, so a starved solver catches up with the person instead of working through a backlog.
+A skeleton replaced by a newer one before it was solved is counted as ``superseded``, one that
+waited longer than ``max_frame_age`` (node clock) as ``too_old`` (the trajectory publisher holds
+meanwhile); on ``/diagnostics``, ``skeletons_in = skeletons_solved + frames_rejected +
+dropped_superseded + dropped_too_old + skeletons_waiting``, exactly.
+
 Service ``~/calibrate`` (``std_srvs/Trigger``): measures the person's arm lengths from the last
 seconds of skeletons, while they hold the calibration pose (arms stretched out sideways), writes
 them to the ``user_profile`` file and uses them from then on (the ``position`` correspondence's
@@ -49,6 +57,7 @@ from geometry_msgs.msg import PointStamped, PoseArray, WrenchStamped
 import numpy as np
 from pic_ros.correspondence import Calibrator, MappingConfig
 from pic_ros.exceptions import ConfigError, PicRosError, SkeletonError
+from pic_ros.freshness import NewestMailbox
 from pic_ros.head_and_hands import HeadAndHandsConfig, HeadAndHandsImitator
 from pic_ros.human.engage_gesture import EngageGesture, EngageGestureConfig
 from pic_ros.human.skeleton import SkeletonFrame
@@ -81,6 +90,12 @@ PARAMETERS = SOLVER_NODE
 TargetsHandler = Callable[[float, Sequence[str], Sequence[float]], None]
 GestureHandler = Callable[[], object]
 
+IDLE_WAIT = 0.5
+"""Longest sleep of the idle solver thread [s] (wall time): how soon it sees a stop anyway."""
+
+STOP_WAIT = 10.0
+"""Longest wait for the solver thread to finish its solve when the node is destroyed [s]."""
+
 
 def default_profile_path() -> Path:
     """
@@ -96,13 +111,26 @@ class SolverNode(Node):
     """
     Map the skeleton onto one robot and solve its arms.
 
+    :param subscribe: Subscribe ``skeleton`` and ``chest`` (False: the one-process teleop hands
+        them over with :meth:`offer` and :meth:`set_chest_height`).
+    :param solve_thread: Solve in the node's own thread, which takes the newest skeleton offered
+        whenever it is free (live). False: :meth:`offer` solves at once in the caller's thread,
+        through the same mailbox (deterministic tests on a simulated clock).
     :param kwargs: Passed to :class:`rclpy.node.Node` (e.g. ``parameter_overrides``).
     """
 
-    def __init__(self, *, subscribe: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self, *, subscribe: bool = True, solve_thread: bool = True, **kwargs: Any
+    ) -> None:
         super().__init__('solver_node', **kwargs)
+        # First: destroy_node needs them, also when rclpy destroys a node that failed to start.
+        self._mailbox: NewestMailbox[SkeletonFrame] = NewestMailbox()
+        self._thread: threading.Thread | None = None
         self._values: Values = declare_parameters(self, PARAMETERS)
+        self._mailbox.max_age = float(self._values['max_frame_age'])
         self._lock = threading.Lock()
+        self._chest_lock = threading.Lock()
+        self._chest: tuple[float | None] | None = None  # a chest height not yet applied
         self._handlers: list[TargetsHandler] = []
         self._gesture_handlers: list[GestureHandler] = []
         self.robot: Robot = load_robot(str(self._values['robot']))
@@ -121,7 +149,12 @@ class SolverNode(Node):
         self._terminations: dict[str, int] = {t.value: 0 for t in Termination}
         self._avoidance: dict[str, int] = {t.value: 0 for t in AvoidanceTermination}
         self._closest = math.inf
-        self._rejected = 0
+        self._rejected = 0  # frames the solve refused (lock held)
+        self._unreadable = 0  # messages that are no skeleton (executor thread)
+        self._direct = 0  # frames handed to handle_skeleton directly (lock held)
+        self._solved_frames = 0  # frames solved, with targets or (no arm in view) without
+        self._too_old_seen = 0  # too_old count at the last warning (lock held)
+        self._too_old_reported = 0  # too_old count at the last report (executor thread)
         self._orientation = robot_orientation(self.robot)
         self._joints: dict[str, float] = {}
         self._previous_stamp: float | None = None
@@ -150,6 +183,9 @@ class SolverNode(Node):
         self._diagnostics = DiagnosticsReporter(
             self, float(self._values['diagnostics_period']), self._statuses
         )
+        if solve_thread:
+            self._thread = threading.Thread(target=self._solve_loop, name='solver', daemon=True)
+            self._thread.start()
         self.get_logger().info(
             f'{self.robot.name}: solving {", ".join(self._arms)} with '
             f'{self._imitator.solver_config.label}, '
@@ -193,10 +229,12 @@ class SolverNode(Node):
         """
         Give the person's chest height for whole-body imitation (the in-process teleop).
 
+        It is used from the next solve on; the call never waits for a solve in progress.
+
         :param height: Chest height along the tracker's z axis [m], or None when unknown.
         """
-        with self._lock:
-            self._imitator.set_chest_height(height)
+        with self._chest_lock:
+            self._chest = (height,)
 
     def _on_chest(self, message: PointStamped) -> None:
         self.set_chest_height(float(message.point.z))
@@ -228,6 +266,7 @@ class SolverNode(Node):
         head_hands = self._make_head_hands(values)
         compliance = self._make_compliance(values)
         gesture = self._gesture_config(values)
+        self._mailbox.max_age = float(values['max_frame_age'])
         with self._lock:
             if gesture != self._gesture.config:
                 self._gesture.config = gesture
@@ -314,70 +353,148 @@ class SolverNode(Node):
         try:
             frame = skeleton_from_msg(message)
         except SkeletonError as err:
-            self._rejected += 1
+            self._unreadable += 1
             self.get_logger().warning(f'dropping skeleton: {err}', throttle_duration_sec=2.0)
             return
-        self.handle_skeleton(frame)
+        self.offer(frame)
 
-    def handle_skeleton(self, frame: SkeletonFrame) -> None:
+    def offer(self, frame: SkeletonFrame) -> None:
         """
-        Solve one body-frame skeleton and publish the joint targets.
+        Hand a skeleton to the solver; it is solved if it is still the newest when it is free.
+
+        Never waits for a solve in progress (with the solver thread). The frame's arrival time
+        is the node clock now: it is dropped as ``too_old`` if it waits longer than
+        ``max_frame_age``.
 
         :param frame: Skeleton in the body frame (from the topic or handed over in-process).
         """
+        self._mailbox.put(frame, self._now())
+        if self._thread is None:
+            self.solve_newest()
+
+    def solve_newest(self) -> bool:
+        """
+        Solve the newest skeleton offered, in the caller's thread (the solver thread's step).
+
+        :return: Whether one was solved (False: none waited, or it was too old).
+        """
         with self._lock:
-            self._frames.tick()
+            frame = self._mailbox.take(self._now())
+            if frame is None:
+                self._warn_too_old()
+                return False
+            names, positions = self._solve(frame)
+        self._hand_on(frame.stamp, names, positions)
+        return True
+
+    def _warn_too_old(self) -> None:
+        too_old = self._mailbox.counts.too_old
+        if too_old != self._too_old_seen:
+            self._too_old_seen = too_old
+            self.get_logger().warning(
+                f'dropping skeletons that waited longer than max_frame_age '
+                f'({self._mailbox.max_age:g} s) for the solver ({too_old} so far): the computer '
+                'is too busy; the robot holds instead of following the past',
+                throttle_duration_sec=2.0,
+            )
+
+    def _solve_loop(self) -> None:
+        """Take the newest skeleton whenever one waits and solve it, until the node stops."""
+        mailbox = self._mailbox
+        while not mailbox.closed:
+            if not mailbox.wait(IDLE_WAIT):
+                continue
             try:
-                self._calibrator.add(frame)
-                if self._gesture.update(frame):  # asked before solving: solved or not
-                    self._gestures += 1
-                    self._engage_gesture()
-                offsets = self._hand_offsets(frame.stamp)
-                step = (
-                    self._imitator.step(frame) if offsets is None
-                    else self._imitator.step(frame, hand_offsets=offsets)
+                self.solve_newest()
+            except Exception as err:  # noqa: BLE001 (the solver thread survives anything)
+                if not self.context.ok():
+                    return  # shut down by a signal meanwhile: publishing fails, nothing to say
+                self.get_logger().error(
+                    f'solver thread: {type(err).__name__}: {err}', throttle_duration_sec=2.0
                 )
-                extra = self._head_hands.step(frame)
-            except PicRosError as err:
-                self._rejected += 1
-                self.get_logger().warning(f'dropping skeleton: {err}', throttle_duration_sec=2.0)
-                return
-            names: list[str] = []
-            positions: list[float] = []
-            for arm_name in self._arms:
-                arm_step = step.arms.get(arm_name)
-                if arm_step is None:
-                    continue
-                names += self.robot.arms[arm_name].joint_names
-                positions += arm_step.result.q.tolist()
-                self._times.append(arm_step.solve_time)
-                self._terminations[arm_step.result.termination.value] += 1
-            if step.avoidance is not None:
-                self._avoidance[step.avoidance.termination.value] += 1
-                if math.isfinite(step.avoidance.min_distance):
-                    self._closest = min(self._closest, step.avoidance.min_distance)
-            if step.torso is not None:
-                names.append(step.torso.joint)
-                positions.append(step.torso.value)
-                self._torso_targets += 1
-            extra_names, extra_positions = extra.joint_targets(self.robot)
-            names += extra_names
-            positions += extra_positions
-            self._head_targets += extra.head is not None
-            for side, estimate in extra.hands.items():
-                if self._hand_states.get(side.value, estimate.state.value) != estimate.state.value:
-                    self._hand_changes += 1
-                self._hand_states[side.value] = estimate.state.value
-            if not names:
-                return
-            self._joints.update(zip(names, positions, strict=True))
-            self._solved.tick()
-            if len(self._times) > 2000:
-                del self._times[:1000]
+
+    def handle_skeleton(self, frame: SkeletonFrame) -> None:
+        """
+        Solve one body-frame skeleton now, in the caller's thread, and publish the joint targets.
+
+        The live path goes through :meth:`offer` (the newest frame only); this solves every
+        frame it is given (tests, tools). Counted in ``skeletons_in`` as well.
+
+        :param frame: Skeleton in the body frame.
+        """
+        with self._lock:
+            self._direct += 1
+            names, positions = self._solve(frame)
+        self._hand_on(frame.stamp, names, positions)
+
+    def _hand_on(self, stamp: float, names: list[str], positions: list[float]) -> None:
+        """Publish the joint targets of a solved frame and hand them over (lock not held)."""
+        if not names:
+            return
         if self._publisher.get_subscription_count() > 0:
-            self._publisher.publish(joint_state_to_msg(frame.stamp, names, positions))
+            self._publisher.publish(joint_state_to_msg(stamp, names, positions))
         for handler in self._handlers:
-            handler(frame.stamp, names, positions)
+            handler(stamp, names, positions)
+
+    def _solve(self, frame: SkeletonFrame) -> tuple[list[str], list[float]]:
+        """
+        Solve one skeleton (lock held).
+
+        :return: The joint names and targets; none when it was refused or no arm is in view.
+        """
+        with self._chest_lock:
+            chest, self._chest = self._chest, None
+        if chest is not None:
+            self._imitator.set_chest_height(chest[0])
+        try:
+            self._calibrator.add(frame)
+            if self._gesture.update(frame):  # asked before solving: solved or not
+                self._gestures += 1
+                self._engage_gesture()
+            offsets = self._hand_offsets(frame.stamp)
+            step = (
+                self._imitator.step(frame) if offsets is None
+                else self._imitator.step(frame, hand_offsets=offsets)
+            )
+            extra = self._head_hands.step(frame)
+        except PicRosError as err:
+            self._rejected += 1
+            self.get_logger().warning(f'dropping skeleton: {err}', throttle_duration_sec=2.0)
+            return [], []
+        self._solved_frames += 1
+        names: list[str] = []
+        positions: list[float] = []
+        for arm_name in self._arms:
+            arm_step = step.arms.get(arm_name)
+            if arm_step is None:
+                continue
+            names += self.robot.arms[arm_name].joint_names
+            positions += arm_step.result.q.tolist()
+            self._times.append(arm_step.solve_time)
+            self._terminations[arm_step.result.termination.value] += 1
+        if step.avoidance is not None:
+            self._avoidance[step.avoidance.termination.value] += 1
+            if math.isfinite(step.avoidance.min_distance):
+                self._closest = min(self._closest, step.avoidance.min_distance)
+        if step.torso is not None:
+            names.append(step.torso.joint)
+            positions.append(step.torso.value)
+            self._torso_targets += 1
+        extra_names, extra_positions = extra.joint_targets(self.robot)
+        names += extra_names
+        positions += extra_positions
+        self._head_targets += extra.head is not None
+        for side, estimate in extra.hands.items():
+            if self._hand_states.get(side.value, estimate.state.value) != estimate.state.value:
+                self._hand_changes += 1
+            self._hand_states[side.value] = estimate.state.value
+        if not names:
+            return [], []
+        self._joints.update(zip(names, positions, strict=True))
+        self._solved.tick()
+        if len(self._times) > 2000:
+            del self._times[:1000]
+        return names, positions
 
     def _engage_gesture(self) -> None:
         """Ask trajectory_publisher to engage: on the topic and to the in-process handlers."""
@@ -391,14 +508,23 @@ class SolverNode(Node):
 
     def _statuses(self) -> list[DiagnosticStatus]:
         now = self.get_clock().now().nanoseconds * 1e-9
-        with self._lock:
+        with self._lock:  # the solver thread takes and solves under it: counts read together
+            counts = self._mailbox.counts
+            arrived = counts.put + self._direct + self._unreadable
+            self._frames.tick(arrived - self._frames.total)
             times = np.array(self._times[-1000:]) * 1e3
             values: dict[str, object] = {
                 'robot': self.robot.name,
                 'solver': self._imitator.solver_config.label,
                 'skeleton_rate_hz': round(self._frames.rate(now), 2),
                 'solved_rate_hz': round(self._solved.rate(now), 2),
-                'frames_rejected': self._rejected,
+                'skeletons_in': arrived,
+                'skeletons_solved': self._solved_frames,
+                'frames_rejected': self._rejected + self._unreadable,
+                'dropped_superseded': counts.superseded,
+                'dropped_too_old': counts.too_old,
+                'skeletons_waiting': counts.waiting,
+                'max_frame_age_s': self._mailbox.max_age,
                 'solve_ms_p50': round(float(np.percentile(times, 50)), 3) if times.size else 'n/a',
                 'solve_ms_p99': round(float(np.percentile(times, 99)), 3) if times.size else 'n/a',
             }
@@ -426,8 +552,18 @@ class SolverNode(Node):
                 values.update(self._compliance.status())
         level = DiagnosticStatus.OK if self._solved.total else DiagnosticStatus.WARN
         summary = 'solving' if self._solved.total else 'no skeleton solved yet'
+        if counts.too_old > self._too_old_reported:
+            level, summary = DiagnosticStatus.WARN, 'skeletons too old when solved: holding'
+        self._too_old_reported = counts.too_old
         name = f'pic_ros: {self.get_fully_qualified_name()}'
         return [status_to_msg(name, self.robot.name, level, summary, values)]
+
+    def destroy_node(self) -> None:
+        """Stop the solver thread (it finishes the solve in progress) and destroy the node."""
+        self._mailbox.close()
+        if self._thread is not None:
+            self._thread.join(timeout=STOP_WAIT)
+        super().destroy_node()
 
 
 def main(args: list[str] | None = None) -> None:

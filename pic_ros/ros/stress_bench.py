@@ -9,7 +9,8 @@ say about a starved pipeline:
   counted as ``lost_upstream``, and every message in ``frames_in`` is a skeleton or a counted
   drop (``/diagnostics``, read after the stream ends; for DDS, relative to a report taken after
   a warm-up of empty arrays, since what a writer sends before the reader has matched it is lost
-  where nobody can count it);
+  where nobody can count it); every skeleton handed to the solver is solved or counted by it
+  (``superseded`` by a newer one while it was busy, ``too_old``, rejected);
 - **evenly timed commands**: the inter-arrival times of the first arm's ``JointTrajectory``
   messages, received by this process, against the trajectory publisher's period;
 - **the right person after a gap** (marker trackers, :class:`Scenario`): every minute from
@@ -142,6 +143,12 @@ class StressResult:
         [ms].
     :param interarrival_p99_ms: 99th percentile [ms].
     :param interarrival_max_ms: Largest [ms].
+    :param handed_to_solver: Skeletons the solver received (its ``skeletons_in``).
+    :param solved: Skeletons it solved.
+    :param solver_dropped: Skeletons it did not solve, by counted reason (``superseded``,
+        ``too_old``, ``rejected``).
+    :param solver_unprocessed: ``skeletons_out - solved - sum(solver_dropped)`` (0: each one
+        handed on was solved or has a reason).
     :param stranger_frames_sent: Arrays sent with only the second figure in view.
     :param people_taken_up: Persons the skeleton node took up (1: the right one all along).
     :param identity_switches: ``people_taken_up - 1``.
@@ -164,37 +171,44 @@ class StressResult:
     interarrival_p50_ms: float = 0.0
     interarrival_p99_ms: float = 0.0
     interarrival_max_ms: float = 0.0
+    handed_to_solver: int = 0
+    solved: int = 0
+    solver_dropped: dict[str, int] = field(default_factory=dict)
+    solver_unprocessed: int = 0
     stranger_frames_sent: int = 0
     people_taken_up: int = 0
     identity_switches: int = 0
 
 
 class _Probe(Probe):
-    """The benchmark's node: times the commands, keeps the skeleton node's last report."""
+    """The benchmark's node: times the commands, keeps the skeleton and solver nodes' reports."""
 
     def __init__(self, context: Context, commands_topic: str) -> None:
-        self.report: dict[str, str] = {}
-        self.report_time = -1.0
+        self.reports: dict[str, tuple[dict[str, str], float]] = {}
         self._lock = threading.Lock()
         super().__init__(context, commands_topic, JointTrajectory, name='stress_probe')
 
     def subscribe(self) -> None:
-        """Subscribe ``/diagnostics`` for the skeleton node's reports."""
+        """Subscribe ``/diagnostics`` for the skeleton and solver nodes' reports."""
         self.node.create_subscription(
             DiagnosticArray, '/diagnostics', self._on_diagnostics, RELIABLE
         )
 
     def _on_diagnostics(self, message: DiagnosticArray) -> None:
         for status in message.status:
-            if 'skeleton_node' in status.name:
-                with self._lock:
-                    self.report = {item.key: item.value for item in status.values}
-                    self.report_time = time.perf_counter()
+            for node in ('skeleton_node', 'solver_node'):
+                if node in status.name:
+                    with self._lock:
+                        self.reports[node] = (
+                            {item.key: item.value for item in status.values},
+                            time.perf_counter(),
+                        )
 
-    def latest_report(self) -> tuple[dict[str, str], float]:
-        """Return the skeleton node's last report and when it came (perf_counter)."""
+    def latest_report(self, node: str = 'skeleton_node') -> tuple[dict[str, str], float]:
+        """Return a node's last report and when it came (perf_counter; -1 before any)."""
         with self._lock:
-            return dict(self.report), self.report_time
+            report, when = self.reports.get(node, ({}, -1.0))
+            return dict(report), when
 
 
 def _stamp(seconds: float) -> Time:
@@ -311,6 +325,32 @@ def _settled_report(
     return probe.latest_report()[0]
 
 
+SOLVER_COUNTS = ('skeletons_in', 'skeletons_solved', 'dropped_superseded', 'dropped_too_old',
+                 'frames_rejected', 'skeletons_waiting')
+"""The solver node's counts: ``skeletons_in`` = solved + superseded + too old + rejected +
+waiting."""
+
+
+def _solver_report(
+    probe: _Probe, baseline: dict[str, str], skeletons: int, after: float
+) -> dict[str, str]:
+    """
+    Return the solver node's first report, made after a time, that has every skeleton handed on.
+
+    Its ``skeletons_in`` (relative to the baseline) reaches the skeleton node's output and none
+    is waiting; else, at the bound, the last report (the result then shows what is missing).
+    """
+    def settled() -> bool:
+        report, when = probe.latest_report('solver_node')
+        return (
+            when > after and _number(report, 'skeletons_waiting') == 0
+            and _number(report, 'skeletons_in') - _number(baseline, 'skeletons_in') >= skeletons
+        )
+
+    wait_until(settled, timeout=WAIT)
+    return probe.latest_report('solver_node')[0]
+
+
 def run_stress(
     source: str,
     seconds: float,
@@ -365,6 +405,7 @@ def run_stress(
                     '--param', 'trajectory_publisher.wait_for_joint_states=false',
                     '--param', f'skeleton_node.udp_port={port}',
                     '--param', 'skeleton_node.diagnostics_period=0.5',
+                    '--param', 'solver_node.diagnostics_period=0.5',
                     '--ros-args', '-r', 'body_tracking_data:=stress_in',
                 ),
                 environment, logs / f'teleop_{source}.log',
@@ -380,6 +421,7 @@ def run_stress(
             if not ready:
                 raise RuntimeError(f'teleop did not come up; see {logs}')
             baseline = _warm_up(probe, publisher, rate, logs) if source == 'azure_kinect' else {}
+            solver_baseline = probe.latest_report('solver_node')[0]
             if hog:
                 processes.append(ManagedProcess(
                     [sys.executable, '-c', HOG], environment, logs / 'hog.log'
@@ -419,6 +461,10 @@ def run_stress(
             report = _settled_report(
                 probe, baseline, total, ended, logs, port if source == 'xsens_mvn' else None
             )
+            skeletons_out = _number(report, 'skeletons_out') - _number(baseline, 'skeletons_out')
+            solver_report = _solver_report(
+                probe, solver_baseline, skeletons_out, probe.latest_report()[1]
+            )
             commands = probe.received[begun:]
         finally:
             if sender is not None:
@@ -438,6 +484,15 @@ def run_stress(
     frames_in = count('frames_in')
     lost = count('lost_upstream')
     skeletons = count('skeletons_out')
+
+    def solver_count(key: str) -> int:
+        return _number(solver_report, key) - _number(solver_baseline, key)
+
+    solver = {key: solver_count(key) for key in SOLVER_COUNTS}
+    solver_dropped = {
+        'superseded': solver['dropped_superseded'], 'too_old': solver['dropped_too_old'],
+        'rejected': solver['frames_rejected'],
+    }
     gaps = _interarrival([when for when in commands if when <= ended])
     socket_drops = report.get('lost_in_socket')
     taken_up = _number(report, 'people_taken_up')
@@ -450,6 +505,9 @@ def run_stress(
         interarrival_p50_ms=percentile_ms(gaps, 50.0),
         interarrival_p99_ms=percentile_ms(gaps, 99.0),
         interarrival_max_ms=percentile_ms(gaps, 100.0),
+        handed_to_solver=solver['skeletons_in'], solved=solver['skeletons_solved'],
+        solver_dropped={key: value for key, value in solver_dropped.items() if value},
+        solver_unprocessed=skeletons - solver['skeletons_solved'] - sum(solver_dropped.values()),
         stranger_frames_sent=stranger_frames, people_taken_up=taken_up,
         identity_switches=max(taken_up - 1, 0),
     )

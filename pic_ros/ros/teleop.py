@@ -7,6 +7,12 @@ message costs one DDS hop in and one out. The intermediate topics (``skeleton``,
 ``joint_targets``, ``skeleton_markers``) are still published whenever something subscribes, for
 RViz and debugging.
 
+Only the newest frame is handed on, at every stage: the skeleton node reads every tracker message
+waiting and processes the newest (the others are counted ``superseded``); it leaves the skeleton
+in the solver's mailbox, from which the solver thread takes the newest when it is free (skipped
+ones counted ``superseded``, ones older than ``max_frame_age`` ``too_old``). A busy computer
+drops frames, counted on ``/diagnostics``, instead of driving the robot from a backlog.
+
 Run it with ``ros2 run pic_ros teleop`` (parameters by ``--ros-args -p node:name:=value``) or
 ``python -m pic_ros teleop --robot baxter --source azure_kinect``.
 
@@ -86,6 +92,7 @@ def build_pipeline(
     *,
     context: Context | None = None,
     base_cmd_topic: str | None = None,
+    solve_thread: bool = True,
 ) -> list[Node]:
     """
     Create the three nodes and connect them in-process (and base_follower if asked).
@@ -97,6 +104,9 @@ def build_pipeline(
     :param context: The rclpy context of the nodes (default: the global one).
     :param base_cmd_topic: Also create ``base_follower`` (``follow_base`` true), its ``cmd_vel``
         remapped to this topic; None: no base following.
+    :param solve_thread: The solver takes the newest skeleton in its own thread (live). False:
+        each skeleton is solved in the thread that produced it, still through the solver's
+        mailbox (deterministic tests on a simulated clock).
     :return: The nodes, upstream first; destroy them in that order (:func:`destroy_pipeline`).
     """
     extra = parameters or {}
@@ -111,6 +121,7 @@ def build_pipeline(
         nodes.append(skeleton)
         solver = SolverNode(
             subscribe=False,
+            solve_thread=solve_thread,
             context=context,
             parameter_overrides=_overrides(
                 {'robot': robot, **extra.get('solver_node', {})}, SOLVER_NODE
@@ -138,7 +149,7 @@ def build_pipeline(
         destroy_pipeline(nodes)
         raise
     skeleton.add_handler(lambda _frame: solver.set_chest_height(skeleton.chest_height))
-    skeleton.add_handler(solver.handle_skeleton)
+    skeleton.add_handler(solver.offer)  # the newest frame only: never waits for a solve
     solver.add_handler(trajectory.handle_targets)
     solver.add_gesture_handler(trajectory.engage_by_gesture)
     return nodes
@@ -148,8 +159,8 @@ def destroy_pipeline(nodes: Sequence[Node]) -> None:
     """
     Destroy the nodes of a pipeline, upstream first.
 
-    The source stops first (the Xsens receiver thread is joined), so no skeleton is handed to a
-    node that is already destroyed.
+    The source stops first (the Xsens receiver thread is joined), then the solver (its thread
+    finishes the solve in progress), so nothing is handed to a node that is already destroyed.
 
     :param nodes: The nodes of :func:`build_pipeline`.
     """

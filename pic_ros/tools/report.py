@@ -356,6 +356,10 @@ def stress_table(rows: Sequence[Record]) -> str:
             str(r['sent']), str(r['frames_in']), f"{r['lost_upstream']}{socket_drops}",
             str(r['unaccounted']), str(r['skeletons_out']), dropped or '-',
             str(r['unprocessed']),
+            f"{r['handed_to_solver']} / {r['solved']}",
+            ', '.join(f'{key} {value}' for key, value in sorted(r['solver_dropped'].items()))
+            or '-',
+            str(r['solver_unprocessed']),
             f"{_number(r['interarrival_p50_ms'])} / {_number(r['interarrival_p99_ms'])} / "
             f"{_number(r['interarrival_max_ms'])}",
             f"{r['interarrival_p99_ms'] / r['period_ms']:.2f}",
@@ -363,12 +367,14 @@ def stress_table(rows: Sequence[Record]) -> str:
         ])
     header = [
         'input', 'Hz', 's', 'hog', 'sent', 'frames_in', 'lost_upstream', 'unaccounted',
-        'skeletons', 'dropped (counted)', 'unprocessed', 'command gap p50 / p99 / max ms',
+        'skeletons', 'dropped (counted)', 'unprocessed', 'to solver / solved',
+        'solver dropped (counted)', 'solver unprocessed', 'command gap p50 / p99 / max ms',
         'p99 / period', 'second-figure frames / identity switches',
     ]
     return (
         'Real-time replay into teleop beside a CPU hog: sent = frames_in + lost_upstream, '
-        'frames_in = skeletons + dropped\n' + _table(header, body)
+        'frames_in = skeletons + dropped, skeletons = solved + solver dropped\n'
+        + _table(header, body)
     )
 
 

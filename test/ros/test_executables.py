@@ -329,6 +329,57 @@ def test_sigterm_and_sigint_mixed_stop_an_executable_cleanly(tmp_path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize('number', [signal.SIGINT, signal.SIGTERM])
+def test_teleop_stopped_while_samples_stream_in_logs_no_error(tmp_path, number) -> None:
+    """
+    A stop signal while 240 Hz Xsens samples keep coming: status 0 and no ERROR in the log.
+
+    The receiver and solver threads publish until the signal shuts the context down under them;
+    they end without logging an ERROR ("publisher's context is invalid"). The stream goes on
+    until the process has exited, so that samples arrive during the whole shutdown.
+    """
+    import socket
+    import threading
+
+    from pic_ros.ros.latency_bench import WavingXsens
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.bind(('127.0.0.1', 0))
+        port = int(probe.getsockname()[1])
+    argv = python_m(
+        'pic_ros', 'teleop', '--robot', 'baxter', '--source', 'xsens_mvn', '--engaged',
+        '--param', 'trajectory_publisher.wait_for_joint_states=false',
+        '--param', f'skeleton_node.udp_port={port}', *ROS_ARGS,
+    )
+    executable = start('teleop', argv, tmp_path)
+    stop = threading.Event()
+
+    def stream() -> None:
+        person = WavingXsens(240.0)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+            index = 0
+            while not stop.wait(1.0 / 240.0):
+                sender.sendto(person.datagram(index), ('127.0.0.1', port))
+                index += 1
+
+    sender = threading.Thread(target=stream, daemon=True)
+    sender.start()
+    try:
+        executable.wait_until_logged(r'trajectory_publisher\]: baxter: streaming')
+        executable.wait_until_logged(r'udp_receiver|receiver on udp')
+        time.sleep(1.0)  # a stimulus: samples flow through the pipeline before the signal
+        executable.signal_burst((number,))
+    finally:
+        stop.set()
+        sender.join(timeout=EXIT_TIMEOUT)
+        executable.kill()
+
+    assert executable.process.returncode == 0, executable.output()
+    assert 'ERROR' not in executable.stderr(), executable.output()
+    assert 'Traceback' not in executable.stderr(), executable.output()
+
+
+@pytest.mark.slow
 def test_sim_robot_runs_the_robot_its_option_names(tmp_path) -> None:
     """``sim_robot --robot tiago`` simulates TIAGo, even against ``-p robot:=yumi``."""
     executable = start('sim_robot', python_m(

@@ -11,10 +11,12 @@ import threading
 
 from builtin_interfaces.msg import Time
 import numpy as np
+from pic_ros.exceptions import ConfigError
 from pic_ros.human.body_frame import to_body_frame
 from pic_ros.human.front_end import RESTART_READINGS
 from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT, make_frame
 from pic_ros.ros.latency_bench import xsens_datagrams
+from pic_ros.ros.runner import BackgroundSpin
 from pic_ros.ros.skeleton_node import SkeletonNode
 from pic_ros.tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
 from pic_ros.trackers.markers import TRACKER_FORMATS
@@ -267,6 +269,14 @@ def test_handler_error_is_reported_not_raised(skeleton_node, diagnostics):
         (Parameter('source', value='kinect_v2'), 'Trying to set a read-only parameter: source.'),
         (Parameter('marker_rate', value=31.0),
          'Parameter marker_rate out of range Min: 0.0, Max: 30.0, value: 31.0'),
+        (Parameter('body_frame_id', value=''),
+         "body_frame_id must name a frame, got '': an empty frame_id puts the messages in no "
+         'frame (RViz and tf2 cannot place them)'),
+        (Parameter('tracker_frame_id', value='  '),
+         "tracker_frame_id must name a frame, got '  ': an empty frame_id puts the messages in "
+         'no frame (RViz and tf2 cannot place them)'),
+        (Parameter('body_frame_id', value='/pic_human'),
+         "body_frame_id must not start with '/' (tf2 refuses it), got '/pic_human'"),
     ],
 )
 def test_invalid_parameter_value_is_refused_with_its_reason(skeleton_node, parameter, reason):
@@ -280,6 +290,82 @@ def test_invalid_parameter_value_is_refused_with_its_reason(skeleton_node, param
     assert result.reason == reason
     assert node.get_parameter(parameter.name).value == before
     assert node._front.processor.config.smoothing == 'exponential'
+
+
+@pytest.mark.parametrize('name', ['body_frame_id', 'tracker_frame_id'])
+def test_an_empty_frame_id_is_refused_at_start_with_its_reason(make_node, name):
+    """A node given an empty frame id does not start: the error names the parameter."""
+    with pytest.raises(ConfigError, match=f"{name} must name a frame, got ''"):
+        make_node(SkeletonNode, {name: ''})
+
+
+def test_markers_that_waited_while_the_consumer_stalled_give_the_newest_skeleton(
+    make_node, helper_node, ros_context, wait_for, diagnostics
+):
+    """
+    Over DDS: 30 arrays come while the skeleton's consumer stalls (a starved teleop).
+
+    When the stall ends the node reads every array waiting, hands on the newest only and
+    counts the others as superseded: frames_in = skeletons_out + dropped, exactly, and the last
+    skeleton handed on is the last array sent. The stall lasts until the arrays have reached
+    this process, however long a busy host takes.
+    """
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+    node = make_node(SkeletonNode, {'source': 'azure_kinect', 'smoothing': 'none'})
+    stalled, release = threading.Event(), threading.Event()
+    handed = []
+
+    def stall(frame):
+        handed.append(frame.stamp)
+        if len(handed) == 1:
+            stalled.set()
+            release.wait(timeout=60.0)
+
+    node.add_handler(stall)
+    arrived = []  # the arrays as a second reader of this process sees them
+    helper_node.create_subscription(
+        MarkerArray, node._subscription.topic_name, arrived.append,
+        QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT), raw=True,
+    )
+    publisher = helper_node.create_publisher(
+        MarkerArray, node._subscription.topic_name,
+        QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE),
+    )
+    spins = [
+        BackgroundSpin(executor(ros_context, item), period=0.01) for item in (node, helper_node)
+    ]
+    try:
+        wait_for(lambda: publisher.get_subscription_count() == 2, 'both readers matched')
+        stamps = [100.0 + index / 30.0 for index in range(31)]
+        publisher.publish(marker_bytes('azure_kinect', stamps[0]))
+        wait_for(stalled.is_set, 'the consumer stalled on the first skeleton')
+        for stamp in stamps[1:]:
+            publisher.publish(marker_bytes('azure_kinect', stamp))
+        wait_for(lambda: len(arrived) == 31, 'every array in this process')
+        release.set()
+        wait_for(lambda: diagnostics(node)[0]['frames_in'] == '31', 'every array read')
+    finally:
+        release.set()
+        for spin in spins:
+            spin.stop()
+
+    values = diagnostics(node)[0]
+    skeletons, superseded = int(values['skeletons_out']), int(values['dropped_superseded'])
+    dropped = sum(int(value) for key, value in values.items() if key.startswith('dropped_'))
+    assert skeletons + dropped == 31
+    assert superseded > 0 and dropped == superseded
+    assert handed[0] == pytest.approx(stamps[0]) and handed[-1] == pytest.approx(stamps[-1])
+    assert len(handed) == skeletons
+
+
+def executor(context, node):
+    """Return a single-threaded executor of a context with one node."""
+    from rclpy.executors import SingleThreadedExecutor
+
+    made = SingleThreadedExecutor(context=context)
+    made.add_node(node)
+    return made
 
 
 def test_time_constant_change_is_applied_and_keeps_the_session(skeleton_node, diagnostics):
@@ -478,3 +564,46 @@ def test_samples_the_kernel_dropped_are_counted_as_lost(make_node, diagnostics, 
 
     values = diagnostics(node)[0]
     assert int(values['lost_in_socket']) == int(values['lost_upstream']) > 0
+
+
+def test_a_context_shut_down_under_the_xsens_receiver_ends_it_without_an_error(wait_for, capfd):
+    """
+    A stop signal shuts the context down while samples still come (the receiver thread runs).
+
+    The receiver cannot publish any more: it ends without logging an ERROR ("publisher's
+    context is invalid"), and the node is then destroyed as ``run_nodes`` does after a signal.
+    """
+    import rclpy
+    from rclpy.context import Context
+
+    context = Context()
+    rclpy.init(context=context)
+    port = free_udp_port()
+    node = SkeletonNode(
+        context=context,
+        parameter_overrides=[
+            Parameter('source', value='xsens_mvn'), Parameter('udp_port', value=port)
+        ],
+    )
+    handed = []
+    node.add_handler(handed.append)
+    datagrams = xsens_datagrams(24000, 240.0)
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+            sender.sendto(datagrams[0], ('127.0.0.1', port))
+            wait_for(lambda: len(handed) == 1, 'a skeleton')
+            with context.handle:
+                context.handle.shutdown()  # what rclpy's signal handler does
+            sent = iter(datagrams[1:])
+
+            def ended() -> bool:
+                sender.sendto(next(sent), ('127.0.0.1', port))
+                return not node._thread.is_alive()
+
+            wait_for(ended, 'the receiver thread to end')
+    finally:
+        node.destroy_node()
+        context.try_shutdown()
+
+    logged = capfd.readouterr().err
+    assert 'ERROR' not in logged, logged

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.body_frame import to_body_frame
@@ -320,3 +322,157 @@ def test_the_engage_gesture_asks_to_engage_once_per_hold(
     status = {item.key: item.value for item in node._statuses()[0].values}
     assert status['engage_gestures'] == str(expected)
     assert status['engage_gesture_time'] == str(hold_time)
+
+
+# Freshest frame ------------------------------------------------------------------------------
+
+
+def stalling_handler(handed: list[float]) -> tuple[threading.Event, threading.Event, object]:
+    """
+    Return ``(stalled, release, handler)``: a targets handler that stalls on the first solve.
+
+    The solver thread is then busy (a starved solver) until the test releases it.
+    """
+    stalled, release = threading.Event(), threading.Event()
+
+    def handler(stamp, names, positions):
+        handed.append(stamp)
+        if len(handed) == 1:
+            stalled.set()
+            release.wait(timeout=60.0)
+
+    return stalled, release, handler
+
+
+def balance(values: dict[str, str]) -> tuple[int, int]:
+    """Return ``skeletons_in`` and what became of them (solved + rejected + dropped + waiting)."""
+    accounted = sum(int(values[key]) for key in (
+        'skeletons_solved', 'frames_rejected', 'dropped_superseded', 'dropped_too_old',
+        'skeletons_waiting',
+    ))
+    return int(values['skeletons_in']), accounted
+
+
+def test_a_stalled_solver_solves_the_newest_skeleton_and_counts_the_others(
+    make_node, body_frames, wait_for, diagnostics
+):
+    """
+    19 skeletons come while the solver is busy with the first: it then solves the 20th only.
+
+    Every skeleton is solved or counted (superseded); none is too old (max_frame_age an hour:
+    the stall lasts as long as a busy host takes, nothing here is timed).
+    """
+    node = make_node(SolverNode, {'robot': 'baxter', 'max_frame_age': 3600.0})
+    handed: list[float] = []
+    stalled, release, handler = stalling_handler(handed)
+    node.add_handler(handler)
+
+    node.offer(body_frames[0])
+    wait_for(stalled.is_set, 'the solver busy with the first skeleton')
+    for frame in body_frames[1:]:
+        node.offer(frame)  # never waits for the solve in progress
+    waiting = diagnostics(node)[0]['skeletons_waiting']
+    release.set()
+    wait_for(lambda: len(handed) == 2, 'the newest skeleton solved')
+
+    values = diagnostics(node)[0]
+    assert waiting == '1'
+    assert handed == [body_frames[0].stamp, body_frames[-1].stamp]
+    assert values['skeletons_in'] == '20'
+    assert values['skeletons_solved'] == '2'
+    assert values['dropped_superseded'] == '18'
+    assert values['dropped_too_old'] == '0'
+    assert balance(values) == (20, 20)
+
+
+def test_a_skeleton_older_than_max_frame_age_when_the_solver_is_free_is_dropped_and_counted(
+    make_node, body_frames, sim_clock, wait_for, diagnostics
+):
+    """
+    On the simulated clock: a skeleton arrives at 100.0 s while the solver is busy until 100.3 s.
+
+    It waited 0.3 s > max_frame_age (0.25 s): dropped as too_old, the robot holds. The next one,
+    on time, is solved.
+    """
+    node = make_node(SolverNode, {'robot': 'baxter', 'use_sim_time': True})
+    clock = sim_clock(node)
+    handed: list[float] = []
+    stalled, release, handler = stalling_handler(handed)
+    node.add_handler(handler)
+
+    clock.advance_to(100.0)
+    node.offer(body_frames[0])
+    wait_for(stalled.is_set, 'the solver busy with the first skeleton')
+    node.offer(body_frames[1])  # arrives at 100.0 s
+    clock.advance_to(100.3)
+    release.set()  # the solver is free at 100.3 s
+    wait_for(lambda: diagnostics(node)[0]['dropped_too_old'] == '1', 'the old skeleton dropped')
+    node.offer(body_frames[2])  # arrives at 100.3 s, the solver free
+    wait_for(lambda: len(handed) == 2, 'the next skeleton solved')
+
+    values = diagnostics(node)[0]
+    assert handed == [body_frames[0].stamp, body_frames[2].stamp]
+    assert values['dropped_too_old'] == '1' and values['dropped_superseded'] == '0'
+    assert values['max_frame_age_s'] == '0.25'
+    assert balance(values) == (3, 3)
+
+
+def test_max_frame_age_is_changed_at_run_time_and_refused_out_of_range(solver_node):
+    """A new max_frame_age applies at once; 0 (every frame too old) is refused."""
+    node, _, _ = solver_node(robot='baxter')
+
+    assert node.set_parameters([Parameter('max_frame_age', value=0.5)])[0].successful
+    refused = node.set_parameters([Parameter('max_frame_age', value=0.0)])[0]
+
+    assert node._mailbox.max_age == 0.5
+    assert not refused.successful and 'max_frame_age' in refused.reason
+
+
+def test_without_a_solver_thread_an_offered_skeleton_is_solved_at_once(make_node, body_frames):
+    """solve_thread false (tests on a simulated clock): offer solves in the caller's thread."""
+    node = make_node(SolverNode, {'robot': 'baxter'}, solve_thread=False)
+    handed = []
+    node.add_handler(lambda stamp, names, positions: handed.append(stamp))
+
+    for frame in body_frames[:3]:
+        node.offer(frame)
+        assert handed[-1] == frame.stamp
+
+    assert node._thread is None
+
+
+def test_a_context_shut_down_under_the_solver_thread_ends_it_without_an_error(
+    body_frames, wait_for, capfd
+):
+    """
+    A stop signal shuts the context down while skeletons still come: publishing fails.
+
+    The solver thread ends without logging an ERROR ("publisher's context is invalid"); the node
+    is then destroyed as ``run_nodes`` does after a signal.
+    """
+    import rclpy
+    from rclpy.context import Context
+
+    context = Context()
+    rclpy.init(context=context)
+    node = SolverNode(context=context, parameter_overrides=[Parameter('robot', value='baxter')])
+    handed = []
+    node.add_handler(lambda stamp, names, positions: handed.append(stamp))
+    try:
+        node.offer(body_frames[0])
+        wait_for(lambda: len(handed) == 1, 'a solution')
+        with context.handle:
+            context.handle.shutdown()  # what rclpy's signal handler does
+        frames = iter(body_frames[1:] * 50)
+
+        def ended() -> bool:
+            node.offer(next(frames))
+            return not node._thread.is_alive()
+
+        wait_for(ended, 'the solver thread to end')
+    finally:
+        node.destroy_node()
+        context.try_shutdown()
+
+    logged = capfd.readouterr().err
+    assert 'ERROR' not in logged, logged

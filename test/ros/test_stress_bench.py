@@ -1,4 +1,10 @@
-"""The stress run: a real-time stream into teleop, every frame accounted for, one person."""
+"""
+The stress run: a real-time stream into teleop, every frame accounted for, one person.
+
+Accounted for at each stage: the skeleton node (sent = frames_in + lost_upstream, frames_in =
+skeletons + counted drops) and the solver (every skeleton handed to it solved, or counted as
+superseded, too old or rejected).
+"""
 
 from __future__ import annotations
 
@@ -28,9 +34,12 @@ def test_marker_stream_every_frame_is_processed_or_counted_and_nobody_new_is_tak
     assert result.frames_in + result.lost_upstream == result.sent
     assert result.unaccounted == 0
     assert result.unprocessed == 0
+    assert result.handed_to_solver == result.skeletons_out
+    assert result.solver_unprocessed == 0
     assert result.stranger_frames_sent == 60
     far = result.dropped['far_body']
-    assert result.stranger_frames_sent - result.lost_upstream <= far <= result.stranger_frames_sent
+    skipped = result.lost_upstream + result.dropped.get('superseded', 0)  # never looked at
+    assert result.stranger_frames_sent - skipped <= far <= result.stranger_frames_sent
     assert result.people_taken_up == 1
     assert result.identity_switches == 0
     assert result.commands > 0
@@ -43,5 +52,7 @@ def test_xsens_stream_every_datagram_is_processed_or_counted(tmp_path):
     assert result.unaccounted == 0
     assert result.unprocessed == 0
     assert result.lost_in_socket is not None and result.lost_in_socket <= result.lost_upstream
+    assert result.handed_to_solver == result.skeletons_out
+    assert result.solver_unprocessed == 0
     assert result.identity_switches == 0
     assert result.commands > 0

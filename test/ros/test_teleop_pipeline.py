@@ -35,7 +35,12 @@ def bag_messages(shared_data):
 
 @pytest.fixture
 def pipeline(ros_context):
-    """Build baxter + azure_kinect in one process on sim time, engaged; destroyed after."""
+    """
+    Build baxter + azure_kinect in one process on sim time, engaged; destroyed after.
+
+    Each skeleton is solved in the thread that produced it (``solve_thread`` false): the test
+    steps the clock message by message and reads the state each one leaves.
+    """
     sim = {'use_sim_time': True}
     nodes = build_pipeline(
         'baxter',
@@ -47,6 +52,7 @@ def pipeline(ros_context):
                                      'start_engaged': True},
         },
         context=ros_context,
+        solve_thread=False,
     )
     yield nodes
     destroy_pipeline(nodes)
@@ -239,3 +245,67 @@ def test_the_engage_gesture_engages_the_trajectory_publisher_in_process(ros_cont
         assert trajectory._engagement.last_transition.reason == 'engaged by gesture'
     finally:
         destroy_pipeline(nodes)
+
+
+def test_a_stalled_solver_in_one_process_is_handed_the_newest_skeleton_only(
+    ros_context, wait_for, diagnostics
+):
+    """
+    In teleop, 30 tracker arrays come while the solver is busy with the first skeleton.
+
+    The skeleton node never waits for the solver (it processes every array as it comes); the
+    solver then solves the newest skeleton only. Every skeleton the skeleton node handed on is
+    solved or counted by the solver, exactly, and the skeleton node's own balance holds.
+    """
+    import threading
+
+    from builtin_interfaces.msg import Time
+    from pic_ros.ros.latency_bench import bag_marker_arrays, default_bag
+    from rclpy.serialization import serialize_message
+
+    arrays = bag_marker_arrays(default_bag(), limit=31)
+    nodes = build_pipeline(
+        'baxter', 'azure_kinect',
+        {
+            'solver_node': {'max_frame_age': 3600.0},  # the stall is as long as the host takes
+            'trajectory_publisher': {'wait_for_joint_states': False, 'start_engaged': True},
+        },
+        context=ros_context,
+    )
+    skeleton, solver, _ = nodes
+    offered, solved = [], []
+    stalled, release = threading.Event(), threading.Event()
+    skeleton.add_handler(lambda frame: offered.append(frame.stamp))
+
+    def stall(stamp, names, positions):
+        solved.append(stamp)
+        if len(solved) == 1:
+            stalled.set()
+            release.wait(timeout=60.0)
+
+    solver.add_handler(stall)
+    try:
+        for index, array in enumerate(arrays):
+            stamp = Time(sec=100 + index // 30, nanosec=int(index % 30 * 1e9 / 30))
+            for marker in array.markers:
+                marker.header.stamp = stamp
+            skeleton._on_markers(serialize_message(array))
+            if index == 0:
+                wait_for(stalled.is_set, 'the solver busy with the first skeleton')
+        release.set()
+        wait_for(lambda: solved and solved[-1] == offered[-1], 'the newest skeleton solved')
+        skeleton_values, solver_values = diagnostics(skeleton)[0], diagnostics(solver)[0]
+    finally:
+        release.set()
+        destroy_pipeline(nodes)
+
+    assert len(offered) > 2 and solved == [offered[0], offered[-1]]
+    dropped = sum(
+        int(value) for key, value in skeleton_values.items() if key.startswith('dropped_')
+    )
+    assert int(skeleton_values['skeletons_out']) + dropped == int(skeleton_values['frames_in'])
+    assert int(skeleton_values['skeletons_out']) == len(offered)
+    assert solver_values['skeletons_in'] == str(len(offered))
+    assert solver_values['skeletons_solved'] == '2'
+    assert solver_values['dropped_superseded'] == str(len(offered) - 2)
+    assert solver_values['skeletons_waiting'] == '0'
