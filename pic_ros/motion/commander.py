@@ -525,7 +525,7 @@ class ArmCommander:
             return None  # nothing commanded yet: the controller holds where the arm is
         self._undo = (
             self._last_step, self._sent, self._plan_start, self._plan_end, self.published,
-            self.stalls, self.at_rest, self.largest_gap,
+            self.at_rest,
         )
         self._guidance = guidance
         if self._last_step is not None:
@@ -556,8 +556,8 @@ class ArmCommander:
             return None
         (
             self._last_step, self._sent, self._plan_start, self._plan_end, self.published,
-            self.stalls, self.at_rest, self.largest_gap,
-        ) = self._undo
+            self.at_rest,
+        ) = self._undo  # the step's start (its stall, its gap) stays: only its plan is redone
         guidance = self._guidance
         assert guidance is not None  # set with _undo
         if isinstance(motion, JerkLimitedGenerator):

@@ -21,8 +21,9 @@ taken whose reference as followed breaks the joints' velocity, acceleration or j
 jumps: ``segment_violations``, and the peak share of a limit) and the tracking
 error (commanded - measured, now and the largest since the previous report); for the simulation,
 the real-time factor of the physics, the joint_states rate and the frame recorder's figures. A
-controller's status is WARN after a rejection and in a report with a new join: a streamed chunk
-is joined rather than continued when it arrives more than the trajectory publisher's
+controller's status is WARN after a rejection and in a report with a new join or a new
+trajectory beyond a limit: a streamed chunk is joined rather than continued when it arrives
+more than the trajectory publisher's
 ``plan_ahead`` after the step that made it (its stamp is up to one point spacing, 10 ms, before
 that step), which the delay tells.
 
@@ -129,6 +130,7 @@ class _ControllerReport:
         self.max_error = 0.0
         self.last_error = 0.0
         self.joined = 0  # the follower's joined count at the previous report
+        self.segment_violations = 0  # and its count of trajectories beyond a limit
         self.last_logged: dict[TrajectoryStatus, float] = {}
         self.suppressed: dict[TrajectoryStatus, int] = {}
 
@@ -390,11 +392,13 @@ class SimRobotNode(Node):
                     "they left the command: raise the trajectory publisher's plan_ahead above "
                     'the delay)'
                 )
-            if stats.segment_violations:  # what the controller followed broke a limit
+            beyond = stats.segment_violations - report.segment_violations
+            report.segment_violations = stats.segment_violations
+            if beyond:  # what the controller followed broke a limit, since the last report
                 level = DiagnosticStatus.WARN
                 summary += (
-                    f', {stats.segment_violations} taken beyond a velocity, acceleration or '
-                    f'jerk limit (peak {values["segment_peak"]} x)'
+                    f', {beyond} taken beyond a velocity, acceleration or jerk limit since the '
+                    f'last report (peak {values["segment_peak"]} x)'
                 )
             statuses.append(status_to_msg(
                 f'pic_ros: {name} {controller}', self.sim.robot.name, level, summary, values
