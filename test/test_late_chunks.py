@@ -66,7 +66,7 @@ def follower() -> TrajectoryFollower:
 
 
 def test_stamp_zero_starts_on_arrival_however_late() -> None:
-    """JTC's rule: a zero stamp means "now", so the first point is reached its time later."""
+    """A zero stamp means "now" (JTC's rule): the first point is reached its time later."""
     item = follower()
     assert item.set_trajectory(one_point(0.5, 0.0), 1000.0).accepted
     np.testing.assert_allclose(item.sample(1000.25).positions, [0.05, 0.1, 0.15])
@@ -74,7 +74,7 @@ def test_stamp_zero_starts_on_arrival_however_late() -> None:
 
 
 def test_a_stamped_trajectory_is_refused_only_once_its_last_point_is_past() -> None:
-    """JTC's rule: ``stamp + last time_from_start < now`` is refused (ends in the past)."""
+    """A trajectory with ``stamp + last time_from_start < now`` is refused (JTC's rule)."""
     item = follower()
     assert item.set_trajectory(one_point(0.5, 10.0), 10.5).accepted  # ends now: taken
     verdict = item.set_trajectory(one_point(0.5, 10.0), 10.5 + 1e-6)

@@ -206,7 +206,7 @@ class TrajectoryChunk:
 
     def arrays(self) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray | None]:
         """
-        Return the points as arrays (made once).
+        Return the points as arrays, made once.
 
         :return: ``time_from_start`` (k,) [s], positions (k, n), velocities (k, n) and
             accelerations (k, n), or None when the points carry none (read-only).
