@@ -5,8 +5,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from hypothesis import settings as hypothesis_settings
 import numpy as np
 import pytest
+
+# Property tests draw the same examples on every run and keep no example database (a fixed seed
+# profile, as CI needs); set HYPOTHESIS_PROFILE=explore to draw new ones while developing.
+hypothesis_settings.register_profile('pic_ros', derandomize=True, deadline=None, database=None)
+hypothesis_settings.register_profile('explore', derandomize=False, deadline=None)
+hypothesis_settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'pic_ros'))
 
 # MuJoCo picks its GL backend when first imported: headless machines need EGL, set before that.
 os.environ.setdefault('MUJOCO_GL', 'egl')

@@ -16,6 +16,7 @@ from pic_ros.motion import (
     TrajectoryChunk,
     TrajectoryPoint,
 )
+from pic_ros.motion.streaming import MIN_POINT_GAP, planned_chunk
 import pytest
 
 NAMES = ('a1', 'a2', 'a3')
@@ -197,3 +198,16 @@ def test_duration_parts_rejects_bad_durations(seconds: object) -> None:
     """Negative, non-finite, too long or non-numeric durations raise ConfigError."""
     with pytest.raises(ConfigError, match='duration'):
         duration_parts(seconds)  # type: ignore[arg-type]
+
+
+def test_a_bridge_with_two_states_a_rounding_apart_keeps_the_later() -> None:
+    """Bridge states closer than MIN_POINT_GAP (float rounding) make one point, not a refusal."""
+    state = (np.zeros(2), np.ones(2), np.zeros(2))
+    bridge = [(9.999999999996123e-06, *state), (1.0000000000010001e-05, *state)]
+    chunk = planned_chunk(
+        ('a', 'b'), lambda t: (t * np.ones(2), np.ones(2), np.zeros(2)), 0.05, bridge=bridge,
+    )
+    times = [point.time_from_start for point in chunk.points]
+    assert times[0] == 1.0000000000010001e-05
+    assert all(later - earlier >= MIN_POINT_GAP for earlier, later in zip(times, times[1:]))
+    assert chunk.points[chunk.start].time_from_start == times[0]

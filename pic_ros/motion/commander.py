@@ -188,7 +188,9 @@ def bridge(
     at_rest = not (np.any(velocity != 0.0) or np.any(acceleration != 0.0))
     earlier = [index for index, point in enumerate(sent) if point[0] <= now]
     if not earlier or sent[-1][0] <= now or at_rest:
-        later = [point for point in sent if now < point[0] < start - MIN_POINT_GAP]
+        later = [
+            point for point in sent if now + MIN_POINT_GAP <= point[0] < start - MIN_POINT_GAP
+        ]
         return [(now, position, velocity, acceleration), *later]
     return [point for point in sent[earlier[-1]:] if point[0] < start - MIN_POINT_GAP]
 

@@ -398,7 +398,8 @@ def planned_chunk(
         the plan starts.
     :param bridge: States before the plan, increasing ``time_from_start`` from the stamp; the
         plan starts at the last one's time (its state), and the times above are counted from
-        there (with ``start_point`` false: the bridge ends on the plan's start).
+        there (with ``start_point`` false: the bridge ends on the plan's start). Of two states
+        closer than :data:`MIN_POINT_GAP` only the later is kept.
     :param tail: States after the plan: how its state at ``lead_time`` brakes to rest
         (:meth:`~pic_ros.motion.generator.JerkLimitedGenerator.stopping`), times after that
         state, the first (the state itself, at 0) left out; the last is at rest.
@@ -426,7 +427,12 @@ def planned_chunk(
             index == len(times) or times[index] - when >= MIN_POINT_GAP
         ):
             times.insert(index, when)
-    points = [TrajectoryPoint(*state) for state in bridge]
+    points: list[TrajectoryPoint] = []
+    for state in bridge:  # of two states closer than MIN_POINT_GAP the later stays
+        if points and float(state[0]) - points[-1].time_from_start < MIN_POINT_GAP:
+            points.pop()
+        points.append(TrajectoryPoint(*state))
+    bridged = len(points)
     if plan_many is not None:
         rows = plan_many(times)
         states = [(rows[0][k], rows[1][k], rows[2][k]) for k in range(len(times))]
@@ -445,7 +451,7 @@ def planned_chunk(
         points.append(TrajectoryPoint(hold_until, last.positions, zero, zero))
     return TrajectoryChunk(
         joint_names=tuple(joint_names), points=tuple(points), stamp=stamp,
-        start=max(len(bridge) - 1, 0), end=end, stop=stop,
+        start=max(bridged - 1, 0), end=end, stop=stop,
     )
 
 
