@@ -26,6 +26,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+import enum
 import math
 from typing import Any, Final, Protocol
 
@@ -790,6 +791,58 @@ def _track_at(track: _Track, when: float) -> tuple[FloatArray, FloatArray, Float
     )
 
 
+class Interpolation(enum.Enum):
+    """How one segment between two knots is interpolated."""
+
+    LINEAR = 'linear'
+    CUBIC = 'cubic'
+    QUINTIC = 'quintic'
+
+
+def segment_state(
+    kind: Interpolation,
+    duration: float,
+    elapsed: float,
+    start: tuple[FloatArray, FloatArray, FloatArray],
+    end: tuple[FloatArray, FloatArray, FloatArray],
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """
+    Evaluate one interpolated segment (the polynomials JTC uses).
+
+    :param kind: Linear (positions), cubic Hermite (positions, velocities) or quintic (positions,
+        velocities, accelerations).
+    :param duration: Segment duration ``T`` > 0 [s].
+    :param elapsed: Time since the segment start, in ``[0, T]`` [s].
+    :param start: Position, velocity, acceleration at the start, each shape (n,).
+    :param end: Position, velocity, acceleration at the end, each shape (n,).
+    :return: Position, velocity and acceleration at ``elapsed``, each shape (n,).
+    """
+    p0, v0, a0 = start
+    p1, v1, a1 = end
+    T = duration
+    t = elapsed
+    if kind is Interpolation.LINEAR:
+        slope = (p1 - p0) / T
+        return p0 + slope * t, slope, np.zeros_like(p0)
+    if kind is Interpolation.CUBIC:
+        s = t / T
+        h00, h10, h01, h11 = 2 * s**3 - 3 * s**2 + 1, s**3 - 2 * s**2 + s, -2 * s**3 + 3 * s**2, \
+            s**3 - s**2
+        position = h00 * p0 + h10 * T * v0 + h01 * p1 + h11 * T * v1
+        velocity = ((6 * s**2 - 6 * s) * (p0 - p1) / T + (3 * s**2 - 4 * s + 1) * v0
+                    + (3 * s**2 - 2 * s) * v1)
+        acceleration = ((12 * s - 6) * (p0 - p1) / T**2 + (6 * s - 4) * v0 / T
+                        + (6 * s - 2) * v1 / T)
+        return position, velocity, acceleration
+    c3 = (20 * (p1 - p0) - (8 * v1 + 12 * v0) * T - (3 * a0 - a1) * T**2) / (2 * T**3)
+    c4 = (30 * (p0 - p1) + (14 * v1 + 16 * v0) * T + (3 * a0 - 2 * a1) * T**2) / (2 * T**4)
+    c5 = (12 * (p1 - p0) - 6 * (v1 + v0) * T - (a0 - a1) * T**2) / (2 * T**5)
+    position = p0 + v0 * t + a0 / 2 * t**2 + c3 * t**3 + c4 * t**4 + c5 * t**5
+    velocity = v0 + a0 * t + 3 * c3 * t**2 + 4 * c4 * t**3 + 5 * c5 * t**4
+    acceleration = a0 + 6 * c3 * t + 12 * c4 * t**2 + 20 * c5 * t**3
+    return position, velocity, acceleration
+
+
 def state_at(
     states: Sequence[PlannedState] | Sequence[State], when: float
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -821,25 +874,13 @@ def state_at(
     p1, v1, a1 = _filled(states[index + 1])
     T = float(states[index + 1][0]) - float(states[index][0])
     t = when - float(states[index][0])
-    kinds = (states[index][2] is not None and states[index + 1][2] is not None,
-             states[index][3] is not None and states[index + 1][3] is not None)
-    if not kinds[0]:  # positions only: linear
-        slope = (p1 - p0) / T
-        return p0 + slope * t, slope, np.zeros_like(p0)
-    if not kinds[1]:  # positions and velocities: cubic Hermite
-        c2 = (3 * (p1 - p0) / T - 2 * v0 - v1) / T
-        c3 = (2 * (p0 - p1) / T + v0 + v1) / T**2
-        return (
-            p0 + v0 * t + c2 * t**2 + c3 * t**3, v0 + 2 * c2 * t + 3 * c3 * t**2,
-            2 * c2 + 6 * c3 * t,
-        )
-    c3 = (20 * (p1 - p0) - (8 * v1 + 12 * v0) * T - (3 * a0 - a1) * T**2) / (2 * T**3)
-    c4 = (30 * (p0 - p1) + (14 * v1 + 16 * v0) * T + (3 * a0 - 2 * a1) * T**2) / (2 * T**4)
-    c5 = (12 * (p1 - p0) - 6 * (v1 + v0) * T - (a0 - a1) * T**2) / (2 * T**5)
-    position = p0 + v0 * t + a0 / 2 * t**2 + c3 * t**3 + c4 * t**4 + c5 * t**5
-    velocity = v0 + a0 * t + 3 * c3 * t**2 + 4 * c4 * t**3 + 5 * c5 * t**4
-    acceleration = a0 + 6 * c3 * t + 12 * c4 * t**2 + 20 * c5 * t**3
-    return position, velocity, acceleration
+    if states[index][2] is None or states[index + 1][2] is None:
+        kind = Interpolation.LINEAR
+    elif states[index][3] is None or states[index + 1][3] is None:
+        kind = Interpolation.CUBIC
+    else:
+        kind = Interpolation.QUINTIC
+    return segment_state(kind, T, t, (p0, v0, a0), (p1, v1, a1))
 
 
 def _filled(state: Sequence[Any]) -> tuple[FloatArray, FloatArray, FloatArray]:

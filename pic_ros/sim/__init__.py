@@ -6,6 +6,7 @@ Simulation: MuJoCo physics of the project's URDFs, driven like ros2_control's JT
 this package does not need mujoco.
 """
 
+from pic_ros.motion.streaming import Interpolation
 from pic_ros.sim.base_drive import BaseDrive
 from pic_ros.sim.config import SimConfig
 from pic_ros.sim.frame_recorder import FrameRecorder
@@ -13,7 +14,6 @@ from pic_ros.sim.mujoco_robot import Capsule, SimRobot, Wrench
 from pic_ros.sim.offscreen import RenderError
 from pic_ros.sim.trajectory import (
     FollowerConfig,
-    Interpolation,
     JointCommand,
     Trajectory,
     TrajectoryFollower,
