@@ -359,15 +359,8 @@ class JerkLimitedGenerator:
         :param acceleration: Commanded acceleration, shape (n,); default: zero.
         :raises ConfigError: If a value is not finite or the shape is not (n,).
         """
-        limits = self._limits
-        q = joint_state('generator position', position, limits.dof)
-        v = joint_state('generator velocity', velocity, limits.dof)
-        a = joint_state('generator acceleration', acceleration, limits.dof)
-        self._position = read_only(limits.clamp(q))
-        self._velocity = read_only(np.clip(v, -limits.velocity, limits.velocity))
-        self._acceleration = read_only(np.clip(a, -limits.acceleration, limits.acceleration))
+        self._take(position, velocity, acceleration, within_limits=True)
         self._target = self._position
-        self._planned = False
 
     def continue_from(
         self,
@@ -388,10 +381,23 @@ class JerkLimitedGenerator:
         :param acceleration: Commanded acceleration, shape (n,).
         :raises ConfigError: If a value is not finite or the shape is not (n,).
         """
+        self._take(position, velocity, acceleration, within_limits=False)
+
+    def _take(
+        self,
+        position: npt.ArrayLike,
+        velocity: npt.ArrayLike | None,
+        acceleration: npt.ArrayLike | None,
+        within_limits: bool,
+    ) -> None:
+        """Check and keep a command state (position clamped; the rest too when asked)."""
         limits = self._limits
         q = joint_state('generator position', position, limits.dof)
         v = joint_state('generator velocity', velocity, limits.dof)
         a = joint_state('generator acceleration', acceleration, limits.dof)
+        if within_limits:
+            v = np.clip(v, -limits.velocity, limits.velocity)
+            a = np.clip(a, -limits.acceleration, limits.acceleration)
         self._position = read_only(limits.clamp(q))
         self._velocity = read_only(v)
         self._acceleration = read_only(a)

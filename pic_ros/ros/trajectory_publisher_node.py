@@ -153,9 +153,13 @@ class TrajectoryPublisherNode(Node):
             self.create_subscription(
                 Empty, 'engage_gesture', lambda _message: self.engage_by_gesture(), reliable
             )
-        self.create_service(Trigger, '~/engage', self._on_engage)
-        self.create_service(Trigger, '~/disengage', self._on_disengage)
-        self.create_service(Trigger, '~/reset_estop', self._on_reset_estop)
+        engagement = self._engagement
+        for name, action in (
+            ('~/engage', engagement.engage),
+            ('~/disengage', engagement.disengage),
+            ('~/reset_estop', engagement.reset_estop),
+        ):
+            self.create_service(Trigger, name, self._trigger(action))
         self._timer = self.create_timer(config.period, self._on_timer)
         self.add_on_set_parameters_callback(
             validation_callback(self, PARAMETERS, self._values, self._apply)
@@ -181,34 +185,16 @@ class TrajectoryPublisherNode(Node):
         """
         return self._request(lambda now: self._engagement.engage(now, EngagementSource.GESTURE))
 
-    def _on_engage(
-        self, request: Trigger.Request, response: Trigger.Response
-    ) -> Trigger.Response:
-        del request  # Trigger has no fields.
-        return self._answer(
-            response,
-            self._request(lambda now: self._engagement.engage(now, EngagementSource.SERVICE)),
-        )
-
-    def _on_disengage(
-        self, request: Trigger.Request, response: Trigger.Response
-    ) -> Trigger.Response:
-        del request  # Trigger has no fields.
-        return self._answer(
-            response,
-            self._request(lambda now: self._engagement.disengage(now, EngagementSource.SERVICE)),
-        )
-
-    def _on_reset_estop(
-        self, request: Trigger.Request, response: Trigger.Response
-    ) -> Trigger.Response:
-        del request  # Trigger has no fields.
-        return self._answer(
-            response,
-            self._request(
-                lambda now: self._engagement.reset_estop(now, EngagementSource.SERVICE)
-            ),
-        )
+    def _trigger(
+        self, action: Callable[[float, EngagementSource], Transition]
+    ) -> Callable[[Trigger.Request, Trigger.Response], Trigger.Response]:
+        """Return a Trigger service callback that puts one engagement request from a service."""
+        def answer(request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+            del request  # Trigger has no fields.
+            return self._answer(
+                response, self._request(lambda now: action(now, EngagementSource.SERVICE))
+            )
+        return answer
 
     def _on_estop(self, message: Bool) -> None:
         self._request(
