@@ -66,21 +66,32 @@ class Tool:
         """Return what the tool wrote to stderr."""
         return self.stderr_path.read_text(errors='replace')
 
-    def wait_for_children(self, count: int) -> dict[int, int]:
+    def wait_for_children(self, count: int, names: tuple[str, ...] = ()) -> dict[int, int]:
         """
         Wait (bounded) until the tool has ``count`` children running, then record its tree.
+
+        A child counts once it runs its own program: each of ``names`` must be in the command
+        line of one child (a child just forked still shows the tool's command line).
 
         :return: Every process below the tool, with its start time.
         """
         deadline = time.monotonic() + START_TIMEOUT
-        while len(children(self.process.pid)) < count:
+        while not self._children_up(count, names):
             if self.process.poll() is not None:
                 pytest.fail(f'exited with {self.process.returncode} first:\n{self.output()}')
             if time.monotonic() > deadline:
-                pytest.fail(f'not {count} processes after {START_TIMEOUT} s:\n{self.output()}')
+                pytest.fail(
+                    f'not {count} processes {names} after {START_TIMEOUT} s:\n{self.output()}'
+                )
             time.sleep(0.1)
         self.tree = descendants(self.process.pid)
         return self.tree
+
+    def _children_up(self, count: int, names: tuple[str, ...]) -> bool:
+        """Return whether ``count`` children run, ``names`` each in one's command line."""
+        pids = children(self.process.pid)
+        lines = [command_line(pid) for pid in pids]
+        return len(pids) >= count and all(any(name in line for line in lines) for name in names)
 
     def child(self, name: str) -> int:
         """Return the id of the tool's child whose command line names ``name``."""
@@ -132,8 +143,7 @@ def check_stopped_by(tool: Tool, number: int, tree: dict[int, int]) -> None:
 def test_a_stop_signal_to_the_demo_ends_its_five_processes(run_tool, tmp_path, number) -> None:
     """SIGTERM (``timeout``, CI), SIGINT (Ctrl-C), SIGHUP (a closed terminal) mid-replay."""
     tool = run_tool('demo', '--duration', '30', '--out', str(tmp_path / 'out'))
-    tree = tool.wait_for_children(len(PIPELINE))
-    assert all(any(name in command_line(pid) for pid in tree) for name in PIPELINE)
+    tree = tool.wait_for_children(len(PIPELINE), PIPELINE)
 
     tool.process.send_signal(number)
 
@@ -146,7 +156,7 @@ def test_sigterm_to_evaluate_live_ends_its_five_processes(run_tool, tmp_path) ->
         'evaluate', '--live', '--robot', 'baxter', '--duration', '30',
         '--logs', str(tmp_path / 'logs'),
     )
-    tree = tool.wait_for_children(len(PIPELINE))
+    tree = tool.wait_for_children(len(PIPELINE), PIPELINE)
 
     tool.process.send_signal(signal.SIGTERM)
 
@@ -156,7 +166,7 @@ def test_sigterm_to_evaluate_live_ends_its_five_processes(run_tool, tmp_path) ->
 def test_a_demo_whose_solver_node_dies_fails_at_once_and_ends_the_others(run_tool, tmp_path):
     """A child killed mid-replay: the demo says which, stops the rest and exits 1."""
     tool = run_tool('demo', '--duration', '30', '--out', str(tmp_path / 'out'))
-    tree = tool.wait_for_children(len(PIPELINE))
+    tree = tool.wait_for_children(len(PIPELINE), PIPELINE)
 
     os.kill(tool.child('solver_node'), signal.SIGKILL)
 
@@ -170,7 +180,8 @@ def test_sigterm_to_the_stress_bench_ends_teleop_and_the_cpu_hog(run_tool) -> No
     tool = run_tool(
         'bench', '--stress', '--stress-source', 'xsens_mvn', '--stress-seconds', '600'
     )
-    tree = tool.wait_for_children(2)  # teleop, then the hog when the stream starts
+    # teleop, then the hog when the stream starts
+    tree = tool.wait_for_children(2, ('pic_ros teleop', 'sched_getaffinity'))
 
     tool.process.send_signal(signal.SIGTERM)
 
@@ -180,7 +191,7 @@ def test_sigterm_to_the_stress_bench_ends_teleop_and_the_cpu_hog(run_tool) -> No
 def test_sigterm_to_the_latency_bench_ends_its_process(run_tool) -> None:
     """The latency bench mid-measurement: the process it measures ends with it."""
     tool = run_tool('bench', '--latency-only', '--latency-seconds', '600')
-    tree = tool.wait_for_children(1)
+    tree = tool.wait_for_children(1, ('pic_ros.ros.echo',))  # the floor first
 
     tool.process.send_signal(signal.SIGTERM)
 
