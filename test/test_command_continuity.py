@@ -336,7 +336,7 @@ def timelines(draw: st.DrawFn) -> list[tuple[float, str, Any]]:
             st.floats(0.0, 2.0),
         ))
         kind = draw(st.sampled_from(
-            ['target'] * 6 + ['tick'] * 3 + ['change', 'jump', 'engage', 'nothing']
+            ['target'] * 6 + ['tick'] * 3 + ['change', 'jump', 'engage', 'delay', 'nothing']
         ))
         value: Any = None
         if kind == 'change':
@@ -346,6 +346,8 @@ def timelines(draw: st.DrawFn) -> list[tuple[float, str, Any]]:
             value = draw(st.floats(-1.0, 1.0))
         elif kind == 'engage':
             value = draw(st.booleans())
+        elif kind == 'delay':
+            value = draw(st.sampled_from([0.0, 0.01, 0.05, 0.3]))
         events.append((gap, kind, value))
     return events
 
@@ -372,6 +374,9 @@ def fuzz(group: Any, events: list[tuple[float, str, Any]], rate: float, speed: f
         if kind == 'engage':
             run.commander.engaged = value
             continue
+        if kind == 'delay':  # the publisher's measured delay rose or fell
+            run.commander.delay_allowance = value
+            continue
         moved = np.clip(
             target(now) + offset, np.asarray(group.lower) - 0.2, np.asarray(group.upper) + 0.2
         )
@@ -387,7 +392,8 @@ def test_no_timing_or_parameter_change_makes_a_fault(
     robot: str, events: list[tuple[float, str, Any]], which: int, speed: float
 ) -> None:
     """
-    Random gaps (0-2 s), parameter changes while moving, moving and jumping targets: no fault.
+    Random gaps (0-2 s), parameter changes while moving, moving and jumping targets, a delay
+    allowance that rises and falls (the plans start later or sooner after their step): no fault.
 
     Every chunk and seam of every joint group of every robot keeps the velocity, acceleration
     and jerk limits in force (those of the settings, and the old ones while a lowered limit is

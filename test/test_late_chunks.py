@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 from pic_ros.motion.commander import ArmCommander, CommanderConfig
+from pic_ros.motion.delay import DelayAllowance
 from pic_ros.motion.limiter import MotionLimits
 from pic_ros.motion.streaming import LATE_WINDOW, segment_peaks, TrajectoryChunk
 from pic_ros.robot import load_robot
@@ -82,12 +83,17 @@ def test_a_stamped_trajectory_is_refused_only_once_its_last_point_is_past() -> N
     assert 'before now' in verdict.detail
 
 
-def run(arm: ArmModel, delay: Any, seconds: float = 4.0, period: float = 0.02) -> dict[str, Any]:
+def run(
+    arm: ArmModel, delay: Any, seconds: float = 4.0, period: float = 0.02,
+    allowance: DelayAllowance | None = None,
+) -> dict[str, Any]:
     """
     Stream a moving target through the commander to a follower, each chunk ``delay(k)`` late.
 
     The follower takes the chunks in order of arrival (a later one overtakes nothing: DDS keeps
-    the order), at their arrival on the same clock as the publisher's.
+    the order), at their arrival on the same clock as the publisher's. With ``allowance`` the
+    commander plans ahead by what it measured, as the trajectory publisher does: here the age
+    of the robot's state on arrival, which comes back over the same delays.
     """
     config = CommanderConfig.from_parameters({'wait_for_joint_states': False})
     commander = ArmCommander(arm, config, engaged=True)
@@ -107,6 +113,9 @@ def run(arm: ArmModel, delay: Any, seconds: float = 4.0, period: float = 0.02) -
     for index, now in enumerate(np.arange(START, START + seconds, period)):
         now = float(now)
         commander.on_target(now, dict(zip(arm.joint_names, target(now))))
+        if allowance is not None:
+            allowance.state_age(now, delay(index))
+            commander.delay_allowance = allowance.allowance(now)
         chunk = commander.step(now)
         if chunk is not None:
             arrival = max(now + delay(index), last_arrival)
@@ -158,6 +167,34 @@ def test_chunks_later_than_their_plan_are_taken_and_the_arm_keeps_following(
         ]
         peaks = segment_peaks(states, MotionLimits.from_arm(arm))
         assert peaks.violations == 0, peaks.where
+
+
+@pytest.mark.parametrize('delay', [0.05, 0.09])
+def test_chunks_later_than_plan_ahead_continue_the_command_with_the_measured_allowance(
+    arm: ArmModel, delay: float
+) -> None:
+    """
+    A delay beyond ``plan_ahead`` that the publisher measures: the plans start that much later.
+
+    Without the allowance every chunk arrives after its plan moved on and is joined to the
+    command (a seam); with it (up to ``max_plan_ahead``) none is joined, and what the follower
+    commands keeps the limits.
+    """
+    assert CommanderConfig().plan_ahead < delay < CommanderConfig().max_plan_ahead
+    fixed = run(arm, lambda index: delay)
+    assert fixed['follower'].stats.joined > 0
+    result = run(arm, lambda index: delay, allowance=DelayAllowance())
+    item = result['follower']
+    assert item.stats.rejected == 0
+    assert item.stats.joined == 0 and item.stats.segment_violations == 0
+    states = [
+        (when, command.positions, command.velocities, command.accelerations)
+        for when, command in result['samples']
+    ]
+    assert segment_peaks(states, MotionLimits.from_arm(arm)).violations == 0
+    assert result['commander'].plan_ahead == pytest.approx(
+        CommanderConfig().plan_ahead + delay
+    )
 
 
 def test_jittery_delays_up_to_a_second_never_freeze_the_arm(arm: ArmModel) -> None:

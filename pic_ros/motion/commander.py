@@ -141,6 +141,15 @@ PLAN_AHEAD: Final = ParameterDef(
 )
 """The trajectory publisher's ``plan_ahead`` (:attr:`CommanderConfig.plan_ahead`)."""
 
+MAX_PLAN_AHEAD: Final = ParameterDef(
+    'max_plan_ahead', 0.12,
+    'Largest plan_ahead when the delays this node measures (its own scheduling and publishing, '
+    'the age of joint_states) rise above plan_ahead on a busy host: plans start later, so that '
+    'a trajectory arriving that late still continues the command (a lag of the motion instead '
+    'of a seam); at or below plan_ahead: plan_ahead is fixed', unit='s', low=0.0, high=1.0,
+)
+"""The trajectory publisher's ``max_plan_ahead`` (:attr:`CommanderConfig.max_plan_ahead`)."""
+
 LIMIT_HEADROOM: Final = ParameterDef(
     'limit_headroom', 0.05,
     'Share of the velocity, acceleration and jerk limits (after velocity_scale and '
@@ -153,7 +162,7 @@ LIMIT_HEADROOM: Final = ParameterDef(
 COMMANDER_PARAMETERS: Final = (
     *TRACKING_PARAMETERS, MOTION_GENERATOR, VELOCITY_SCALE, ACCELERATION_SCALE,
     PREDICTION_HORIZON, LEAD_TIME, RATE, MIN_INTERVAL, WAIT_FOR_JOINT_STATES, STAMP_TRAJECTORIES,
-    PLAN_AHEAD, LIMIT_HEADROOM,
+    PLAN_AHEAD, MAX_PLAN_AHEAD, LIMIT_HEADROOM,
 )
 """Everything :meth:`CommanderConfig.from_parameters` reads."""
 
@@ -263,6 +272,9 @@ class CommanderConfig:
     :param min_interval: Shortest time between two commands [s] (0: half the period).
     :param wait_for_joint_states: Start from the measured position, not the neutral pose.
     :param stamp_trajectories: Stamp each chunk with the ``now`` of its step (else 0).
+    :param plan_ahead: How long after its step a ruckig plan starts, at least [s].
+    :param max_plan_ahead: The most it starts after its step with a delay allowance [s].
+    :param limit_headroom: Share of the limits ruckig leaves free for tracking errors.
     :raises ConfigError: If a value is out of range.
     """
 
@@ -277,6 +289,7 @@ class CommanderConfig:
     wait_for_joint_states: bool = WAIT_FOR_JOINT_STATES.default
     stamp_trajectories: bool = STAMP_TRAJECTORIES.default
     plan_ahead: float = PLAN_AHEAD.default
+    max_plan_ahead: float = MAX_PLAN_AHEAD.default
     limit_headroom: float = LIMIT_HEADROOM.default
 
     def __post_init__(self) -> None:
@@ -372,6 +385,9 @@ class ArmCommander:
         self.stalls = 0
         self.at_rest = 0
         self.largest_gap = 0.0
+        self.delay_allowance = 0.0
+        """Delay measured on the way to the controller, added to ``plan_ahead`` [s]
+        (:class:`~pic_ros.motion.delay.DelayAllowance`; at most ``max_plan_ahead`` in all)."""
         if not self._config.wait_for_joint_states:
             self._motion = self._make_motion(arm.neutral, self._config)
 
@@ -384,6 +400,11 @@ class ArmCommander:
     def config(self) -> CommanderConfig:
         """Return the settings."""
         return self._config
+
+    @property
+    def plan_ahead(self) -> float:
+        """Return how long after the next step its plan starts, with the allowance [s]."""
+        return self._plan_ahead()
 
     @config.setter
     def config(self, config: CommanderConfig) -> None:
@@ -737,11 +758,18 @@ class ArmCommander:
         return chunk
 
     def _plan_ahead(self) -> float:
-        """Return how long after a step its trajectory starts [s] (ruckig and stamps only)."""
+        """
+        Return how long after a step its trajectory starts [s] (ruckig and stamps only).
+
+        ``plan_ahead`` plus :attr:`delay_allowance`, at most ``max_plan_ahead`` (never below
+        ``plan_ahead``); 0 when ``plan_ahead`` is below two point gaps.
+        """
         config = self._config
         planned = config.stamp_trajectories and isinstance(self._motion, JerkLimitedGenerator)
         ahead = config.plan_ahead if planned else 0.0
-        return ahead if ahead >= 2.0 * MIN_POINT_GAP else 0.0
+        if ahead < 2.0 * MIN_POINT_GAP:
+            return 0.0
+        return max(ahead, min(ahead + self.delay_allowance, config.max_plan_ahead))
 
     def _check_clock(self, now: float) -> None:
         """Start over from the current command if the clock went back."""

@@ -37,7 +37,11 @@ node's clock minus their stamp, the largest since the previous report: how late 
 state reaches the node, on a shared clock) and the continuity check of every chunk sent
 (:class:`~pic_ros.motion.streaming.ContinuityMonitor` against the joints' velocity, acceleration
 and jerk limits, each chunk taken at its step: ``segment_violations``, ERROR when not 0, and the
-peak share of a limit). A delay shows there; it never freezes the arm: a chunk that holds still
+peak share of a limit), the current ``plan_ahead`` and the largest delay this node measured
+(:class:`~pic_ros.motion.delay.DelayAllowance`: its timer's lateness, twice, plus its step's
+duration, and the age of ``joint_states``; the plans start that much later after their step,
+up to ``max_plan_ahead``, so that a late chunk still continues the command). A delay shows
+there; it never freezes the arm: a chunk that holds still
 is stamped 0 (start on arrival) and a moving one stays acceptable ``LATE_WINDOW`` after its stamp
 (:mod:`pic_ros.motion.streaming`).
 """
@@ -46,11 +50,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 import threading
+import time
 from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticStatus
 from pic_ros.exceptions import PicRosError, SkeletonError
 from pic_ros.motion.commander import ArmCommander, CommanderConfig
+from pic_ros.motion.delay import DelayAllowance
 from pic_ros.motion.engagement import (
     Engagement,
     EngagementSource,
@@ -132,6 +138,7 @@ class TrajectoryPublisherNode(Node):
         self._groups: dict[str, tuple[ArmCommander, Publisher]] = {}
         self._timing: dict[str, _Timing] = {}
         self._state_delay = 0.0
+        self._delays = DelayAllowance()
         for name, model in self.robot.groups.items():
             publisher = self.create_publisher(
                 JointTrajectory, f'{model.controller}/joint_trajectory', reliable
@@ -261,7 +268,9 @@ class TrajectoryPublisherNode(Node):
         stamp = time_from_msg(message.header.stamp)
         with self._lock:
             if stamp > 0.0:
-                self._state_delay = max(self._state_delay, self._now() - stamp)
+                age = self._now() - stamp
+                self._state_delay = max(self._state_delay, age)
+                self._delays.state_age(time.monotonic(), age)
             for arm, (commander, _) in self._groups.items():
                 names = commander.joint_names
                 if not commander.started and all(name in positions for name in names):
@@ -299,15 +308,29 @@ class TrajectoryPublisherNode(Node):
 
     def _on_timer(self) -> None:
         with self._lock:
-            self._step_groups(self._now(), list(self._groups))
+            fired = time.monotonic()
+            period = next(iter(self._groups.values()))[0].config.period if self._groups else 0.0
+            self._step_groups(self._now(), list(self._groups), self._delays.tick(fired, period))
 
-    def _step_groups(self, now: float, names: Sequence[str]) -> None:
+    def _step_groups(self, now: float, names: Sequence[str], lateness: float = 0.0) -> None:
         """
         Step some groups, check the arms' chunks with the collision guard, publish (lock held).
 
         An arm whose chunk the guard refuses brakes along its path instead (the guard's counts
-        are on ``/diagnostics``).
+        are on ``/diagnostics``). Each plan starts ``plan_ahead`` plus the delays measured
+        lately after the step (:class:`~pic_ros.motion.delay.DelayAllowance`); the step's own
+        lateness (``lateness``, a timer's) and duration are measured for the next.
         """
+        began = time.monotonic()
+        allowance = self._delays.allowance(began)
+        for commander, _ in self._groups.values():
+            commander.delay_allowance = allowance
+        self._publish_steps(now, names)
+        ended = time.monotonic()
+        self._delays.step(ended, lateness, ended - began)
+
+    def _publish_steps(self, now: float, names: Sequence[str]) -> None:
+        """Step the groups, guard the arms' chunks, publish them (lock held)."""
         chunks: dict[str, TrajectoryChunk] = {}
         for name in names:
             commander, _ = self._groups[name]
@@ -321,6 +344,7 @@ class TrajectoryPublisherNode(Node):
         restarts = sum(item.clock_restarts for item, _ in self._groups.values())
         if restarts != self._clock_restarts:
             self._clock_restarts = restarts
+            self._delays.reset()
             for timing in self._timing.values():
                 timing.monitor.reset()
                 timing.last_step = None
@@ -382,6 +406,8 @@ class TrajectoryPublisherNode(Node):
                     'step_gap_max [ms]': f'{1e3 * timing.gap:.1f}',
                     'chunks_holding_still': commander.at_rest,
                     'joint_states_delay_max [ms]': f'{1e3 * state_delay:.1f}',
+                    'plan_ahead [ms]': f'{1e3 * commander.plan_ahead:.1f}',
+                    'delay_measured_max [ms]': f'{1e3 * self._delays.largest:.1f}',
                     'segment_violations': checked.violations + checked.ran_out,
                     'segment_peak': f'{checked.peak:.3f}',
                 }
