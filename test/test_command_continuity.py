@@ -392,8 +392,10 @@ def test_no_timing_or_parameter_change_makes_a_fault(
     robot: str, events: list[tuple[float, str, Any]], which: int, speed: float
 ) -> None:
     """
-    Random gaps (0-2 s), parameter changes while moving, moving and jumping targets, a delay
-    allowance that rises and falls (the plans start later or sooner after their step): no fault.
+    Random gaps, parameter changes, moving and jumping targets, a changing delay: no fault.
+
+    Gaps of 0-2 s between steps; a delay allowance that rises and falls (the plans start later
+    or sooner after their step).
 
     Every chunk and seam of every joint group of every robot keeps the velocity, acceleration
     and jerk limits in force (those of the settings, and the old ones while a lowered limit is

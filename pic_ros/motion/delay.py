@@ -19,7 +19,8 @@ publishing process can measure itself, and the commander plans that much further
 
 The allowance is the largest of these over the last :data:`DELAY_MEMORY` seconds: it rises at
 once with a burst of load and falls back a few seconds after it ends. Everything is in seconds on
-the caller's clocks (a monotonic clock for durations, the node's clock for ages).
+the caller's clock (the trajectory publisher's: sim time in replays, so that a test driving it
+gets the same plans every run).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ class DelayAllowance:
         """
         Take a timer step that started at ``when``; return how late it fired.
 
-        :param when: Monotonic time at the start of the step [s].
+        :param when: The clock at the start of the step [s].
         :param period: The timer's period [s].
         :return: Time since the previous step beyond one period [s] (0 for the first).
         """
@@ -67,7 +68,7 @@ class DelayAllowance:
         """
         Record a step: how late it fired (:meth:`tick`) and how long it took to publish.
 
-        :param when: Monotonic time at the end of the step [s].
+        :param when: The clock at the end of the step [s].
         :param lateness: How late the step started [s].
         :param duration: From reading the clock to the last chunk published [s].
         """
@@ -77,7 +78,7 @@ class DelayAllowance:
         """
         Record the age of a joint_states message on arrival (ignored when not positive).
 
-        :param when: Monotonic time of the arrival [s].
+        :param when: The clock at the arrival [s].
         :param age: This node's clock minus the message's stamp [s].
         """
         if age > 0.0 and math.isfinite(age):
@@ -87,7 +88,7 @@ class DelayAllowance:
         """
         Return the largest delay measured in the last :data:`DELAY_MEMORY` seconds [s].
 
-        :param now: Monotonic time [s].
+        :param now: The clock now [s].
         :return: The delay, 0 when none was measured lately.
         """
         self._forget(now)

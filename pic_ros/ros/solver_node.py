@@ -45,7 +45,7 @@ above the head that long (:mod:`pic_ros.human.engage_gesture`), the node publish
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 import math
 import os
 from pathlib import Path
@@ -77,6 +77,7 @@ from pic_ros.ros.runner import run_node
 from pic_ros.ros.schema import SOLVER_NODE
 from pic_ros.solvers import SolverConfig, Termination
 from pic_ros.solvers.avoidance import AvoidanceConfig, AvoidanceTermination
+from pic_ros.teleoperation import RobotTargets, Teleoperation
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
@@ -87,7 +88,7 @@ from std_srvs.srv import Trigger
 PARAMETERS = SOLVER_NODE
 """The node's parameters (:data:`pic_ros.ros.schema.SOLVER_NODE`)."""
 
-TargetsHandler = Callable[[float, Sequence[str], Sequence[float]], None]
+TargetsHandler = Callable[[RobotTargets], None]
 GestureHandler = Callable[[], object]
 
 IDLE_WAIT = 0.5
@@ -136,13 +137,14 @@ class SolverNode(Node):
         self.robot: Robot = load_robot(str(self._values['robot']))
         chosen = dict.fromkeys(str(name) for name in self._values['arms'] if str(name))
         self._arms = list(chosen) or list(self.robot.arms)
-        self._imitator = self._make_imitator(self._values)  # refuses unknown arms
-        self._head_hands = self._make_head_hands(self._values)
+        self._teleoperation = Teleoperation(  # refuses unknown arms
+            self._make_imitator(self._values), self._make_head_hands(self._values),
+            EngageGesture(self._gesture_config(self._values)), Calibrator(),
+        )
         self._head_targets = 0
         self._torso_targets = 0
         self._hand_changes = 0
         self._hand_states: dict[str, str] = {}
-        self._calibrator = Calibrator()
         self._frames = RateMeter()
         self._solved = RateMeter()
         self._times: list[float] = []
@@ -159,7 +161,6 @@ class SolverNode(Node):
         self._joints: dict[str, float] = {}
         self._previous_stamp: float | None = None
         self._compliance = self._make_compliance(self._values)
-        self._gesture = EngageGesture(self._gesture_config(self._values))
         self._gestures = 0
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self._publisher = self.create_publisher(JointState, 'joint_targets', reliable)
@@ -195,11 +196,16 @@ class SolverNode(Node):
                + ', '.join(wrench_topic(self.robot, arm) for arm in self._compliance.arms))
         )
 
+    @property
+    def _imitator(self) -> RobotImitator:
+        """Return the arms' imitation (lock held, or during start-up)."""
+        return self._teleoperation.imitator
+
     def add_handler(self, handler: TargetsHandler) -> None:
         """
         Hand every solution to a function in this process (the one-process teleop).
 
-        :param handler: Called with (stamp [s], joint names, positions) of each solved frame.
+        :param handler: Called with the targets of each solved frame that has any.
         """
         self._handlers.append(handler)
 
@@ -268,8 +274,9 @@ class SolverNode(Node):
         gesture = self._gesture_config(values)
         self._mailbox.max_age = float(values['max_frame_age'])
         with self._lock:
-            if gesture != self._gesture.config:
-                self._gesture.config = gesture
+            teleoperation = self._teleoperation
+            if gesture != teleoperation.gesture.config:
+                teleoperation.gesture.config = gesture
             if compliance is not None and self._compliance is not None:
                 compliance.adopt(self._compliance)
             self._compliance = compliance
@@ -278,9 +285,9 @@ class SolverNode(Node):
                 torso=self._imitator.torso_value,
             )
             imitator.adopt(self._imitator)
-            self._imitator = imitator
-            head_hands.adopt(self._head_hands)
-            self._head_hands = head_hands
+            teleoperation.imitator = imitator
+            head_hands.adopt(teleoperation.head_and_hands)
+            teleoperation.head_and_hands = head_hands
         if values['diagnostics_period'] != self._values['diagnostics_period']:
             self._diagnostics.set_period(float(values['diagnostics_period']))
 
@@ -292,7 +299,7 @@ class SolverNode(Node):
         target = Path(str(self._values['user_profile']) or default_profile_path())
         try:
             with self._lock:
-                profile = self._calibrator.profile(name=target.stem)
+                profile = self._teleoperation.calibrator.profile(name=target.stem)
             written = profile.save(target)
         except (ConfigError, OSError) as err:
             response.success = False
@@ -383,8 +390,8 @@ class SolverNode(Node):
             if frame is None:
                 self._warn_too_old()
                 return False
-            names, positions = self._solve(frame)
-        self._hand_on(frame.stamp, names, positions)
+            targets = self._solve(frame)
+        self._hand_on(targets)
         return True
 
     def _warn_too_old(self) -> None:
@@ -424,83 +431,78 @@ class SolverNode(Node):
         """
         with self._lock:
             self._direct += 1
-            names, positions = self._solve(frame)
-        self._hand_on(frame.stamp, names, positions)
+            targets = self._solve(frame)
+        self._hand_on(targets)
 
-    def _hand_on(self, stamp: float, names: list[str], positions: list[float]) -> None:
+    def _hand_on(self, targets: RobotTargets | None) -> None:
         """Publish the joint targets of a solved frame and hand them over (lock not held)."""
-        if not names:
+        if targets is None or not targets.groups:
             return
         if self._publisher.get_subscription_count() > 0:
-            self._publisher.publish(joint_state_to_msg(stamp, names, positions))
+            self._publisher.publish(
+                joint_state_to_msg(targets.stamp, targets.joint_names, targets.positions)
+            )
         for handler in self._handlers:
-            handler(stamp, names, positions)
+            handler(targets)
 
-    def _solve(self, frame: SkeletonFrame) -> tuple[list[str], list[float]]:
+    def _solve(self, frame: SkeletonFrame) -> RobotTargets | None:
         """
-        Solve one skeleton (lock held).
+        Solve one skeleton (lock held) and count what the step did.
 
-        :return: The joint names and targets; none when it was refused or no arm is in view.
+        :return: The targets; None when the frame was refused.
         """
         with self._chest_lock:
             chest, self._chest = self._chest, None
         if chest is not None:
             self._imitator.set_chest_height(chest[0])
         try:
-            self._calibrator.add(frame)
-            if self._gesture.update(frame):  # asked before solving: solved or not
-                self._gestures += 1
-                self._engage_gesture()
-            offsets = self._hand_offsets(frame.stamp)
-            step = (
-                self._imitator.step(frame) if offsets is None
-                else self._imitator.step(frame, hand_offsets=offsets)
-            )
-            extra = self._head_hands.step(frame)
+            targets = self._teleoperation.step(frame, self._hand_offsets(frame.stamp))
         except PicRosError as err:
             self._rejected += 1
             self.get_logger().warning(f'dropping skeleton: {err}', throttle_duration_sec=2.0)
-            return [], []
+            return None
+        finally:
+            self._count_gesture()
         self._solved_frames += 1
-        names: list[str] = []
-        positions: list[float] = []
-        for arm_name in self._arms:
-            arm_step = step.arms.get(arm_name)
-            if arm_step is None:
-                continue
-            names += self.robot.arms[arm_name].joint_names
-            positions += arm_step.result.q.tolist()
+        self._count(targets)
+        if targets.groups:
+            self._joints.update(zip(targets.joint_names, targets.positions, strict=True))
+            self._solved.tick()
+        return targets
+
+    def _count_gesture(self) -> None:
+        """Ask to engage when the gesture was completed, solved or not (lock held)."""
+        completed = self._teleoperation.gestures
+        if completed != self._gestures:
+            self._gestures = completed
+            self._engage_gesture()
+
+    def _count(self, targets: RobotTargets) -> None:
+        """Add a solved frame to the counts on ``/diagnostics`` (lock held)."""
+        step = targets.imitation
+        assert step is not None and targets.head_and_hands is not None  # a solved frame
+        for arm_step in step.arms.values():
             self._times.append(arm_step.solve_time)
             self._terminations[arm_step.result.termination.value] += 1
         if step.avoidance is not None:
             self._avoidance[step.avoidance.termination.value] += 1
             if math.isfinite(step.avoidance.min_distance):
                 self._closest = min(self._closest, step.avoidance.min_distance)
-        if step.torso is not None:
-            names.append(step.torso.joint)
-            positions.append(step.torso.value)
-            self._torso_targets += 1
-        extra_names, extra_positions = extra.joint_targets(self.robot)
-        names += extra_names
-        positions += extra_positions
+        self._torso_targets += step.torso is not None
+        extra = targets.head_and_hands
         self._head_targets += extra.head is not None
         for side, estimate in extra.hands.items():
             if self._hand_states.get(side.value, estimate.state.value) != estimate.state.value:
                 self._hand_changes += 1
             self._hand_states[side.value] = estimate.state.value
-        if not names:
-            return [], []
-        self._joints.update(zip(names, positions, strict=True))
-        self._solved.tick()
         if len(self._times) > 2000:
             del self._times[:1000]
-        return names, positions
 
     def _engage_gesture(self) -> None:
         """Ask trajectory_publisher to engage: on the topic and to the in-process handlers."""
         self.get_logger().info(
             f'engage gesture: both wrists above the head for '
-            f'{self._gesture.config.hold_time:g} s; asking to engage'
+            f'{self._teleoperation.gesture.config.hold_time:g} s; asking to engage'
         )
         self._gesture_publisher.publish(Empty())
         for handler in self._gesture_handlers:
@@ -538,14 +540,14 @@ class SolverNode(Node):
             for name, correspondence in self._imitator.correspondences.items():
                 for key, value in correspondence.status().items():
                     values[f'{key}_{name}'] = value
-            values['calibration_pose_held_s'] = round(self._calibrator.held(), 2)
+            values['calibration_pose_held_s'] = round(self._teleoperation.calibrator.held(), 2)
             values['whole_body'] = self._imitator.whole_body
             values['torso_targets'] = self._torso_targets
             values['head_targets'] = self._head_targets
             for side, state in sorted(self._hand_states.items()):
                 values[f'hand_{side}'] = state
             values['hand_state_changes'] = self._hand_changes
-            values['engage_gesture_time'] = self._gesture.config.hold_time
+            values['engage_gesture_time'] = self._teleoperation.gesture.config.hold_time
             values['engage_gestures'] = self._gestures
             values['admittance'] = self._compliance is not None
             if self._compliance is not None:

@@ -34,7 +34,9 @@ plan had run out, so that the controller was braking on its tail or at rest: a s
 or a stalled clock; WARN in a report with a new one), the longest time between two steps since
 the previous report, the chunks stamped 0 (holding still), the delay of ``joint_states`` (this
 node's clock minus their stamp, the largest since the previous report: how late the robot's
-state reaches the node, on a shared clock) and the continuity check of every chunk sent
+state reaches the node, on a shared clock), the age of the targets on arrival (this node's clock
+minus the skeleton's capture stamp, the largest since the previous report: the delay from the
+tracker to here, on a shared clock) and the continuity check of every chunk sent
 (:class:`~pic_ros.motion.streaming.ContinuityMonitor` against the joints' velocity, acceleration
 and jerk limits, each chunk taken at its step: ``segment_violations``, ERROR when not 0, and the
 peak share of a limit), the current ``plan_ahead`` and the largest delay this node measured
@@ -49,8 +51,8 @@ is stamped 0 (start on arrival) and a moving one stays acceptable ``LATE_WINDOW`
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+import math
 import threading
-import time
 from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticStatus
@@ -78,6 +80,7 @@ from pic_ros.ros.diagnostics import DiagnosticsReporter
 from pic_ros.ros.parameters import declare_parameters, validation_callback, Values
 from pic_ros.ros.runner import run_node
 from pic_ros.ros.schema import TRAJECTORY_PUBLISHER
+from pic_ros.teleoperation import RobotTargets
 from rclpy.node import Node
 from rclpy.publisher import Publisher
 from rclpy.qos import (
@@ -138,6 +141,7 @@ class TrajectoryPublisherNode(Node):
         self._groups: dict[str, tuple[ArmCommander, Publisher]] = {}
         self._timing: dict[str, _Timing] = {}
         self._state_delay = 0.0
+        self._target_age = -math.inf
         self._delays = DelayAllowance()
         for name, model in self.robot.groups.items():
             publisher = self.create_publisher(
@@ -270,7 +274,7 @@ class TrajectoryPublisherNode(Node):
             if stamp > 0.0:
                 age = self._now() - stamp
                 self._state_delay = max(self._state_delay, age)
-                self._delays.state_age(time.monotonic(), age)
+                self._delays.state_age(self._now(), age)
             for arm, (commander, _) in self._groups.items():
                 names = commander.joint_names
                 if not commander.started and all(name in positions for name in names):
@@ -279,27 +283,27 @@ class TrajectoryPublisherNode(Node):
 
     def _on_targets(self, message: JointState) -> None:
         try:
-            _, positions = joint_state_from_msg(message)
+            stamp, positions = joint_state_from_msg(message)
         except SkeletonError as err:
             self.get_logger().warning(f'dropping joint targets: {err}', throttle_duration_sec=2.0)
             return
-        self.handle_targets(0.0, list(positions), list(positions.values()))
+        self.handle_targets(RobotTargets.from_joints(self.robot, stamp, positions))
 
-    def handle_targets(
-        self, stamp: float, names: Sequence[str], positions: Sequence[float]
-    ) -> None:
+    def handle_targets(self, targets: RobotTargets) -> None:
         """
-        Take joint targets and publish the next command of every arm they cover.
+        Take a frame's targets and publish the next command of every group they cover.
 
-        :param stamp: Capture stamp of the skeleton [s] (informative; the node times the targets
-            on its own clock when they arrive).
-        :param names: Joint names.
-        :param positions: Target positions [rad] or [m], same order.
+        The node times the targets on its own clock when they arrive (the tracking-loss
+        supervisor needs arrival times); the capture stamp gives the age of the targets on
+        arrival, on ``/diagnostics`` (on a clock shared with the tracker).
+
+        :param targets: The targets by group, with the skeleton's capture stamp.
         """
-        del stamp  # The supervisor needs arrival times on this node's clock.
-        values = dict(zip(names, positions))
+        values = dict(zip(targets.joint_names, targets.positions))
         with self._lock:  # the clock is read under the lock: times in the order of the steps
             now = self._now()
+            if targets.stamp > 0.0:
+                self._target_age = max(self._target_age, now - targets.stamp)
             covered = [
                 name for name, (commander, _) in self._groups.items()
                 if commander.covers(values) and not commander.on_target(now, values).rejected
@@ -308,9 +312,9 @@ class TrajectoryPublisherNode(Node):
 
     def _on_timer(self) -> None:
         with self._lock:
-            fired = time.monotonic()
+            now = self._now()
             period = next(iter(self._groups.values()))[0].config.period if self._groups else 0.0
-            self._step_groups(self._now(), list(self._groups), self._delays.tick(fired, period))
+            self._step_groups(now, list(self._groups), self._delays.tick(now, period))
 
     def _step_groups(self, now: float, names: Sequence[str], lateness: float = 0.0) -> None:
         """
@@ -319,15 +323,15 @@ class TrajectoryPublisherNode(Node):
         An arm whose chunk the guard refuses brakes along its path instead (the guard's counts
         are on ``/diagnostics``). Each plan starts ``plan_ahead`` plus the delays measured
         lately after the step (:class:`~pic_ros.motion.delay.DelayAllowance`); the step's own
-        lateness (``lateness``, a timer's) and duration are measured for the next.
+        lateness (``lateness``, a timer's) and duration are measured for the next, on the node's
+        clock (sim time in replays).
         """
-        began = time.monotonic()
-        allowance = self._delays.allowance(began)
+        allowance = self._delays.allowance(now)
         for commander, _ in self._groups.values():
             commander.delay_allowance = allowance
         self._publish_steps(now, names)
-        ended = time.monotonic()
-        self._delays.step(ended, lateness, ended - began)
+        ended = self._now()
+        self._delays.step(ended, lateness, ended - now)
 
     def _publish_steps(self, now: float, names: Sequence[str]) -> None:
         """Step the groups, guard the arms' chunks, publish them (lock held)."""
@@ -390,6 +394,7 @@ class TrajectoryPublisherNode(Node):
         statuses = []
         with self._lock:
             state_delay, self._state_delay = self._state_delay, 0.0
+            target_age, self._target_age = self._target_age, -math.inf
             for name, (commander, _publisher) in self._groups.items():
                 model = self.robot.groups[name]
                 started = commander.started
@@ -406,6 +411,9 @@ class TrajectoryPublisherNode(Node):
                     'step_gap_max [ms]': f'{1e3 * timing.gap:.1f}',
                     'chunks_holding_still': commander.at_rest,
                     'joint_states_delay_max [ms]': f'{1e3 * state_delay:.1f}',
+                    'target_age_max [ms]': (
+                        f'{1e3 * target_age:.1f}' if math.isfinite(target_age) else '-'
+                    ),
                     'plan_ahead [ms]': f'{1e3 * commander.plan_ahead:.1f}',
                     'delay_measured_max [ms]': f'{1e3 * self._delays.largest:.1f}',
                     'segment_violations': checked.violations + checked.ran_out,

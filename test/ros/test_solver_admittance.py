@@ -79,7 +79,7 @@ def test_a_wrench_on_the_loopback_moves_the_hand_along_the_push_and_it_returns(
     """Pushed along x the hand moves along x; without wrenches it comes back (bounded waits)."""
     node = make_node(SolverNode, {**SETTINGS, **SOLVERS[solver]})
     handed: list = []
-    node.add_handler(lambda stamp, names, positions: handed.append((names, positions)))
+    node.add_handler(lambda targets: handed.append((targets.joint_names, targets.positions)))
     publisher = helper_node.create_publisher(WrenchStamped, wrench_topic(node.robot, 'arm'), 10)
     wait_for(lambda: publisher.get_subscription_count() > 0, 'the wrench subscription')
     clock = sim_clock(node)

@@ -48,7 +48,9 @@ def solver_node(make_node, capture):
         node = make_node(SolverNode, parameters)
         published = capture(node, node._publisher)
         handed = []
-        node.add_handler(lambda stamp, names, positions: handed.append((stamp, names, positions)))
+        node.add_handler(
+            lambda targets: handed.append((targets.stamp, targets.joint_names, targets.positions))
+        )
         return node, published, handed
 
     return make
@@ -335,8 +337,8 @@ def stalling_handler(handed: list[float]) -> tuple[threading.Event, threading.Ev
     """
     stalled, release = threading.Event(), threading.Event()
 
-    def handler(stamp, names, positions):
-        handed.append(stamp)
+    def handler(targets):
+        handed.append(targets.stamp)
         if len(handed) == 1:
             stalled.set()
             release.wait(timeout=60.0)
@@ -432,7 +434,7 @@ def test_without_a_solver_thread_an_offered_skeleton_is_solved_at_once(make_node
     """solve_thread false (tests on a simulated clock): offer solves in the caller's thread."""
     node = make_node(SolverNode, {'robot': 'baxter'}, solve_thread=False)
     handed = []
-    node.add_handler(lambda stamp, names, positions: handed.append(stamp))
+    node.add_handler(lambda targets: handed.append(targets.stamp))
 
     for frame in body_frames[:3]:
         node.offer(frame)
@@ -457,7 +459,7 @@ def test_a_context_shut_down_under_the_solver_thread_ends_it_without_an_error(
     rclpy.init(context=context)
     node = SolverNode(context=context, parameter_overrides=[Parameter('robot', value='baxter')])
     handed = []
-    node.add_handler(lambda stamp, names, positions: handed.append(stamp))
+    node.add_handler(lambda targets: handed.append(targets.stamp))
     try:
         node.offer(body_frames[0])
         wait_for(lambda: len(handed) == 1, 'a solution')

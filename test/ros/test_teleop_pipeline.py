@@ -277,8 +277,8 @@ def test_a_stalled_solver_in_one_process_is_handed_the_newest_skeleton_only(
     stalled, release = threading.Event(), threading.Event()
     skeleton.add_handler(lambda frame: offered.append(frame.stamp))
 
-    def stall(stamp, names, positions):
-        solved.append(stamp)
+    def stall(targets):
+        solved.append(targets.stamp)
         if len(solved) == 1:
             stalled.set()
             release.wait(timeout=60.0)
