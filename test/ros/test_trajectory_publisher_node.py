@@ -820,3 +820,41 @@ def test_the_delay_of_joint_states_is_reported(streamer, diagnostics):
         80.0, abs=0.5
     )
     assert float(groups(diagnostics, node)[0]['joint_states_delay_max [ms]']) == 0.0
+
+
+def test_late_steps_and_old_joint_states_raise_plan_ahead_up_to_its_maximum(streamer) -> None:
+    """
+    A timer 40 ms late, then joint_states 0.5 s old: the plans start that much later, capped.
+
+    The timer is late by what the clock jumps beyond its period (the test clock, sim time);
+    twice the lateness (this process and the controller's), or the age of joint_states, is
+    added to ``plan_ahead`` up to ``max_plan_ahead``, shown on ``/diagnostics``; the stream keeps
+    the limits throughout, and without new delays the allowance falls back after its memory.
+    """
+    node, clock, published = streamer(diagnostics_period=60.0, max_plan_ahead=0.12)
+    config = CommanderConfig()
+
+    def moving(now):
+        return pose(node, lambda arm: arm.neutral + 0.3 * math.sin(2.0 * (now - START)))
+
+    def plan_ahead() -> float:
+        status = next(item for item in node._statuses() if item.name.endswith(' left'))
+        return float({item.key: item.value for item in status.values}['plan_ahead [ms]'])
+
+    last = stream(node, clock, START, START + 1.0, 0.02, moving)
+    assert plan_ahead() == pytest.approx(1e3 * config.plan_ahead, abs=0.1)
+    last = stream(node, clock, last + 0.06, last + 0.3, 0.06, moving)  # 40 ms late each
+    assert plan_ahead() == pytest.approx(1e3 * config.plan_ahead + 80.0, abs=1.0)
+    names = joint_names(node)
+    node._on_joint_states(joint_state_to_msg(last - 0.07, names, pose(node, lambda a: a.neutral)))
+    node._on_joint_states(joint_state_to_msg(last - 0.5, names, pose(node, lambda a: a.neutral)))
+    last = stream(node, clock, last + 0.02, last + 0.03, 0.02, moving)  # the next step uses it
+    assert plan_ahead() == pytest.approx(1e3 * config.max_plan_ahead, abs=0.1)
+    last = stream(node, clock, last + 0.02, last + 6.0, 0.02, moving)
+    assert plan_ahead() == pytest.approx(1e3 * config.plan_ahead, abs=0.1)
+    assert published['left'] and published['right']
+    for status in node._statuses():  # every chunk as the controller takes it, and its seam
+        values = {item.key: item.value for item in status.values}
+        if 'segment_violations' in values:
+            assert values['segment_violations'] == '0', status.name
+            assert float(values['segment_peak']) <= 1.0, status.name
