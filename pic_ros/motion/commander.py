@@ -401,11 +401,6 @@ class ArmCommander:
         """Return the settings."""
         return self._config
 
-    @property
-    def plan_ahead(self) -> float:
-        """Return how long after the next step its plan starts, with the allowance [s]."""
-        return self._plan_ahead()
-
     @config.setter
     def config(self, config: CommanderConfig) -> None:
         """
@@ -432,6 +427,11 @@ class ArmCommander:
         self._supervisor.config = config.tracking
         self._motion = motion
         self._config = config
+
+    @property
+    def plan_ahead(self) -> float:
+        """Return how long after the next step its plan starts, with the allowance [s]."""
+        return self._plan_ahead()
 
     @property
     def engaged(self) -> bool:

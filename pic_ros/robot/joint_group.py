@@ -22,7 +22,6 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ChainError
-from pic_ros.motion.commander import CommandedArm
 from pic_ros.robot.config import ACCELERATION_PER_VELOCITY, GroupLimits, JERK_PER_ACCELERATION
 from pic_ros.robot.kinematics.robot_model import RobotModel
 from pic_ros.robot.kinematics.transforms import freeze
@@ -30,12 +29,13 @@ from pic_ros.robot.kinematics.transforms import freeze
 FloatArray = npt.NDArray[np.float64]
 
 
-class CommandedGroup(CommandedArm, Protocol):
+class CommandedGroup(Protocol):
     """
     What the command side needs of a group of joints (an arm, the head, a gripper).
 
-    An :class:`~pic_ros.motion.commander.CommandedArm` (joint names, limits, neutral pose) that
-    also names itself and its controller.
+    Its joint names, position and motion limits and neutral pose (what
+    :class:`~pic_ros.motion.commander.ArmCommander` needs of an arm: a group is one), its name
+    and its controller's. Declared here, below the motion layer, which only reads it.
     """
 
     @property
@@ -46,6 +46,41 @@ class CommandedGroup(CommandedArm, Protocol):
     @property
     def controller(self) -> str:
         """Return the name of the joint_trajectory_controller that drives the group."""
+        ...
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """Return the joint names, in command order."""
+        ...
+
+    @property
+    def neutral(self) -> FloatArray:
+        """Return the neutral pose, shape (n,), [rad] or [m]."""
+        ...
+
+    @property
+    def lower(self) -> FloatArray:
+        """Return the lower position limits, shape (n,), [rad] or [m]."""
+        ...
+
+    @property
+    def upper(self) -> FloatArray:
+        """Return the upper position limits, shape (n,), [rad] or [m]."""
+        ...
+
+    @property
+    def velocity(self) -> FloatArray:
+        """Return the velocity limits, shape (n,), [rad/s] or [m/s]."""
+        ...
+
+    @property
+    def acceleration(self) -> FloatArray:
+        """Return the acceleration limits, shape (n,), [rad/s^2] or [m/s^2]."""
+        ...
+
+    @property
+    def jerk(self) -> FloatArray:
+        """Return the jerk limits, shape (n,), [rad/s^3] or [m/s^3]."""
         ...
 
 
