@@ -3,7 +3,8 @@ Motion: from a stream of solver joint targets to safe, smooth joint commands.
 
 :class:`JerkLimitedGenerator` (the default) plans time-optimal commands within the position,
 velocity, acceleration and jerk limits (:class:`MotionLimits`) whatever the targets, and
-:class:`JointLimiter` rate-limits them within the first three; :class:`TargetPredictor` makes up
+:class:`JointLimiter` rate-limits them within the first three, both behind one interface,
+:class:`MotionGenerator` (:func:`make_motion_generator`); :class:`TargetPredictor` makes up
 for the command delay; :class:`TrackingSupervisor` decides what to follow when the person is
 tracked, lost or found again, and :class:`Engagement` whether the operator lets the robot follow
 at all (engage, disengage, the latched emergency stop); :func:`planned_chunk` and
@@ -41,6 +42,7 @@ from pic_ros.motion.limiter import (
     MotionLimits,
     TargetStatus,
 )
+from pic_ros.motion.motion_generator import make_motion_generator, MotionGenerator
 from pic_ros.motion.prediction import TargetPredictor
 from pic_ros.motion.streaming import (
     DEFAULT_LEAD_PERIODS,
@@ -75,6 +77,7 @@ __all__ = [
     'JerkLimitedGenerator',
     'JointLimiter',
     'LimiterStep',
+    'MotionGenerator',
     'MotionLimits',
     'PlanKind',
     'TargetPredictor',
@@ -87,6 +90,7 @@ __all__ = [
     'Transition',
     'VariableAdmittance',
     'duration_parts',
+    'make_motion_generator',
     'planned_chunk',
     'stream_chunk',
 ]

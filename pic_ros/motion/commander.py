@@ -59,11 +59,15 @@ from pic_ros.motion.generator import JerkLimitedGenerator
 from pic_ros.motion.limiter import (
     ACCELERATION_SCALE,
     ArmLimitsSource,
-    JointLimiter,
     MotionLimits,
     position_margin,
     TargetStatus,
     VELOCITY_SCALE,
+)
+from pic_ros.motion.motion_generator import (
+    make_motion_generator,
+    MOTION_GENERATORS,
+    MotionGenerator,
 )
 from pic_ros.motion.prediction import PREDICTION_HORIZON, TargetPredictor
 from pic_ros.motion.streaming import (
@@ -111,9 +115,6 @@ WAIT_FOR_JOINT_STATES: Final = ParameterDef(
     'pose', read_only=True,
 )
 """The trajectory publisher's ``wait_for_joint_states``."""
-
-MOTION_GENERATORS: Final = ('ruckig', 'limiter')
-"""The choices of ``motion_generator``."""
 
 MOTION_GENERATOR: Final = ParameterDef(
     'motion_generator', 'ruckig',
@@ -237,10 +238,6 @@ def planned_limits(arm: ArmLimitsSource, config: CommanderConfig) -> MotionLimit
         arm, config.acceleration_scale, velocity_scale=config.velocity_scale
     )
     return limits.scaled(1.0 - config.limit_headroom)
-
-
-Motion = JointLimiter | JerkLimitedGenerator
-"""The two ways of following the targets (``motion_generator``)."""
 
 
 class CommandedArm(ArmLimitsSource, Protocol):
@@ -367,7 +364,7 @@ class ArmCommander:
         self._engaged = bool(engaged)
         self._supervisor = TrackingSupervisor(arm.neutral, self._config.tracking)
         self._predictor = self._make_predictor(self._config)
-        self._motion: Motion | None = None
+        self._motion: MotionGenerator | None = None
         self._last_step: float | None = None
         self._last_now = -math.inf
         self._sent: list[PlannedState] = []
@@ -553,11 +550,7 @@ class ArmCommander:
         self._guidance = guidance
         if self._last_step is not None:
             self.largest_gap = max(self.largest_gap, now - self._last_step)
-        if isinstance(motion, JerkLimitedGenerator):
-            self._begin = self._begin_plan(now, motion)
-            chunk = self._planned(guidance, braking=False)
-        else:
-            chunk = self._limited(now, guidance, motion, braking=False)
+        chunk = self._chunk(now, guidance, braking=False)
         self._last_step = now
         self.published += 1
         return chunk
@@ -583,15 +576,54 @@ class ArmCommander:
         ) = self._undo  # the step's start (its stall, its gap) stays: only its plan is redone
         guidance = self._guidance
         assert guidance is not None  # set with _undo
-        if isinstance(motion, JerkLimitedGenerator):
-            chunk = self._planned(guidance, braking=True)
-        else:
-            assert self._undo_state is not None  # set with _undo
-            motion.reset(*self._undo_state)
-            chunk = self._limited(now, guidance, motion, braking=True)
+        chunk = self._chunk(now, guidance, braking=True)
         self._last_step = now
         self.published += 1
         return chunk
+
+    def _chunk(self, now: float, guidance: Guidance, braking: bool) -> TrajectoryChunk:
+        """
+        Make the chunk of the step at ``now``: the one place where the two generators part.
+
+        A generator that plans ahead (ruckig) plans from where the controller is on the
+        trajectory last sent (:meth:`_begin_plan`; a brake plans again from the same start)
+        and streams that plan (:meth:`_planned`); the limiter is stepped and its command
+        streamed as it is (:meth:`_limited`; a brake first goes back to the command before the
+        step).
+
+        :param now: The step's time [s].
+        :param guidance: What to follow (the tracking supervisor's guidance at ``now``).
+        :param braking: Brake to rest instead of following (:meth:`brake`).
+        :return: The chunk.
+        """
+        motion = self._motion
+        assert motion is not None  # a step is made only once started
+        if isinstance(motion, JerkLimitedGenerator):
+            if not braking:
+                self._begin = self._begin_plan(now, motion)
+            assert self._begin is not None  # made by the step a brake replaces
+            return self._planned(self._begin, guidance, braking)
+        if braking:
+            assert self._undo_state is not None  # set by the step a brake replaces
+            motion.reset(*self._undo_state)
+        return self._limited(now, guidance, motion, braking)
+
+    def _following(self, guidance: Guidance, braking: bool) -> bool:
+        """Return whether a step follows the person (tracking or blending in, not braking)."""
+        return not braking and guidance.state in (TrackingState.TRACKING, TrackingState.BLENDING)
+
+    def _reference(self, when: float, guidance: Guidance, following: bool) -> FloatArray:
+        """
+        Return the target a step goes to: the reference predicted to ``when`` [s] if following.
+
+        :param when: The time the command starts from [s] (the plan's start, or the step).
+        :param guidance: The tracking supervisor's guidance.
+        :param following: Whether the step follows the person (:meth:`_following`).
+        :return: Joint positions, shape (n,), [rad] or [m].
+        """
+        if following:
+            return self._predictor.predict(when, guidance.reference)
+        return guidance.reference
 
     def _begin_plan(self, now: float, motion: JerkLimitedGenerator) -> _Begin:
         """
@@ -614,8 +646,9 @@ class ArmCommander:
             if self._plan_end < now:
                 self.stalls += 1  # the controller went onto the braking tail (or to rest)
         repeated = bridge(self._sent, now, start, state_now) if ahead > 0.0 else []
-        self._motion, settling = self._adapt(motion, state)
-        return _Begin(now, start, state, state_now, repeated, settling)
+        generator, settling = self._adapt(motion, state)
+        self._motion = generator
+        return _Begin(now, start, state, state_now, repeated, generator, settling)
 
     def _sent_at(
         self, when: float, motion: JerkLimitedGenerator
@@ -652,55 +685,87 @@ class ArmCommander:
         generator.continue_from(*state)
         return generator, False
 
-    def _planned(self, guidance: Guidance, braking: bool) -> TrajectoryChunk:
-        """Plan a ruckig step from :attr:`_begin` and return its chunk (see the module doc)."""
-        begin = self._begin
-        motion = self._motion
-        assert begin is not None and isinstance(motion, JerkLimitedGenerator)
-        now, start, ahead = begin.now, begin.start, begin.start - begin.now
-        config = self._config
+    def _planned(self, begin: _Begin, guidance: Guidance, braking: bool) -> TrajectoryChunk:
+        """
+        Plan a ruckig step from where it begins and return its chunk (see the module doc).
+
+        :param begin: Where the plan starts (:meth:`_begin_plan`).
+        :param guidance: What to follow.
+        :param braking: Brake to rest instead of following (also while lowered limits wait).
+        :return: The chunk: the plan streamed, or one point holding still.
+        """
+        motion = begin.generator
         motion.continue_from(*begin.state)
         braking = braking or begin.settling  # lower limits: brake to rest within the old ones
-        following = not braking and guidance.state in (
-            TrackingState.TRACKING, TrackingState.BLENDING
-        )
-        reference = (
-            self._predictor.predict(start, guidance.reference)
-            if following else guidance.reference
-        )
+        following = self._following(guidance, braking)
         motion.step(
-            reference, 0.0, guidance.speed_scale,
+            self._reference(begin.start, guidance, following), 0.0, guidance.speed_scale,
             self._predictor.velocity if following else None,
             hold=braking or guidance.state in (TrackingState.HOLDING, TrackingState.DISENGAGED),
         )
-        lead = config.lead_time
-        names = self._arm.joint_names
-        if begin.stopped() and _rest_at(motion.sample(lead), begin.state[0]) and all(
-            _rest_at(point[1:], begin.state[0]) for point in self._sent if point[0] >= now
-        ):
-            # holding still where the controller already is: "start on arrival" (stamp 0) is
-            # exact whenever it arrives, so a late one is never refused
-            position = begin.state[0]
-            zero = np.zeros_like(position)
-            chunk = TrajectoryChunk(
-                joint_names=tuple(names),
-                points=(TrajectoryPoint(lead, position, zero, zero),),
-            )
-            self.at_rest += 1
-            self._remember([(now, position, zero, zero), (start + lead, position, zero, zero)],
-                           start, lead)
-            return chunk
-        stamped = config.stamp_trajectories
-        stamp = max(start, 0.0) if stamped else 0.0
-        states: list[PlannedState] = []
-        repeated = begin.bridge
-        if repeated and repeated[0][0] > MIN_POINT_GAP:  # stamped a hair before the first
-            stamp = repeated[0][0] - MIN_POINT_GAP
-            states = [(when - stamp, q, v, a) for when, q, v, a in repeated]
-            states.append((start - stamp, *motion.sample(0.0)))
+        lead = self._config.lead_time
+        if self._holds_still(begin, motion, lead):
+            return self._resting_chunk(begin, lead)
+        return self._plan_chunk(begin, motion, lead)
+
+    def _holds_still(self, begin: _Begin, motion: JerkLimitedGenerator, lead: float) -> bool:
+        """
+        Return whether the new plan holds still where the controller already is.
+
+        :param begin: Where the plan starts.
+        :param motion: The generator, planned.
+        :param lead: ``lead_time`` [s].
+        :return: Whether the command, what was sent from ``now`` on and the plan up to ``lead``
+            are all at rest at the plan's start position.
+        """
+        position = begin.state[0]
+        return begin.stopped() and _rest_at(motion.sample(lead), position) and all(
+            _rest_at(point[1:], position) for point in self._sent if point[0] >= begin.now
+        )
+
+    def _resting_chunk(self, begin: _Begin, lead: float) -> TrajectoryChunk:
+        """
+        Return the one-point chunk that holds still, stamped 0 ("start on arrival").
+
+        Holding still where the controller already is, the chunk is exact whenever it
+        arrives, so a late one is never refused.
+
+        :param begin: Where the plan starts.
+        :param lead: ``lead_time`` [s]: the point's ``time_from_start``.
+        :return: The chunk.
+        """
+        position = begin.state[0]
+        zero = np.zeros_like(position)
+        chunk = TrajectoryChunk(
+            joint_names=tuple(self._arm.joint_names),
+            points=(TrajectoryPoint(lead, position, zero, zero),),
+        )
+        self.at_rest += 1
+        self._remember(
+            [(begin.now, position, zero, zero), (begin.start + lead, position, zero, zero)],
+            begin.start, lead,
+        )
+        return chunk
+
+    def _plan_chunk(
+        self, begin: _Begin, motion: JerkLimitedGenerator, lead: float
+    ) -> TrajectoryChunk:
+        """
+        Return the chunk that streams the plan: the bridge, the plan to ``lead``, its tail.
+
+        :param begin: Where the plan starts.
+        :param motion: The generator, planned.
+        :param lead: ``lead_time`` [s]: how long the plan is streamed.
+        :return: The chunk (:func:`~pic_ros.motion.streaming.planned_chunk`), stamped with the
+            plan's start on the step's clock (``stamp_trajectories``; a hair before the
+            bridge's first point when there is one) or 0.
+        """
+        now, start, ahead = begin.now, begin.start, begin.start - begin.now
+        stamped = self._config.stamp_trajectories
+        stamp, states = _bridge_states(begin, motion, max(start, 0.0) if stamped else 0.0)
         tail = motion.stopping(*motion.sample(lead))
         chunk = planned_chunk(
-            names, motion.sample, lead, motion.breakpoints(lead), stamp=stamp,
+            self._arm.joint_names, motion.sample, lead, motion.breakpoints(lead), stamp=stamp,
             start_point=ahead > 0.0 and not states, bridge=states, tail=tail,
             hold_until=LATE_WINDOW if stamped else 0.0, plan_many=motion.sample_many,
         )
@@ -721,7 +786,7 @@ class ArmCommander:
         self._plan_end = plan_start + lead
 
     def _limited(
-        self, now: float, guidance: Guidance, motion: JointLimiter, braking: bool
+        self, now: float, guidance: Guidance, motion: MotionGenerator, braking: bool
     ) -> TrajectoryChunk:
         """Make a limiter step's one-point chunk (its point ``lead_time`` after the step)."""
         dt = 0.0 if self._last_step is None else now - self._last_step
@@ -733,13 +798,7 @@ class ArmCommander:
                 motion.reset(self._sent[-1][1])
                 dt = min(dt, self._config.lead_time)
             self._undo_state = (motion.position, motion.velocity)
-        following = not braking and guidance.state in (
-            TrackingState.TRACKING, TrackingState.BLENDING
-        )
-        reference = (
-            self._predictor.predict(now, guidance.reference)
-            if following else guidance.reference
-        )
+        reference = self._reference(now, guidance, self._following(guidance, braking))
         before = motion.position
         target = motion.position if braking else reference
         limited = motion.step(target, dt, guidance.speed_scale)
@@ -765,7 +824,9 @@ class ArmCommander:
         ``plan_ahead``); 0 when ``plan_ahead`` is below two point gaps.
         """
         config = self._config
-        planned = config.stamp_trajectories and isinstance(self._motion, JerkLimitedGenerator)
+        planned = config.stamp_trajectories and (
+            self._motion is not None and self._motion.plans_ahead
+        )
         ahead = config.plan_ahead if planned else 0.0
         if ahead < 2.0 * MIN_POINT_GAP:
             return 0.0
@@ -802,25 +863,18 @@ class ArmCommander:
         return limits
 
     def _make_motion(
-        self, position: npt.ArrayLike, config: CommanderConfig, state: Motion | None = None
-    ) -> Motion:
+        self,
+        position: npt.ArrayLike,
+        config: CommanderConfig,
+        state: MotionGenerator | None = None,
+    ) -> MotionGenerator:
         """Build the configured generator at a position (keeping a running one's motion)."""
         limits = self._motion_limits(config)
         start = limits.clamp(position)
-        motion: Motion = (
-            JerkLimitedGenerator(limits, start)
-            if config.motion_generator == 'ruckig'
-            else JointLimiter(limits, start)
-        )
+        motion = make_motion_generator(config.motion_generator, limits, start)
         if state is not None:
             velocity = np.clip(state.velocity, -limits.velocity, limits.velocity)
-            if isinstance(motion, JerkLimitedGenerator):
-                acceleration = (
-                    state.acceleration if isinstance(state, JerkLimitedGenerator) else None
-                )
-                motion.reset(start, velocity, acceleration)
-            else:
-                motion.reset(start, velocity)
+            motion.reset(start, velocity, state.acceleration)
         return motion
 
 
@@ -833,11 +887,34 @@ class _Begin:
     state: tuple[FloatArray, FloatArray, FloatArray]
     state_now: tuple[FloatArray, FloatArray, FloatArray]
     bridge: list[PlannedState]
+    generator: JerkLimitedGenerator
     settling: bool = False
 
     def stopped(self) -> bool:
         """Return whether the command is at rest from ``now``, in one place, to the start."""
         return _rest_at(self.state_now, self.state[0]) and _rest_at(self.state, self.state[0])
+
+
+def _bridge_states(
+    begin: _Begin, motion: JerkLimitedGenerator, stamp: float
+) -> tuple[float, list[PlannedState]]:
+    """
+    Return a planned chunk's stamp and its bridge points, relative to that stamp.
+
+    :param begin: Where the plan starts, with the bridge (absolute times).
+    :param motion: The generator, planned (its state at the plan's start ends the bridge).
+    :param stamp: The stamp without a bridge [s].
+    :return: ``stamp`` and no points when there is no bridge (or it starts within
+        ``MIN_POINT_GAP`` of 0); else a stamp a hair before the bridge's first point and the
+        bridge's points then the plan's start, ``time_from_start`` from that stamp.
+    """
+    repeated = begin.bridge
+    if not (repeated and repeated[0][0] > MIN_POINT_GAP):
+        return stamp, []
+    stamp = repeated[0][0] - MIN_POINT_GAP  # stamped a hair before the first
+    states: list[PlannedState] = [(when - stamp, q, v, a) for when, q, v, a in repeated]
+    states.append((begin.start - stamp, *motion.sample(0.0)))
+    return stamp, states
 
 
 def _rest_at(state: Sequence[FloatArray], position: FloatArray) -> bool:

@@ -342,6 +342,11 @@ class JerkLimitedGenerator:
         """Return the target in use (inside the position limits), shape (n,) (read-only)."""
         return self._target
 
+    @property
+    def plans_ahead(self) -> bool:
+        """Return True: the chunk streamed samples the plan ahead of the step (:meth:`sample`)."""
+        return True
+
     def reset(
         self,
         position: npt.ArrayLike,

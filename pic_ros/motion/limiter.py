@@ -507,7 +507,22 @@ class JointLimiter:
         """Return the target in use (inside the position limits), shape (n,) (read-only)."""
         return self._target
 
-    def reset(self, position: npt.ArrayLike, velocity: npt.ArrayLike | None = None) -> None:
+    @property
+    def acceleration(self) -> None:
+        """Return None: the limiter keeps no acceleration state."""
+        return None
+
+    @property
+    def plans_ahead(self) -> bool:
+        """Return False: the command streamed is the state after the step, not a plan."""
+        return False
+
+    def reset(
+        self,
+        position: npt.ArrayLike,
+        velocity: npt.ArrayLike | None = None,
+        acceleration: npt.ArrayLike | None = None,
+    ) -> None:
         """
         Restart from a given state (e.g. the measured joint state); the target becomes it.
 
@@ -516,6 +531,8 @@ class JointLimiter:
 
         :param position: Commanded position, shape (n,), [rad] or [m].
         :param velocity: Commanded velocity, shape (n,), [rad/s] or [m/s]; default: at rest.
+        :param acceleration: Ignored (the limiter keeps no acceleration state); for the
+            :class:`~pic_ros.motion.motion_generator.MotionGenerator` interface.
         :raises ConfigError: If a value is not finite or the shape is not (n,).
         """
         limits = self._limits

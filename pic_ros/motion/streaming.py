@@ -282,7 +282,42 @@ def _checked_at_once(
         any rule is broken (or the points mix points with and without accelerations): the
         point-by-point check then names the fault.
     """
-    count = len(points)
+    arrays = _field_arrays(points, dof)
+    if arrays is None:
+        return None
+    seconds, fields = arrays
+    nanoseconds = _increasing_nanoseconds(seconds)
+    if nanoseconds is None:
+        return None
+    for array in fields:
+        array.setflags(write=False)
+    positions, velocities = fields[0], fields[1]
+    accelerations = fields[2] if len(fields) > 2 else None
+    checked = [
+        TrajectoryPoint(
+            time_from_start=float(seconds[index]),
+            positions=positions[index],
+            velocities=velocities[index],
+            accelerations=None if accelerations is None else accelerations[index],
+        )
+        for index in range(len(points))
+    ]
+    return checked, nanoseconds.tolist()
+
+
+def _field_arrays(
+    points: Sequence[TrajectoryPoint], dof: int
+) -> tuple[FloatArray, list[FloatArray]] | None:
+    """
+    Return the points' fields as arrays when they are all well formed, else None.
+
+    :param points: The chunk's points.
+    :param dof: Number of joints.
+    :return: ``time_from_start`` (k,) [s] and the positions, velocities and (when every point
+        has them) accelerations, each (k, dof), all finite; None when a point's time is not a
+        number, a field does not convert or has the wrong shape, a value is not finite, or the
+        points mix points with and without accelerations.
+    """
     accelerated = points[0].accelerations is not None
     if any((point.accelerations is not None) != accelerated for point in points):
         return None
@@ -299,10 +334,22 @@ def _checked_at_once(
             fields.append(np.array([point.accelerations for point in points], dtype=float))
     except (TypeError, ValueError, OverflowError):
         return None
+    count = len(points)
     if seconds.shape != (count,) or any(array.shape != (count, dof) for array in fields):
         return None
     if not all(np.isfinite(array).all() for array in [seconds, *fields]):
         return None
+    return seconds, fields
+
+
+def _increasing_nanoseconds(seconds: FloatArray) -> npt.NDArray[np.int64] | None:
+    """
+    Return times in whole nanoseconds, rounded as :func:`duration_parts` rounds them.
+
+    :param seconds: Finite times, shape (k,) [s].
+    :return: The times [ns], shape (k,), or None unless every time is in [0, 2^31 - 1] s and
+        they are > 0 and strictly increasing in nanoseconds.
+    """
     if np.any(seconds < 0.0) or np.any(seconds > _MAX_SECONDS):
         return None
     whole = np.floor(seconds)  # as duration_parts: whole seconds, then the nanoseconds rounded
@@ -311,19 +358,7 @@ def _checked_at_once(
     ).astype(np.int64)
     if nanoseconds[0] <= 0 or np.any(np.diff(nanoseconds) <= 0):
         return None
-    for array in fields:
-        array.setflags(write=False)
-    accelerations = fields[2] if accelerated else None
-    checked = [
-        TrajectoryPoint(
-            time_from_start=float(seconds[index]),
-            positions=fields[0][index],
-            velocities=fields[1][index],
-            accelerations=None if accelerations is None else accelerations[index],
-        )
-        for index in range(count)
-    ]
-    return checked, nanoseconds.tolist()
+    return nanoseconds
 
 
 def stream_chunk(

@@ -42,7 +42,7 @@ inside the URDF position limits.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import math
 
 import numpy as np
@@ -344,50 +344,55 @@ class JointRecovery:
         null-space projector ``I - H^-1 J^T J = lambda^2 H^-1`` -- the comfort pull moves the
         joints only where the tasks do not need them. A joint whose step would cross a bound (or
         that sits on one and is pushed further out) is held on the bound and the others are
-        solved again. ``damping`` multiplies lambda^2 (Levenberg-Marquardt: a larger one gives a
-        shorter step, closer to the gradient). Also returns the residual norm the linear model
-        predicts after the step.
+        solved again (:func:`_bounded_solution`). ``damping`` multiplies lambda^2
+        (Levenberg-Marquardt: a larger one gives a shorter step, closer to the gradient).
+
+        :param columns: The Jacobian, one column per moving joint [m/rad] or [m/m], and each
+            joint's extra damping (:meth:`_columns`).
+        :param residual: The task residual [m].
+        :param values: The moving joints' values now [rad] or [m].
+        :param low: Lowest step of each moving joint (<= 0) [rad] or [m].
+        :param high: Highest step of each moving joint (>= 0) [rad] or [m].
+        :param comfort: Add the pull towards the comfortable pose.
+        :param damping: Factor on lambda^2.
+        :return: The step of each moving joint [rad] or [m], and the residual norm the linear
+            model predicts after it [m].
         """
-        rows, extra = columns
-        count = len(rows)
-        jacobian = np.array(rows)
-        hessian = jacobian @ jacobian.T
-        hessian.flat[:: count + 1] += (self._regular + np.array(extra)) * damping
-        gradient_array = jacobian @ residual
-        if comfort and self._pull:
-            gradient_array += self._pull * self._comfort_weight * (
-                np.array(values) - self._comfort_array
-            )
-        gradient = gradient_array.tolist()
-        held = [
-            (lo >= 0.0 and g > 0.0) or (hi <= 0.0 and g < 0.0)
-            for lo, hi, g in zip(low, high, gradient)
-        ]
-        step = [0.0] * count
-        for _ in range(count):
-            free = [i for i in range(count) if not held[i]]
-            fixed = [i for i in range(count) if held[i]]
-            for i in fixed:
-                step[i] = low[i] if gradient[i] > 0.0 else high[i]
-            if not free:
-                break
-            if fixed:
-                rows = hessian.take(free, 0)
-                rhs = -gradient_array.take(free) - rows.take(fixed, 1) @ [step[i] for i in fixed]
-                solved = np.linalg.solve(rows.take(free, 1), rhs).tolist()
-            else:
-                solved = np.linalg.solve(hessian, -gradient_array).tolist()
-            outside = False
-            for i, value in zip(free, solved):
-                step[i] = value
-                if not low[i] <= value <= high[i]:
-                    held[i] = True
-                    outside = True
-            if not outside:
-                break
-        step = [min(max(d, lo), hi) for d, lo, hi in zip(step, low, high)]
+        jacobian = np.array(columns[0])
+        hessian, gradient = self._normal_equations(
+            jacobian, columns[1], residual, values if comfort else None, damping
+        )
+        step = _bounded_solution(hessian, gradient, low, high)
         predicted = float(np.linalg.norm(residual + np.array(step) @ jacobian))
         return step, predicted
+
+    def _normal_equations(
+        self,
+        jacobian: FloatArray,
+        extra: list[float],
+        residual: list[float],
+        values: list[float] | None,
+        damping: float,
+    ) -> tuple[FloatArray, FloatArray]:
+        """
+        Return the damped ``H = J^T J + lambda^2 I`` and the gradient ``J^T r`` (+ comfort).
+
+        :param jacobian: The Jacobian's transpose, one row per moving joint.
+        :param extra: Extra damping per moving joint (added to lambda^2).
+        :param residual: The task residual [m].
+        :param values: The moving joints' values [rad] or [m] for the comfort pull, or None
+            for none.
+        :param damping: Factor on the damping.
+        :return: ``H`` (k, k) and the gradient (k,).
+        """
+        hessian = jacobian @ jacobian.T
+        hessian.flat[:: len(extra) + 1] += (self._regular + np.array(extra)) * damping
+        gradient = jacobian @ residual
+        if values is not None and self._pull:
+            gradient += self._pull * self._comfort_weight * (
+                np.array(values) - self._comfort_array
+            )
+        return hessian, gradient
 
     def recover(
         self,
@@ -407,93 +412,257 @@ class JointRecovery:
         :return: Joint angles inside the limits and within ``max_step`` of the (clamped) warm
             start, the remaining task residual and why the iteration stopped.
         """
-        config = self.config
         q = self.arm.clamp(q_init)
-        full = self.arm.full_q(q)
-        moving = self._moving
-        start = [full[index] for _, index in moving]
-        bound = config.max_step
-        low = [min(max(lo, x - bound), x + bound) - x for lo, x in zip(self._lower, start)]
-        high = [max(min(hi, x + bound), x - bound) - x for hi, x in zip(self._upper, start)]
-        # A start outside the working range (a warm start set by hand) moves in first, within
-        # the step bound, whatever that does to the residual.
-        offset = [min(max(0.0, lo), hi) for lo, hi in zip(low, high)]
-        if any(offset):
-            for (_, index), x, d in zip(moving, start, offset):
-                full[index] = x + d
-            kinematics = None
-        state = self._evaluate(full, goal, kinematics)
-        termination = Termination.MAX_ITERATIONS
-        iterations = 0
-        band = 0.5 * config.tolerance
-        for iterations in range(1, config.max_iterations + 1):
-            converged = state.norm <= config.tolerance
-            if converged and (iterations > 1 or not self._pull):
-                termination = Termination.CONVERGED
-                iterations -= 1
-                break
-            # Already converged on the first iteration: one step still moves the redundant
-            # joints towards the comfortable pose (the tasks' part of the step is tiny).
-            columns = self._columns(state, goal)
-            values = [x + d for x, d in zip(start, offset)]
-            lows = [lo - d for lo, d in zip(low, offset)]
-            highs = [hi - d for hi, d in zip(high, offset)]
-            step, predicted = self._step(columns, state.residual, values, lows, highs)
-            if (
-                not converged
-                and iterations > 1
-                and state.norm - predicted < _MIN_GAIN * state.norm
-            ):
-                # Not even the linear model gains much more: a limit or the step bound binds.
-                termination = Termination.STALLED
-                break
-            # If the step raises the residual: the tasks' step alone (the comfort pull can
-            # outweigh a small task gradient), with the damping raised tenfold each time
-            # (Levenberg-Marquardt: shorter steps, closer to the gradient's direction).
-            candidate: _State | None = None
-            for attempt in range(_ATTEMPTS):
-                if attempt:
-                    step, predicted = self._step(
-                        columns, state.residual, values, lows, highs, comfort=False,
-                        damping=10.0 ** attempt,
-                    )
-                trial = [d + s for d, s in zip(offset, step)]
-                for (_, index), x, d in zip(moving, start, trial):
-                    full[index] = x + d
-                candidate = self._evaluate(full, goal)
-                gain = state.norm - candidate.norm
-                # Taken if it stays within half the tolerance, or gains at least a share of what
-                # the linear model promised (a step that overshoots to the far side of the
-                # optimum gains nothing and would make the next frame swing back).
-                if candidate.norm <= band or (
-                    gain >= 0.0 and gain >= _MIN_RATIO * (state.norm - predicted)
-                ):
-                    break
-                candidate = None
-            if candidate is None:
-                for (_, index), x, d in zip(moving, start, offset):
-                    full[index] = x + d
-                termination = Termination.CONVERGED if converged else Termination.STALLED
-                break
-            improvement = state.norm - candidate.norm
-            offset, state = trial, candidate
-            if converged:  # The comfort step kept the residual within the tolerance.
-                termination = Termination.CONVERGED
-                break
-            if state.norm > config.tolerance and improvement < _MIN_GAIN * (
-                state.norm + improvement
-            ):
-                # A limit or the step bound binds: the next frame goes on from here.
-                termination = Termination.STALLED
-                break
-        else:
-            if state.norm <= config.tolerance:
-                termination = Termination.CONVERGED
-        for (position, _), x, d in zip(moving, start, offset):
+        search = self._start(q, goal, kinematics)
+        termination, iterations = self._iterate(search, goal)
+        for (position, _), x, d in zip(self._moving, search.start, search.offset):
             q[position] = x + d
         return RecoveryResult(
-            q=q, residual=state.norm, iterations=iterations, termination=termination
+            q=q, residual=search.state.norm, iterations=iterations, termination=termination
         )
+
+    def _start(
+        self,
+        q: FloatArray,
+        goal: RecoveryGoal,
+        kinematics: tuple[Sequence[Vector], Sequence[Vector]] | None,
+    ) -> _Search:
+        """
+        Set up a solve: the step bounds around the warm start, and its residual.
+
+        Each moving joint may move by at most ``max_step`` and stays in its working range. A
+        start outside that range (a warm start set by hand) moves in first, within the step
+        bound, whatever that does to the residual.
+
+        :param q: The warm start inside the URDF limits, arm joint order [rad] or [m].
+        :param goal: The goal.
+        :param kinematics: Joint origins and axes at ``q`` (see :meth:`recover`), or None.
+        :return: The search, at the start brought into the working range.
+        """
+        full = self.arm.full_q(q)
+        start = [full[index] for _, index in self._moving]
+        bound = self.config.max_step
+        low = [min(max(lo, x - bound), x + bound) - x for lo, x in zip(self._lower, start)]
+        high = [max(min(hi, x + bound), x - bound) - x for hi, x in zip(self._upper, start)]
+        offset = [min(max(0.0, lo), hi) for lo, hi in zip(low, high)]
+        search = _Search(full, start, low, high, offset)
+        if any(offset):
+            search.place(self._moving, offset)
+            kinematics = None
+        search.state = self._evaluate(full, goal, kinematics)
+        return search
+
+    def _iterate(self, search: _Search, goal: RecoveryGoal) -> tuple[Termination, int]:
+        """
+        Take Gauss-Newton steps until the residual converges, stalls, or the cap is reached.
+
+        When the start already meets the tolerance, one step still moves the redundant joints
+        towards the comfortable pose (the tasks' part of the step is tiny).
+
+        :param search: The solve, moved on in place.
+        :param goal: The goal.
+        :return: Why the iteration stopped, and the steps taken.
+        """
+        config = self.config
+        for iterations in range(1, config.max_iterations + 1):
+            converged = search.state.norm <= config.tolerance
+            if converged and (iterations > 1 or not self._pull):
+                return Termination.CONVERGED, iterations - 1
+            stop = self._iteration(search, goal, converged, iterations > 1)
+            if stop is not None:
+                return stop, iterations
+        if search.state.norm <= config.tolerance:
+            return Termination.CONVERGED, config.max_iterations
+        return Termination.MAX_ITERATIONS, config.max_iterations
+
+    def _iteration(
+        self, search: _Search, goal: RecoveryGoal, converged: bool, later: bool
+    ) -> Termination | None:
+        """
+        Take one step, or find that the iteration stops.
+
+        :param search: The solve, moved on in place when a step is taken.
+        :param goal: The goal.
+        :param converged: Whether the residual is within the tolerance before the step (the
+            comfort step, first iteration only).
+        :param later: Whether this is not the first iteration.
+        :return: Why the iteration stops, or None to go on.
+        """
+        state = search.state
+        columns = self._columns(state, goal)
+        values, lows, highs = search.box()
+        step, predicted = self._step(columns, state.residual, values, lows, highs)
+        if not converged and later and state.norm - predicted < _MIN_GAIN * state.norm:
+            # Not even the linear model gains much more: a limit or the step bound binds.
+            return Termination.STALLED
+        taken = self._taken_step(search, goal, columns, step, predicted)
+        if taken is None:
+            return Termination.CONVERGED if converged else Termination.STALLED
+        trial, candidate = taken
+        improvement = state.norm - candidate.norm
+        search.offset, search.state = trial, candidate
+        if converged:  # The comfort step kept the residual within the tolerance.
+            return Termination.CONVERGED
+        if candidate.norm > self.config.tolerance and improvement < _MIN_GAIN * (
+            candidate.norm + improvement
+        ):
+            # A limit or the step bound binds: the next frame goes on from here.
+            return Termination.STALLED
+        return None
+
+    def _taken_step(
+        self,
+        search: _Search,
+        goal: RecoveryGoal,
+        columns: tuple[list[list[float]], list[float]],
+        step: list[float],
+        predicted: float,
+    ) -> tuple[list[float], _State] | None:
+        """
+        Return the first step tried that the residual accepts, with its state, or None.
+
+        If the step raises the residual: the tasks' step alone (the comfort pull can outweigh a
+        small task gradient), with the damping raised tenfold each time (Levenberg-Marquardt:
+        shorter steps, closer to the gradient's direction), up to ``_ATTEMPTS`` tries.
+
+        :param search: The solve (its joints are set to each step tried).
+        :param goal: The goal.
+        :param columns: The Jacobian and extra damping at the current state.
+        :param step: The first step to try [rad] or [m].
+        :param predicted: Its residual norm by the linear model [m].
+        :return: The new offset from the start and its state, or None.
+        """
+        state = search.state
+        for attempt in range(_ATTEMPTS):
+            if attempt:
+                step, predicted = self._step(
+                    columns, state.residual, *search.box(), comfort=False,
+                    damping=10.0 ** attempt,
+                )
+            trial = [d + s for d, s in zip(search.offset, step)]
+            search.place(self._moving, trial)
+            candidate = self._evaluate(search.full, goal)
+            if self._accepted(state.norm, candidate.norm, predicted):
+                return trial, candidate
+        return None
+
+    def _accepted(self, before: float, after: float, predicted: float) -> bool:
+        """
+        Return whether a step is taken, from the residual norms [m].
+
+        Taken if it stays within half the tolerance, or gains at least a share of what the linear
+        model promised (a step that overshoots to the far side of the optimum gains nothing and
+        would make the next frame swing back).
+
+        :param before: Residual norm before the step [m].
+        :param after: Residual norm after it [m].
+        :param predicted: Residual norm after it by the linear model [m].
+        :return: Whether the step is taken.
+        """
+        gain = before - after
+        return after <= 0.5 * self.config.tolerance or (
+            gain >= 0.0 and gain >= _MIN_RATIO * (before - predicted)
+        )
+
+
+def _bounded_solution(
+    hessian: FloatArray, gradient: FloatArray, low: list[float], high: list[float]
+) -> list[float]:
+    """
+    Return the step solving ``H step = -gradient`` with ``low <= step <= high`` (an active set).
+
+    A joint that sits on a bound and is pushed further out, or whose step would cross a bound,
+    is held on that bound, and the others are solved again with it fixed.
+
+    :param hessian: ``H`` (k, k), symmetric positive definite.
+    :param gradient: The gradient (k,).
+    :param low: Lowest step per joint (<= 0).
+    :param high: Highest step per joint (>= 0).
+    :return: The step, clamped into the bounds.
+    """
+    count = len(low)
+    slopes = gradient.tolist()
+    held = [
+        (lo >= 0.0 and g > 0.0) or (hi <= 0.0 and g < 0.0)
+        for lo, hi, g in zip(low, high, slopes)
+    ]
+    step = [0.0] * count
+    for _ in range(count):
+        free = [i for i in range(count) if not held[i]]
+        fixed = [i for i in range(count) if held[i]]
+        for i in fixed:
+            step[i] = low[i] if slopes[i] > 0.0 else high[i]
+        if not free:
+            break
+        solved = _free_solution(hessian, gradient, free, fixed, step)
+        outside = False
+        for i, value in zip(free, solved):
+            step[i] = value
+            if not low[i] <= value <= high[i]:
+                held[i] = True
+                outside = True
+        if not outside:
+            break
+    return [min(max(d, lo), hi) for d, lo, hi in zip(step, low, high)]
+
+
+def _free_solution(
+    hessian: FloatArray,
+    gradient: FloatArray,
+    free: list[int],
+    fixed: list[int],
+    step: list[float],
+) -> list[float]:
+    """
+    Solve ``H step = -gradient`` for the free joints, the fixed ones held at their ``step``.
+
+    :param hessian: ``H`` (k, k).
+    :param gradient: The gradient (k,).
+    :param free: Indices of the joints solved for.
+    :param fixed: Indices of the joints held.
+    :param step: The step, of which the held joints' entries are used.
+    :return: The free joints' steps, in the order of ``free``.
+    """
+    if not fixed:
+        solved: list[float] = np.linalg.solve(hessian, -gradient).tolist()
+        return solved
+    rows = hessian.take(free, 0)
+    rhs = -gradient.take(free) - rows.take(fixed, 1) @ [step[i] for i in fixed]
+    solved = np.linalg.solve(rows.take(free, 1), rhs).tolist()
+    return solved
+
+
+@dataclass
+class _Search:
+    """
+    The progress of one solve of :meth:`JointRecovery.recover`.
+
+    :param full: The chain's joint values, changed in place to each configuration tried.
+    :param start: The moving joints' warm-start values [rad] or [m].
+    :param low: Lowest offset of each moving joint from ``start`` [rad] or [m].
+    :param high: Highest offset [rad] or [m].
+    :param offset: The offset from ``start`` taken so far [rad] or [m].
+    """
+
+    full: list[float]
+    start: list[float]
+    low: list[float]
+    high: list[float]
+    offset: list[float]
+    state: _State = field(init=False)
+
+    def place(self, moving: Sequence[tuple[int, int]], offset: Sequence[float]) -> None:
+        """Set the moving joints of :attr:`full` to ``start + offset``."""
+        for (_, index), x, d in zip(moving, self.start, offset):
+            self.full[index] = x + d
+
+    def box(self) -> tuple[list[float], list[float], list[float]]:
+        """Return the moving joints' values and their step bounds from the current offset."""
+        offset = self.offset
+        values = [x + d for x, d in zip(self.start, offset)]
+        lows = [lo - d for lo, d in zip(self.low, offset)]
+        highs = [hi - d for hi, d in zip(self.high, offset)]
+        return values, lows, highs
 
 
 @dataclass(frozen=True)
