@@ -98,7 +98,7 @@ def test_capsule_distances_never_exceed_mujocos_distances_on_random_configuratio
 ):
     """The capsules contain the URDF shapes: they are never farther apart than MuJoCo's shapes."""
     pytest.importorskip('mujoco')
-    from pic_ros.sim.contacts import ContactChecker
+    from pic_ros_tools.sim.contacts import ContactChecker
 
     robot = load_robot(robot_name)
     model = robot.collision
@@ -124,7 +124,7 @@ def test_capsule_distances_never_exceed_mujocos_distances_on_random_configuratio
 def test_mujoco_finds_no_contact_where_the_capsules_keep_apart(robot_name, rng):
     """On random configurations: every MuJoCo self-contact is a capsule overlap too."""
     pytest.importorskip('mujoco')
-    from pic_ros.sim.contacts import ContactChecker
+    from pic_ros_tools.sim.contacts import ContactChecker
 
     robot = load_robot(robot_name)
     model = robot.collision
@@ -142,7 +142,7 @@ def test_mujoco_finds_no_contact_where_the_capsules_keep_apart(robot_name, rng):
 @pytest.mark.parametrize('robot_name', ROBOTS)
 def test_link_pairs_left_out_for_touching_at_neutral_touch_there_in_mujoco_too(robot_name):
     pytest.importorskip('mujoco')
-    from pic_ros.sim.contacts import ContactChecker
+    from pic_ros_tools.sim.contacts import ContactChecker
 
     robot = load_robot(robot_name)
     checker = ContactChecker(robot)

@@ -30,7 +30,7 @@ from pic_ros.ros.processes import (
     wait_until,
 )
 from pic_ros.ros.runner import BackgroundSpin
-from pic_ros.tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
+from pic_ros_tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
 import pytest
 
 rclpy = pytest.importorskip('rclpy')

@@ -38,7 +38,8 @@ EXIT_TIMEOUT = 120.0
 """Longest wait for a tool to exit, and then for its processes to be gone [s] (a bound)."""
 
 PIPELINE = (
-    'pic_ros sim', 'skeleton_node', 'solver_node', 'trajectory_publisher', 'pic_ros replay'
+    'pic_ros_tools sim', 'skeleton_node', 'solver_node', 'trajectory_publisher',
+    'pic_ros_tools replay',
 )
 """What the demo and ``evaluate --live`` start (in their command lines): pipeline, then replay."""
 
@@ -191,7 +192,7 @@ def test_sigterm_to_the_stress_bench_ends_teleop_and_the_cpu_hog(run_tool) -> No
 def test_sigterm_to_the_latency_bench_ends_its_process(run_tool) -> None:
     """The latency bench mid-measurement: the process it measures ends with it."""
     tool = run_tool('bench', '--latency-only', '--latency-seconds', '600')
-    tree = tool.wait_for_children(1, ('pic_ros.ros.echo',))  # the floor first
+    tree = tool.wait_for_children(1, ('pic_ros_tools.ros.echo',))  # the floor first
 
     tool.process.send_signal(signal.SIGTERM)
 
