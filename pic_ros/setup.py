@@ -41,7 +41,6 @@ setup(
     # The ROS 2 Python packages (rclpy, *_msgs) come from a ROS install or, for the standalone
     # venv, from the PyPI ros-* wheels pinned in requirements.txt; they are not listed here.
     install_requires=['setuptools', 'numpy', 'PyYAML', 'transforms3d', 'urdf-parser-py', 'ruckig'],
-    extras_require={'test': ['pytest', 'hypothesis']},
     zip_safe=False,
     maintainer='pic_ros maintainers',
     maintainer_email='pic-ros@example.org',

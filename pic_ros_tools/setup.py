@@ -40,7 +40,7 @@ setup(
     install_requires=[
         'setuptools', 'pic_ros', 'numpy', 'PyYAML', 'rosbags', 'mujoco', 'matplotlib', 'Pillow',
     ],
-    extras_require={'bench': ['ikpy']},
+    extras_require={'bench': ['ikpy'], 'test': ['pytest', 'hypothesis']},
     zip_safe=False,
     maintainer='pic_ros maintainers',
     maintainer_email='pic-ros@example.org',

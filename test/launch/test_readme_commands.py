@@ -101,6 +101,9 @@ COMMANDS = (
            (f'{LAUNCH}::test_teleop_launch_drives_baxter_from_the_azure_kinect_bag',)),
     Placed(r'ros2 run pic_ros_tools replay',
            (f'{LAUNCH}::test_teleop_launch_drives_every_controller_of_each_robot',)),
+    Placed(r'ros2 launch pic_ros teleop\.launch\.py',
+           (f'{LAUNCH}::test_teleop_launch_runs_with_only_pic_ros_installed',
+            f'{LAUNCH}::test_sim_without_pic_ros_tools_says_to_install_it_and_starts_nothing')),
     Placed(r'ros2 launch pic_ros <file> --show-args',
            ('test/launch/test_readme_commands.py::'
             'test_every_launch_argument_is_documented_in_the_readme',)),
