@@ -333,7 +333,7 @@ class _VirtualTime:
 
 def test_messages_are_published_at_the_recorded_pace(monkeypatch) -> None:
     """Each message goes out at start + (its bag time - the first) / rate, on the replay clock."""
-    from pic_ros.ros import replay_node
+    from pic_ros_tools.ros import replay_node
 
     virtual = _VirtualTime()
     monkeypatch.setattr(replay_node, 'time', virtual)

@@ -45,7 +45,7 @@ PIPELINE = (
 
 
 class Tool:
-    """A ``python -m pic_ros`` command in a process of its own, its output in files."""
+    """A ``python -m pic_ros_tools`` command in a process of its own, its output in files."""
 
     def __init__(self, arguments: list[str], tmp_path: Path) -> None:
         self.stdout_path = tmp_path / 'stdout.txt'
@@ -53,7 +53,7 @@ class Tool:
         self.tree: dict[int, int] = {}
         with self.stdout_path.open('wb') as out, self.stderr_path.open('wb') as err:
             self.process = subprocess.Popen(
-                [sys.executable, '-m', 'pic_ros', *arguments], cwd=tmp_path, stdout=out,
+                [sys.executable, '-m', 'pic_ros_tools', *arguments], cwd=tmp_path, stdout=out,
                 stderr=err, env=loopback_environment(extra={'MUJOCO_GL': 'egl'}),
                 start_new_session=True,
             )
