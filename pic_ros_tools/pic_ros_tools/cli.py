@@ -10,7 +10,7 @@ Errors the user can fix (unknown robot, missing recording, invalid value) print 
 with status 2. The commands that start ROS processes (``demo``, ``evaluate --live``, ``bench
 --latency`` / ``--stress``) stop every one of them when they end, fail or receive SIGINT, SIGTERM
 or SIGHUP, then exit with 128 + the signal's number
-(:func:`pic_ros.ros.processes.run_stopping_children`).
+(:func:`pic_ros_tools.ros.processes.run_stopping_children`).
 """
 
 from __future__ import annotations
@@ -273,9 +273,9 @@ def _stopping_children(tool: Callable[[], int], prog: str) -> int:
 
     :param tool: The command; returns its exit status.
     :param prog: Its name, for the line saying it was stopped by a signal.
-    :return: Its status, or 128 + the signal's number (:mod:`pic_ros.ros.processes`).
+    :return: Its status, or 128 + the signal's number (:mod:`pic_ros_tools.ros.processes`).
     """
-    from pic_ros.ros.processes import run_stopping_children
+    from pic_ros_tools.ros.processes import run_stopping_children
 
     return int(run_stopping_children(tool, prog))
 

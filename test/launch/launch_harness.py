@@ -25,7 +25,7 @@ import time
 from typing import Any
 from xml.etree import ElementTree
 
-from pic_ros.ros.processes import ManagedProcess, wait_until
+from pic_ros_tools.ros.processes import ManagedProcess, wait_until
 import pytest
 import yaml
 

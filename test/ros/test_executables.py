@@ -23,7 +23,7 @@ import time
 from typing import Any
 
 from pic_ros.ros import runner, schema
-from pic_ros.ros.processes import loopback_environment
+from pic_ros_tools.ros.processes import loopback_environment
 from pic_ros_tools.ros.schema import SIM_ROBOT
 import pytest
 

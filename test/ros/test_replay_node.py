@@ -18,9 +18,9 @@ import sys
 import time
 
 import numpy as np
-from pic_ros.ros.processes import domain_id, loopback_environment
 from pic_ros.ros.runner import BackgroundSpin
 from pic_ros_tools.recordings import rosbag as bags
+from pic_ros_tools.ros.processes import domain_id, loopback_environment
 import pytest
 
 rclpy = pytest.importorskip('rclpy', reason='the replay tests need rclpy and the message packages')

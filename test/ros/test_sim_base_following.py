@@ -15,7 +15,7 @@ import importlib.util
 import time
 
 from pic_ros.human.body_frame import Footprint
-from pic_ros.ros.processes import (
+from pic_ros_tools.ros.processes import (
     discovery_range,
     domain_id,
     loopback_environment,

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 from pic_ros.robot import load_robot
-from pic_ros.ros.processes import discovery_range, domain_id, loopback_environment
+from pic_ros_tools.ros.processes import discovery_range, domain_id, loopback_environment
 import pytest
 
 rclpy = pytest.importorskip('rclpy')

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 
-from pic_ros.ros.processes import loopback_environment
+from pic_ros_tools.ros.processes import loopback_environment
 from process_tree import children, command_line, descendants, kill_left, wait_until_ended
 import pytest
 

@@ -27,7 +27,6 @@ from typing import Any
 
 from pic_ros.exceptions import PicRosError
 from pic_ros.robot.robot import load_robot, Robot
-from pic_ros.ros.processes import run_stopping_children
 from pic_ros.ros.schema import SOLVER_NODE
 from pic_ros.ros.teleop import SOLVER_OPTIONS
 from pic_ros.schema import add_option
@@ -42,6 +41,7 @@ from pic_ros_tools.demo_report import (
 )
 from pic_ros_tools.recordings.demonstration import Demonstration
 from pic_ros_tools.ros.live_run import record_pipeline
+from pic_ros_tools.ros.processes import run_stopping_children
 
 
 def build_parser() -> argparse.ArgumentParser:

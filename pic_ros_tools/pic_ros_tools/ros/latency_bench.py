@@ -39,16 +39,16 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from pic_ros.ros.processes import (
+from pic_ros.ros.runner import BackgroundSpin
+from pic_ros.trackers.xsens_wire import XsensSegment
+from pic_ros_tools.metrics import percentile_ms
+from pic_ros_tools.ros.processes import (
     loopback_environment,
     ManagedProcess,
     python_module,
     use_run_domain,
     wait_until,
 )
-from pic_ros.ros.runner import BackgroundSpin
-from pic_ros.trackers.xsens_wire import XsensSegment
-from pic_ros_tools.metrics import percentile_ms
 from pic_ros_tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
 import rclpy
 from rclpy.context import Context

@@ -34,7 +34,10 @@ import numpy as np
 from pic_ros.exceptions import PicRosError
 from pic_ros.robot.robot import Robot
 from pic_ros.ros.conversions import time_from_msg
-from pic_ros.ros.processes import (
+from pic_ros.ros.runner import BackgroundSpin
+from pic_ros_tools.convert import ReplayableRecording
+from pic_ros_tools.demo_report import DemoRecording
+from pic_ros_tools.ros.processes import (
     loopback_environment,
     ManagedProcess,
     python_module,
@@ -42,9 +45,6 @@ from pic_ros.ros.processes import (
     use_run_domain,
     wait_until,
 )
-from pic_ros.ros.runner import BackgroundSpin
-from pic_ros_tools.convert import ReplayableRecording
-from pic_ros_tools.demo_report import DemoRecording
 import rclpy
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor

@@ -39,14 +39,6 @@ from typing import Any
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray
 import numpy as np
-from pic_ros.ros.processes import (
-    loopback_environment,
-    ManagedProcess,
-    python_module,
-    stop_processes,
-    use_run_domain,
-    wait_until,
-)
 from pic_ros_tools.metrics import percentile_ms
 from pic_ros_tools.ros.latency_bench import (
     bag_marker_arrays,
@@ -55,6 +47,14 @@ from pic_ros_tools.ros.latency_bench import (
     Probe,
     RELIABLE,
     WavingXsens,
+)
+from pic_ros_tools.ros.processes import (
+    loopback_environment,
+    ManagedProcess,
+    python_module,
+    stop_processes,
+    use_run_domain,
+    wait_until,
 )
 import rclpy
 from rclpy.context import Context
