@@ -108,8 +108,8 @@ def declare_arguments():
         DeclareLaunchArgument(
             'replay_bag', default_value='',
             description='rosbag2 (MCAP or sqlite3) to replay into the pipeline with the replay '
-                        'executable once the controllers are up (empty: none; use a live '
-                        'tracker)'),
+                        'executable of pic_ros_tools once the controllers are up (empty: none; '
+                        'use a live tracker)'),
         DeclareLaunchArgument(
             'distro', default_value=EnvironmentVariable('ROS_DISTRO', default_value='jazzy'),
             description='ROS distro, picks the plugin names: humble (ign_ros2_control, Gazebo '

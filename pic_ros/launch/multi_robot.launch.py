@@ -80,8 +80,9 @@ def declare_arguments():
             description='Use /clock (true with Gazebo or a bag played with --clock)'),
         DeclareLaunchArgument(
             'sim', default_value='false',
-            description='Also start one sim_robot per robot, in its namespace: the MuJoCo '
-                        'simulation follows the trajectories and publishes joint_states'),
+            description='Also start one sim_robot (package pic_ros_tools) per robot, in its '
+                        'namespace: the MuJoCo simulation follows the trajectories and publishes '
+                        'joint_states'),
         DeclareLaunchArgument(
             'params_file',
             default_value=PathJoinSubstitution([FindPackageShare(PACKAGE), 'config',

@@ -124,8 +124,9 @@ def declare_arguments():
             description='Parameter file of the three nodes (wildcard node keys /**/<node>)'),
         DeclareLaunchArgument(
             'sim', default_value='false',
-            description='Also start sim_robot: the MuJoCo simulation of the robot follows the '
-                        'trajectories and publishes joint_states (no robot or Gazebo needed)'),
+            description='Also start sim_robot (package pic_ros_tools): the MuJoCo simulation of '
+                        'the robot follows the trajectories and publishes joint_states (no robot '
+                        'or Gazebo needed)'),
         DeclareLaunchArgument(
             'use_rviz', default_value='false',
             description='Start RViz (fixed frame pic_human) to show skeleton_markers; needs '

@@ -54,8 +54,8 @@ def declare_arguments():
             description='ROS namespace of the nodes (empty: the root namespace)'),
         DeclareLaunchArgument(
             'sim', default_value='false',
-            description='Also start sim_robot: the MuJoCo TIAGo follows the trajectories (no '
-                        'robot needed)'),
+            description='Also start sim_robot (package pic_ros_tools): the MuJoCo TIAGo follows '
+                        'the trajectories (no robot needed)'),
         DeclareLaunchArgument(
             'single_process', default_value='false',
             description='Run the three pipeline nodes in one process'),

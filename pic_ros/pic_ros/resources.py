@@ -1,10 +1,11 @@
 """
-Where the package's data files are: ``urdf/``, ``config/``, ``launch/`` and the demo recording.
+Where the package's data files are: ``urdf/``, ``config/`` and ``launch/``.
 
-The same code runs from a source checkout (``pip install -e .``, the standalone venv), from a
-wheel install (``<prefix>/share/pic_ros``) and from a colcon install (found through
-``AMENT_PREFIX_PATH``). The first directory that holds ``config/`` and ``urdf/`` wins; the
-environment variable ``PIC_ROS_SHARE`` overrides the search.
+The same code runs from a source checkout (``pip install -e pic_ros``, the standalone venv: the
+package's folder), from a wheel install (``<prefix>/share/pic_ros``) and from a colcon install
+(found through ``AMENT_PREFIX_PATH``). The first directory that holds ``config/`` and ``urdf/``
+wins; the environment variable ``PIC_ROS_SHARE`` overrides the search. The demo recording is
+pic_ros_tools' (``pic_ros_tools.resources``).
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from pathlib import Path
 import sys
 from typing import Any
 
+from pic_ros.cli import run_params, run_teleop
 from pic_ros.correspondence import (
     CalibrationConfig,
     Calibrator,
@@ -395,18 +396,6 @@ def run_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_teleop(argv: Sequence[str]) -> int:
-    """
-    Run the one-process ROS pipeline (needs rclpy).
-
-    :param argv: The teleop arguments.
-    :return: Process exit status.
-    """
-    from pic_ros.cli import run_teleop as teleop_main
-
-    return teleop_main(argv)
-
-
 def run_sim(argv: Sequence[str]) -> int:
     """
     Run the MuJoCo simulated robot as a ROS node (needs rclpy and mujoco).
@@ -455,18 +444,6 @@ def run_demo(argv: Sequence[str]) -> int:
     return _stopping_children(lambda: int(demo_main(list(argv))), 'python -m pic_ros_tools demo')
 
 
-def run_params(argv: Sequence[str]) -> int:
-    """
-    Print the documents derived from the nodes' parameter tables (no ROS needed).
-
-    :param argv: The params arguments.
-    :return: Process exit status.
-    """
-    from pic_ros.cli import run_params as params_main
-
-    return params_main(argv)
-
-
 ROS_COMMANDS = {
     'demo': run_demo,
     'teleop': run_teleop,
@@ -475,12 +452,15 @@ ROS_COMMANDS = {
     'convert': run_convert,
     'params': run_params,
 }
-"""Commands that parse their own arguments (demo, teleop, sim and replay need rclpy)."""
+"""
+Commands that parse their own arguments (demo, teleop, sim and replay need rclpy); teleop and
+params are the run-time's (:mod:`pic_ros.cli`).
+"""
 
 
 def build_parser() -> argparse.ArgumentParser:
     """
-    Build the argument parser of ``python -m pic_ros``.
+    Build the argument parser of ``python -m pic_ros_tools``.
 
     :return: The parser.
     """
