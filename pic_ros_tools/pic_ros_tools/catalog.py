@@ -71,7 +71,7 @@ def pic_demos_dir() -> Path | None:
         candidates.append(Path(os.environ['PIC_ROS_PIC_DEMOS']))
     if os.environ.get('PIC_ROS_SHARED_DATA'):
         candidates.append(Path(os.environ['PIC_ROS_SHARED_DATA']) / 'pic_demos')
-    for base in (Path(__file__).resolve().parents[2], Path.cwd()):
+    for base in (Path(__file__).resolve().parents[1], Path.cwd()):
         candidates.append(base.parent / 'shared' / 'data' / 'pic_demos')
     for candidate in candidates:
         if candidate.is_dir():
