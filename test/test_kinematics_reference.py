@@ -52,7 +52,8 @@ DIFFERENCE_TOLERANCE = 1e-7  # [m/rad], analytic against central differences
 
 def test_every_urdf_of_the_project_is_a_shipped_robot(project_root):
     """Each ``urdf/*.urdf`` has its robot file, so the comparisons below cover every URDF."""
-    assert {path.stem for path in (project_root / 'urdf').glob('*.urdf')} == set(ROBOTS)
+    urdf_dir = project_root / 'pic_ros' / 'urdf'
+    assert {path.stem for path in urdf_dir.glob('*.urdf')} == set(ROBOTS)
     assert len(ROBOTS) >= 3
 
 
