@@ -1,4 +1,5 @@
-# pic_ros: `make demo` and `make test` are the two commands of the README.
+# pic_ros (run-time, pic_ros/) and pic_ros_tools (tools, pic_ros_tools/): `make demo` and
+# `make test` are the two commands of the README; the venv holds both packages, editable.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -15,11 +16,17 @@ ROS_STAMP := $(VENV)/.pic_ros-ros-tools-installed
 
 .PHONY: setup check test test-jazzy demo evaluate bench lint clean ros-tools
 
-$(STAMP): $(REQUIREMENTS) requirements-common.txt setup.py package.xml
+PACKAGE_FILES := $(foreach p,pic_ros pic_ros_tools,$(p)/setup.py $(p)/package.xml)
+
+$(STAMP): $(REQUIREMENTS) requirements-common.txt requirements-tools.txt requirements-test.txt \
+		$(PACKAGE_FILES)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r $(REQUIREMENTS)
-	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	# compat: a .pth line per package folder, so that the folders pic_ros/ and pic_ros_tools/ of
+	# the repository root never shadow the packages as namespace packages (python run from here)
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation --config-settings editable_mode=compat \
+		-e pic_ros -e pic_ros_tools
 	touch $(VENV)/AMENT_IGNORE
 	touch $@
 
@@ -42,7 +49,7 @@ ros-tools: setup
 # The ament flake8 / pep257 checks run inside the test suite, as `colcon test` runs them.
 check: setup
 	$(VENV)/bin/ruff check .
-	$(PY) -m mypy pic_ros
+	$(PY) -m mypy pic_ros/pic_ros pic_ros_tools/pic_ros_tools
 
 test: check ros-tools
 	$(PY) -m pytest -q
@@ -52,16 +59,16 @@ test-jazzy:
 	$(MAKE) --no-print-directory test VENV=.venv-jazzy REQUIREMENTS=requirements-jazzy.txt
 
 demo: setup
-	$(PY) -m pic_ros demo --robot $(ROBOT) --out demo_out $(if $(RECORDING),--recording '$(RECORDING)')
+	$(PY) -m pic_ros_tools demo --robot $(ROBOT) --out demo_out $(if $(RECORDING),--recording '$(RECORDING)')
 
 evaluate: setup
-	$(PY) -m pic_ros evaluate
+	$(PY) -m pic_ros_tools evaluate
 
 bench: setup
-	$(PY) -m pic_ros bench
+	$(PY) -m pic_ros_tools bench
 
 lint: check
 	$(PY) -m pytest -q test/test_flake8.py test/test_pep257.py
 
 clean:
-	rm -rf $(VENV) .venv-jazzy build install log demo_out *.egg-info
+	rm -rf $(VENV) .venv-jazzy build install log demo_out *.egg-info */*.egg-info

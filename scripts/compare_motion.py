@@ -1,5 +1,5 @@
 r"""
-Compare motion generators on recordings: what the robot really does (pic_ros.tools.streamed).
+Compare motion generators on recordings: what the robot really does (pic_ros_tools.streamed).
 
 Each recording is imitated offline as ``evaluate`` does (default solver and mapping), then its
 targets are streamed through the trajectory publisher's commander with each setting, into a
@@ -24,9 +24,9 @@ from typing import Any
 from pic_ros.motion.commander import CommanderConfig
 from pic_ros.robot import load_robot
 from pic_ros.solvers import SolverConfig
-from pic_ros.tools.catalog import load_demonstration
-from pic_ros.tools.evaluation import run_imitation
-from pic_ros.tools.streamed import stream_trace, streamed_metrics
+from pic_ros_tools.catalog import load_demonstration
+from pic_ros_tools.evaluation import run_imitation
+from pic_ros_tools.streamed import stream_trace, streamed_metrics
 
 COLUMNS = (
     'robot', 'recording', 'setting', 'Pacc off', 'Pacc live', 'MAE off', 'MAE live',

@@ -1,21 +1,21 @@
 #!/usr/bin/env python3
 """
-Generate the synthetic Kinect v2 demo recording shipped in ``demo/``.
+Generate the synthetic Kinect v2 demo recording shipped in ``pic_ros_tools/demo/``.
 
 Writes ``synthetic1_skel.txt``, ``synthetic1_skelts.txt``, ``synthetic_1.txt`` and
-``synthetic1_config.json`` (see :func:`pic_ros.tools.synthetic.write_kinect_v2_text`), and the same
-take as a rosbag2, ``synthetic1_bag/``: an MCAP bag (zstd chunks, metadata version 8) of
+``synthetic1_config.json`` (see :func:`pic_ros_tools.synthetic.write_kinect_v2_text`), and the
+same take as a rosbag2, ``synthetic1_bag/``: an MCAP bag (zstd chunks, metadata version 8) of
 ``/body_tracking_data`` MarkerArrays in the Azure Kinect driver encoding, with empty arrays
-during the tracking loss (see :func:`pic_ros.tools.synthetic_bag.write_synthetic_bag`). An
+during the tracking loss (see :func:`pic_ros_tools.synthetic_bag.write_synthetic_bag`). An
 existing bag directory of that name is replaced. The output is deterministic: the same seed gives
 byte-identical files (the bag also embeds the ``rosbags`` version and zstd's output, so it is
 byte-identical for the same library versions), and ``test/test_synthetic.py`` and
-``test/test_bags.py`` check that the shipped ``demo/`` files are what this script writes with its
-defaults.
+``test/test_bags.py`` check that the shipped ``pic_ros_tools/demo/`` files are what this script
+writes with its defaults.
 
-Usage (from the repository root, with ``pic_ros`` importable)::
+Usage (from the repository root, with ``pic_ros`` and ``pic_ros_tools`` importable)::
 
-    PYTHONPATH=. python3 scripts/make_demo_recording.py --out demo/
+    python3 scripts/make_demo_recording.py    # writes pic_ros_tools/demo/
 """
 
 from __future__ import annotations
@@ -26,14 +26,14 @@ import shutil
 import sys
 import tempfile
 
-from pic_ros.tools.synthetic import (
+from pic_ros_tools.synthetic import (
     DEFAULT_NAME,
     DEFAULT_SEED,
     generate_recording,
     SyntheticRecording,
     write_kinect_v2_text,
 )
-from pic_ros.tools.synthetic_bag import write_synthetic_bag
+from pic_ros_tools.synthetic_bag import write_synthetic_bag
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
         description='Generate the synthetic Kinect v2 demo recording (PIC paper text format).'
     )
     parser.add_argument(
-        '--out', type=Path, default=Path('demo'), help='output directory (default: demo/)'
+        '--out', type=Path, default=Path('pic_ros_tools') / 'demo',
+        help='output directory (default: pic_ros_tools/demo/)',
     )
     parser.add_argument(
         '--seed', type=int, default=DEFAULT_SEED,

@@ -43,16 +43,16 @@ import sys
 import numpy as np
 from pic_ros.motion.commander import ArmCommander, CommanderConfig
 from pic_ros.motion.streaming import TrajectoryChunk
-from pic_ros.recordings.demonstration import Demonstration
 from pic_ros.robot import load_robot, Robot
-from pic_ros.sim.config import SimConfig
-from pic_ros.sim.mujoco_robot import SimRobot
-from pic_ros.sim.trajectory import Trajectory, Waypoint
 from pic_ros.solvers import SolverConfig
-from pic_ros.tools.catalog import load_demonstration
-from pic_ros.tools.evaluation import run_imitation
-from pic_ros.tools.live_evaluation import command_limits
-from pic_ros.tools.metrics import derivatives
+from pic_ros_tools.catalog import load_demonstration
+from pic_ros_tools.evaluation import run_imitation
+from pic_ros_tools.live_evaluation import command_limits
+from pic_ros_tools.metrics import derivatives
+from pic_ros_tools.recordings.demonstration import Demonstration
+from pic_ros_tools.sim.config import SimConfig
+from pic_ros_tools.sim.mujoco_robot import SimRobot
+from pic_ros_tools.sim.trajectory import Trajectory, Waypoint
 
 SERIES: dict[str, np.ndarray] = {}
 """The last run's samples (for a closer look from Python)."""

@@ -19,7 +19,7 @@ AZURE_MESSAGES = 933
 AZURE_EMPTY = 60
 """Empty arrays among them (frames without a body)."""
 
-DEMO_BAG = Path(__file__).resolve().parents[1] / 'demo' / 'synthetic1_bag'
+DEMO_BAG = Path(__file__).resolve().parents[1] / 'pic_ros_tools' / 'demo' / 'synthetic1_bag'
 """The shipped demo bag."""
 
 K4 = {name: index for index, name in enumerate(AZURE_KINECT_JOINTS)}
@@ -81,7 +81,7 @@ def without_face(frames):
     """
     Return frames with the face rows (nose, ears) made invalid.
 
-    The demo bag's face points are synthesized for display (:mod:`pic_ros.tools.azure_joints`);
+    The demo bag's face points are synthesized for display (:mod:`pic_ros_tools.azure_joints`);
     its Kinect v2 text recording has none: the two agree on every other row.
 
     :param frames: Skeleton frames.

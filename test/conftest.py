@@ -18,6 +18,24 @@ hypothesis_settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'pic_ros')
 # MuJoCo picks its GL backend when first imported: headless machines need EGL, set before that.
 os.environ.setdefault('MUJOCO_GL', 'egl')
 
+MARKERS = (
+    'linter: ament lint checks',
+    'flake8: the ament flake8 check',
+    'pep257: the ament pep257 docstring check',
+    'ros: needs rclpy and DDS (cross-process tests on loopback)',
+    'slow: takes more than a few seconds',
+    'launch: needs the ROS 2 launch system, the ros2 CLI and colcon (make ros-tools)',
+)
+"""The markers of the suite (``--strict-markers``), here for both configurations that run it:
+``pytest.ini`` (``make test``) and ``pic_ros_tools/setup.cfg`` (``colcon test``)."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the suite's markers."""
+    for marker in MARKERS:
+        config.addinivalue_line('markers', marker)
+
+
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get('PIC_ROS_SHARED_DATA', PROJECT_ROOT.parent / 'shared' / 'data'))
 

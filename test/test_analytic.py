@@ -26,8 +26,8 @@ from pic_ros.solvers import (
     Termination,
 )
 from pic_ros.solvers.analytic import AnalyticSolver, solved_joints
-from pic_ros.tools.cli import main
-from pic_ros.tools.metrics import jump_frames
+from pic_ros_tools.cli import main
+from pic_ros_tools.metrics import jump_frames
 import pytest
 
 ARMS = [(robot, arm) for robot in shipped_robots() for arm in load_robot(robot).spec.arms]

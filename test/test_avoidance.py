@@ -110,7 +110,7 @@ def test_adversarial_poses_never_bring_two_links_within_the_margin(robot_name, t
 @pytest.mark.parametrize('robot_name', ROBOTS)
 def test_adversarial_poses_give_no_contact_in_mujoco(robot_name):
     pytest.importorskip('mujoco')
-    from pic_ros.sim.contacts import ContactChecker
+    from pic_ros_tools.sim.contacts import ContactChecker
 
     robot = load_robot(robot_name)
     checker = ContactChecker(robot)

@@ -7,16 +7,16 @@ from pathlib import Path
 from bag_helpers import decoded_markers, DEMO_BAG, K4, same_frames, TIMING_KEYS, V2, without_face
 import numpy as np
 from pic_ros.exceptions import ConfigError
-from pic_ros.recordings.kinect_v2_text import load_kinect_v2_recording
-from pic_ros.recordings.rosbag import bag_info
-from pic_ros.recordings.stamps import stamps_to_ns
 from pic_ros.robot.robot import load_robot
 from pic_ros.solvers import SolverConfig
-from pic_ros.tools.azure_joints import azure_joints_from_kinect_v2
-from pic_ros.tools.catalog import load_demonstration
-from pic_ros.tools.evaluation import evaluate_one
-from pic_ros.tools.synthetic import DEFAULT_SEED, generate_recording
-from pic_ros.tools.synthetic_bag import text_rounded, write_synthetic_bag
+from pic_ros_tools.azure_joints import azure_joints_from_kinect_v2
+from pic_ros_tools.catalog import load_demonstration
+from pic_ros_tools.evaluation import evaluate_one
+from pic_ros_tools.recordings.kinect_v2_text import load_kinect_v2_recording
+from pic_ros_tools.recordings.rosbag import bag_info
+from pic_ros_tools.recordings.stamps import stamps_to_ns
+from pic_ros_tools.synthetic import DEFAULT_SEED, generate_recording
+from pic_ros_tools.synthetic_bag import text_rounded, write_synthetic_bag
 import pytest
 
 

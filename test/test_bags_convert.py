@@ -15,17 +15,17 @@ from bag_helpers import (
 )
 import numpy as np
 from pic_ros.exceptions import PicRosError
-from pic_ros.recordings.bag_demonstration import demonstration_from_bag
-from pic_ros.recordings.kinect_v2_text import load_kinect_v2_recording
-from pic_ros.recordings.rosbag import bag_info, read_messages
-from pic_ros.recordings.skeleton_bag_reader import skeleton_frames_from_bag
-from pic_ros.recordings.skeleton_bag_writer import KINECT_V2_FRAME_ID
-from pic_ros.recordings.stamps import stamp_from_ns
 from pic_ros.robot.robot import load_robot
 from pic_ros.solvers import SolverConfig
-from pic_ros.tools.catalog import load_demonstration
-from pic_ros.tools.convert import convert_kinect_v2_text, replayable_recording, run_convert
-from pic_ros.tools.evaluation import evaluate_one
+from pic_ros_tools.catalog import load_demonstration
+from pic_ros_tools.convert import convert_kinect_v2_text, replayable_recording, run_convert
+from pic_ros_tools.evaluation import evaluate_one
+from pic_ros_tools.recordings.bag_demonstration import demonstration_from_bag
+from pic_ros_tools.recordings.kinect_v2_text import load_kinect_v2_recording
+from pic_ros_tools.recordings.rosbag import bag_info, read_messages
+from pic_ros_tools.recordings.skeleton_bag_reader import skeleton_frames_from_bag
+from pic_ros_tools.recordings.skeleton_bag_writer import KINECT_V2_FRAME_ID
+from pic_ros_tools.recordings.stamps import stamp_from_ns
 import pytest
 import yaml
 
@@ -176,7 +176,7 @@ def test_epoch_shifts_every_stamp(small_recording: Path, tmp_path: Path) -> None
 def test_convert_command_writes_and_describes_the_bag(
     small_recording: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``python -m pic_ros convert`` exits 0 and prints the bag; a bad input exits 2."""
+    """``python -m pic_ros_tools convert`` exits 0 and prints the bag; a bad input exits 2."""
     out = tmp_path / 'cli_bag'
     status = run_convert(
         [str(small_recording), str(out), '--topic', 'skeletons', '--body-id', '3', '--epoch', '5']
@@ -196,7 +196,7 @@ def test_convert_command_writes_and_describes_the_bag(
 def test_convert_says_in_one_line_when_it_makes_up_stamps(tmp_path: Path, capsys) -> None:
     """A recording without its _skelts.txt is converted with a one-line notice on stderr."""
     skeleton = tmp_path / 'take1_skel.txt'
-    demo = Path(__file__).parent.parent / 'demo' / 'synthetic1_skel.txt'
+    demo = Path(__file__).parent.parent / 'pic_ros_tools' / 'demo' / 'synthetic1_skel.txt'
     lines = demo.read_text().splitlines()[:30]
     skeleton.write_text('\n'.join(lines) + '\n')
     assert run_convert([str(skeleton), str(tmp_path / 'bag')]) == 0

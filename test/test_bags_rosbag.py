@@ -1,4 +1,4 @@
-"""Tests of rosbag2 reading (:mod:`pic_ros.recordings.rosbag`): topics, messages, bad bags."""
+"""Tests of rosbag2 reading (:mod:`pic_ros_tools.recordings.rosbag`): topics, messages, errors."""
 
 from __future__ import annotations
 
@@ -15,16 +15,16 @@ from bag_helpers import (
 )
 import numpy as np
 from pic_ros.exceptions import RecordingError
-from pic_ros.recordings.bag_demonstration import demonstration_from_bag
-from pic_ros.recordings.rosbag import (
+from pic_ros.trackers.marker_cdr import parse_marker_array
+from pic_ros_tools.recordings.bag_demonstration import demonstration_from_bag
+from pic_ros_tools.recordings.rosbag import (
     bag_info,
     format_bag_info,
     MARKER_ARRAY,
     read_messages,
     resolve_bag_path,
 )
-from pic_ros.recordings.skeleton_bag_reader import skeleton_frames_from_bag
-from pic_ros.trackers.marker_cdr import parse_marker_array
+from pic_ros_tools.recordings.skeleton_bag_reader import skeleton_frames_from_bag
 import pytest
 
 

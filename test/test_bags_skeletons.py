@@ -10,12 +10,12 @@ from bag_helpers import AZURE_EMPTY, AZURE_MESSAGES, AZURE_TOPIC, same_frames
 import numpy as np
 from pic_ros.exceptions import ConfigError, RecordingError
 from pic_ros.human.skeleton import HumanJoint, Side
-from pic_ros.recordings.bag_demonstration import demonstration_from_bag
-from pic_ros.recordings.rosbag import read_messages
-from pic_ros.recordings.skeleton_bag_reader import skeleton_frames_from_bag
-from pic_ros.recordings.skeleton_bag_writer import write_skeleton_bag
-from pic_ros.recordings.stamps import stamp_from_ns, stamps_to_ns
-from pic_ros.tools.catalog import load_demonstration
+from pic_ros_tools.catalog import load_demonstration
+from pic_ros_tools.recordings.bag_demonstration import demonstration_from_bag
+from pic_ros_tools.recordings.rosbag import read_messages
+from pic_ros_tools.recordings.skeleton_bag_reader import skeleton_frames_from_bag
+from pic_ros_tools.recordings.skeleton_bag_writer import write_skeleton_bag
+from pic_ros_tools.recordings.stamps import stamp_from_ns, stamps_to_ns
 import pytest
 
 

@@ -1,12 +1,12 @@
 """
 The processes a tool starts never outlive it: stop signals, failures, a parent killed outright.
 
-The mechanism of :mod:`pic_ros.ros.processes` (which imports no rclpy) with plain ``sleep``
+The mechanism of :mod:`pic_ros_tools.ros.processes` (which imports no rclpy) with plain ``sleep``
 children: a small tool runs in a process of its own under
-:func:`~pic_ros.ros.processes.run_stopping_children`, starts a ``sleep`` and a shell that starts
-two more (grandchildren in the child's process group), prints its children's ids and waits. Its
-process tree is read from ``/proc`` before it is signalled; after it has exited (a bounded wait)
-none of those processes may run. The wall clock only bounds the waits.
+:func:`~pic_ros_tools.ros.processes.run_stopping_children`, starts a ``sleep`` and a shell that
+starts two more (grandchildren in the child's process group), prints its children's ids and waits.
+Its process tree is read from ``/proc`` before it is signalled; after it has exited (a bounded
+wait) none of those processes may run. The wall clock only bounds the waits.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import subprocess
 import sys
 import time
 
-from pic_ros.ros import processes
-from pic_ros.ros.processes import (
+from pic_ros_tools.ros import processes
+from pic_ros_tools.ros.processes import (
     ChildSupervision,
     ManagedProcess,
     stop_every_child,
@@ -41,7 +41,7 @@ import signal
 import sys
 import time
 
-from pic_ros.ros.processes import ManagedProcess, run_stopping_children
+from pic_ros_tools.ros.processes import ManagedProcess, run_stopping_children
 
 ACTION = sys.argv[1]
 

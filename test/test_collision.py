@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import numpy as np
 from pic_ros.exceptions import ConfigError
-from pic_ros.resources import shipped_robots
+from pic_ros.resources import config_path, shipped_robots, urdf_path
 from pic_ros.robot import load_robot
 from pic_ros.robot.capsules import Capsule, covering_capsules, segment_distances
 from pic_ros.robot.collision_spec import CollisionSpec, WorkspaceSpec
@@ -98,7 +98,7 @@ def test_capsule_distances_never_exceed_mujocos_distances_on_random_configuratio
 ):
     """The capsules contain the URDF shapes: they are never farther apart than MuJoCo's shapes."""
     pytest.importorskip('mujoco')
-    from pic_ros.sim.contacts import ContactChecker
+    from pic_ros_tools.sim.contacts import ContactChecker
 
     robot = load_robot(robot_name)
     model = robot.collision
@@ -124,7 +124,7 @@ def test_capsule_distances_never_exceed_mujocos_distances_on_random_configuratio
 def test_mujoco_finds_no_contact_where_the_capsules_keep_apart(robot_name, rng):
     """On random configurations: every MuJoCo self-contact is a capsule overlap too."""
     pytest.importorskip('mujoco')
-    from pic_ros.sim.contacts import ContactChecker
+    from pic_ros_tools.sim.contacts import ContactChecker
 
     robot = load_robot(robot_name)
     model = robot.collision
@@ -142,7 +142,7 @@ def test_mujoco_finds_no_contact_where_the_capsules_keep_apart(robot_name, rng):
 @pytest.mark.parametrize('robot_name', ROBOTS)
 def test_link_pairs_left_out_for_touching_at_neutral_touch_there_in_mujoco_too(robot_name):
     pytest.importorskip('mujoco')
-    from pic_ros.sim.contacts import ContactChecker
+    from pic_ros_tools.sim.contacts import ContactChecker
 
     robot = load_robot(robot_name)
     checker = ContactChecker(robot)
@@ -203,24 +203,24 @@ def test_a_malformed_collision_section_is_refused_naming_the_field(section, fiel
     assert field in str(caught.value)
 
 
-def test_a_collision_section_naming_an_unknown_link_is_refused(tmp_path, project_root):
-    text = (project_root / 'config' / 'nao.yaml').read_text()
+def test_a_collision_section_naming_an_unknown_link_is_refused(tmp_path):
+    text = config_path('nao').read_text()
     text += '\ncollision:\n  exclude_links: [no_such_link]\n'
     (tmp_path / 'nao.yaml').write_text(text)
-    (tmp_path / 'nao.urdf').write_text((project_root / 'urdf' / 'nao.urdf').read_text())
+    (tmp_path / 'nao.urdf').write_text(urdf_path('nao').read_text())
     robot = load_robot(tmp_path / 'nao.yaml')
     with pytest.raises(ConfigError, match="'no_such_link' is not a link"):
         _ = robot.collision
 
 
-def test_declared_capsules_replace_the_links_urdf_shapes(tmp_path, project_root):
-    text = (project_root / 'config' / 'nao.yaml').read_text()
+def test_declared_capsules_replace_the_links_urdf_shapes(tmp_path):
+    text = config_path('nao').read_text()
     text += (
         '\ncollision:\n  capsules:\n'
         '    - {link: Head, a: [0.0, 0.0, 0.05], radius: 0.07}\n'
     )
     (tmp_path / 'nao.yaml').write_text(text)
-    (tmp_path / 'nao.urdf').write_text((project_root / 'urdf' / 'nao.urdf').read_text())
+    (tmp_path / 'nao.urdf').write_text(urdf_path('nao').read_text())
     model = load_robot(tmp_path / 'nao.yaml').collision
     heads = [capsule for capsule in model.capsules if capsule.link == 'Head']
     assert heads == [capsule for capsule in heads if capsule.source == 'config']

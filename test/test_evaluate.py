@@ -12,14 +12,14 @@ from typing import Any
 import numpy as np
 from pic_ros.correspondence import load_user_profile
 from pic_ros.human.skeleton import Side
-from pic_ros.recordings.paper import load_paper_demonstration, Segment
 from pic_ros.resources import shipped_robots
 from pic_ros.robot import load_robot
 from pic_ros.solvers import SolverConfig
 from pic_ros.solvers.avoidance import AvoidanceConfig
-from pic_ros.tools.catalog import load_demonstration
-from pic_ros.tools.cli import _json_ready, main
-from pic_ros.tools.evaluation import (
+from pic_ros.trackers.kinect_v2 import KINECT_V2_JOINTS
+from pic_ros_tools.catalog import load_demonstration
+from pic_ros_tools.cli import _json_ready, main
+from pic_ros_tools.evaluation import (
     ArmTrace,
     Demonstration,
     evaluate_one,
@@ -31,7 +31,7 @@ from pic_ros.tools.evaluation import (
     solve_time_histogram,
     Trace,
 )
-from pic_ros.trackers.kinect_v2 import KINECT_V2_JOINTS
+from pic_ros_tools.recordings.paper import load_paper_demonstration, Segment
 import pytest
 
 RECORD_KEYS = (
@@ -52,13 +52,14 @@ WITHOUT_SAMPLES = {
 TIMING_KEYS = ('solve_ms_p50', 'solve_ms_p99', 'solve_us_histogram')
 SHORT_FRAMES = 240
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
+DEMO_DIR = PROJECT_ROOT / 'pic_ros_tools' / 'demo'
 
 
 @pytest.fixture
 def short_recording(tmp_path: Path) -> Path:
     """Write the first 8 s of the shipped demo as a recording without segments; return it."""
     for suffix in ('_skel.txt', '_skelts.txt'):
-        lines = (PROJECT_ROOT / 'demo' / f'synthetic1{suffix}').read_text().splitlines()
+        lines = (DEMO_DIR / f'synthetic1{suffix}').read_text().splitlines()
         (tmp_path / f'short1{suffix}').write_text('\n'.join(lines[:SHORT_FRAMES]) + '\n')
     return tmp_path / 'short1_skel.txt'
 
@@ -180,7 +181,7 @@ def test_cli_unknown_robot_or_recording_exits_2_with_one_line(capsys, option, va
     assert status == 2
     assert out == ''
     assert len(err.splitlines()) == 1, err
-    assert re.match(rf'pic_ros evaluate: .*{re.escape(message)}', err)
+    assert re.match(rf'pic_ros_tools evaluate: .*{re.escape(message)}', err)
 
 
 def test_cli_table_shows_the_paper_values_in_brackets(capsys, shared_data, monkeypatch):
@@ -310,7 +311,7 @@ def test_any_kinect_v2_text_file_is_scored_whole_and_made_up_stamps_are_announce
     capsys, tmp_path
 ):
     """A 75-column file with no stamps or segments is one segment; one line says 30 Hz."""
-    lines = (PROJECT_ROOT / 'demo' / 'synthetic1_skel.txt').read_text().splitlines()[:90]
+    lines = (DEMO_DIR / 'synthetic1_skel.txt').read_text().splitlines()[:90]
     path = tmp_path / 'person.txt'
     path.write_text('\n'.join(lines) + '\n')
     status, out, err = _run_cli(

@@ -19,7 +19,7 @@ from pic_ros.human.filters import (
     PassThroughFilter,
     SkeletonFilter,
 )
-from pic_ros.recordings.kinect_v2_text import load_kinect_v2_recording
+from pic_ros_tools.recordings.kinect_v2_text import load_kinect_v2_recording
 import pytest
 
 FloatArray = npt.NDArray[np.float64]

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
-from pic_ros.tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
 from pic_ros.trackers.gaps import CONFIRM_READINGS, GapCounter
 from pic_ros.trackers.marker_cdr import MarkerPositions
 from pic_ros.trackers.markers import AZURE_KINECT, AZURE_KINECT_TO_HUMAN, MarkerArrayTracker
 from pic_ros.trackers.xsens import XsensTracker
+from pic_ros_tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
 import pytest
 
 PERIOD = 1 / 30

@@ -7,7 +7,7 @@ from xml.etree import ElementTree
 
 from pic_ros.exceptions import ConfigError
 from pic_ros.robot import load_robot
-from pic_ros.sim.gazebo import (
+from pic_ros.robot.gazebo import (
     base_height,
     control_joints,
     controller_names,
@@ -23,7 +23,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 ROBOTS = ('baxter', 'yumi', 'tiago')
 DISTROS = ('humble', 'jazzy', 'kilted', 'rolling')
-CONTROLLERS = ROOT / 'config' / 'controllers'
+CONTROLLERS = ROOT / 'pic_ros' / 'config' / 'controllers'
 
 
 def _controllers_file(robot: str) -> Path:

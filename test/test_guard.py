@@ -10,7 +10,7 @@ from pic_ros.motion.commander import ArmCommander, CommanderConfig
 from pic_ros.motion.guard import CollisionGuard
 from pic_ros.robot import load_robot
 from pic_ros.solvers import SolverConfig
-from pic_ros.tools.catalog import load_demonstration
+from pic_ros_tools.catalog import load_demonstration
 import pytest
 
 PERIOD = 0.01

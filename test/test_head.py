@@ -11,10 +11,10 @@ from pic_ros.human.body_frame import body_axes, to_body_frame
 from pic_ros.human.face import EAR_HALF_WIDTH, FACE_OFFSETS, face_points, NOSE_REST_PITCH
 from pic_ros.human.head import head_angles, HeadAngles
 from pic_ros.human.skeleton import FACE_JOINTS, HumanJoint, make_frame
-from pic_ros.tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
 from pic_ros.trackers.xsens import sample_to_skeleton
 from pic_ros.trackers.xsens_parser import XsensParser
 from pic_ros.trackers.xsens_wire import XsensSegment
+from pic_ros_tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
 import pytest
 
 
@@ -152,8 +152,8 @@ def test_xsens_head_segment_orientation_gives_its_yaw_and_pitch(yaw, pitch):
 
 def test_kinect_v2_skeletons_give_no_head_estimate():
     """Kinect v2 has no face points: a Kinect v2 frame gives None, documented, never a guess."""
-    from pic_ros.tools.synthetic import generate_take, suite_specs
     from pic_ros.trackers.kinect_v2 import kinect_v2_to_human
+    from pic_ros_tools.synthetic import generate_take, suite_specs
 
     take = generate_take(suite_specs(1)[0])
     frame = make_frame(0.0, kinect_v2_to_human(take.truth[10]))

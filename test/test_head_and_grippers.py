@@ -21,7 +21,7 @@ SHIPPED = resources.shipped_robots()
 
 
 def _data(robot: str) -> dict[str, Any]:
-    text = (PROJECT_ROOT / 'config' / f'{robot}.yaml').read_text(encoding='utf-8')
+    text = (PROJECT_ROOT / 'pic_ros' / 'config' / f'{robot}.yaml').read_text(encoding='utf-8')
     data: dict[str, Any] = yaml.safe_load(text)
     return data
 
@@ -45,7 +45,7 @@ def test_every_group_of_a_shipped_robot_has_its_own_controller_and_joints(robot)
 def test_every_group_is_in_the_robots_controllers_file(robot):
     """The ros2_control file of each robot declares every group's controller with its joints."""
     loaded = load_robot(robot)
-    path = PROJECT_ROOT / 'config' / 'controllers' / f'{robot}_controllers.yaml'
+    path = PROJECT_ROOT / 'pic_ros' / 'config' / 'controllers' / f'{robot}_controllers.yaml'
     controllers = yaml.safe_load(path.read_text(encoding='utf-8'))
     declared = controllers['controller_manager']['ros__parameters']
     for group in loaded.groups.values():

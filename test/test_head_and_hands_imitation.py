@@ -12,9 +12,9 @@ from pic_ros.human.hands import HandState
 from pic_ros.human.processing import SkeletonProcessor
 from pic_ros.human.skeleton import FACE_JOINTS, make_frame, Side
 from pic_ros.robot import load_robot
-from pic_ros.tools.head_hands_report import recording_rows, robot_rows
-from pic_ros.tools.synthetic.head_hands_take import generate_head_hands_take
-from pic_ros.tools.synthetic.suite import SUITE_SEED, suite_specs
+from pic_ros_tools.head_hands_report import recording_rows, robot_rows
+from pic_ros_tools.synthetic.head_hands_take import generate_head_hands_take
+from pic_ros_tools.synthetic.suite import SUITE_SEED, suite_specs
 import pytest
 
 ROBOTS_WITH_BOTH = ('tiago', 'nao')

@@ -9,10 +9,10 @@ from pic_ros.human.body_frame import to_body_frame
 from pic_ros.human.face import NOSE_FORWARD, NOSE_REST_PITCH
 from pic_ros.human.head import head_angles
 from pic_ros.human.skeleton import make_frame
-from pic_ros.tools.head_hands import evaluate_head_hands_suite, head_hands_table
-from pic_ros.tools.synthetic import suite_specs
-from pic_ros.tools.synthetic.face_hands import face_hand_geometry, FACE_HAND_RANGES
-from pic_ros.tools.synthetic.head_hands_take import generate_head_hands_take, HAND_HOLD_RANGE
+from pic_ros_tools.head_hands import evaluate_head_hands_suite, head_hands_table
+from pic_ros_tools.synthetic import suite_specs
+from pic_ros_tools.synthetic.face_hands import face_hand_geometry, FACE_HAND_RANGES
+from pic_ros_tools.synthetic.head_hands_take import generate_head_hands_take, HAND_HOLD_RANGE
 import pytest
 
 

@@ -14,10 +14,10 @@ from pic_ros.resources import shipped_robots
 from pic_ros.robot import load_robot
 from pic_ros.solvers import RecoveryConfig, SolverConfig, Termination
 from pic_ros.solvers.avoidance import AvoidanceConfig
-from pic_ros.tools.catalog import demonstration_from_synthetic
-from pic_ros.tools.evaluation import evaluate_one, EvaluationSettings, run_imitation
-from pic_ros.tools.metrics import JUMP_THRESHOLD
-from pic_ros.tools.synthetic import generate_take, suite_specs
+from pic_ros_tools.catalog import demonstration_from_synthetic
+from pic_ros_tools.evaluation import evaluate_one, EvaluationSettings, run_imitation
+from pic_ros_tools.metrics import JUMP_THRESHOLD
+from pic_ros_tools.synthetic import generate_take, suite_specs
 import pytest
 
 ROBOTS = shipped_robots()

@@ -9,20 +9,20 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import RecordingError, SkeletonError
 from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT, Side
-from pic_ros.recordings.kinect_v2_text import KinectV2Recording, load_kinect_v2_recording
-from pic_ros.recordings.paper import (
+from pic_ros.trackers.kinect_v2 import (
+    camera_to_tracker,
+    CAMERA_TO_TRACKER_ROTATION,
+    KINECT_V2_JOINTS,
+    KINECT_V2_TO_HUMAN,
+)
+from pic_ros_tools.recordings.kinect_v2_text import KinectV2Recording, load_kinect_v2_recording
+from pic_ros_tools.recordings.paper import (
     find_paper_demonstrations,
     load_paper_demonstration,
     load_segments,
     load_task_arms,
     PaperDemonstration,
     Segment,
-)
-from pic_ros.trackers.kinect_v2 import (
-    camera_to_tracker,
-    CAMERA_TO_TRACKER_ROTATION,
-    KINECT_V2_JOINTS,
-    KINECT_V2_TO_HUMAN,
 )
 import pytest
 

@@ -6,7 +6,7 @@ The references share nothing with :mod:`pic_ros.robot.kinematics` but the URDF f
 * MuJoCo's own URDF import (``test/mujoco_frames.py``: every link kept as a body) gives link
   frames, joint anchors and axes (``mj_kinematics``) and point Jacobians (``mj_jac``);
 * ikpy parses the URDF itself and gives the link frames of a chain;
-* the simulation's model (:class:`~pic_ros.sim.SimRobot`, MuJoCo with the held joints welded)
+* the simulation's model (:class:`~pic_ros_tools.sim.SimRobot`, MuJoCo with the held joints welded)
   gives the arm joints' anchors and axes where the simulated robot really has them.
 
 Joint values are drawn at random inside the URDF limits with a fixed seed. MuJoCo and ikpy agree
@@ -26,9 +26,9 @@ import numpy as np
 from pic_ros.correspondence import TargetKind
 from pic_ros.resources import shipped_robots
 from pic_ros.robot import load_robot
-from pic_ros.sim import SimRobot
 from pic_ros.solvers import RecoveryConfig
 from pic_ros.solvers.recovery import JointRecovery, RecoveryGoal
+from pic_ros_tools.sim import SimRobot
 import pytest
 
 ROBOTS = shipped_robots()
@@ -52,7 +52,8 @@ DIFFERENCE_TOLERANCE = 1e-7  # [m/rad], analytic against central differences
 
 def test_every_urdf_of_the_project_is_a_shipped_robot(project_root):
     """Each ``urdf/*.urdf`` has its robot file, so the comparisons below cover every URDF."""
-    assert {path.stem for path in (project_root / 'urdf').glob('*.urdf')} == set(ROBOTS)
+    urdf_dir = project_root / 'pic_ros' / 'urdf'
+    assert {path.stem for path in urdf_dir.glob('*.urdf')} == set(ROBOTS)
     assert len(ROBOTS) >= 3
 
 

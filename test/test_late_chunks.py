@@ -3,8 +3,8 @@ Late trajectories: never refused for lateness, always followed by the simulated 
 
 joint_trajectory_controller (Humble 2.54.0, Jazzy 4.42.1, Kilted 5.17.0) starts a trajectory
 stamped 0 when it arrives, and refuses one with a non-zero stamp whose last point is already past
-on arrival; the simulated controller (:class:`~pic_ros.sim.trajectory.TrajectoryFollower`) does
-the same. The trajectory publisher's chunks therefore hold still stamped 0, and a moving chunk
+on arrival; the simulated controller (:class:`~pic_ros_tools.sim.trajectory.TrajectoryFollower`)
+does the same. The trajectory publisher's chunks therefore hold still stamped 0, and a moving chunk
 keeps its last point (at rest after braking) ``LATE_WINDOW`` after its stamp: here the
 commander's chunks reach the follower with delays from none to more than a second, on a
 virtual clock (no wall clock), and every one is taken, the arm follows the target (no freeze),
@@ -23,7 +23,7 @@ from pic_ros.motion.limiter import MotionLimits
 from pic_ros.motion.streaming import LATE_WINDOW, segment_peaks, TrajectoryChunk
 from pic_ros.robot import load_robot
 from pic_ros.robot.arm import ArmModel
-from pic_ros.sim.trajectory import (
+from pic_ros_tools.sim.trajectory import (
     Trajectory,
     TrajectoryFollower,
     TrajectoryStatus,

@@ -13,13 +13,12 @@ import math
 import numpy as np
 from pic_ros.human.processing import SkeletonProcessor
 from pic_ros.human.skeleton import HumanJoint
-from pic_ros.recordings.demonstration import Demonstration
 from pic_ros.robot.robot import load_robot
 from pic_ros.solvers import SolverConfig
-from pic_ros.tools.catalog import load_demonstration
-from pic_ros.tools.demo_report import DemoRecording, person_overlay
-from pic_ros.tools.evaluation import run_imitation, score
-from pic_ros.tools.live_evaluation import (
+from pic_ros_tools.catalog import load_demonstration
+from pic_ros_tools.demo_report import DemoRecording, person_overlay
+from pic_ros_tools.evaluation import run_imitation, score
+from pic_ros_tools.live_evaluation import (
     avoided_skeletons,
     live_record,
     live_tables,
@@ -28,7 +27,8 @@ from pic_ros.tools.live_evaluation import (
     run_warnings,
     stream_table,
 )
-from pic_ros.tools.metrics import LAG_STEP
+from pic_ros_tools.metrics import LAG_STEP
+from pic_ros_tools.recordings.demonstration import Demonstration
 import pytest
 
 HEARD_AFTER = 0.004

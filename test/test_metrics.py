@@ -11,7 +11,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 import numpy as np
-from pic_ros.tools.metrics import (
+from pic_ros_tools.metrics import (
     angle_between,
     elbow_angle,
     jump_frames,

@@ -1,7 +1,7 @@
 """
 Lag and motion metrics on signals whose answers are known: delays, sines, limits.
 
-The definitions are in :mod:`pic_ros.tools.metrics` (lag, motion against limits).
+The definitions are in :mod:`pic_ros_tools.metrics` (lag, motion against limits).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from pic_ros.tools.metrics import (
+from pic_ros_tools.metrics import (
     best_delay,
     derivatives,
     LAG_STEP,

@@ -17,14 +17,14 @@ from pic_ros.motion.commander import ArmCommander, CommanderConfig
 from pic_ros.motion.prediction import MAX_AGE, MAX_GAP, TargetPredictor
 from pic_ros.motion.streaming import MIN_POINT_GAP, planned_chunk
 from pic_ros.motion.tracking_loss import TrackingState
-from pic_ros.recordings.demonstration import Demonstration
 from pic_ros.robot import load_robot
 from pic_ros.robot.arm import ArmModel
-from pic_ros.sim.trajectory import TrajectoryFollower
 from pic_ros.solvers import SolverConfig
-from pic_ros.tools.catalog import load_demonstration
-from pic_ros.tools.evaluation import run_imitation
-from pic_ros.tools.streamed import _chunk_trajectory, stream_trace, streamed_metrics
+from pic_ros_tools.catalog import load_demonstration
+from pic_ros_tools.evaluation import run_imitation
+from pic_ros_tools.recordings.demonstration import Demonstration
+from pic_ros_tools.sim.trajectory import TrajectoryFollower
+from pic_ros_tools.streamed import _chunk_trajectory, stream_trace, streamed_metrics
 import pytest
 
 

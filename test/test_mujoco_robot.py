@@ -14,7 +14,8 @@ from pic_ros.exceptions import ConfigError  # noqa: E402
 from pic_ros.motion.commander import ArmCommander, CommanderConfig  # noqa: E402
 from pic_ros.resources import shipped_robots  # noqa: E402
 from pic_ros.robot import load_robot  # noqa: E402
-from pic_ros.sim import (  # noqa: E402
+from pic_ros_tools.live_evaluation import command_limits  # noqa: E402
+from pic_ros_tools.sim import (  # noqa: E402
     FrameRecorder,
     RenderError,
     SimConfig,
@@ -22,9 +23,8 @@ from pic_ros.sim import (  # noqa: E402
     Trajectory,
     Waypoint,
 )
-from pic_ros.sim.frame_recorder import write_png  # noqa: E402
-from pic_ros.sim.mujoco_model import target_margin  # noqa: E402
-from pic_ros.tools.live_evaluation import command_limits  # noqa: E402
+from pic_ros_tools.sim.frame_recorder import write_png  # noqa: E402
+from pic_ros_tools.sim.mujoco_model import target_margin  # noqa: E402
 import pytest  # noqa: E402
 
 pytest.importorskip('mujoco')

@@ -1,14 +1,20 @@
 """
-package.xml declares, with its rosdep key, every package the code and the tests import.
+Each package.xml declares, with its rosdep key, every package its code imports; the tests' too.
 
 The imports are read from the sources (``ast``), not from the installed environment: every
-``import``/``from`` of ``pic_ros/`` and ``launch/`` (wherever it stands: inside a function, under
+``import``/``from`` of ``pic_ros/pic_ros/`` and ``pic_ros/launch/`` (the run-time package), of
+``pic_ros_tools/pic_ros_tools/`` (the tools) (wherever it stands: inside a function, under
 ``try``) and, for the tests, also every ``pytest.importorskip('name')``. Each top-level module
-that is neither in the standard library nor part of this repository must map to a rosdep key
+that is neither in the standard library nor part of the package must map to a rosdep key
 (:data:`ROSDEP_KEYS`, or the module's own name for a ROS package: ``rclpy``, ``launch``, any
-``*_msgs``, ``*_srvs``, ``*_interfaces``), and that key must be declared: an ``exec_depend`` (or
-``depend``) for what the package imports at run time, a ``test_depend`` or better for what only
-the tests import. A new import without a key here fails with the line to add.
+``*_msgs``, ``*_srvs``, ``*_interfaces``), and that key must be declared in that package's
+package.xml: an ``exec_depend`` (or ``depend``) for what the package imports at run time; the
+tests (run by ``colcon test`` of pic_ros_tools) need a ``test_depend`` or better of pic_ros_tools
+or an ``exec_depend`` of pic_ros (which pic_ros_tools depends on). A new import without a key here
+fails with the line to add.
+
+The run-time package never imports the tools package nor what only the tools need
+(:data:`TOOLS_ONLY`), and declares none of it: a robot PC installs only what it runs.
 """
 
 from __future__ import annotations
@@ -39,11 +45,12 @@ ROSDEP_KEYS = {
     'hypothesis': 'python3-hypothesis',
     'mcap': 'mcap-ros2-support',
     'mcap_ros2': 'mcap-ros2-support',
+    'pic_ros': 'pic_ros',
 }
 """Top-level module -> rosdep key, for the modules that are not ROS packages."""
 
 OPTIONAL = {
-    'ikpy': 'python -m pic_ros bench compares with ikpy only when it is installed',
+    'ikpy': 'python -m pic_ros_tools bench compares with ikpy only when it is installed',
 }
 """Modules the package imports at run time only if present: a test_depend is enough."""
 
@@ -53,10 +60,22 @@ ROS_PACKAGE = re.compile(r'^(rclpy|launch|launch_ros|ament_\w+|\w+_(msgs|srvs|in
 RUN = ('exec_depend', 'depend')
 TEST = ('test_depend', 'exec_depend', 'depend')
 
+RUNTIME = 'pic_ros'
+TOOLS = 'pic_ros_tools'
 
-def declared(kinds: Iterable[str]) -> set[str]:
-    """Return the keys package.xml declares with the given tags."""
-    root = ElementTree.parse(ROOT / 'package.xml').getroot()
+TOOLS_ONLY = {
+    'pic_ros_tools': 'pic_ros_tools',
+    'mujoco': 'python3-mujoco-pip',
+    'rosbags': 'python3-rosbags-pip',
+    'matplotlib': 'python3-matplotlib',
+    'PIL': 'python3-pil',
+}
+"""Modules (with their rosdep keys) the run-time package must neither import nor declare."""
+
+
+def declared(kinds: Iterable[str], package: str) -> set[str]:
+    """Return the keys a package's package.xml declares with the given tags."""
+    root = ElementTree.parse(ROOT / package / 'package.xml').getroot()
     return {(element.text or '').strip() for kind in kinds for element in root.iter(kind)}
 
 
@@ -127,33 +146,72 @@ def missing(modules: dict[str, list[str]], allowed: set[str], tag: str) -> list[
     return problems
 
 
-def package_sources() -> list[Path]:
-    """Return the installed Python sources: the package and the launch files."""
-    return [*(ROOT / 'pic_ros').rglob('*.py'), *(ROOT / 'launch').glob('*.py')]
+def package_sources(package: str) -> list[Path]:
+    """Return a package's installed Python sources: its Python package and launch files."""
+    folder = ROOT / package
+    return [*(folder / package).rglob('*.py'), *(folder / 'launch').glob('*.py')]
 
 
-def test_every_runtime_import_is_declared_as_an_exec_depend() -> None:
-    """Each module the package or its launch files import is an exec_depend (optional: any)."""
-    modules = third_party(package_sources(), {'pic_ros'})
+@pytest.mark.parametrize('package', [RUNTIME, TOOLS])
+def test_every_import_of_a_package_is_declared_as_its_exec_depend(package: str) -> None:
+    """Each module a package or its launch files import is its exec_depend (optional: any)."""
+    modules = third_party(package_sources(package), {package})
     required = {name: users for name, users in modules.items() if name not in OPTIONAL}
     optional = {name: users for name, users in modules.items() if name in OPTIONAL}
-    problems = missing(required, declared(RUN), 'exec_depend')
-    problems += missing(optional, declared(TEST), 'test_depend')
+    problems = missing(required, declared(RUN, package), 'exec_depend')
+    problems += missing(optional, declared(TEST, package), 'test_depend')
     assert not problems, '\n'.join(problems)
+
+
+def runtime_tools_imports(modules: dict[str, list[str]]) -> list[str]:
+    """Describe each module of :data:`TOOLS_ONLY` among a package's imports, with a user."""
+    return [f'{name} (imported by {modules[name][0]})' for name in TOOLS_ONLY if name in modules]
+
+
+def test_the_runtime_package_neither_imports_nor_declares_the_tools() -> None:
+    """pic_ros imports no pic_ros_tools, mujoco, rosbags, matplotlib or PIL, and lists none."""
+    imported = runtime_tools_imports(third_party(package_sources(RUNTIME), {RUNTIME}))
+    assert not imported, 'the run-time package imports tools: ' + ', '.join(imported)
+    listed = declared(TEST, RUNTIME) & set(TOOLS_ONLY.values())
+    assert not listed, f'pic_ros/package.xml declares what only the tools need: {listed}'
+
+
+def test_the_runtime_package_declares_only_what_it_imports() -> None:
+    """Every exec_depend of pic_ros is imported by it: a robot PC installs nothing more."""
+    keys = {rosdep_key(name) for name in third_party(package_sources(RUNTIME), {RUNTIME})}
+    unused = declared(RUN, RUNTIME) - keys
+    assert not unused, f'pic_ros/package.xml declares what pic_ros does not import: {unused}'
+
+
+def test_the_runtime_check_finds_a_tools_import_wherever_it_stands() -> None:
+    """A run-time source importing pic_ros_tools or mujoco inside a function fails the check."""
+    source = 'def f():\n    from pic_ros_tools.sim import SimRobot\n    import mujoco\n'
+    found = runtime_tools_imports(
+        {name: ['node.py'] for name in imported_modules(source, 'node.py')}
+    )
+    assert found == ['pic_ros_tools (imported by node.py)', 'mujoco (imported by node.py)']
+
+
+def test_the_tools_depend_on_the_runtime_and_not_the_reverse() -> None:
+    """pic_ros_tools declares pic_ros; pic_ros does not declare pic_ros_tools."""
+    assert RUNTIME in declared(RUN, TOOLS)
+    assert TOOLS not in declared(TEST, RUNTIME)
 
 
 def test_every_test_import_is_declared() -> None:
-    """Each module the tests import (or importorskip) is a test_depend or an exec_depend."""
+    """Each module the tests import (or importorskip) is declared for ``colcon test``."""
     tests = list((ROOT / 'test').rglob('*.py'))
-    local = {'pic_ros', 'test', 'conftest'} | {path.stem for path in tests}
-    problems = missing(third_party(tests, local), declared(TEST), 'test_depend')
+    local = {RUNTIME, TOOLS, 'test', 'conftest'} | {path.stem for path in tests}
+    available = declared(TEST, TOOLS) | declared(RUN, RUNTIME)
+    problems = missing(third_party(tests, local), available, 'test_depend')
     assert not problems, '\n'.join(problems)
 
 
-def test_the_runtime_imports_found_include_the_ones_the_issue_named() -> None:
+def test_the_imports_found_include_the_ones_the_issue_named() -> None:
     """The walk sees the imports that were once undeclared: rosbags, mujoco, rcl_interfaces."""
-    modules = third_party(package_sources(), {'pic_ros'})
-    assert {'rosbags', 'mujoco', 'rcl_interfaces', 'PIL', 'matplotlib'} <= set(modules)
+    assert 'rcl_interfaces' in third_party(package_sources(RUNTIME), {RUNTIME})
+    tools = third_party(package_sources(TOOLS), {TOOLS})
+    assert {'rosbags', 'mujoco', 'PIL', 'matplotlib', 'pic_ros'} <= set(tools)
 
 
 @pytest.mark.parametrize(('source', 'expected'), [

@@ -18,7 +18,13 @@ from pic_ros.motion.commander import CommanderConfig
 from pic_ros.motion.streaming import stream_chunk
 from pic_ros.ros import schema as node_schema
 from pic_ros.ros.launch_arguments import node_overrides, parameter_arguments, teleop_options
-from pic_ros.ros.parameter_docs import doc_sections, parameter_file, write_docs, yaml_value
+from pic_ros.ros.parameter_docs import (
+    doc_sections,
+    PARAMETER_FILE,
+    parameter_file,
+    write_docs,
+    yaml_value,
+)
 from pic_ros.schema import add_option, ParameterDef, ParameterTable, ParameterType
 from pic_ros.solvers import SolverConfig
 import pytest
@@ -140,10 +146,10 @@ def test_the_core_configs_take_their_defaults_from_the_definitions() -> None:
 
 def test_the_shipped_parameter_file_is_the_generated_one() -> None:
     """config/teleop.yaml is `python -m pic_ros params --yaml`, byte for byte."""
-    shipped = (ROOT / 'config' / 'teleop.yaml').read_text(encoding='utf-8')
+    shipped = (ROOT / 'pic_ros' / 'config' / 'teleop.yaml').read_text(encoding='utf-8')
     assert shipped == parameter_file(), (
         'config/teleop.yaml drifted from the parameter tables: run '
-        '`python -m pic_ros params --yaml > config/teleop.yaml`'
+        '`python -m pic_ros params --yaml > pic_ros/config/teleop.yaml`'
     )
 
 
@@ -176,7 +182,7 @@ def test_the_docs_tables_are_the_generated_ones() -> None:
 
 def test_params_write_restores_drifted_tables_and_touches_nothing_else(tmp_path) -> None:
     """``params --write`` puts every generated section back and leaves the prose as it was."""
-    documents = {document for document, _ in doc_sections().values()} | {'config/teleop.yaml'}
+    documents = {document for document, _ in doc_sections().values()} | {PARAMETER_FILE}
     for document in documents:
         (tmp_path / document).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / document).write_text((ROOT / document).read_text(encoding='utf-8'))
@@ -184,8 +190,8 @@ def test_params_write_restores_drifted_tables_and_touches_nothing_else(tmp_path)
     usage = tmp_path / 'docs' / 'usage.md'
     pristine = usage.read_text(encoding='utf-8')
     usage.write_text(pristine.replace('| `rate` |', '| `rate_drifted` |', 1), encoding='utf-8')
-    (tmp_path / 'config' / 'teleop.yaml').write_text('stale: true\n', encoding='utf-8')
-    assert sorted(write_docs(tmp_path)) == ['config/teleop.yaml', 'docs/usage.md']
+    (tmp_path / PARAMETER_FILE).write_text('stale: true\n', encoding='utf-8')
+    assert sorted(write_docs(tmp_path)) == ['docs/usage.md', PARAMETER_FILE]
     assert usage.read_text(encoding='utf-8') == pristine
 
 

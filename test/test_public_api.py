@@ -1,4 +1,10 @@
-"""The public API resolves, and the core stays free of ROS (the two-layer boundary)."""
+"""
+The public API resolves; the cores stay free of ROS; the run-time loads nothing of the tools.
+
+The two boundaries: the core of each package (all but its ``ros/``) imports no rclpy and no
+``*_msgs``; a process of the run-time package (a node, ``python -m pic_ros``) loads no module of
+pic_ros_tools nor what only the tools need.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +15,24 @@ import subprocess
 import sys
 
 import pic_ros
+import pic_ros_tools
 import pytest
 
 PACKAGE_DIR = Path(pic_ros.__file__).resolve().parent
 ROS_LAYER = PACKAGE_DIR / 'ros'
-CORE_MODULES = ('pic_ros', 'pic_ros.tools.evaluation', 'pic_ros.tools.cli', 'pic_ros.tools.bench')
+TOOLS_DIR = Path(pic_ros_tools.__file__).resolve().parent
+TOOLS_ROS_LAYER = TOOLS_DIR / 'ros'
+CORE_MODULES = ('pic_ros', 'pic_ros_tools.evaluation', 'pic_ros_tools.cli', 'pic_ros_tools.bench')
+
+RUNTIME_PROCESS_MODULES = (
+    'pic_ros.cli', 'pic_ros.ros.skeleton_node', 'pic_ros.ros.solver_node',
+    'pic_ros.ros.trajectory_publisher_node', 'pic_ros.ros.base_follower_node',
+    'pic_ros.ros.teleop', 'pic_ros.ros.parameter_docs',
+)
+"""What the run-time's processes run: ``python -m pic_ros`` and every node executable."""
+
+TOOLS_ONLY = ('pic_ros_tools', 'mujoco', 'rosbags', 'matplotlib', 'PIL')
+"""Top-level modules no process of the run-time package may load."""
 
 
 def _is_ros_module(name: str) -> bool:
@@ -55,10 +74,12 @@ def ros_imports(source: str, filename: str = '<source>') -> list[tuple[int, str]
 
 
 def _core_files() -> list[Path]:
-    """Return every Python file of the core (the package minus ``pic_ros/ros/``)."""
+    """Return every Python file of the cores (each package minus its ``ros/``)."""
     return sorted(
-        path for path in PACKAGE_DIR.rglob('*.py')
-        if ROS_LAYER not in path.parents and '__pycache__' not in path.parts
+        path
+        for package, ros_layer in ((PACKAGE_DIR, ROS_LAYER), (TOOLS_DIR, TOOLS_ROS_LAYER))
+        for path in package.rglob('*.py')
+        if ros_layer not in path.parents and '__pycache__' not in path.parts
     )
 
 
@@ -78,9 +99,9 @@ def test_every_subpackage_all_resolves():
     import pic_ros.robot
     import pic_ros.robot.kinematics
     import pic_ros.solvers
-    import pic_ros.tools.evaluation
+    import pic_ros_tools.evaluation
 
-    modules = (pic_ros.tools.evaluation, pic_ros.robot.kinematics, pic_ros.robot, pic_ros.solvers)
+    modules = (pic_ros_tools.evaluation, pic_ros.robot.kinematics, pic_ros.robot, pic_ros.solvers)
     for module in modules:
         for name in module.__all__:
             assert hasattr(module, name), f'{module.__name__}.__all__ names missing {name!r}'
@@ -103,12 +124,35 @@ def test_core_imports_without_rclpy_or_messages():
     assert not leaked, f'the core imported ROS modules: {leaked}'
 
 
+def test_a_runtime_process_loads_nothing_of_the_tools():
+    """
+    The node executables and ``python -m pic_ros`` load no pic_ros_tools, mujoco, rosbags, ...
+
+    What their modules import, at import time, in a fresh interpreter.
+    """
+    pytest.importorskip('rclpy', reason='the nodes need rclpy')
+    script = (
+        'import json, sys\n'
+        f'import {", ".join(RUNTIME_PROCESS_MODULES)}\n'
+        'print(json.dumps(sorted(sys.modules)))\n'
+    )
+    completed = subprocess.run(
+        [sys.executable, '-c', script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert completed.returncode == 0, completed.stderr
+    modules = json.loads(completed.stdout)
+    assert set(RUNTIME_PROCESS_MODULES) <= set(modules)
+    loaded = [name for name in modules if name.split('.')[0] in TOOLS_ONLY]
+    assert not loaded, f'a run-time process loaded modules of the tools: {loaded}'
+
+
 def test_no_core_file_imports_ros():
-    """No file under ``pic_ros/`` outside ``pic_ros/ros/`` imports rclpy or a ``*_msgs`` module."""
+    """No file of either package outside its ``ros/`` imports rclpy or a ``*_msgs`` module."""
     files = _core_files()
     assert PACKAGE_DIR / 'correspondence' / 'base.py' in files
+    assert TOOLS_DIR / 'sim' / 'trajectory.py' in files
     violations = [
-        f'{path.relative_to(PACKAGE_DIR.parent)}:{line}: imports {module}'
+        f'{path}:{line}: imports {module}'
         for path in files
         for line, module in ros_imports(path.read_text(encoding='utf-8'), str(path))
     ]

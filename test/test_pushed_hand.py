@@ -22,11 +22,11 @@ from pic_ros.motion.hand_compliance import (
     robot_orientation,
 )
 from pic_ros.robot import load_robot
-from pic_ros.sim import SimRobot, Trajectory, Waypoint
 from pic_ros.solvers import SolverConfig
 from pic_ros.solvers.avoidance import AvoidanceConfig
-from pic_ros.tools.synthetic import generate_recording
 from pic_ros.trackers.kinect_v2 import kinect_v2_to_human
+from pic_ros_tools.sim import SimRobot, Trajectory, Waypoint
+from pic_ros_tools.synthetic import generate_recording
 import pytest
 
 FloatArray = npt.NDArray[np.float64]

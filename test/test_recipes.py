@@ -26,8 +26,8 @@ from pic_ros.robot import load_robot
 from pic_ros.ros.launch_arguments import node_overrides, parameter_arguments
 from pic_ros.ros.teleop import node_parameters, parse_arguments
 from pic_ros.solvers import solver_names, SolverConfig, unregister_solver
-from pic_ros.tools.cli import main
 from pic_ros.trackers import make_tracker, tracker_names, unregister_tracker
+from pic_ros_tools.cli import main
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,7 +113,7 @@ def test_a_registered_tracker_feeds_the_front_end(toys):
 @pytest.fixture
 def toy_robot(tmp_path: Path) -> Path:
     """Write a robot the project does not ship: a YAML and its URDF beside it (one YuMi arm)."""
-    shutil.copy(ROOT / 'urdf' / 'yumi.urdf', tmp_path / 'toy.urdf')
+    shutil.copy(ROOT / 'pic_ros' / 'urdf' / 'yumi.urdf', tmp_path / 'toy.urdf')
     (tmp_path / 'toy.yaml').write_text(
         'name: toy\n'
         'urdf: toy.urdf\n'
@@ -166,8 +166,8 @@ def test_an_entry_point_makes_a_plugin_known_to_another_process(tmp_path):
     )
 
     done = subprocess.run(
-        [sys.executable, '-m', 'pic_ros', 'evaluate', '--robot', 'yumi', '--recording', 'demo',
-         '--solver', 'recovery_only', '--json'],
+        [sys.executable, '-m', 'pic_ros_tools', 'evaluate', '--robot', 'yumi', '--recording',
+         'demo', '--solver', 'recovery_only', '--json'],
         capture_output=True, text=True, env=environment, timeout=300, check=False,
     )
 

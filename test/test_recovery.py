@@ -15,7 +15,7 @@ from pic_ros.correspondence import ArmTargets, TargetKind
 from pic_ros.robot import load_robot
 from pic_ros.solvers import make_solver, RecoveryConfig, SolverConfig, Termination
 from pic_ros.solvers.recovery import JointRecovery, RecoveryGoal
-from pic_ros.tools.metrics import elbow_angle
+from pic_ros_tools.metrics import elbow_angle
 import pytest
 
 ROBOTS = ('baxter', 'yumi', 'tiago')

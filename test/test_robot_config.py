@@ -26,6 +26,8 @@ import pytest
 import yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
+RUNTIME_ROOT = PROJECT_ROOT / 'pic_ros'
+"""The run-time package's folder: its config/ and urdf/."""
 SHIPPED = resources.shipped_robots()
 SOURCE = 'baxter.yaml'
 
@@ -33,7 +35,7 @@ SOURCE = 'baxter.yaml'
 @pytest.fixture(scope='module')
 def baxter_data() -> dict[str, Any]:
     """Load ``config/baxter.yaml`` as plain data (tests mutate deep copies of it)."""
-    text = (PROJECT_ROOT / 'config' / 'baxter.yaml').read_text(encoding='utf-8')
+    text = (RUNTIME_ROOT / 'config' / 'baxter.yaml').read_text(encoding='utf-8')
     return yaml.safe_load(text)
 
 
@@ -388,7 +390,7 @@ def test_shoulder_landmark_needs_a_root_joint_before_it(baxter_data, tmp_path):
 
 def test_locked_joint_outside_its_limits_is_rejected(tmp_path):
     """A locked joint value outside the URDF limits is rejected (TIAGo's torso at 1 m)."""
-    data = yaml.safe_load((PROJECT_ROOT / 'config' / 'tiago.yaml').read_text(encoding='utf-8'))
+    data = yaml.safe_load((RUNTIME_ROOT / 'config' / 'tiago.yaml').read_text(encoding='utf-8'))
     data.pop('torso')
     data['locked_joints'] = {'torso_lift_joint': 1.0}
     with pytest.raises(
@@ -429,10 +431,10 @@ def test_load_robot_of_an_unreadable_file_names_it(tmp_path):
 
 def test_share_dir_finds_the_source_tree(fresh_share_dir):
     """Without an override, the share directory is the source checkout."""
-    assert resources.share_dir() == PROJECT_ROOT
-    assert resources.config_path('baxter') == PROJECT_ROOT / 'config' / 'baxter.yaml'
-    assert resources.config_path('baxter.yaml') == PROJECT_ROOT / 'config' / 'baxter.yaml'
-    assert resources.urdf_path('yumi') == PROJECT_ROOT / 'urdf' / 'yumi.urdf'
+    assert resources.share_dir() == RUNTIME_ROOT
+    assert resources.config_path('baxter') == RUNTIME_ROOT / 'config' / 'baxter.yaml'
+    assert resources.config_path('baxter.yaml') == RUNTIME_ROOT / 'config' / 'baxter.yaml'
+    assert resources.urdf_path('yumi') == RUNTIME_ROOT / 'urdf' / 'yumi.urdf'
 
 
 def test_pic_ros_share_overrides_the_share_dir(fresh_share_dir, monkeypatch, tmp_path):
@@ -454,7 +456,7 @@ def test_pic_ros_share_without_the_folders_is_skipped(fresh_share_dir, monkeypat
     (tmp_path / 'config').mkdir()
     monkeypatch.setenv('PIC_ROS_SHARE', str(tmp_path))
     resources.share_dir.cache_clear()
-    assert resources.share_dir() == PROJECT_ROOT
+    assert resources.share_dir() == RUNTIME_ROOT
 
 
 def test_missing_share_dir_lists_every_place_looked(fresh_share_dir, monkeypatch, tmp_path):

@@ -3,7 +3,7 @@ The ROS domain of a run: an exported ``ROS_DOMAIN_ID`` (and discovery range) win
 
 On a shared host the user exports the domain reserved for them; the test suite, the demo and the
 latency benchmark must use it as it is, and only choose a domain of their own when none is
-exported (:mod:`pic_ros.ros.processes`, which imports no rclpy).
+exported (:mod:`pic_ros_tools.ros.processes`, which imports no rclpy).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import subprocess
 import sys
 
-from pic_ros.ros import processes
+from pic_ros_tools.ros import processes
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -21,9 +21,9 @@ from pic_ros.motion.base_following import BaseFollower, BaseFollowingConfig, Pos
 from pic_ros.resources import config_path
 from pic_ros.robot.config import robot_spec_from_dict
 from pic_ros.robot.mobile_base import MobileBaseSpec
-from pic_ros.sim import SimRobot, Trajectory, Waypoint
-from pic_ros.sim.base_drive import BaseDrive
-from pic_ros.sim.mujoco_model import target_margin
+from pic_ros_tools.sim import SimRobot, Trajectory, Waypoint
+from pic_ros_tools.sim.base_drive import BaseDrive
+from pic_ros_tools.sim.mujoco_model import target_margin
 import pytest
 import yaml
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import numpy as np
 from pic_ros.exceptions import ConfigError
-from pic_ros.sim.trajectory import (
+from pic_ros_tools.sim.trajectory import (
     DELAY_WINDOW,
     FollowerConfig,
     Interpolation,

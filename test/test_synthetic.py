@@ -1,4 +1,4 @@
-"""Tests of the synthetic Kinect v2 take (:mod:`pic_ros.tools.synthetic`) and the shipped demo."""
+"""Tests of the synthetic Kinect v2 take (:mod:`pic_ros_tools.synthetic`) and the shipped demo."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import numpy as np
 from pic_ros.exceptions import ConfigError
-from pic_ros.recordings import kinect_v2_text, paper
-from pic_ros.tools import synthetic
-from pic_ros.tools.synthetic import (
+from pic_ros.trackers import kinect_v2
+from pic_ros_tools import synthetic
+from pic_ros_tools.recordings import kinect_v2_text, paper
+from pic_ros_tools.synthetic import (
     BODY,
     BONES,
     generate_recording,
@@ -22,7 +23,6 @@ from pic_ros.tools.synthetic import (
     TrackerModel,
     write_kinect_v2_text,
 )
-from pic_ros.trackers import kinect_v2
 import pytest
 
 J = {name: index for index, name in enumerate(synthetic.JOINT_NAMES)}
@@ -264,12 +264,12 @@ def test_shipped_demo_files_are_what_the_script_writes(
     )
     assert result.returncode == 0, result.stderr
     for name in DEMO_FILES:
-        shipped = project_root / 'demo' / name
+        shipped = project_root / 'pic_ros_tools' / 'demo' / name
         assert shipped.is_file(), f'{shipped} is missing; run scripts/make_demo_recording.py'
         assert shipped.read_bytes() == (tmp_path / name).read_bytes(), (
             f'{shipped} differs from the script output; regenerate it, do not edit it by hand'
         )
-    readme = (project_root / 'demo' / 'README.md').read_text(encoding='utf-8')
+    readme = (project_root / 'pic_ros_tools' / 'demo' / 'README.md').read_text(encoding='utf-8')
     assert f'seed {synthetic.DEFAULT_SEED}' in readme
 
 

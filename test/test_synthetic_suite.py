@@ -1,4 +1,4 @@
-"""Tests of the synthetic robustness suite (:mod:`pic_ros.tools.synthetic.suite`)."""
+"""Tests of the synthetic robustness suite (:mod:`pic_ros_tools.synthetic.suite`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from pathlib import Path
 
 import numpy as np
 from pic_ros.exceptions import ConfigError
-from pic_ros.recordings import kinect_v2_text
-from pic_ros.tools.synthetic import (
+from pic_ros.trackers import kinect_v2
+from pic_ros_tools.recordings import kinect_v2_text
+from pic_ros_tools.synthetic import (
     ARM_ANGLE_LIMITS_DEG,
     BAD_STARTS,
     BodyModel,
@@ -25,7 +26,6 @@ from pic_ros.tools.synthetic import (
     VIEW_JOINTS,
     write_kinect_v2_text,
 )
-from pic_ros.trackers import kinect_v2
 import pytest
 
 J = {name: index for index, name in enumerate(JOINT_NAMES)}

@@ -34,12 +34,12 @@ from pic_ros.human.body_frame import to_body_frame
 from pic_ros.human.front_end import SkeletonFrontEnd
 from pic_ros.human.skeleton import make_frame, SkeletonFrame
 from pic_ros.robot import load_robot
-from pic_ros.tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
 from pic_ros.trackers.frames import DropReason, REACQUIRE_RADIUS
 from pic_ros.trackers.gaps import GapCounter
 from pic_ros.trackers.marker_cdr import MarkerPositions
 from pic_ros.trackers.markers import AZURE_KINECT, MarkerArrayTracker
 from pic_ros.trackers.xsens import XsensTracker
+from pic_ros_tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
 
 P = 1 / 30
 """The person's tracker runs at 30 Hz [s]."""

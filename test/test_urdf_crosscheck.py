@@ -18,7 +18,7 @@ from urdf_parser_py import urdf as urdf_model
 from urdf_parser_py.xml_reflection import core as xml_core
 import yaml
 
-URDF_DIR = Path(__file__).resolve().parents[1] / 'urdf'
+URDF_DIR = Path(__file__).resolve().parents[1] / 'pic_ros' / 'urdf'
 ROBOTS = shipped_robots()
 """Every robot of ``config/`` (a robot file with its URDF): the validity tests."""
 REFERENCE_ROBOTS = ('baxter', 'yumi', 'tiago')

@@ -17,8 +17,6 @@ from pic_ros.correspondence import MappingConfig
 from pic_ros.correspondence.torso import TorsoTarget
 from pic_ros.exceptions import ChainError, ConfigError
 from pic_ros.imitation import RobotImitator
-from pic_ros.recordings.demonstration import Demonstration
-from pic_ros.recordings.paper import load_paper_demonstration
 from pic_ros.resources import config_path
 from pic_ros.robot import load_robot
 from pic_ros.robot.config import robot_spec_from_dict
@@ -30,11 +28,13 @@ from pic_ros.solvers.prioritized import (
     PrioritizedSolver,
     WholeBodyTargets,
 )
-from pic_ros.tools.catalog import demonstration_from_synthetic
-from pic_ros.tools.cli import main
-from pic_ros.tools.evaluation import evaluate_one, EvaluationSettings, run_imitation, score
-from pic_ros.tools.synthetic import generate_take, suite_specs
-from pic_ros.tools.synthetic.crouch import crouching_take
+from pic_ros_tools.catalog import demonstration_from_synthetic
+from pic_ros_tools.cli import main
+from pic_ros_tools.evaluation import evaluate_one, EvaluationSettings, run_imitation, score
+from pic_ros_tools.recordings.demonstration import Demonstration
+from pic_ros_tools.recordings.paper import load_paper_demonstration
+from pic_ros_tools.synthetic import generate_take, suite_specs
+from pic_ros_tools.synthetic.crouch import crouching_take
 import pytest
 import yaml
 
@@ -84,7 +84,7 @@ def test_torso_joint_must_be_prismatic_and_on_the_arm_chain(tmp_path: Path):
     """A torso joint that is not a prismatic joint on the served arm's chain is refused."""
     for joint in ('head_1_joint', 'arm_1_joint'):
         data = copy.deepcopy(_tiago_data())
-        data['urdf'] = str(config_path('tiago').parent.parent / 'urdf' / 'tiago.urdf')
+        data['urdf'] = str(config_path('tiago').parent.parent / 'pic_ros' / 'urdf' / 'tiago.urdf')
         data['torso']['joint'] = joint
         if joint == 'head_1_joint':
             data.pop('head')
@@ -445,7 +445,7 @@ def test_bench_times_the_whole_body_solver_once_per_robot_with_a_torso(capsys):
 def test_the_simulated_torso_holds_its_neutral_and_follows_a_command(tiago):
     """The simulated torso (torso_controller) holds 0.15 m, then goes where it is told."""
     pytest.importorskip('mujoco')
-    from pic_ros.sim import SimRobot, Trajectory, Waypoint
+    from pic_ros_tools.sim import SimRobot, Trajectory, Waypoint
 
     sim = SimRobot(tiago)
     assert 'torso_controller' in sim.controllers

@@ -12,7 +12,6 @@ import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.body_frame import to_body_frame
 from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT
-from pic_ros.tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
 from pic_ros.trackers.xsens import sample_to_skeleton, XSENS_TO_HUMAN, XsensTracker
 from pic_ros.trackers.xsens_parser import (
     XsensParser,
@@ -30,6 +29,7 @@ from pic_ros.trackers.xsens_wire import (
     XsensHeader,
     XsensSegment,
 )
+from pic_ros_tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
 import pytest
 
 FUZZ = settings(deadline=None, max_examples=200)

@@ -25,7 +25,7 @@ import time
 from typing import Any
 from xml.etree import ElementTree
 
-from pic_ros.ros.processes import ManagedProcess, wait_until
+from pic_ros_tools.ros.processes import ManagedProcess, wait_until
 import pytest
 import yaml
 
@@ -34,6 +34,7 @@ ROS_TOOLS = Path(os.environ.get('PIC_ROS_ROS_TOOLS', ROOT.parent / 'shared' / 'r
 VENV = Path(sys.prefix)
 VENV_BIN = Path(sys.executable).parent
 PACKAGE = 'pic_ros'
+TOOLS_PACKAGE = 'pic_ros_tools'
 BAG_TOPIC = '/kinect2/body_tracking_data'
 
 # Read before test/ros/conftest.py (imported after this one) sets a domain of its own.
@@ -146,23 +147,27 @@ def sourced_environment(setup_script: Path, environment: dict[str, str]) -> dict
 
 class Workspace:
     """
-    A colcon workspace that holds the built package.
+    A colcon workspace that holds the built packages.
 
     :param root: The workspace folder (``build/``, ``install/``, ``log/`` in it).
+    :param packages: The packages of the repository to build (default: both).
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(
+        self, root: Path, packages: Sequence[str] = (PACKAGE, TOOLS_PACKAGE)
+    ) -> None:
         self.root = root
+        self.packages = tuple(packages)
         self.install = root / 'install'
         self.share = self.install / PACKAGE / 'share' / PACKAGE
         self.environment: dict[str, str] = {}
 
     def build(self, *options: str) -> subprocess.CompletedProcess[str]:
-        """Run ``colcon build --packages-select pic_ros`` on the repository (fails the test)."""
+        """Run ``colcon build --packages-select <packages>`` on the repository (fails the test)."""
         result = run_command(
             [str(VENV_BIN / 'colcon'), 'build', '--base-paths', str(ROOT),
-             '--packages-select', PACKAGE, *options],
-            base_environment(), self.root, timeout=120.0,
+             '--packages-select', *self.packages, *options],
+            base_environment(), self.root, timeout=180.0,
         )
         assert result.returncode == 0, result.stdout
         self.environment = sourced_environment(self.install / 'setup.bash', base_environment())

@@ -1,12 +1,15 @@
 """
-``colcon build`` and ``colcon test`` of the package, as the README's workspace instructions run it.
+``colcon build`` and ``colcon test`` of the packages, as the README's workspace instructions say.
 
-The package is built from this repository (``--base-paths``) into a workspace of the test's own,
-``install/setup.bash`` is sourced, and what a ROS user relies on is checked there: the
-executables in ``lib/pic_ros``, the launch files, configuration, URDFs and the demo recording in
-``share/pic_ros``, the ament index entry (``ros2 pkg``), and that ``ros2 launch`` finds the launch
-files. ``--symlink-install`` links the installed files back to the repository. ``colcon test``
-runs pytest on the package and ``colcon test-result`` reads its results.
+Both packages, ``pic_ros`` and ``pic_ros_tools``, are built from this repository
+(``--base-paths``) into a workspace of the test's own, ``install/setup.bash`` is sourced, and
+what a ROS user relies on is checked there: the executables in ``lib/<package>``, the launch
+files, configuration and URDFs in ``share/pic_ros``, the demo recording in
+``share/pic_ros_tools``, the ament index entries (``ros2 pkg``), and that ``ros2 launch`` finds
+the launch files. ``--symlink-install`` links the installed files back to the repository.
+``colcon test`` runs pytest for ``pic_ros_tools`` (the repository's suite) and ``colcon
+test-result`` reads its results. Running with only ``pic_ros`` installed is
+``test_ros2_launch.py``'s.
 """
 
 from __future__ import annotations
@@ -19,31 +22,47 @@ import pytest
 
 pytestmark = pytest.mark.launch
 
+PACKAGES = ('pic_ros', 'pic_ros_tools')
+"""The packages of the repository, each in its folder of the same name."""
+
 EXECUTABLES = {
-    'pic_ros', 'skeleton_node', 'solver_node', 'trajectory_publisher', 'teleop', 'sim_robot',
-    'replay', 'base_follower',
+    'pic_ros': {
+        'pic_ros', 'skeleton_node', 'solver_node', 'trajectory_publisher', 'teleop',
+        'base_follower',
+    },
+    'pic_ros_tools': {'pic_ros_tools', 'sim_robot', 'replay'},
 }
-"""The console scripts of setup.py, which colcon installs into lib/pic_ros."""
+"""The console scripts of each setup.py, which colcon installs into lib/<package>."""
 
 SHARED_FOLDERS = {
-    'launch': '*.launch.py',
-    'config': '*.yaml',
-    'config/controllers': '*.yaml',
-    'urdf': '*.urdf',
-    'demo': '*',
-    'demo/synthetic1_bag': '*',
+    'pic_ros': {
+        'launch': '*.launch.py',
+        'config': '*.yaml',
+        'config/controllers': '*.yaml',
+        'urdf': '*.urdf',
+    },
+    'pic_ros_tools': {
+        'demo': '*',
+        'demo/synthetic1_bag': '*',
+    },
 }
-"""Folders of the repository installed into share/pic_ros, with the files each must hold."""
+"""Folders of each package installed into share/<package>, with the files each must hold."""
 
 
-def _expected_files() -> list[str]:
-    """Return the repository files that must be installed into share/pic_ros."""
+def _expected_files(package: str) -> list[str]:
+    """Return the files of a package's folder that must be installed into share/<package>."""
+    source = ROOT / package
     files = ['package.xml']
-    for folder, pattern in SHARED_FOLDERS.items():
-        found = sorted(p for p in (ROOT / folder).glob(pattern) if p.is_file())
-        assert found, f'{folder}/{pattern} matches nothing in the repository'
-        files += [str(p.relative_to(ROOT)) for p in found]
+    for folder, pattern in SHARED_FOLDERS[package].items():
+        found = sorted(p for p in (source / folder).glob(pattern) if p.is_file())
+        assert found, f'{package}/{folder}/{pattern} matches nothing in the repository'
+        files += [str(p.relative_to(source)) for p in found]
     return files
+
+
+def _share(workspace: Workspace, package: str) -> Path:
+    """Return the installed share folder of a package."""
+    return workspace.install / package / 'share' / package
 
 
 def _ros2(workspace: Workspace, tmp_path: Path, *argv: str) -> str:
@@ -60,23 +79,24 @@ def test_colcon_build_installs_the_executables_launch_files_config_and_urdfs(
     workspace: Workspace, tmp_path
 ):
     """A plain build installs every executable and data file, found through the ament index."""
-    lib = workspace.install / 'pic_ros' / 'lib' / 'pic_ros'
-    assert {path.name for path in lib.iterdir()} == EXECUTABLES
-    for executable in lib.iterdir():
-        assert os.access(executable, os.X_OK), executable
-        shebang = executable.read_text(encoding='utf-8').splitlines()[0]
-        assert shebang == f'#!{VENV_BIN / "python"}', f'{executable.name}: {shebang}'
-    for relative in _expected_files():
-        installed = workspace.share / relative
-        assert installed.is_file() and not installed.is_symlink(), relative
-        assert installed.read_bytes() == (ROOT / relative).read_bytes(), relative
-    index = workspace.install / 'pic_ros' / 'share' / 'ament_index' / 'resource_index'
-    assert (index / 'packages' / 'pic_ros').is_file()
+    for package in PACKAGES:
+        lib = workspace.install / package / 'lib' / package
+        assert {path.name for path in lib.iterdir()} == EXECUTABLES[package]
+        for executable in lib.iterdir():
+            assert os.access(executable, os.X_OK), executable
+            shebang = executable.read_text(encoding='utf-8').splitlines()[0]
+            assert shebang == f'#!{VENV_BIN / "python"}', f'{executable.name}: {shebang}'
+        for relative in _expected_files(package):
+            installed = _share(workspace, package) / relative
+            assert installed.is_file() and not installed.is_symlink(), relative
+            assert installed.read_bytes() == (ROOT / package / relative).read_bytes(), relative
+        index = workspace.install / package / 'share' / 'ament_index' / 'resource_index'
+        assert (index / 'packages' / package).is_file()
 
-    prefix = _ros2(workspace, tmp_path, 'pkg', 'prefix', 'pic_ros').strip()
-    assert Path(prefix) == workspace.install / 'pic_ros'
-    listed = _ros2(workspace, tmp_path, 'pkg', 'executables', 'pic_ros').split()
-    assert set(listed) - {'pic_ros'} == EXECUTABLES - {'pic_ros'}
+        prefix = _ros2(workspace, tmp_path, 'pkg', 'prefix', package).strip()
+        assert Path(prefix) == workspace.install / package
+        listed = _ros2(workspace, tmp_path, 'pkg', 'executables', package).split()
+        assert set(listed) - {package} == EXECUTABLES[package] - {package}
 
 
 def test_colcon_symlink_install_links_the_installed_files_to_the_repository(
@@ -87,37 +107,40 @@ def test_colcon_symlink_install_links_the_installed_files_to_the_repository(
     workspace = Workspace(tmp_path / 'ws')
     workspace.root.mkdir()
     workspace.build('--symlink-install')
-    for relative in _expected_files():
-        installed = workspace.share / relative
-        assert installed.is_symlink(), relative
-        assert installed.resolve() == (ROOT / relative).resolve(), relative
-    code = run_command(
-        [str(VENV_BIN / 'python'), '-c', 'import pic_ros; print(pic_ros.__file__)'],
-        workspace.environment, tmp_path,
-    )
-    assert code.returncode == 0, code.stdout
-    assert Path(code.stdout.strip()).resolve() == (ROOT / 'pic_ros' / '__init__.py').resolve()
+    for package in PACKAGES:
+        for relative in _expected_files(package):
+            installed = _share(workspace, package) / relative
+            assert installed.is_symlink(), relative
+            assert installed.resolve() == (ROOT / package / relative).resolve(), relative
+        code = run_command(
+            [str(VENV_BIN / 'python'), '-c', f'import {package}; print({package}.__file__)'],
+            workspace.environment, tmp_path,
+        )
+        assert code.returncode == 0, code.stdout
+        source = ROOT / package / package / '__init__.py'
+        assert Path(code.stdout.strip()).resolve() == source.resolve()
     arguments = _ros2(workspace, tmp_path, 'launch', 'pic_ros', 'teleop.launch.py', '--show-args')
     assert "'robot':" in arguments and "'sim':" in arguments, arguments
 
 
 def test_colcon_test_runs_the_package_tests_and_reports_them(workspace: Workspace):
     """
-    ``colcon test`` runs pytest on the package (here the launch file checks) with results.
+    ``colcon test`` runs pytest for pic_ros_tools (here the launch file checks) with results.
 
-    The whole suite is what ``colcon test`` runs by default; it is narrowed here with
-    ``--pytest-args``, since this test is part of that suite.
+    The repository's whole suite (``../test``, ``pic_ros_tools/setup.cfg``) is what ``colcon
+    test`` runs for pic_ros_tools by default; it is narrowed here with ``--pytest-args``
+    (relative to the package's folder), since this test is part of that suite.
     """
     environment = dict(workspace.environment)
     result = run_command(
         [str(VENV_BIN / 'colcon'), 'test', '--base-paths', str(ROOT), '--packages-select',
-         'pic_ros', '--pytest-args', 'test/launch/test_launch_files.py'],
+         'pic_ros_tools', '--pytest-args', '../test/launch/test_launch_files.py'],
         environment, workspace.root, timeout=180.0,
     )
     assert result.returncode == 0, result.stdout
     summary = run_command(
         [str(VENV_BIN / 'colcon'), 'test-result', '--verbose', '--test-result-base',
-         str(workspace.root / 'build' / 'pic_ros')],
+         str(workspace.root / 'build' / 'pic_ros_tools')],
         environment, workspace.root,
     )
     assert summary.returncode == 0, summary.stdout

@@ -25,9 +25,10 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-LAUNCH_DIR = ROOT / 'launch'
-CONFIG_DIR = ROOT / 'config'
+LAUNCH_DIR = ROOT / 'pic_ros' / 'launch'
+CONFIG_DIR = ROOT / 'pic_ros' / 'config'
 PACKAGE = 'pic_ros'
+TOOLS_PACKAGE = 'pic_ros_tools'
 ROBOTS = shipped_robots()
 """Every robot of ``config/`` (a robot file with its URDF)."""
 
@@ -72,7 +73,7 @@ EXTERNAL_EXECUTABLES = {
 }
 """Executables of other ROS packages the launch files may start."""
 
-PENDING_SCRIPTS = {'replay': 'pic_ros.ros.replay_node'}
+PENDING_SCRIPTS = {'replay': 'pic_ros_tools.ros.replay_node'}
 """pic_ros executables whose console script is still to be added to setup.py (module)."""
 
 TELEOP_NODES = {f'/**/{table.node}': table for table in PIPELINE}
@@ -147,15 +148,15 @@ def _strings(node: ast.expr | None, tree: ast.AST) -> list[str] | None:
     return None
 
 
-def _setup_tree() -> ast.Module:
-    """Parse setup.py."""
-    return _tree(ROOT / 'setup.py')
+def _setup_tree(package: str = PACKAGE) -> ast.Module:
+    """Parse a package's setup.py."""
+    return _tree(ROOT / package / 'setup.py')
 
 
-def _console_scripts() -> set[str]:
-    """Return the console script names of setup.py."""
+def _console_scripts(package: str = PACKAGE) -> set[str]:
+    """Return the console script names of a package's setup.py."""
     names = set()
-    for node in ast.walk(_setup_tree()):
+    for node in ast.walk(_setup_tree(package)):
         if isinstance(node, ast.Dict):
             for key, value in zip(node.keys, node.values):
                 if isinstance(key, ast.Constant) and key.value == 'console_scripts':
@@ -280,11 +281,16 @@ def _executables() -> list[tuple[str, str, str]]:
 
 @pytest.mark.parametrize('launch_file, package, executable', _executables())
 def test_every_executable_exists(launch_file, package, executable):
-    """pic_ros executables are console scripts of setup.py; others are known ROS executables."""
-    if package != PACKAGE:
+    """
+    pic_ros(_tools) executables are console scripts of its setup.py; others are known ones.
+
+    ``sim_robot`` and ``replay`` are pic_ros_tools': a launch file of pic_ros starts them only
+    after checking that package is installed.
+    """
+    if package not in (PACKAGE, TOOLS_PACKAGE):
         assert (package, executable) in EXTERNAL_EXECUTABLES
         return
-    if executable in _console_scripts():
+    if executable in _console_scripts(package):
         return
     if executable in PENDING_SCRIPTS:
         pytest.skip(
@@ -299,7 +305,7 @@ def test_package_files_named_by_the_launch_files_exist_and_are_installed(path):
     """Each FindPackageShare('pic_ros') path exists in the repository and is in data_files."""
     for parts in _package_paths(_tree(path)):
         relative = '/'.join(parts)
-        assert (ROOT / relative).is_file(), f'{path.name} names missing {relative}'
+        assert (ROOT / PACKAGE / relative).is_file(), f'{path.name} names missing {relative}'
         assert _is_installed(relative), f'{relative} is not installed by setup.py data_files'
 
 
@@ -307,7 +313,7 @@ def test_gazebo_controllers_files_exist_and_are_installed():
     """gazebo.launch.py takes config/controllers/<robot>_controllers.yaml for each robot."""
     for robot in ROBOTS:
         relative = f'config/controllers/{robot}_controllers.yaml'
-        assert (ROOT / relative).is_file()
+        assert (ROOT / PACKAGE / relative).is_file()
         assert _is_installed(relative)
 
 

@@ -56,9 +56,14 @@ COMMANDS = (
     Placed(r'make test', not_tested='as CI runs it (.ci/run)'),  # the run these tests are in
     Placed(r'cd ~/ros2_ws/src && git clone .* pic_ros',
            not_tested='`git clone` and `rosdep install`'),
-    Placed(r'cd ~/ros2_ws && rosdep install .*&& colcon build --packages-select pic_ros',
+    Placed(r'cd ~/ros2_ws && rosdep install .*&& colcon build --packages-up-to pic_ros_tools',
            (BUILD,
             f'{COLCON}::test_colcon_symlink_install_links_the_installed_files_to_the_repository'),
+           not_tested='`git clone` and `rosdep install`'),
+    Placed(r'cd ~/ros2_ws && rosdep install --from-paths src/pic_ros/pic_ros .*'
+           r'&& colcon build --packages-select pic_ros',
+           (f'{LAUNCH}::test_teleop_launch_runs_with_only_pic_ros_installed',
+            f'{LAUNCH}::test_sim_without_pic_ros_tools_says_to_install_it_and_starts_nothing'),
            not_tested='`git clone` and `rosdep install`'),
     Placed(r'source install/setup\.bash',
            (BUILD,)),
@@ -76,7 +81,7 @@ COMMANDS = (
     Placed(r'ros2 launch pic_ros teleop\.launch\.py robot:=yumi sim:=true '
            r'input_topic:=/body_tracking_data start_engaged:=true',
            (f'{LAUNCH}::test_teleop_launch_drives_every_controller_of_each_robot',)),
-    Placed(r'ros2 run pic_ros replay \.\./shared/data/azure_kinect/body_tracking_ergonomics '
+    Placed(r'ros2 run pic_ros_tools replay \.\./shared/data/azure_kinect/body_tracking_ergonomics '
            r'--remap /kinect2/body_tracking_data:=/body_tracking_data',
            (f'{LAUNCH}::test_teleop_launch_drives_every_controller_of_each_robot',)),
     Placed(r'ros2 launch pic_ros gazebo\.launch\.py robot:=baxter replay_bag:=.*',
@@ -94,36 +99,40 @@ COMMANDS = (
            (f'{LAUNCH}::test_teleop_launch_drives_baxter_from_the_azure_kinect_bag',)),
     Placed(r'ros2 topic echo --once /engaged',
            (f'{LAUNCH}::test_teleop_launch_drives_baxter_from_the_azure_kinect_bag',)),
-    Placed(r'ros2 run pic_ros replay',
+    Placed(r'ros2 run pic_ros_tools replay',
            (f'{LAUNCH}::test_teleop_launch_drives_every_controller_of_each_robot',)),
+    Placed(r'ros2 launch pic_ros teleop\.launch\.py',
+           (f'{LAUNCH}::test_teleop_launch_runs_with_only_pic_ros_installed',
+            f'{LAUNCH}::test_sim_without_pic_ros_tools_says_to_install_it_and_starts_nothing')),
     Placed(r'ros2 launch pic_ros <file> --show-args',
            ('test/launch/test_readme_commands.py::'
             'test_every_launch_argument_is_documented_in_the_readme',)),
     Placed(r'python -m pic_ros teleop --robot baxter --source azure_kinect',
            ('test/ros/test_cross_process.py::'
             'test_real_azure_kinect_bag_drives_every_controller_across_processes',)),
-    Placed(r'python -m pic_ros sim --robot baxter',
+    Placed(r'python -m pic_ros_tools sim --robot baxter',
            ('test/ros/test_sim_robot_node.py::'
             'test_the_sim_command_stops_after_its_duration_having_written_frames',)),
-    Placed(r'python -m pic_ros replay .* --remap /kinect2/body_tracking_data:=/body_tracking_data',
+    Placed(r'python -m pic_ros_tools replay .* '
+           r'--remap /kinect2/body_tracking_data:=/body_tracking_data',
            ('test/ros/test_replay_node.py::'
             'test_topics_and_remap_choose_and_rename_what_is_published',
             f'{LAUNCH}::test_teleop_launch_drives_every_controller_of_each_robot')),
-    Placed(r'python -m pic_ros convert .*',
+    Placed(r'python -m pic_ros_tools convert .*',
            ('test/test_bags_convert.py::test_convert_command_writes_and_describes_the_bag',)),
-    Placed(r'python -m pic_ros evaluate --live .*',
+    Placed(r'python -m pic_ros_tools evaluate --live .*',
            ('test/ros/test_evaluate_live.py::'
             'test_live_evaluation_of_a_few_seconds_gives_every_figure_beside_the_offline_ones',)),
-    Placed(r'python -m pic_ros evaluate (?!--live).*',
+    Placed(r'python -m pic_ros_tools evaluate (?!--live).*',
            ('test/test_evaluate.py::test_cli_json_prints_one_object_with_one_record_per_setting',
             'test/test_evaluate.py::test_the_synthetic_suite_is_scored_per_take')),
-    Placed(r'python -m pic_ros calibrate --recording PATH.*',
+    Placed(r'python -m pic_ros_tools calibrate --recording PATH.*',
            ('test/test_evaluate.py::'
             'test_calibrate_writes_a_profile_that_position_evaluation_uses',)),
     Placed(r'python -m pic_ros params .*',
            ('test/launch/test_readme_commands.py::'
             'test_params_prints_the_readme_tables_and_the_parameter_file',)),
-    Placed(r'python -m pic_ros bench.*', not_tested='`bench` aside'),
+    Placed(r'python -m pic_ros_tools bench.*', not_tested='`bench` aside'),
     Placed(r'ros2 launch pic_ros tiago_whole_body\.launch\.py follow_base:=true',
            ('test/launch/test_whole_body_launch.py::'
             'test_tiago_whole_body_launch_starts_the_base_follower_and_the_whole_body_solver',),
@@ -265,4 +274,5 @@ def test_params_prints_the_readme_tables_and_the_parameter_file(tmp_path):
     )
     assert yaml_text.returncode == 0, yaml_text.stdout
     assert yaml_text.stdout == parameter_file()
-    assert yaml_text.stdout == (ROOT / 'config' / 'teleop.yaml').read_text(encoding='utf-8')
+    shipped = ROOT / 'pic_ros' / 'config' / 'teleop.yaml'
+    assert yaml_text.stdout == shipped.read_text(encoding='utf-8')

@@ -4,7 +4,7 @@
 Each test runs what a ROS user types, from a colcon workspace (``conftest.py``): ``ros2 launch
 pic_ros <file> ...`` with ``sim:=true`` (``sim_robot``, the MuJoCo robot, follows the
 trajectories and publishes ``joint_states``, closing the loop the trajectory publisher waits for),
-and ``ros2 run pic_ros replay`` playing a few seconds of the Azure Kinect bag
+and ``ros2 run pic_ros_tools replay`` playing a few seconds of the Azure Kinect bag
 (``../shared/data/azure_kinect/body_tracking_ergonomics``) at 4x into ``/body_tracking_data``
 (the topic the Azure Kinect driver publishes). A node of the
 test's own records every controller's trajectories and ``/diagnostics``. Then the launch gets
@@ -12,8 +12,9 @@ SIGINT on its process group, as Ctrl-C in a terminal, and must end with status 0
 process of its session behind.
 
 The launches that cannot run (unknown robot, ``use_rviz:=true`` without rviz2, a pipeline node
-that dies, Gazebo without its packages) must stop as a whole: status 1, one message saying why,
-no process left.
+that dies, Gazebo without its packages, ``sim:=true`` without pic_ros_tools) must stop as a
+whole: status 1, one message saying why, no process left. With only pic_ros built (a workspace
+of its own, the tools' modules made unimportable), ``teleop.launch.py`` runs.
 
 One robot (Baxter, separate processes) is checked fully -- engaged with ``ros2 service call``,
 trajectories within the URDF limits on every controller, ``/diagnostics`` of every node, ``ros2
@@ -25,7 +26,7 @@ more briefly, to keep the launch tests within a few minutes on two cores.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 import re
 import socket
@@ -39,12 +40,13 @@ from launch_harness import (
     RosProcess,
     STOP_TIMEOUT,
     urdf_limits,
+    VENV_BIN,
     wait_for,
     Workspace,
 )
 import numpy as np
 from pic_ros.resources import shipped_robots
-from pic_ros.tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
+from pic_ros_tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
 import pytest
 
 pytestmark = [pytest.mark.launch, pytest.mark.ros]
@@ -78,7 +80,7 @@ def start_replay(
     ros2: Callable[..., RosProcess], bag: Path, start: float, duration: float, rate: float = 4.0
 ) -> RosProcess:
     """
-    Play part of the bag's tracker topic into ``/body_tracking_data``: ``ros2 run pic_ros replay``.
+    Play part of the bag's tracker topic into ``/body_tracking_data``: ``ros2 run ... replay``.
 
     :param ros2: The ``ros2`` starter.
     :param bag: The bag.
@@ -88,7 +90,7 @@ def start_replay(
     :return: The replay process; it waits for the skeleton node's subscription, then plays.
     """
     return ros2(
-        'run', 'pic_ros', 'replay', str(bag), '--topics', BAG_TOPIC,
+        'run', 'pic_ros_tools', 'replay', str(bag), '--topics', BAG_TOPIC,
         '--remap', f'{BAG_TOPIC}:={INPUT_TOPIC}', '--start-offset', str(start),
         '--playback-duration', str(duration), '--rate', str(rate), '--wait-for-subscribers',
         log='replay',
@@ -571,3 +573,82 @@ def test_gazebo_launch_without_gazebo_names_every_missing_package(
     assert 'process started' not in output, output
     if mark is not None:
         assert not mark.exists(), 'robot_state_publisher was started'
+
+
+# Only pic_ros installed: the run-time alone, as on a robot PC ----------------------------------
+
+
+TOOLS_MODULES = ('pic_ros_tools', 'mujoco', 'rosbags', 'matplotlib', 'PIL')
+"""What the run-time must never import: the tools package and what only the tools need."""
+
+
+@pytest.fixture(scope='module')
+def runtime_workspace(ros_tools, tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    """Build only pic_ros with ``colcon build`` (no pic_ros_tools in the workspace)."""
+    del ros_tools  # installed (or the test skipped, naming what is missing)
+    built = Workspace(tmp_path_factory.mktemp('runtime_ws'), packages=('pic_ros',))
+    built.build()
+    assert not (built.install / 'pic_ros_tools').exists()
+    return built
+
+
+@pytest.fixture
+def runtime_ros2(
+    runtime_workspace: Workspace, tmp_path: Path
+) -> Iterator[Callable[..., RosProcess]]:
+    """
+    Return a starter of ``ros2 ...`` in the pic_ros-only workspace; stopped after the test.
+
+    The test venv holds pic_ros_tools and the tools' libraries too: a folder first on
+    ``PYTHONPATH`` shadows each of :data:`TOOLS_MODULES` with a module that fails to import, so
+    that any process of the launch that imported one of them would fail, as it would where they
+    are not installed.
+    """
+    blocked = tmp_path / 'not_installed'
+    blocked.mkdir()
+    for name in TOOLS_MODULES:
+        (blocked / f'{name}.py').write_text(
+            f'raise ImportError({name!r} + " is not installed (only pic_ros is)")\n',
+            encoding='utf-8',
+        )
+    environment = runtime_workspace.ros_environment(tmp_path / 'ros_home')
+    environment['PYTHONPATH'] = f'{blocked}:{environment.get("PYTHONPATH", "")}'
+    started: list[RosProcess] = []
+
+    def start(*argv: str, log: str) -> RosProcess:
+        process = RosProcess(
+            [str(VENV_BIN / 'ros2'), *argv], environment, tmp_path / f'{log}.log', cwd=tmp_path
+        )
+        started.append(process)
+        return process
+
+    yield start
+    for process in reversed(started):
+        process.stop(timeout=STOP_TIMEOUT)
+        process.leftovers()
+
+
+def test_teleop_launch_runs_with_only_pic_ros_installed(runtime_ros2, probe):
+    """
+    ``ros2 launch pic_ros teleop.launch.py`` with pic_ros alone: the three nodes run, and stop.
+
+    None of them imports pic_ros_tools, mujoco, rosbags, matplotlib or PIL (each would fail to
+    import here); Ctrl-C ends the launch with status 0.
+    """
+    watcher = probe([])
+    launch = runtime_ros2('launch', 'pic_ros', 'teleop.launch.py', 'robot:=yumi', log='launch')
+    wait_for_nodes(launch, watcher, ['/skeleton_node', '/solver_node', '/trajectory_publisher'])
+    output = stop_cleanly(launch)
+    assert 'is not installed (only pic_ros is)' not in output, output
+
+
+def test_sim_without_pic_ros_tools_says_to_install_it_and_starts_nothing(runtime_ros2):
+    """``sim:=true`` with pic_ros alone: status 1, one message saying to install pic_ros_tools."""
+    launch = runtime_ros2(
+        'launch', 'pic_ros', 'teleop.launch.py', 'robot:=yumi', 'sim:=true', log='launch'
+    )
+    output = check_stopped_as_a_whole(
+        launch, r'sim:=true .*needs ROS packages that are not installed: pic_ros_tools .*'
+        r'Install pic_ros_tools beside pic_ros'
+    )
+    assert 'process started' not in output, output

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 import time
 from typing import Any, NamedTuple
 
-from pic_ros.ros.processes import use_run_domain
+from pic_ros_tools.ros.processes import use_run_domain
 import pytest
 
 # Before any rclpy.init: the exported ROS_DOMAIN_ID and ROS_AUTOMATIC_DISCOVERY_RANGE when set (a

@@ -22,15 +22,15 @@ import time
 
 import numpy as np
 from pic_ros.robot import load_robot
-from pic_ros.ros.processes import (
+from pic_ros.ros.runner import BackgroundSpin
+from pic_ros_tools.ros.processes import (
     domain_id,
     loopback_environment,
     ManagedProcess,
     python_module,
     wait_until,
 )
-from pic_ros.ros.runner import BackgroundSpin
-from pic_ros.tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
+from pic_ros_tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
 import pytest
 
 rclpy = pytest.importorskip('rclpy')

@@ -10,13 +10,13 @@ import subprocess
 from pic_ros.robot.robot import load_robot
 from pic_ros.solvers import register_solver, SolverConfig, unregister_solver
 from pic_ros.solvers.point_imitation import FabrikSolver
-from pic_ros.tools.catalog import load_demonstration
-from pic_ros.tools.evaluation import evaluate_one
+from pic_ros_tools.catalog import load_demonstration
+from pic_ros_tools.evaluation import evaluate_one
 import pytest
 
 pytest.importorskip('rclpy')
 pytest.importorskip('mujoco')
-demo = pytest.importorskip('pic_ros.ros.demo')
+demo = pytest.importorskip('pic_ros_tools.ros.demo')
 run_demo = demo.run_demo
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -75,7 +75,7 @@ def test_a_kinect_v2_text_recording_is_replayed_and_scored_offline_as_evaluate_s
     offline table is what ``evaluate --recording`` gives for that file (to the rounding of its
     stamps to nanoseconds in the bag).
     """
-    lines = (ROOT / 'demo' / 'synthetic1_skel.txt').read_text().splitlines()[:90]
+    lines = (ROOT / 'pic_ros_tools' / 'demo' / 'synthetic1_skel.txt').read_text().splitlines()[:90]
     recording = tmp_path / 'person.txt'
     recording.write_text('\n'.join(lines) + '\n')
     out = tmp_path / 'demo_out'
@@ -147,7 +147,7 @@ def test_make_demo_passes_a_given_recording_and_no_empty_one(recording):
         ['make', '-n', '--no-print-directory', '-C', str(ROOT), 'demo', f'RECORDING={recording}'],
         capture_output=True, text=True, timeout=60, check=True,
     )
-    [command] = [line for line in result.stdout.splitlines() if ' -m pic_ros demo ' in line]
+    [command] = [line for line in result.stdout.splitlines() if ' -m pic_ros_tools demo ' in line]
     arguments = shlex.split(command)
     if recording:
         assert arguments[arguments.index('--recording') + 1] == recording

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import math
 
-from pic_ros.tools.cli import main
-from pic_ros.tools.metrics import LAG_SEARCH
+from pic_ros_tools.cli import main
+from pic_ros_tools.metrics import LAG_SEARCH
 import pytest
 
 pytest.importorskip('rclpy')

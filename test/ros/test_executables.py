@@ -23,7 +23,8 @@ import time
 from typing import Any
 
 from pic_ros.ros import runner, schema
-from pic_ros.ros.processes import loopback_environment
+from pic_ros_tools.ros.processes import loopback_environment
+from pic_ros_tools.ros.schema import SIM_ROBOT
 import pytest
 
 rclpy = pytest.importorskip('rclpy', reason='the executables need rclpy')
@@ -33,7 +34,7 @@ from rclpy.parameter import Parameter  # noqa: E402
 pytestmark = pytest.mark.ros
 
 ROOT = Path(__file__).resolve().parents[2]
-DEMO_BAG = ROOT / 'demo' / 'synthetic1_bag'
+DEMO_BAG = ROOT / 'pic_ros_tools' / 'demo' / 'synthetic1_bag'
 
 START_TIMEOUT = 60.0
 """Longest wait for an executable to log that it is up [s] (a bound, never asserted)."""
@@ -52,10 +53,13 @@ NAMESPACE = '/executables_test'
 
 
 def console_scripts() -> dict[str, str]:
-    """Return the node executables of setup.py: name -> ``module:function``."""
-    text = (ROOT / 'setup.py').read_text(encoding='utf-8')
-    found = dict(re.findall(r"'(\w+) = (pic_ros\.ros\.[\w.]+:\w+)'", text))
-    assert found, 'no console_scripts found in setup.py'
+    """Return the node executables of both setup.py files: name -> ``module:function``."""
+    found = {}
+    for package in ('pic_ros', 'pic_ros_tools'):
+        text = (ROOT / package / 'setup.py').read_text(encoding='utf-8')
+        scripts = dict(re.findall(rf"'(\w+) = ({package}\.ros\.[\w.]+:[a-z_]+)'", text))
+        assert scripts, f'no console_scripts found in {package}/setup.py'
+        found.update(scripts)
     return found
 
 
@@ -124,7 +128,7 @@ def test_malformed_ros_arguments_are_refused_with_the_usage(name, monkeypatch, c
 
 def test_options_and_ros_arguments_are_told_apart_in_any_order() -> None:
     """Options before, between and after ``--ros-args`` sections; the sections go to rclpy."""
-    parser = runner.node_parser(schema.SIM_ROBOT, 'sim_robot', 'test')
+    parser = runner.node_parser(SIM_ROBOT, 'sim_robot', 'test')
     options, ros_arguments = runner.parse_command_line(parser, [
         '--robot', 'yumi', '--ros-args', '-p', 'robot:=tiago', '--', '--rate', '300',
         '--ros-args', '-r', '__ns:=/a',
@@ -152,7 +156,7 @@ def test_a_node_executable_has_an_option_per_parameter(node) -> None:
 def test_sim_robot_options_become_its_parameters(ros_context) -> None:
     """``sim_robot --robot tiago --publish-clock --rate 250`` builds a TIAGo node with them."""
     pytest.importorskip('mujoco')
-    from pic_ros.ros.sim_robot_node import parse_arguments, SimRobotNode
+    from pic_ros_tools.ros.sim_robot_node import parse_arguments, SimRobotNode
 
     args, overrides, ros_arguments = parse_arguments(
         ['--robot', 'tiago', '--publish-clock', '--rate', '250', '--ros-args', '-r', '__ns:=/x']
@@ -274,12 +278,12 @@ RUNS = {
         r'trajectory_publisher\]: tiago: streaming',
     ),
     'sim_robot': (
-        python_m('pic_ros.ros.sim_robot_node', '--robot', 'tiago', *ROS_ARGS),
+        python_m('pic_ros_tools.ros.sim_robot_node', '--robot', 'tiago', *ROS_ARGS),
         r'sim_robot\]: tiago: following',
     ),
     'replay': (
         python_m(
-            'pic_ros.ros.replay_node', str(DEMO_BAG), '--loop', '--wait-for-subscribers',
+            'pic_ros_tools.ros.replay_node', str(DEMO_BAG), '--loop', '--wait-for-subscribers',
             *ROS_ARGS,
         ),
         r'replay\]: playing',
@@ -341,7 +345,7 @@ def test_teleop_stopped_while_samples_stream_in_logs_no_error(tmp_path, number) 
     import socket
     import threading
 
-    from pic_ros.ros.latency_bench import WavingXsens
+    from pic_ros_tools.ros.latency_bench import WavingXsens
 
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         probe.bind(('127.0.0.1', 0))
@@ -383,7 +387,7 @@ def test_teleop_stopped_while_samples_stream_in_logs_no_error(tmp_path, number) 
 def test_sim_robot_runs_the_robot_its_option_names(tmp_path) -> None:
     """``sim_robot --robot tiago`` simulates TIAGo, even against ``-p robot:=yumi``."""
     executable = start('sim_robot', python_m(
-        'pic_ros.ros.sim_robot_node', '--robot', 'tiago', *ROS_ARGS, '-p', 'robot:=yumi',
+        'pic_ros_tools.ros.sim_robot_node', '--robot', 'tiago', *ROS_ARGS, '-p', 'robot:=yumi',
     ), tmp_path)
     executable.wait_until_logged(r'sim_robot\]: \w+: following')
 
@@ -408,7 +412,7 @@ class HideMujoco:
 
 sys.meta_path.insert(0, HideMujoco())
 sys.modules.pop('mujoco', None)
-from pic_ros.ros.sim_robot_node import main
+from pic_ros_tools.ros.sim_robot_node import main
 
 main(['sim_robot', '--robot', 'yumi', *sys.argv[1:]])
 '''

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from pic_ros.ros.latency_bench import _result, pair_answers
+from pic_ros_tools.ros.latency_bench import _result, pair_answers
 import pytest
 
 PERIOD = 1.0 / 30.0

@@ -16,12 +16,13 @@ import threading
 
 from pic_ros.ros import schema
 from pic_ros.ros.base_follower_node import BaseFollowerNode
-from pic_ros.ros.sim_robot_node import SimRobotNode
 from pic_ros.ros.skeleton_node import SkeletonNode
 from pic_ros.ros.solver_node import SolverNode
 from pic_ros.ros.trajectory_publisher_node import TrajectoryPublisherNode
 from pic_ros.solvers import unregister_solver
 from pic_ros.trackers import tracker_names, unregister_tracker
+from pic_ros_tools.ros.schema import SIM_ROBOT
+from pic_ros_tools.ros.sim_robot_node import SimRobotNode
 import pytest
 from rclpy.parameter import Parameter
 
@@ -45,7 +46,7 @@ def test_a_node_declares_exactly_its_table(make_node, name):
     """
     if name == 'sim_robot':
         pytest.importorskip('mujoco')
-    table = schema.TABLES[name]
+    table = {**schema.TABLES, 'sim_robot': SIM_ROBOT}[name]
     node = make_node(NODES[name])
 
     declared = set(node._parameters) - {'use_sim_time', 'start_type_description_service'}

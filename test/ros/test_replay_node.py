@@ -1,9 +1,9 @@
 """
 Cross-process tests of ``replay`` over DDS on loopback.
 
-Each test starts ``python -m pic_ros.ros.replay_node`` as a process of its own (own session, the
-run's ``ROS_DOMAIN_ID`` and discovery range, see ``conftest.py``), listens in this process with raw
-subscriptions, and stops the process by its pid. Content is compared decoded (ids, positions,
+Each test starts ``python -m pic_ros_tools.ros.replay_node`` as a process of its own (own session,
+the run's ``ROS_DOMAIN_ID`` and discovery range, see ``conftest.py``), listens in this process with
+raw subscriptions, and stops the process by its pid. Content is compared decoded (ids, positions,
 stamps, frame ids), never as CDR bytes.
 """
 
@@ -18,9 +18,9 @@ import sys
 import time
 
 import numpy as np
-from pic_ros.recordings import rosbag as bags
-from pic_ros.ros.processes import domain_id, loopback_environment
 from pic_ros.ros.runner import BackgroundSpin
+from pic_ros_tools.recordings import rosbag as bags
+from pic_ros_tools.ros.processes import domain_id, loopback_environment
 import pytest
 
 rclpy = pytest.importorskip('rclpy', reason='the replay tests need rclpy and the message packages')
@@ -36,7 +36,7 @@ from visualization_msgs.msg import MarkerArray  # noqa: E402
 pytestmark = pytest.mark.ros
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-DEMO_BAG = PROJECT_ROOT / 'demo' / 'synthetic1_bag'
+DEMO_BAG = PROJECT_ROOT / 'pic_ros_tools' / 'demo' / 'synthetic1_bag'
 AZURE_TOPIC = '/kinect2/body_tracking_data'
 RATE = 4.0
 PLAYED_SECONDS = 14.0
@@ -107,7 +107,7 @@ class Replay:
         self.stderr_path = log_dir / f'replay_{domain_id}.err'
         with self.stdout_path.open('wb') as out, self.stderr_path.open('wb') as err:
             self.process = subprocess.Popen(
-                [sys.executable, '-m', 'pic_ros.ros.replay_node', *args],
+                [sys.executable, '-m', 'pic_ros_tools.ros.replay_node', *args],
                 env=environment, cwd=PROJECT_ROOT, stdout=out, stderr=err,
                 start_new_session=True,
             )
@@ -306,7 +306,7 @@ def test_sigint_stops_a_looping_replay_cleanly(tmp_path: Path, listener, replay)
 
 def test_bad_arguments_exit_with_status_2_and_a_reason(tmp_path: Path) -> None:
     """A missing bag, an unknown topic or a bad remap rule exit 2 without starting ROS."""
-    from pic_ros.ros.replay_node import run_replay
+    from pic_ros_tools.ros.replay_node import run_replay
 
     assert run_replay([str(tmp_path / 'nowhere')]) == 2
     assert run_replay([str(DEMO_BAG), '--topics', '/nowhere']) == 2
@@ -333,7 +333,7 @@ class _VirtualTime:
 
 def test_messages_are_published_at_the_recorded_pace(monkeypatch) -> None:
     """Each message goes out at start + (its bag time - the first) / rate, on the replay clock."""
-    from pic_ros.ros import replay_node
+    from pic_ros_tools.ros import replay_node
 
     virtual = _VirtualTime()
     monkeypatch.setattr(replay_node, 'time', virtual)

@@ -15,7 +15,7 @@ import importlib.util
 import time
 
 from pic_ros.human.body_frame import Footprint
-from pic_ros.ros.processes import (
+from pic_ros_tools.ros.processes import (
     discovery_range,
     domain_id,
     loopback_environment,
@@ -49,7 +49,7 @@ def processes(tmp_path_factory):
     env.setdefault('MUJOCO_GL', 'egl')
     sim = ManagedProcess(
         python_module(
-            'pic_ros.ros.sim_robot_node', '--ros-args', '-r', f'__ns:={NAMESPACE}',
+            'pic_ros_tools.ros.sim_robot_node', '--ros-args', '-r', f'__ns:={NAMESPACE}',
             '-p', 'robot:=tiago',
         ),
         env, logs / 'sim_robot.log',

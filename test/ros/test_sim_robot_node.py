@@ -1,14 +1,14 @@
 """
 sim_robot across processes over DDS: trajectories in, joint_states out, as ros2_control does.
 
-The node runs as its own process (``python -m pic_ros.ros.sim_robot_node``, robot YuMi) on a
+The node runs as its own process (``python -m pic_ros_tools.ros.sim_robot_node``, robot YuMi) on a
 domain id of this test run, discovery kept on loopback; the test process is the client. The node
 publishes its simulation time (``publish_clock``) and stamps joint_states with it, so every
 behaviour is judged on the simulation's clock: a trajectory is sent with a start stamp in the
 simulated future and the measured positions are compared with it at their stamps. The wall clock
 only bounds the waits (a timeout, never the thing asserted); how fast the host runs the node is
-``python -m pic_ros bench``'s business, not a test's. Every wait is bounded and the node is stopped
-by its pid (SIGINT, then SIGKILL after 10 s).
+``python -m pic_ros_tools bench``'s business, not a test's. Every wait is bounded and the node is
+stopped by its pid (SIGINT, then SIGKILL after 10 s).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 from pic_ros.robot import load_robot
-from pic_ros.ros.processes import discovery_range, domain_id, loopback_environment
+from pic_ros_tools.ros.processes import discovery_range, domain_id, loopback_environment
 import pytest
 
 rclpy = pytest.importorskip('rclpy')
@@ -192,7 +192,7 @@ def sim_node(tmp_path_factory):
     env = loopback_environment(DOMAIN_ID)
     env.setdefault('MUJOCO_GL', 'egl')
     command = [
-        sys.executable, '-m', 'pic_ros.ros.sim_robot_node', '--ros-args',
+        sys.executable, '-m', 'pic_ros_tools.ros.sim_robot_node', '--ros-args',
         '-p', 'robot:=yumi', '-p', 'diagnostics_period:=0.5', '-p', 'publish_clock:=true',
     ]
     with open(log_path, 'wb') as log:
@@ -466,7 +466,7 @@ def test_the_sim_command_stops_after_its_duration_having_written_frames(tmp_path
     env.setdefault('MUJOCO_GL', 'egl')
     script = (
         'import sys\n'
-        'from pic_ros.ros.sim_robot_node import run_sim\n'
+        'from pic_ros_tools.ros.sim_robot_node import run_sim\n'
         f"sys.exit(run_sim(['--robot', 'tiago', '--duration', '3', '--render-dir', "
         f"{str(frames)!r}, '--render-rate', '5', '--ros-args', '-r', "
         f"'__ns:={SIDE_NAMESPACE}']))\n"
@@ -499,7 +499,7 @@ def test_the_sim_command_refuses_an_unknown_robot():
     env = loopback_environment(DOMAIN_ID)
     script = (
         'import sys\n'
-        'from pic_ros.ros.sim_robot_node import run_sim\n'
+        'from pic_ros_tools.ros.sim_robot_node import run_sim\n'
         "sys.exit(run_sim(['--robot', 'no_such_robot', '--duration', '1', '--ros-args', '-r', "
         f"'__ns:={SIDE_NAMESPACE}']))\n"
     )

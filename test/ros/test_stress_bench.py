@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 pytest.importorskip('rclpy')
-stress = pytest.importorskip('pic_ros.ros.stress_bench')
+stress = pytest.importorskip('pic_ros_tools.ros.stress_bench')
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 

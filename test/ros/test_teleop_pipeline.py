@@ -260,7 +260,7 @@ def test_a_stalled_solver_in_one_process_is_handed_the_newest_skeleton_only(
     import threading
 
     from builtin_interfaces.msg import Time
-    from pic_ros.ros.latency_bench import bag_marker_arrays, default_bag
+    from pic_ros_tools.ros.latency_bench import bag_marker_arrays, default_bag
     from rclpy.serialization import serialize_message
 
     arrays = bag_marker_arrays(default_bag(), limit=31)

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 
-from pic_ros.ros.processes import loopback_environment
+from pic_ros_tools.ros.processes import loopback_environment
 from process_tree import children, command_line, descendants, kill_left, wait_until_ended
 import pytest
 
@@ -38,13 +38,14 @@ EXIT_TIMEOUT = 120.0
 """Longest wait for a tool to exit, and then for its processes to be gone [s] (a bound)."""
 
 PIPELINE = (
-    'pic_ros sim', 'skeleton_node', 'solver_node', 'trajectory_publisher', 'pic_ros replay'
+    'pic_ros_tools sim', 'skeleton_node', 'solver_node', 'trajectory_publisher',
+    'pic_ros_tools replay',
 )
 """What the demo and ``evaluate --live`` start (in their command lines): pipeline, then replay."""
 
 
 class Tool:
-    """A ``python -m pic_ros`` command in a process of its own, its output in files."""
+    """A ``python -m pic_ros_tools`` command in a process of its own, its output in files."""
 
     def __init__(self, arguments: list[str], tmp_path: Path) -> None:
         self.stdout_path = tmp_path / 'stdout.txt'
@@ -52,7 +53,7 @@ class Tool:
         self.tree: dict[int, int] = {}
         with self.stdout_path.open('wb') as out, self.stderr_path.open('wb') as err:
             self.process = subprocess.Popen(
-                [sys.executable, '-m', 'pic_ros', *arguments], cwd=tmp_path, stdout=out,
+                [sys.executable, '-m', 'pic_ros_tools', *arguments], cwd=tmp_path, stdout=out,
                 stderr=err, env=loopback_environment(extra={'MUJOCO_GL': 'egl'}),
                 start_new_session=True,
             )
@@ -191,7 +192,7 @@ def test_sigterm_to_the_stress_bench_ends_teleop_and_the_cpu_hog(run_tool) -> No
 def test_sigterm_to_the_latency_bench_ends_its_process(run_tool) -> None:
     """The latency bench mid-measurement: the process it measures ends with it."""
     tool = run_tool('bench', '--latency-only', '--latency-seconds', '600')
-    tree = tool.wait_for_children(1, ('pic_ros.ros.echo',))  # the floor first
+    tree = tool.wait_for_children(1, ('pic_ros_tools.ros.echo',))  # the floor first
 
     tool.process.send_signal(signal.SIGTERM)
 

@@ -1,0 +1,927 @@
+"""
+The trajectory chunk streamed to ros2_control's joint_trajectory_controller, without ROS types.
+
+At every publish tick the node sends the command as a short trajectory: every controller joint
+named, and points with positions and velocities at strictly increasing ``time_from_start > 0`` (a
+first point at 0 would make the controller jump instead of interpolating from its current state).
+A generator that knows its accelerations sends them too; the controller then interpolates with
+quintic splines from its current state, so the acceleration it commands stays continuous. MoveIt
+Servo sends one point at one publish period; a lead of :data:`DEFAULT_LEAD_PERIODS` periods keeps
+the controller interpolating when a message arrives a little late, for one period more of lag
+(unless the point is the planned state at that time, as the jerk-limited generator sends).
+
+``header.stamp`` (:attr:`TrajectoryChunk.stamp`) is either 0, "start when it arrives", or the
+time on the publisher's clock the chunk was planned for, which must then be the controller's
+clock (both on ``/clock`` in simulation). A planned chunk stamped 0 is shifted by its transport
+delay: the controller, already on the previous chunk's plan, must make up ``velocity * delay``
+within the first point's 10 ms, an acceleration far beyond the limits (measured:
+``scripts/sim_acceleration.py``); stamped, consecutive chunks lie on the generator's one
+continuous trajectory. The node copies a :class:`TrajectoryChunk` into a
+``trajectory_msgs/JointTrajectory`` (:func:`duration_parts` gives the
+``builtin_interfaces/Duration`` fields).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+import enum
+import math
+from typing import Any, Final, Protocol
+
+import numpy as np
+import numpy.typing as npt
+from pic_ros.checks import check_number
+from pic_ros.exceptions import ConfigError
+from pic_ros.schema import ParameterDef
+
+FloatArray = npt.NDArray[np.float64]
+
+DEFAULT_LEAD_PERIODS: Final = 2.0
+"""Suggested ``lead_time`` in publish periods (1 is MoveIt Servo's choice: less lag, no slack)."""
+
+POINT_SPACING: Final = 0.01
+"""
+Time between the points of a planned chunk (:func:`planned_chunk`) [s].
+
+Short enough that the controller's quintic between two points of a jerk-limited plan is that
+plan (exactly within a constant-jerk phase), so the controller commands what was planned.
+"""
+
+MIN_POINT_GAP: Final = 1e-5
+"""
+Shortest time between two points of a planned chunk [s].
+
+A quintic spline over a far shorter segment (two breakpoints a nanosecond apart) turns rounding
+errors into huge accelerations; dropping a breakpoint closer than this to another point leaves an
+interpolation error of the order of ``jerk * MIN_POINT_GAP^2``.
+"""
+
+LATE_WINDOW: Final = 2.0
+"""
+How late a stamped, moving chunk may arrive and still be taken by the controller [s].
+
+joint_trajectory_controller refuses a trajectory with a non-zero stamp whose last point is
+already in the past when it arrives (``validate_trajectory_msg``, every ros2_controllers
+release up to 6.x). A planned chunk ends at rest after its braking tail; its last point, that
+rest again, is placed this long after the stamp, so that a chunk delayed by up to this much (a
+loaded computer, a starved process) is still taken: a delay never freezes the arm. A chunk
+holding still is stamped 0 (start on arrival) and is taken whenever it comes.
+"""
+
+PlannedState = tuple[float, FloatArray, FloatArray, FloatArray]
+"""A planned state: ``(time_from_start [s], positions, velocities, accelerations)``."""
+
+LEAD_TIME: Final = ParameterDef(
+    'lead_time', 0.05,
+    "How far ahead the commands are streamed: the limiter's one point at this time_from_start; "
+    "ruckig's plan up to this long after its start (plan_ahead after the step)", unit='s',
+    low=0.001, high=1.0,
+)
+"""The trajectory publisher's ``lead_time`` (:func:`stream_chunk`, :func:`planned_chunk`)."""
+
+_NANOSECONDS: Final = 1_000_000_000
+_MAX_SECONDS: Final = 2.0**31 - 1.0
+
+
+def duration_parts(seconds: float) -> tuple[int, int]:
+    """
+    Split a non-negative duration into whole seconds and nanoseconds, rounded to the nanosecond.
+
+    :param seconds: Duration [s], in [0, 2^31 - 1].
+    :return: ``(sec, nanosec)`` with ``0 <= nanosec < 10^9`` (``builtin_interfaces/Duration``).
+    :raises ConfigError: If the duration is not finite or out of range.
+    """
+    value = check_number('duration', seconds, 0.0, _MAX_SECONDS)
+    whole = math.floor(value)
+    total = whole * _NANOSECONDS + round((value - whole) * _NANOSECONDS)
+    return total // _NANOSECONDS, total % _NANOSECONDS
+
+
+def _joint_row(name: str, values: npt.ArrayLike, dof: int) -> FloatArray:
+    """
+    Convert one row of joint values to a read-only float array, or raise.
+
+    :param name: What the values are, for the message.
+    :param values: Numbers, shape (dof,).
+    :param dof: Number of joints.
+    :return: A new read-only ``float64`` array.
+    :raises ConfigError: If the values are not ``dof`` finite numbers.
+    """
+    try:
+        array = np.array(values, dtype=float)
+    except (TypeError, ValueError, OverflowError) as error:
+        raise ConfigError(f'{name} must be numbers, got {values!r}') from error
+    if array.shape != (dof,) or not np.isfinite(array).all():
+        raise ConfigError(f'{name} must be {dof} finite numbers (one per joint), got {values!r}')
+    array.setflags(write=False)
+    return array
+
+
+@dataclass(frozen=True, eq=False)
+class TrajectoryPoint:
+    """
+    One point of a streamed trajectory.
+
+    :param time_from_start: Time of the point after the (zero) stamp, finite and > 0 [s].
+    :param positions: Joint positions in the chunk's joint order, shape (n,), [rad] or [m].
+    :param velocities: Joint velocities, shape (n,), [rad/s] or [m/s].
+    :param accelerations: Joint accelerations, shape (n,), [rad/s^2] or [m/s^2], or None (not
+        sent).
+    """
+
+    time_from_start: float
+    positions: FloatArray
+    velocities: FloatArray
+    accelerations: FloatArray | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class TrajectoryChunk:
+    """
+    A validated trajectory for the joint_trajectory_controller (stamp 0, all joints named).
+
+    :param joint_names: Joint names, non-empty, unique, in the order of the point arrays.
+    :param points: Points with ``time_from_start`` strictly increasing in whole nanoseconds, the
+        first > 0, each with finite positions and velocities, shape (n,).
+    :param stamp: ``header.stamp``: the time on the publisher's clock the points'
+        ``time_from_start`` count from [s], >= 0; 0 means "start when it arrives".
+    :param start: Index of the point where the motion planned at this step begins; the points
+        before it repeat the trajectory the controller was last sent (a bridge,
+        :func:`planned_chunk`), 0 when there are none.
+    :param end: Index of the last point of the plan streamed (``lead_time`` after its start);
+        the points after it brake to rest (:func:`planned_chunk`'s ``tail``). -1: the last
+        point.
+    :param stop: Index of the point where the braking reaches rest; the points after it hold
+        that rest (``hold_until``). -1: the last point.
+    :raises ConfigError: If a name, a time, an array or an index breaks these rules.
+    """
+
+    joint_names: tuple[str, ...]
+    points: tuple[TrajectoryPoint, ...]
+    stamp: float = 0.0
+    start: int = 0
+    end: int = -1
+    stop: int = -1
+    times_ns: tuple[int, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        names = tuple(self.joint_names)
+        if not names:
+            raise ConfigError('a trajectory needs at least one joint name')
+        blank = [name for name in names if not isinstance(name, str) or not name.strip()]
+        if blank:
+            raise ConfigError(f'joint names must be non-empty strings, got {blank!r}')
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ConfigError(f'joint names must be unique, repeated: {repeated}')
+        points = tuple(self.points)
+        if not points:
+            raise ConfigError('a trajectory needs at least one point')
+        checked_times = _checked_at_once(points, len(names))
+        checked, times = checked_times if checked_times is not None else _checked_one_by_one(
+            points, len(names)
+        )
+        if not isinstance(self.start, int) or not 0 <= self.start < len(points):
+            raise ConfigError(f'start must be a point index, got {self.start!r}')
+        set_field = object.__setattr__
+        for name in ('end', 'stop'):
+            value = getattr(self, name)
+            if not isinstance(value, int) or not -len(points) <= value < len(points):
+                raise ConfigError(f'{name} must be a point index, got {value!r}')
+            set_field(self, name, value % len(points))
+        if not self.start <= self.end <= self.stop:
+            raise ConfigError(
+                f'start <= end <= stop must hold, got {self.start}, {self.end}, {self.stop}'
+            )
+        set_field(self, 'stamp', check_number('stamp', self.stamp, 0.0, _MAX_SECONDS))
+        set_field(self, 'joint_names', names)
+        set_field(self, 'points', tuple(checked))
+        set_field(self, 'times_ns', tuple(times))
+
+    @property
+    def command(self) -> TrajectoryPoint:
+        """Return the point where this step's motion begins (``points[start]``)."""
+        return self.points[self.start]
+
+    def arrays(self) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray | None]:
+        """
+        Return the points as arrays, made once.
+
+        :return: ``time_from_start`` (k,) [s], positions (k, n), velocities (k, n) and
+            accelerations (k, n), or None when the points carry none (read-only).
+        """
+        made = self.__dict__.get('_arrays')
+        if made is None:
+            points = self.points
+            times = np.array([point.time_from_start for point in points])
+            q = np.array([point.positions for point in points])
+            v = np.array([point.velocities for point in points])
+            a = (
+                np.array([point.accelerations for point in points])
+                if points[0].accelerations is not None else None
+            )
+            for array in (times, q, v, a):
+                if array is not None:
+                    array.setflags(write=False)
+            made = (times, q, v, a)
+            self.__dict__['_arrays'] = made
+        return made
+
+
+def _checked_one_by_one(
+    points: Sequence[TrajectoryPoint], dof: int
+) -> tuple[list[TrajectoryPoint], list[int]]:
+    """
+    Return read-only copies of the points and their times [ns], checking each in turn.
+
+    :param points: The chunk's points.
+    :param dof: Number of joints.
+    :return: The checked points and their ``time_from_start`` in whole nanoseconds.
+    :raises ConfigError: Naming the first point and field at fault.
+    """
+    checked: list[TrajectoryPoint] = []
+    times: list[int] = []
+    for index, point in enumerate(points):
+        where = f'point {index}'
+        seconds, nanoseconds = duration_parts(point.time_from_start)
+        total = seconds * _NANOSECONDS + nanoseconds
+        if total <= (times[-1] if times else 0):
+            raise ConfigError(
+                f'{where}: time_from_start must be > 0 and strictly increasing (to the '
+                f'nanosecond), got {[p.time_from_start for p in points]}'
+            )
+        times.append(total)
+        checked.append(
+            TrajectoryPoint(
+                time_from_start=float(point.time_from_start),
+                positions=_joint_row(f'{where} positions', point.positions, dof),
+                velocities=_joint_row(f'{where} velocities', point.velocities, dof),
+                accelerations=None if point.accelerations is None else _joint_row(
+                    f'{where} accelerations', point.accelerations, dof
+                ),
+            )
+        )
+    return checked, times
+
+
+def _checked_at_once(
+    points: Sequence[TrajectoryPoint], dof: int
+) -> tuple[list[TrajectoryPoint], list[int]] | None:
+    """
+    Return read-only copies of the points and their times [ns], checked in one pass.
+
+    The same rules as :func:`_checked_one_by_one` with one array per field instead of one per
+    point (a streamed chunk has tens of points, checked at every step). The rows of the returned
+    points are views of read-only arrays.
+
+    :param points: The chunk's points.
+    :param dof: Number of joints.
+    :return: The checked points and their ``time_from_start`` in whole nanoseconds, or None when
+        any rule is broken (or the points mix points with and without accelerations): the
+        point-by-point check then names the fault.
+    """
+    arrays = _field_arrays(points, dof)
+    if arrays is None:
+        return None
+    seconds, fields = arrays
+    nanoseconds = _increasing_nanoseconds(seconds)
+    if nanoseconds is None:
+        return None
+    for array in fields:
+        array.setflags(write=False)
+    positions, velocities = fields[0], fields[1]
+    accelerations = fields[2] if len(fields) > 2 else None
+    checked = [
+        TrajectoryPoint(
+            time_from_start=float(seconds[index]),
+            positions=positions[index],
+            velocities=velocities[index],
+            accelerations=None if accelerations is None else accelerations[index],
+        )
+        for index in range(len(points))
+    ]
+    return checked, nanoseconds.tolist()
+
+
+def _field_arrays(
+    points: Sequence[TrajectoryPoint], dof: int
+) -> tuple[FloatArray, list[FloatArray]] | None:
+    """
+    Return the points' fields as arrays when they are all well formed, else None.
+
+    :param points: The chunk's points.
+    :param dof: Number of joints.
+    :return: ``time_from_start`` (k,) [s] and the positions, velocities and (when every point
+        has them) accelerations, each (k, dof), all finite; None when a point's time is not a
+        number, a field does not convert or has the wrong shape, a value is not finite, or the
+        points mix points with and without accelerations.
+    """
+    accelerated = points[0].accelerations is not None
+    if any((point.accelerations is not None) != accelerated for point in points):
+        return None
+    stamps = [point.time_from_start for point in points]
+    if any(isinstance(value, bool) or not isinstance(value, (int, float)) for value in stamps):
+        return None
+    try:
+        seconds = np.array(stamps, dtype=float)
+        fields = [
+            np.array([point.positions for point in points], dtype=float),
+            np.array([point.velocities for point in points], dtype=float),
+        ]
+        if accelerated:
+            fields.append(np.array([point.accelerations for point in points], dtype=float))
+    except (TypeError, ValueError, OverflowError):
+        return None
+    count = len(points)
+    if seconds.shape != (count,) or any(array.shape != (count, dof) for array in fields):
+        return None
+    if not all(np.isfinite(array).all() for array in [seconds, *fields]):
+        return None
+    return seconds, fields
+
+
+def _increasing_nanoseconds(seconds: FloatArray) -> npt.NDArray[np.int64] | None:
+    """
+    Return times in whole nanoseconds, rounded as :func:`duration_parts` rounds them.
+
+    :param seconds: Finite times, shape (k,) [s].
+    :return: The times [ns], shape (k,), or None unless every time is in [0, 2^31 - 1] s and
+        they are > 0 and strictly increasing in nanoseconds.
+    """
+    if np.any(seconds < 0.0) or np.any(seconds > _MAX_SECONDS):
+        return None
+    whole = np.floor(seconds)  # as duration_parts: whole seconds, then the nanoseconds rounded
+    nanoseconds = whole.astype(np.int64) * _NANOSECONDS + np.rint(
+        (seconds - whole) * _NANOSECONDS
+    ).astype(np.int64)
+    if nanoseconds[0] <= 0 or np.any(np.diff(nanoseconds) <= 0):
+        return None
+    return nanoseconds
+
+
+def stream_chunk(
+    joint_names: Sequence[str],
+    positions: npt.ArrayLike,
+    velocities: npt.ArrayLike,
+    lead_time: float,
+    accelerations: npt.ArrayLike | None = None,
+    stamp: float = 0.0,
+) -> TrajectoryChunk:
+    """
+    Build the one-point chunk that streams the command to the controller.
+
+    :param joint_names: Every joint of the controller, in the order of the arrays.
+    :param positions: Commanded positions for ``lead_time`` from now, shape (n,), [rad] or [m].
+    :param velocities: Commanded velocities, shape (n,), [rad/s] or [m/s].
+    :param lead_time: ``time_from_start`` of the point, in [0.001, 1] [s]; typically
+        :data:`DEFAULT_LEAD_PERIODS` publish periods.
+    :param accelerations: Commanded accelerations, shape (n,), [rad/s^2] or [m/s^2], or None
+        (not sent).
+    :param stamp: The chunk's ``header.stamp`` [s] (:class:`TrajectoryChunk`; 0: on arrival).
+    :return: The validated chunk (one point).
+    :raises ConfigError: If the names, arrays, lead time or stamp are invalid.
+    """
+    lead = float(LEAD_TIME.check(lead_time))
+    dof = len(joint_names)
+    point = TrajectoryPoint(
+        time_from_start=lead,
+        positions=_joint_row('positions', positions, dof),
+        velocities=_joint_row('velocities', velocities, dof),
+        accelerations=(
+            None if accelerations is None else _joint_row('accelerations', accelerations, dof)
+        ),
+    )
+    return TrajectoryChunk(joint_names=tuple(joint_names), points=(point,), stamp=stamp)
+
+
+def planned_chunk(
+    joint_names: Sequence[str],
+    plan: Callable[[float], tuple[FloatArray, FloatArray, FloatArray]],
+    lead_time: float,
+    breakpoints: Sequence[float] = (),
+    spacing: float = POINT_SPACING,
+    stamp: float = 0.0,
+    start_point: bool = False,
+    bridge: Sequence[PlannedState] = (),
+    tail: Sequence[PlannedState] = (),
+    hold_until: float = 0.0,
+    plan_many: Callable[
+        [Sequence[float]], tuple[FloatArray, FloatArray, FloatArray]
+    ] | None = None,
+) -> TrajectoryChunk:
+    """
+    Build the chunk that streams a planned trajectory up to ``lead_time`` ahead.
+
+    Points at ``lead_time``, at the plan's ``breakpoints`` and every ``spacing`` seconds, but
+    none within :data:`MIN_POINT_GAP` of another (the earlier kind wins), each with the planned
+    positions, velocities and accelerations at that time.
+
+    :param joint_names: Every joint of the controller, in the order of the arrays.
+    :param plan: The planned state some time ahead of now: ``plan(t)`` gives positions,
+        velocities and accelerations, each shape (n,), for ``t`` [s] > 0.
+    :param lead_time: How far the plan is streamed: ``time_from_start`` of the last point
+        after the plan's start (the stamp, or the end of ``bridge``), in [0.001, 1] [s].
+    :param breakpoints: Times where the plan changes its jerk (see
+        :meth:`~pic_ros.motion.generator.JerkLimitedGenerator.breakpoints`) [s]; those outside
+        (0, ``lead_time``) are ignored.
+    :param spacing: Time between the regular points, in [1e-4, 1] [s].
+    :param stamp: The chunk's ``header.stamp``: the time ``plan`` counts from, on the
+        publisher's clock [s] (0: on arrival; :class:`TrajectoryChunk`).
+    :param start_point: Also a point at :data:`MIN_POINT_GAP`, the plan's start state: a chunk
+        that reaches the controller before its stamp then joins the command to the plan where
+        the plan starts.
+    :param bridge: States before the plan, increasing ``time_from_start`` from the stamp; the
+        plan starts at the last one's time (its state), and the times above are counted from
+        there (with ``start_point`` false: the bridge ends on the plan's start). Of two states
+        closer than :data:`MIN_POINT_GAP` only the later is kept.
+    :param tail: States after the plan: how its state at ``lead_time`` brakes to rest
+        (:meth:`~pic_ros.motion.generator.JerkLimitedGenerator.stopping`), times after that
+        state, the first (the state itself, at 0) left out; the last is at rest.
+    :param hold_until: A last point, the tail's rest again, at this ``time_from_start`` [s]
+        when it is later than the tail's end by :data:`MIN_POINT_GAP` or more (0: none).
+    :param plan_many: ``plan`` at several times at once (rows of positions, velocities and
+        accelerations: the same states, fewer calls), or None.
+    :return: The validated chunk (:attr:`TrajectoryChunk.end` at the plan's last point,
+        :attr:`TrajectoryChunk.stop` at the tail's).
+    :raises ConfigError: If the names, the planned states, the lead time or the stamp are
+        invalid.
+    """
+    offset = float(bridge[-1][0]) if bridge else 0.0
+    lead = float(LEAD_TIME.check(lead_time))
+    step = check_number('spacing', spacing, 1e-4, 1.0)
+    grid = [step * index for index in range(1, math.ceil(lead / step - 1e-9))]
+    times = [lead]  # kept sorted
+    starts = [MIN_POINT_GAP] if start_point else []
+    # the start point, then the plan's own breakpoints, then the grid
+    for when in starts + [float(t) for t in breakpoints] + grid:
+        if not MIN_POINT_GAP <= when < lead:
+            continue
+        index = bisect.bisect_left(times, when)
+        if (index == 0 or when - times[index - 1] >= MIN_POINT_GAP) and (
+            index == len(times) or times[index] - when >= MIN_POINT_GAP
+        ):
+            times.insert(index, when)
+    points: list[TrajectoryPoint] = []
+    for state in bridge:  # of two states closer than MIN_POINT_GAP the later stays
+        if points and float(state[0]) - points[-1].time_from_start < MIN_POINT_GAP:
+            points.pop()
+        points.append(TrajectoryPoint(*state))
+    bridged = len(points)
+    if plan_many is not None:
+        rows = plan_many(times)
+        states = [(rows[0][k], rows[1][k], rows[2][k]) for k in range(len(times))]
+    else:
+        states = [plan(when) for when in times]
+    for when, (positions, velocities, accelerations) in zip(times, states):
+        # TrajectoryChunk checks every array
+        points.append(TrajectoryPoint(offset + when, positions, velocities, accelerations))
+    end = len(points) - 1
+    for when, positions, velocities, accelerations in tail[1:]:
+        points.append(TrajectoryPoint(offset + lead + when, positions, velocities, accelerations))
+    stop = len(points) - 1
+    last = points[-1]
+    if hold_until >= last.time_from_start + MIN_POINT_GAP:
+        zero = np.zeros(len(joint_names))
+        points.append(TrajectoryPoint(hold_until, last.positions, zero, zero))
+    return TrajectoryChunk(
+        joint_names=tuple(joint_names), points=tuple(points), stamp=stamp,
+        start=max(bridged - 1, 0), end=end, stop=stop,
+    )
+
+
+CONTINUITY_TOLERANCE: Final = 1e-3
+"""
+Relative slack of the continuity check (:func:`segment_peaks`): a ratio up to ``1 + 1e-3`` of a
+limit passes. It covers rounding only -- the times sent are whole nanoseconds (a point
+:data:`MIN_POINT_GAP` after another moves by up to 1e-4 of that gap) and ruckig's states are
+exact to about 1e-12 -- while the planned motion keeps ``limit_headroom`` (5 %) below the limits.
+"""
+
+
+@dataclass(frozen=True)
+class SegmentPeaks:
+    """
+    What consecutive states of a trajectory imply, as shares of the limits (:func:`segment_peaks`).
+
+    :param velocity: Largest ``|q1 - q0| / h`` and ``|v|`` over the pairs and points, as a share
+        of the velocity limits.
+    :param acceleration: Largest ``|v1 - v0| / h`` and ``|a|``, as a share of the acceleration
+        limits.
+    :param jerk: Largest ``|a1 - a0| / h``, as a share of the jerk limits (0 without
+        accelerations or jerk limits).
+    :param pairs: Consecutive pairs checked.
+    :param violations: Pairs (a pair with a point of its own beyond a limit counts) beyond a
+        limit by more than the tolerance.
+    :param ran_out: Chunks that ended moving before the next one began (the controller then
+        holds the last point: a step in velocity); :class:`ContinuityMonitor` only.
+    :param where: The worst pair, readably (empty when none was checked).
+    """
+
+    velocity: float = 0.0
+    acceleration: float = 0.0
+    jerk: float = 0.0
+    pairs: int = 0
+    violations: int = 0
+    ran_out: int = 0
+    where: str = ''
+
+    @property
+    def peak(self) -> float:
+        """Return the largest of the three shares."""
+        return max(self.velocity, self.acceleration, self.jerk)
+
+    def merged(self, other: SegmentPeaks) -> SegmentPeaks:
+        """Return the peaks and counts of both (the worst ``where``)."""
+        worst = self if self.peak >= other.peak else other
+        return SegmentPeaks(
+            max(self.velocity, other.velocity), max(self.acceleration, other.acceleration),
+            max(self.jerk, other.jerk), self.pairs + other.pairs,
+            self.violations + other.violations, self.ran_out + other.ran_out, worst.where,
+        )
+
+
+class LimitsLike(Protocol):
+    """The limits :func:`segment_peaks` reads (a :class:`~pic_ros.motion.limiter.MotionLimits`)."""
+
+    @property
+    def velocity(self) -> FloatArray:
+        """Return the velocity limits, shape (n,)."""
+        ...
+
+    @property
+    def acceleration(self) -> FloatArray:
+        """Return the acceleration limits, shape (n,)."""
+        ...
+
+    @property
+    def jerk(self) -> FloatArray | None:
+        """Return the jerk limits, shape (n,), or None."""
+        ...
+
+
+def segment_peaks(
+    states: Sequence[tuple[float, npt.ArrayLike, npt.ArrayLike | None, npt.ArrayLike | None]],
+    limits: LimitsLike,
+    tolerance: float = CONTINUITY_TOLERANCE,
+) -> SegmentPeaks:
+    """
+    Check consecutive states of a trajectory against velocity, acceleration and jerk limits.
+
+    The check, per joint, for each pair of consecutive states ``(t0, q0, v0, a0)``,
+    ``(t1, q1, v1, a1)`` with ``h = t1 - t0``::
+
+        |q1 - q0| / h <= v_max,   |v1 - v0| / h <= a_max,   |a1 - a0| / h <= j_max
+
+    and for every state ``|v| <= v_max`` and ``|a| <= a_max``. These are the mean velocity,
+    acceleration and jerk over the pair: any motion through the two states -- the controller's
+    spline between them -- reaches at least them somewhere, so a pair beyond a limit is a command
+    the controller cannot follow within it. A state without velocities skips the terms that need
+    them (and so for accelerations); no jerk limits, no jerk term. ``h <= 0`` between different
+    states is an infinite ratio (a jump); repeated identical states are skipped.
+
+    :param states: ``(time [s], positions, velocities or None, accelerations or None)`` in
+        increasing time.
+    :param limits: The limits (velocity and acceleration, shape (n,); jerk or None).
+    :param tolerance: Relative slack: a share up to ``1 + tolerance`` passes
+        (:data:`CONTINUITY_TOLERANCE`).
+    :return: The peaks and the number of pairs beyond a limit.
+    """
+    if not states:
+        return SegmentPeaks()
+    return _peaks(_track(states), limits, tolerance)
+
+
+_Track = tuple[FloatArray, FloatArray, FloatArray | None, FloatArray | None]
+"""States as arrays: times (k,), positions (k, n), velocities and accelerations (k, n) or None."""
+
+
+def _track(states: Sequence[Sequence[Any]]) -> _Track:
+    """Return states as arrays (velocities or accelerations None unless every state has them)."""
+    times = np.array([float(state[0]) for state in states])
+    q = np.array([np.asarray(state[1], dtype=float) for state in states])
+    have_v = all(state[2] is not None for state in states)
+    have_a = have_v and all(state[3] is not None for state in states)
+    v = np.array([np.asarray(state[2], dtype=float) for state in states]) if have_v else None
+    a = np.array([np.asarray(state[3], dtype=float) for state in states]) if have_a else None
+    return times, q, v, a
+
+
+def _peaks(track: _Track, limits: LimitsLike, tolerance: float) -> SegmentPeaks:
+    """:func:`segment_peaks` on states as arrays."""
+    times, q, v, a = track
+    velocity_limit = np.asarray(limits.velocity, dtype=float)
+    acceleration_limit = np.asarray(limits.acceleration, dtype=float)
+    jerk_limit = None if limits.jerk is None else np.asarray(limits.jerk, dtype=float)
+    count = times.size
+    point_v = np.zeros(count) if v is None else np.max(np.abs(v) / velocity_limit, axis=1)
+    point_a = np.zeros(count) if a is None else np.max(np.abs(a) / acceleration_limit, axis=1)
+    if count > 1:
+        h = np.diff(times)
+        dq = np.diff(q, axis=0)
+        same = ~np.any(dq != 0.0, axis=1)
+        dv = None if v is None else np.diff(v, axis=0)
+        da = None if a is None else np.diff(a, axis=0)
+        if dv is not None:
+            same &= ~np.any(dv != 0.0, axis=1)
+        if da is not None:
+            same &= ~np.any(da != 0.0, axis=1)
+        span = np.where(h > 0.0, h, 0.0)
+        with np.errstate(divide='ignore', invalid='ignore'):
+
+            def ratio(change: FloatArray | None, limit: FloatArray | None) -> FloatArray:
+                if change is None or limit is None:
+                    return np.zeros(count - 1)
+                value = np.max(np.abs(change) / limit, axis=1) / span
+                return np.where(same | np.isnan(value), 0.0, value)
+
+            pair_v, pair_a, pair_j = (
+                ratio(dq, velocity_limit), ratio(dv, acceleration_limit), ratio(da, jerk_limit)
+            )
+        both_v = np.maximum(pair_v, np.maximum(point_v[:-1], point_v[1:]))
+        both_a = np.maximum(pair_a, np.maximum(point_a[:-1], point_a[1:]))
+    else:
+        both_v, both_a, pair_j = point_v, point_a, np.zeros(1)
+    worst = np.maximum(np.maximum(both_v, both_a), pair_j)
+    violations = int(np.count_nonzero(worst > 1.0 + tolerance))
+    index = int(np.argmax(worst))
+    shares = (float(both_v[index]), float(both_a[index]), float(pair_j[index]))
+    kind = ('velocity', 'acceleration', 'jerk')[int(np.argmax(shares))]
+    span_text = f'{times[index]:.6f} s' if count == 1 else (
+        f'{times[index]:.6f} -> {times[index + 1]:.6f} s'
+    )
+    return SegmentPeaks(
+        velocity=float(np.max(both_v)),
+        acceleration=float(np.max(both_a)),
+        jerk=float(np.max(pair_j)) if count > 1 else 0.0,
+        pairs=count - 1,
+        violations=violations,
+        where=f'{kind} {max(shares):.3g} x its limit at {span_text}',
+    )
+
+
+def chunk_states(
+    chunk: TrajectoryChunk, start: float
+) -> list[tuple[float, FloatArray, FloatArray, FloatArray | None]]:
+    """
+    Return a chunk's points as absolute states.
+
+    :param chunk: The chunk.
+    :param start: The time its ``time_from_start`` counts from [s]: its stamp, or for a chunk
+        stamped 0, its arrival.
+    :return: ``(time [s], positions, velocities, accelerations or None)`` per point.
+    """
+    return [
+        (start + point.time_from_start, point.positions, point.velocities, point.accelerations)
+        for point in chunk.points
+    ]
+
+
+def _chunk_track(chunk: TrajectoryChunk, start: float) -> _Track:
+    """Return a chunk's points as arrays, absolute times."""
+    times, q, v, a = chunk.arrays()
+    return start + times, q, v, a
+
+
+JUMP_TOLERANCE: Final = (1e-6, 1e-4, 1e-2)
+"""
+Largest difference between the command a controller is on and a new chunk's state at the
+moment it takes over, for the two to count as the same state: position [rad], velocity [rad/s],
+acceleration [rad/s^2] (a chunk that repeats the trajectory it replaces up to there; rounding
+only). A larger one is a jump (:class:`ContinuityMonitor`); the simulated controller uses the
+same figures (:data:`pic_ros_tools.sim.trajectory.CONTINUITY`).
+"""
+
+State = tuple[float, FloatArray, FloatArray | None, FloatArray | None]
+"""A state on a trajectory: ``(time [s], positions, velocities, accelerations)`` (None: not
+carried)."""
+
+
+class ContinuityMonitor:
+    """
+    Check a stream of chunks as joint_trajectory_controller takes them: every point and seam.
+
+    A chunk takes over when it arrives, from the command the controller is on then (the
+    previous chunk's trajectory at that moment, interpolated as the controller interpolates it;
+    after its last point, that point held at rest). Arriving before its first point, the chunk
+    is joined from that command to its first point; arriving after it, the controller samples
+    the chunk where it is (a jump, counted as a violation, unless the two states agree within
+    :data:`JUMP_TOLERANCE`). :func:`segment_peaks` then checks the takeover state and the
+    chunk's points after it. A previous chunk that ended moving before the new one arrived
+    left the controller holding its last point: a step in velocity, counted as
+    :attr:`SegmentPeaks.ran_out`.
+
+    :param limits: The limits the stream must keep.
+    :param tolerance: Relative slack (:data:`CONTINUITY_TOLERANCE`).
+    """
+
+    def __init__(self, limits: LimitsLike, tolerance: float = CONTINUITY_TOLERANCE) -> None:
+        self.limits = limits
+        self.tolerance = tolerance
+        self._previous: _Track | None = None
+        self.total = SegmentPeaks()
+        self.chunks = 0
+
+    def reset(self) -> None:
+        """Forget the previous chunk (the controller was restarted or reset)."""
+        self._previous = None
+
+    def add(self, chunk: TrajectoryChunk, arrival: float) -> SegmentPeaks:
+        """
+        Check one chunk and its seam with the command it replaces.
+
+        :param chunk: The chunk.
+        :param arrival: When the controller takes it [s] (its ``time_from_start`` count from
+            its stamp, or from this for a chunk stamped 0).
+        :return: This chunk's peaks (also merged into :attr:`total`).
+        """
+        track = _chunk_track(chunk, chunk.stamp if chunk.stamp > 0.0 else arrival)
+        ran_out = False
+        jumped = ''
+        previous = self._previous
+        if previous is not None:
+            end = previous[0].size - 1
+            ran_out = arrival > previous[0][end] and _moving_at(previous, end)
+            current = _track_at(previous, arrival)
+            times, q, v, a = track
+            if arrival < times[0] - 1e-9:
+                track = _prepend(track, arrival, current)
+            else:  # the controller samples the chunk where it is
+                taken = _track_at(track, arrival)
+                if not _same_state(current, taken):
+                    jumped = f'jump at {arrival:.6f} s'
+                after = times > arrival + 1e-9
+                track = _prepend(
+                    (times[after], q[after], None if v is None else v[after],
+                     None if a is None else a[after]),
+                    arrival, taken,
+                )
+        peaks = _peaks(track, self.limits, self.tolerance)
+        if ran_out or jumped:
+            peaks = SegmentPeaks(
+                peaks.velocity, peaks.acceleration, peaks.jerk, peaks.pairs,
+                peaks.violations + int(bool(jumped)), int(ran_out),
+                jumped or ('ran out moving' if not peaks.violations else peaks.where),
+            )
+        self._previous = track
+        self.total = self.total.merged(peaks)
+        self.chunks += 1
+        return peaks
+
+
+def _moving_at(track: _Track, index: int) -> bool:
+    """Return whether a state of a track has a non-zero velocity or acceleration."""
+    _, _, v, a = track
+    return bool(
+        (v is not None and np.any(v[index] != 0.0)) or (a is not None and np.any(a[index] != 0.0))
+    )
+
+
+def _prepend(
+    track: _Track, when: float, state: tuple[FloatArray, FloatArray, FloatArray]
+) -> _Track:
+    """Return a track with a state put first (velocities, accelerations kept where carried)."""
+    times, q, v, a = track
+    return (
+        np.concatenate(([when], times)), np.vstack((state[0], q)),
+        None if v is None else np.vstack((state[1], v)),
+        None if a is None else np.vstack((state[2], a)),
+    )
+
+
+def _same_state(
+    first: tuple[FloatArray, FloatArray, FloatArray],
+    second: tuple[FloatArray, FloatArray, FloatArray],
+) -> bool:
+    """Return whether two states agree within :data:`JUMP_TOLERANCE`."""
+    return all(
+        not np.any(np.abs(one - two) > bound)
+        for one, two, bound in zip(first, second, JUMP_TOLERANCE)
+    )
+
+
+def _track_at(track: _Track, when: float) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """:func:`state_at` on a track (zeros for what it does not carry)."""
+    times, q, v, a = track
+    zero = np.zeros(q.shape[1])
+    index = int(np.searchsorted(times, when, side='right')) - 1
+    if index < 0:
+        index = 0
+    last = times.size - 1
+    if index >= last:
+        moving = when > times[last]
+        return (
+            q[last], zero if v is None or moving else v[last],
+            zero if a is None or moving else a[last],
+        )
+
+    def row(values: FloatArray | None, at: int) -> FloatArray | None:
+        return None if values is None else values[at]
+
+    return state_at(
+        [(times[index], q[index], row(v, index), row(a, index)),
+         (times[index + 1], q[index + 1], row(v, index + 1), row(a, index + 1))],
+        float(when),
+    )
+
+
+class Interpolation(enum.Enum):
+    """How one segment between two knots is interpolated."""
+
+    LINEAR = 'linear'
+    CUBIC = 'cubic'
+    QUINTIC = 'quintic'
+
+
+def segment_state(
+    kind: Interpolation,
+    duration: float,
+    elapsed: float,
+    start: tuple[FloatArray, FloatArray, FloatArray],
+    end: tuple[FloatArray, FloatArray, FloatArray],
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """
+    Evaluate one interpolated segment (the polynomials JTC uses).
+
+    :param kind: Linear (positions), cubic Hermite (positions, velocities) or quintic (positions,
+        velocities, accelerations).
+    :param duration: Segment duration ``T`` > 0 [s].
+    :param elapsed: Time since the segment start, in ``[0, T]`` [s].
+    :param start: Position, velocity, acceleration at the start, each shape (n,).
+    :param end: Position, velocity, acceleration at the end, each shape (n,).
+    :return: Position, velocity and acceleration at ``elapsed``, each shape (n,).
+    """
+    p0, v0, a0 = start
+    p1, v1, a1 = end
+    T = duration
+    t = elapsed
+    if kind is Interpolation.LINEAR:
+        slope = (p1 - p0) / T
+        return p0 + slope * t, slope, np.zeros_like(p0)
+    if kind is Interpolation.CUBIC:
+        s = t / T
+        h00, h10, h01, h11 = 2 * s**3 - 3 * s**2 + 1, s**3 - 2 * s**2 + s, -2 * s**3 + 3 * s**2, \
+            s**3 - s**2
+        position = h00 * p0 + h10 * T * v0 + h01 * p1 + h11 * T * v1
+        velocity = ((6 * s**2 - 6 * s) * (p0 - p1) / T + (3 * s**2 - 4 * s + 1) * v0
+                    + (3 * s**2 - 2 * s) * v1)
+        acceleration = ((12 * s - 6) * (p0 - p1) / T**2 + (6 * s - 4) * v0 / T
+                        + (6 * s - 2) * v1 / T)
+        return position, velocity, acceleration
+    c3 = (20 * (p1 - p0) - (8 * v1 + 12 * v0) * T - (3 * a0 - a1) * T**2) / (2 * T**3)
+    c4 = (30 * (p0 - p1) + (14 * v1 + 16 * v0) * T + (3 * a0 - 2 * a1) * T**2) / (2 * T**4)
+    c5 = (12 * (p1 - p0) - 6 * (v1 + v0) * T - (a0 - a1) * T**2) / (2 * T**5)
+    position = p0 + v0 * t + a0 / 2 * t**2 + c3 * t**3 + c4 * t**4 + c5 * t**5
+    velocity = v0 + a0 * t + 3 * c3 * t**2 + 4 * c4 * t**3 + 5 * c5 * t**4
+    acceleration = a0 + 6 * c3 * t + 12 * c4 * t**2 + 20 * c5 * t**3
+    return position, velocity, acceleration
+
+
+def state_at(
+    states: Sequence[PlannedState] | Sequence[State], when: float
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """
+    Return the state a controller commands at a time on a trajectory given by its states.
+
+    Between consecutive states as joint_trajectory_controller interpolates them: quintic when
+    both carry accelerations, cubic with velocities only, linear with positions only -- exact
+    on a plan whose jerk changes only at its states. Before the first state, the first; after
+    the last, its positions at rest (the controller holds its last point).
+
+    :param states: ``(time [s], positions, velocities, accelerations)``, increasing times
+        (velocities or accelerations may be None).
+    :param when: The time [s].
+    :return: Positions, velocities and accelerations, each shape (n,) (zeros for what the
+        states do not carry).
+    """
+    if when <= states[0][0]:
+        return _filled(states[0])
+    if when >= states[-1][0]:
+        position, velocity, acceleration = _filled(states[-1])
+        if when == states[-1][0]:
+            return position, velocity, acceleration
+        zero = np.zeros_like(position)
+        return position, zero, zero
+    times = [state[0] for state in states]
+    index = int(np.searchsorted(times, when, side='right')) - 1
+    p0, v0, a0 = _filled(states[index])
+    p1, v1, a1 = _filled(states[index + 1])
+    T = float(states[index + 1][0]) - float(states[index][0])
+    t = when - float(states[index][0])
+    if states[index][2] is None or states[index + 1][2] is None:
+        kind = Interpolation.LINEAR
+    elif states[index][3] is None or states[index + 1][3] is None:
+        kind = Interpolation.CUBIC
+    else:
+        kind = Interpolation.QUINTIC
+    return segment_state(kind, T, t, (p0, v0, a0), (p1, v1, a1))
+
+
+def _filled(state: Sequence[Any]) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Return a state's arrays with zeros for missing velocities or accelerations."""
+    position = np.asarray(state[1], dtype=float)
+    zero = np.zeros_like(position)
+    velocity = zero if state[2] is None else np.asarray(state[2], dtype=float)
+    acceleration = zero if state[3] is None else np.asarray(state[3], dtype=float)
+    return position, velocity, acceleration

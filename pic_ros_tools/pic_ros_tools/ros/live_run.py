@@ -1,0 +1,374 @@
+"""
+One recording through the real streaming path, as separate ROS 2 processes, recorded.
+
+What ``python -m pic_ros_tools demo`` and ``python -m pic_ros_tools evaluate --live`` share: replay
+(the bag of a :class:`~pic_ros_tools.convert.ReplayableRecording`, its MarkerArray topic renamed to
+``/body_tracking_data``) -> skeleton_node (``source`` from the markers) -> solver_node ->
+trajectory_publisher -> sim_robot (MuJoCo), each its own process, talking DDS on loopback in the
+exported ``ROS_DOMAIN_ID`` (else a domain id of this run's own). A :class:`Recorder` node in this
+process records the topics into a :class:`~pic_ros_tools.demo_report.DemoRecording`; every
+process is stopped at the end, also on failure. The trajectory publisher starts disengaged, as
+on a real robot: once the pipeline is up the recorder engages it as an operator would, with
+``/trajectory_publisher/engage`` (:meth:`Recorder.engage`), before the replay starts.
+
+Clock: with ``sim_time`` (the default) sim_robot publishes its simulation time on ``/clock``
+(``publish_clock``) and stamps ``joint_states`` with it, and skeleton_node, solver_node,
+trajectory_publisher and the recorder run on it (``use_sim_time``), so the trajectory publisher's
+limits, the servo and the recorded times are on one clock even when the simulation slips behind a
+busy host. The replay plays on the host's monotonic clock (the simulation runs in real time,
+so the two agree while it keeps up; its slips are reported as ``sim_slipped_s``). Without
+``sim_time`` every process runs on the wall clock and the recorder times on its arrival clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+import threading
+import time
+from typing import Any
+
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import PoseArray
+import numpy as np
+from pic_ros.exceptions import PicRosError
+from pic_ros.robot.robot import Robot
+from pic_ros.ros.conversions import time_from_msg
+from pic_ros.ros.runner import BackgroundSpin
+from pic_ros_tools.convert import ReplayableRecording
+from pic_ros_tools.demo_report import DemoRecording
+from pic_ros_tools.ros.processes import (
+    loopback_environment,
+    ManagedProcess,
+    python_module,
+    stop_processes,
+    use_run_domain,
+    wait_until,
+)
+import rclpy
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
+from trajectory_msgs.msg import JointTrajectory
+
+INPUT_TOPIC = '/body_tracking_data'
+"""The skeleton node's MarkerArray topic; the replayed bag's topic is renamed to it."""
+
+RELIABLE = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
+BEST_EFFORT = QoSProfile(depth=200, reliability=ReliabilityPolicy.BEST_EFFORT)
+
+_DELAYS = {
+    'delay_p50 [ms]': 'delay_p50_ms', 'delay_p99 [ms]': 'delay_p99_ms',
+    'delay_max [ms]': 'delay_max_ms',
+}
+"""sim_robot's delay figures of a controller (diagnostic key) and their names in the notes."""
+
+START_TIMEOUT = 120.0
+"""Longest wait for the pipeline to come up [s] (a bound for a busy host; a process that exits
+ends the wait at once)."""
+
+SETTLE = 1.5
+"""Time recorded after the replay ended: the robot finishes its last moves [s]."""
+
+ENGAGE_SERVICE = '/trajectory_publisher/engage'
+"""The service the recorder engages the robot with once the pipeline is up."""
+
+
+class Recorder:
+    """
+    This process's node: records the topics of the run with their times.
+
+    :param context: rclpy context of this process.
+    :param robot: The robot (its controllers are subscribed).
+    :param sim_time: Time everything on ``/clock`` (the recorder's ``use_sim_time``, and the
+        joint_states by their stamps, the simulation time); else on this process's monotonic
+        clock from the recorder's start.
+    """
+
+    def __init__(self, context: Context, robot: Robot, sim_time: bool = True) -> None:
+        self.node = Node(
+            'demo_recorder', context=context,
+            parameter_overrides=[Parameter('use_sim_time', value=sim_time)],
+        )
+        self.recording = DemoRecording()
+        self.recording.notes['clock'] = 'sim' if sim_time else 'wall'
+        self._sim_time = sim_time
+        self._lock = threading.Lock()
+        self._origin = time.monotonic()
+        node = self.node
+        self._subscriptions = [
+            node.create_subscription(PoseArray, '/skeleton', self._on_skeleton, BEST_EFFORT),
+            node.create_subscription(JointState, '/joint_states', self._on_state, BEST_EFFORT),
+            node.create_subscription(JointState, '/joint_targets', self._on_targets, RELIABLE),
+        ]
+        node.create_subscription(DiagnosticArray, '/diagnostics', self._on_diagnostics, RELIABLE)
+        for arm in robot.arms.values():
+            controller = arm.spec.controller
+            self.recording.command_times[controller] = []
+            self.recording.commands[controller] = []
+            self.recording.velocities[controller] = []
+            self._subscriptions.append(node.create_subscription(
+                JointTrajectory, f'/{controller}/joint_trajectory', self._commands(controller),
+                RELIABLE,
+            ))
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        self._spin = BackgroundSpin(executor)
+
+    def matched(self) -> bool:
+        """
+        Return whether every recorded topic but ``/diagnostics`` has a matched publisher.
+
+        The count is the subscription's own (DDS endpoints matched), not the ROS graph's: the
+        graph can list a publisher before the two endpoints have matched, and what it publishes
+        in between never reaches the recorder.
+        """
+        return all(item.get_publisher_count() > 0 for item in self._subscriptions)
+
+    def _now(self) -> float:
+        if self._sim_time:
+            return float(self.node.get_clock().now().nanoseconds) * 1e-9
+        return time.monotonic() - self._origin
+
+    def _on_skeleton(self, message: PoseArray) -> None:
+        joints = np.array([(p.position.x, p.position.y, p.position.z) for p in message.poses])
+        with self._lock:
+            self.recording.skeleton_times.append(self._now())
+            self.recording.skeleton_stamps.append(time_from_msg(message.header.stamp))
+            self.recording.skeletons.append(joints)
+
+    def _on_state(self, message: JointState) -> None:
+        when = time_from_msg(message.header.stamp) if self._sim_time else self._now()
+        with self._lock:
+            self.recording.state_times.append(when)
+            self.recording.states.append(dict(zip(message.name, message.position)))
+
+    def _on_targets(self, message: JointState) -> None:
+        with self._lock:
+            self.recording.target_times.append(self._now())
+            self.recording.targets.append(dict(zip(message.name, message.position)))
+
+    def _commands(self, controller: str) -> Any:
+        def record(message: JointTrajectory) -> None:
+            with self._lock:
+                self.recording.command_times[controller].append(self._now())
+                self.recording.commands[controller].append(list(message.points[0].positions))
+                self.recording.velocities[controller].append(list(message.points[0].velocities))
+
+        return record
+
+    def _on_diagnostics(self, message: DiagnosticArray) -> None:
+        with self._lock:
+            for status in message.status:
+                for item in status.values:
+                    if 'skeleton_node' in status.name and (
+                        item.key.startswith('dropped_') or item.key in (
+                            'frames_in', 'skeletons_out'
+                        )
+                    ):
+                        self.recording.notes[f'skeleton_node_{item.key}'] = item.value
+                    elif 'simulation' in status.name and item.key == 'slipped [s]':
+                        self.recording.notes['sim_slipped_s'] = float(item.value)
+                    elif 'controller' in status.name and (item.key in (
+                        'accepted', 'rejected', 'late', 'joined', 'segment_violations'
+                    ) or item.key.startswith('rejected_')):
+                        # how the simulated controllers took the streamed trajectories
+                        controller = status.name.rsplit(' ', 1)[-1]
+                        self.recording.notes[f'{controller}_{item.key}'] = int(item.value)
+                    elif 'controller' in status.name and item.key == 'segment_peak':
+                        controller = status.name.rsplit(' ', 1)[-1]
+                        self.recording.notes[f'{controller}_segment_peak'] = float(item.value)
+                    elif 'trajectory_publisher' in status.name and item.key in (
+                        'stalls', 'segment_violations'
+                    ):  # the publisher's own view: steps after the plan ran out, its check
+                        group = status.name.rsplit(' ', 1)[-1]
+                        self.recording.notes[f'publisher_{group}_{item.key}'] = int(item.value)
+                    elif 'controller' in status.name and item.key in _DELAYS:
+                        controller = status.name.rsplit(' ', 1)[-1]
+                        self.recording.notes[f'{controller}_{_DELAYS[item.key]}'] = float(
+                            item.value.replace('n/a', 'nan')
+                        )
+
+    def engage(self, service: str = ENGAGE_SERVICE, timeout: float = START_TIMEOUT) -> str:
+        """
+        Engage the trajectory publisher as an operator does: call its ``~/engage``.
+
+        :param service: The service's name.
+        :param timeout: Longest wait for the service and for its answer [s].
+        :return: The answer's message, also kept in the notes (``engaged``).
+        :raises PicRosError: If the service is not there in time, does not answer, or refuses.
+        """
+        client = self.node.create_client(Trigger, service)
+        try:
+            if not client.wait_for_service(timeout_sec=timeout):
+                raise PicRosError(f'{service} did not appear within {timeout:.0f} s')
+            future = client.call_async(Trigger.Request())
+            if not wait_until(future.done, timeout=timeout):
+                raise PicRosError(f'{service} did not answer within {timeout:.0f} s')
+            answer = future.result()
+        finally:
+            self.node.destroy_client(client)
+        if answer is None or not answer.success:
+            reason = 'no answer' if answer is None else answer.message
+            raise PicRosError(f'{service} refused: {reason}')
+        with self._lock:
+            self.recording.notes['engaged'] = answer.message
+        return str(answer.message)
+
+    def close(self) -> None:
+        """Stop spinning (the thread ends first), then destroy the node."""
+        self._spin.stop()
+        self.node.destroy_node()
+
+
+def _parameters(values: Mapping[str, Any]) -> list[str]:
+    return [item for name, value in values.items() for item in ('-p', f'{name}:={value}')]
+
+
+def _commands(
+    robot: str,
+    source: str,
+    solver_values: Mapping[str, Any],
+    skeleton_values: Mapping[str, Any],
+    sim_time: bool,
+) -> dict[str, list[str]]:
+    clock = ['-p', 'use_sim_time:=true'] if sim_time else []
+    return {
+        'sim_robot': python_module(
+            'pic_ros_tools', 'sim', '--robot', robot, '--ros-args', '-p',
+            f'publish_clock:={str(sim_time).lower()}',
+        ),
+        'skeleton_node': python_module(
+            'pic_ros.ros.skeleton_node', '--ros-args', '-p', f'source:={source}',
+            *_parameters(skeleton_values), *clock,
+        ),
+        'solver_node': python_module(
+            'pic_ros.ros.solver_node', '--ros-args', '-p', f'robot:={robot}',
+            *_parameters(solver_values),
+            *clock,
+        ),
+        'trajectory_publisher': python_module(
+            'pic_ros.ros.trajectory_publisher_node', '--ros-args', '-p', f'robot:={robot}',
+            *clock,
+        ),
+    }
+
+
+def record_pipeline(
+    robot: Robot,
+    replayed: ReplayableRecording,
+    solver_values: Mapping[str, Any],
+    logs: Path,
+    duration: float | None = None,
+    sim_time: bool = True,
+    say: Callable[[str], None] = print,
+    skeleton_values: Mapping[str, Any] | None = None,
+) -> DemoRecording:
+    """
+    Play a recording through the five processes and record what they publish.
+
+    :param robot: The robot.
+    :param replayed: The bag to play, its topic and tracker source.
+    :param solver_values: solver_node's parameters to set (e.g. ``{'solver': 'fabrik'}``).
+    :param logs: Folder for each process's log (created).
+    :param duration: Play only the first seconds of the bag [s]; None plays all of it.
+    :param sim_time: Run the nodes and the recorder on sim_robot's ``/clock``.
+    :param say: Called with one progress line when the pipeline is up.
+    :param skeleton_values: skeleton_node's parameters to set besides ``source`` (e.g.
+        ``{'smoothing': 'kalman'}``).
+    :return: What was recorded; its ``notes`` hold the clock, the domain, the tracker source, the
+        skeleton node's counts and the simulation's slips.
+    :raises PicRosError: If the pipeline does not come up, the replay does not end in time or
+        a process exits early (every process is stopped first; the wait ends when one exits).
+    """
+    started_at = time.monotonic()
+    logs.mkdir(parents=True, exist_ok=True)
+    domain = use_run_domain()  # an exported ROS_DOMAIN_ID, else one of this run's own
+    environment = loopback_environment(domain)
+    context = Context()
+    rclpy.init(context=context, domain_id=domain)
+    processes: list[ManagedProcess] = []
+    recorder = None
+    try:
+        recorder = Recorder(context, robot, sim_time)
+        for name, argv in _commands(
+            robot.name, replayed.source, solver_values, skeleton_values or {}, sim_time
+        ).items():
+            processes.append(ManagedProcess(argv, environment, logs / f'{name}.log'))
+        _wait_for_pipeline(recorder, logs, processes)
+        say(f'pipeline up in {time.monotonic() - started_at:.1f} s (ROS_DOMAIN_ID={domain}, '
+            f'{recorder.recording.notes["clock"]} time); replaying {replayed.bag} '
+            f'({replayed.source})')
+        say(f'{ENGAGE_SERVICE}: {recorder.engage()}')
+        replay = ManagedProcess(
+            python_module('pic_ros_tools', *_replay_arguments(replayed, duration)), environment,
+            logs / 'replay.log',
+        )
+        processes.append(replay)
+        pipeline = processes[:-1]
+        limit = (duration or replayed.seconds) + START_TIMEOUT
+        ended = wait_until(
+            lambda: not replay.alive() or _exited(pipeline) is not None, timeout=limit, period=0.2
+        )
+        _check_running(pipeline)
+        if not ended:
+            raise PicRosError(f'the replay did not finish within {limit:.0f} s')
+        time.sleep(SETTLE)
+        _check_running(pipeline)
+    finally:
+        if recorder is not None:
+            recorder.close()
+        stop_processes(processes)
+        rclpy.try_shutdown(context=context)
+    recording = recorder.recording
+    recording.notes['wall_time_pipeline_s'] = round(time.monotonic() - started_at, 1)
+    recording.notes['ros_domain_id'] = domain
+    recording.notes['source'] = replayed.source
+    return recording
+
+
+def _exited(processes: list[ManagedProcess]) -> ManagedProcess | None:
+    """Return the first of the processes that is no longer running, if any."""
+    return next((process for process in processes if not process.alive()), None)
+
+
+def _check_running(processes: list[ManagedProcess]) -> None:
+    """Raise :class:`PicRosError` naming a process that exited (it should still run)."""
+    process = _exited(processes)
+    if process is not None:
+        name = process.log_path.stem if process.log_path is not None else process.argv[2]
+        raise PicRosError(
+            f'{name} exited early (status {process.process.returncode}); see {process.log_path}'
+        )
+
+
+def _wait_for_pipeline(recorder: Recorder, logs: Path, processes: list[ManagedProcess]) -> None:
+    node = recorder.node
+    ready = wait_until(
+        lambda: _exited(processes) is not None or (
+            node.count_subscribers(INPUT_TOPIC) > 0
+            and recorder.matched()
+            and len(recorder.recording.state_times) > 10
+        ),
+        timeout=START_TIMEOUT,
+    )
+    _check_running(processes)
+    if not ready:
+        raise PicRosError(
+            f'the pipeline did not come up within {START_TIMEOUT:.0f} s; logs in {logs}'
+        )
+
+
+def _replay_arguments(replayed: ReplayableRecording, duration: float | None) -> list[str]:
+    arguments = [
+        'replay', str(replayed.bag), '--topics', replayed.topic, '--wait-for-subscribers'
+    ]
+    if replayed.topic != INPUT_TOPIC:
+        arguments += ['--remap', f'{replayed.topic}:={INPUT_TOPIC}']
+    if duration:
+        arguments += ['--playback-duration', str(duration)]
+    return arguments

@@ -1,0 +1,520 @@
+"""
+sim_robot: a simulated robot that takes trajectories like ros2_control and publishes joint_states.
+
+MuJoCo physics of ``urdf/<robot>.urdf`` (:class:`~pic_ros_tools.sim.mujoco_robot.SimRobot`). For
+every arm controller named in ``config/<robot>.yaml`` the node subscribes
+``<controller>/joint_trajectory`` (``trajectory_msgs/JointTrajectory``, reliable like JTC's
+SystemDefaultsQoS) and follows the trajectories the way joint_trajectory_controller does
+(:mod:`pic_ros_tools.sim.trajectory`: stamp 0 = now, a new trajectory replaces the old one, linear
+/ cubic / quintic interpolation, joints by name, JTC's validation). It publishes ``joint_states``
+(``sensor_msgs/JointState``: every movable URDF joint, positions and velocities, stamped) at
+``rate``; with ``publish_clock`` it also publishes the simulation time on ``/clock`` and stamps
+``joint_states`` with it (for ``use_sim_time`` graphs).
+
+The simulation is advanced by a wall-clock (steady) timer, so it runs in real time whatever
+``use_sim_time`` says; when the host cannot keep up, simulated time slips (reported) rather than
+the node falling behind. A rejected trajectory is logged with its reason (throttled per controller
+and reason) and changes nothing. ``/diagnostics`` carries, per controller, the accepted, rejected
+(by reason) and clamped counts, the late and joined counts, the delay of the stamped trajectories
+(arrival - ``header.stamp``: p50 and p99 of the latest ones, and the largest), the trajectories
+taken whose reference as followed breaks the joints' velocity, acceleration or jerk limits (or
+jumps: ``segment_violations``, and the peak share of a limit) and the tracking
+error (commanded - measured, now and the largest since the previous report); for the simulation,
+the real-time factor of the physics, the joint_states rate and the frame recorder's figures. A
+controller's status is WARN after a rejection and in a report with a new join or a new
+trajectory beyond a limit: a streamed chunk is joined rather than continued when it arrives
+more than the trajectory publisher's
+``plan_ahead`` after the step that made it (its stamp is up to one point spacing, 10 ms, before
+that step), which the delay tells.
+
+A robot file with ``mobile_base`` (:mod:`pic_ros.robot.mobile_base`) adds the base's interface of
+the real robot: the node subscribes its velocity command topic (``geometry_msgs/Twist``, a relative
+name: TIAGo's ``mobile_base_controller/cmd_vel_unstamped``) and publishes ``nav_msgs/Odometry`` on
+its odometry topic (TIAGo's ``mobile_base_controller/odom``; frame the file's ``odom_frame``, child
+its ``base_frame``; pose and velocity, no covariance; no TF is broadcast). With
+``force_torque_sensors`` it publishes each wrist's wrench (``geometry_msgs/WrenchStamped``, frame
+the sensor link, gravity of the hand compensated: :mod:`pic_ros_tools.sim.mujoco_robot`) on the
+sensor's topic (TIAGo's ``ft_sensor_controller/wrench``). Both at ``rate``, like joint_states.
+
+``sim/push`` (``geometry_msgs/WrenchStamped``) pushes a link: ``header.frame_id`` names it (a body
+of the model, e.g. TIAGo's ``wrist_ft_link``, which carries the hand), the wrench is in that
+link's frame and acts at its origin, for :data:`PUSH_HOLD` after each message; a message replaces
+the previous one on that link (publish continuously to push longer).
+
+With ``render_dir`` set, PNG frames of the robot are written there at ``render_rate`` from a
+background thread (offscreen OpenGL: ``MUJOCO_GL=egl`` or ``osmesa``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+import math
+import sys
+from typing import Any
+
+from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticStatus
+from geometry_msgs.msg import Twist, WrenchStamped
+from nav_msgs.msg import Odometry
+from pic_ros.exceptions import ConfigError
+from pic_ros.ros.conversions import status_to_msg, time_from_msg, time_to_msg
+from pic_ros.ros.diagnostics import DiagnosticsReporter, RateMeter
+from pic_ros.ros.parameters import declare_parameters, validation_callback, Values
+from pic_ros.ros.runner import (
+    node_parser,
+    parameter_overrides,
+    parse_command_line,
+    run_nodes,
+    spin_for,
+    spin_until_shutdown,
+    START_FAILED,
+)
+from pic_ros_tools.ros.schema import SIM_ROBOT
+from pic_ros_tools.sim.config import SimConfig
+from pic_ros_tools.sim.frame_recorder import FrameRecorder
+from pic_ros_tools.sim.mujoco_robot import SimRobot
+from pic_ros_tools.sim.trajectory import Trajectory, TrajectoryStatus, Waypoint
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock as ClockMessage
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory
+
+PARAMETERS = SIM_ROBOT
+"""The node's parameters (:data:`pic_ros_tools.ros.schema.SIM_ROBOT`)."""
+
+MAX_CATCH_UP = 0.1
+"""Most simulated time one update may step [s]; a longer stall is dropped (time slips)."""
+
+PUSH_HOLD = 0.1
+"""How long one ``sim/push`` message pushes [s] (simulation time)."""
+
+LOG_THROTTLE = 2.0
+"""Shortest interval between two logs of the same rejection reason of a controller [s]."""
+
+
+def trajectory_from_msg(message: JointTrajectory, stamp: float) -> Trajectory:
+    """
+    Convert a JointTrajectory to the follower's trajectory (values are checked by the follower).
+
+    :param message: The message.
+    :param stamp: Start time on the simulation clock [s] (0 = start now).
+    :return: The trajectory.
+    """
+    points = [
+        Waypoint(
+            time_from_start=float(point.time_from_start.sec)
+            + float(point.time_from_start.nanosec) * 1e-9,
+            positions=list(point.positions),
+            velocities=list(point.velocities),
+            accelerations=list(point.accelerations),
+            effort=list(point.effort),
+        )
+        for point in message.points
+    ]
+    return Trajectory(joint_names=list(message.joint_names), points=points, stamp=stamp)
+
+
+def _milliseconds(value: float) -> str:
+    """Format a time in [ms] for a diagnostic value (``n/a`` for NaN: nothing measured yet)."""
+    return f'{value:.1f}' if math.isfinite(value) else 'n/a'
+
+
+class _ControllerReport:
+    """Tracking error, joins and log throttling of one controller."""
+
+    def __init__(self) -> None:
+        self.max_error = 0.0
+        self.last_error = 0.0
+        self.joined = 0  # the follower's joined count at the previous report
+        self.segment_violations = 0  # and its count of trajectories beyond a limit
+        self.last_logged: dict[TrajectoryStatus, float] = {}
+        self.suppressed: dict[TrajectoryStatus, int] = {}
+
+
+class SimRobotNode(Node):
+    """
+    Simulate one robot, follow its controllers' trajectories, publish its joint states.
+
+    :param kwargs: Passed to :class:`rclpy.node.Node` (e.g. ``parameter_overrides``).
+    :raises ConfigError: If the robot or the settings are invalid.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__('sim_robot', **kwargs)
+        self._recorder: FrameRecorder | None = None  # first: destroy_node needs it
+        try:
+            self._values: Values = declare_parameters(self, PARAMETERS)
+            self.sim = SimRobot(
+                str(self._values['robot']), SimConfig.from_parameters(self._values)
+            )
+        except BaseException:
+            self.destroy_node()  # a node that failed to start leaves nothing behind for rclpy
+            raise
+        self._steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self._wall_start: float | None = None
+        self._sim_origin = self.sim.time
+        self._slipped = 0.0
+        self._publish_clock = bool(self._values['publish_clock'])
+        self._names = list(self.sim.joint_names)
+        self._reports = {controller: _ControllerReport() for controller in self.sim.controllers}
+        reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        for controller in self.sim.controllers:
+            self.create_subscription(
+                JointTrajectory, f'{controller}/joint_trajectory',
+                lambda message, name=controller: self._on_trajectory(name, message), reliable,
+            )
+        self._joint_states = self.create_publisher(JointState, 'joint_states', reliable)
+        base = self.sim.mobile_base
+        self._odometry: Any = None
+        if base is not None:
+            self.create_subscription(Twist, base.command_topic, self._on_base_command, reliable)
+            self._odometry = self.create_publisher(Odometry, base.odometry_topic, reliable)
+        self._wrenches = {
+            arm: self.create_publisher(WrenchStamped, sensor.topic, reliable)
+            for arm, sensor in self.sim.robot.spec.force_torque_sensors.items()
+        }
+        self.create_subscription(WrenchStamped, 'sim/push', self._on_push, reliable)
+        self.pushes = 0
+        self.base_commands = 0
+        self._clock_publisher = (
+            self.create_publisher(ClockMessage, '/clock', QoSProfile(depth=10))
+            if self._publish_clock else None
+        )
+        self._published = RateMeter()
+        self._published_time: float | None = None  # simulation time of the last joint_states
+        self._render_timer: Any = None
+        if self._values['render_dir']:
+            self._recorder = FrameRecorder(
+                self.sim, str(self._values['render_dir']), int(self._values['render_width']),
+                int(self._values['render_height']),
+            )
+            self._render_timer = self.create_timer(
+                1.0 / float(self._values['render_rate']), self._on_render_tick,
+                clock=self._steady,
+            )
+        self._timer = self.create_timer(
+            1.0 / float(self._values['rate']), self._on_tick, clock=self._steady
+        )
+        self.add_on_set_parameters_callback(
+            validation_callback(self, PARAMETERS, self._values, self._apply)
+        )
+        self._diagnostics = DiagnosticsReporter(
+            self, float(self._values['diagnostics_period']), self._statuses
+        )
+        topics = ', '.join(f'{c}/joint_trajectory' for c in self.sim.controllers)
+        self.get_logger().info(
+            f'{self.sim.robot.name}: following {topics}; publishing joint_states at '
+            f'{self._values["rate"]:g} Hz (servo lag {self.sim.config.tracking_lag * 1e3:.0f} ms)'
+        )
+        if base is not None:
+            self.get_logger().info(
+                f'mobile base: commands on {base.command_topic}, odometry on '
+                f'{base.odometry_topic}'
+            )
+
+    def _wall_now(self) -> float:
+        return self._steady.now().nanoseconds * 1e-9
+
+    def _apply(self, values: Values) -> None:
+        if values['rate'] != self._values['rate']:
+            self.destroy_timer(self._timer)
+            self._timer = self.create_timer(
+                1.0 / float(values['rate']), self._on_tick, clock=self._steady
+            )
+        if values['diagnostics_period'] != self._values['diagnostics_period']:
+            self._diagnostics.set_period(float(values['diagnostics_period']))
+
+    def _advance(self) -> None:
+        """Step the simulation to the wall-clock time since the first update (minus slips)."""
+        now = self._wall_now()
+        if self._wall_start is None:
+            self._wall_start = now
+        target = self._sim_origin + now - self._wall_start - self._slipped
+        behind = target - self.sim.time
+        if behind > MAX_CATCH_UP:
+            self._slipped += behind - MAX_CATCH_UP
+            target = self.sim.time + MAX_CATCH_UP
+        self.sim.step_to(target)
+
+    def _stamp(self) -> Time:
+        if self._publish_clock:
+            return time_to_msg(self.sim.time)
+        return self.get_clock().now().to_msg()
+
+    def _to_sim_time(self, stamp: Time) -> float:
+        """Convert a non-zero trajectory stamp to simulation time (0 stays 0: start now)."""
+        seconds = time_from_msg(stamp)
+        if seconds == 0.0 or self._publish_clock:
+            return seconds
+        ros_now = self.get_clock().now().nanoseconds * 1e-9
+        return seconds - ros_now + self.sim.time
+
+    def _on_trajectory(self, controller: str, message: JointTrajectory) -> None:
+        self._advance()
+        trajectory = trajectory_from_msg(message, self._to_sim_time(message.header.stamp))
+        verdict = self.sim.command(controller, trajectory)
+        if verdict.accepted:
+            return
+        report = self._reports[controller]
+        now = self._wall_now()
+        last = report.last_logged.get(verdict.status)
+        if last is not None and now - last < LOG_THROTTLE:
+            report.suppressed[verdict.status] = report.suppressed.get(verdict.status, 0) + 1
+            return
+        suppressed = report.suppressed.pop(verdict.status, 0)
+        more = f' ({suppressed} more since the last log)' if suppressed else ''
+        report.last_logged[verdict.status] = now
+        self.get_logger().warning(
+            f'{controller}: rejected trajectory ({verdict.status.value}): {verdict.detail}{more}'
+        )
+
+    def _on_base_command(self, message: Twist) -> None:
+        self._advance()
+        try:
+            self.sim.command_base(message.linear.x, message.angular.z)
+        except ConfigError as error:
+            self.get_logger().warning(f'base command refused: {error}', throttle_duration_sec=2.0)
+            return
+        self.base_commands += 1
+
+    def _on_push(self, message: WrenchStamped) -> None:
+        self._advance()
+        force = message.wrench.force
+        torque = message.wrench.torque
+        try:
+            self.sim.push(
+                message.header.frame_id, (force.x, force.y, force.z), PUSH_HOLD,
+                torque=(torque.x, torque.y, torque.z), local=True, replace=True,
+            )
+        except ConfigError as error:
+            self.get_logger().warning(f'sim/push refused: {error}', throttle_duration_sec=2.0)
+            return
+        self.pushes += 1
+
+    def _publish_base_and_wrenches(self, stamp: Time) -> None:
+        base = self.sim.mobile_base
+        if base is not None and self._odometry is not None:
+            pose = self.sim.base_pose()
+            linear, angular = self.sim.base_velocity()
+            odometry = Odometry()
+            odometry.header.stamp = stamp
+            odometry.header.frame_id = base.odom_frame
+            odometry.child_frame_id = self.sim.robot.base_frame
+            odometry.pose.pose.position.x = pose.x
+            odometry.pose.pose.position.y = pose.y
+            odometry.pose.pose.orientation.z = math.sin(pose.yaw / 2.0)
+            odometry.pose.pose.orientation.w = math.cos(pose.yaw / 2.0)
+            odometry.twist.twist.linear.x = linear
+            odometry.twist.twist.angular.z = angular
+            self._odometry.publish(odometry)
+        for arm, publisher in self._wrenches.items():
+            wrench = self.sim.wrench(arm)
+            message = WrenchStamped()
+            message.header.stamp = stamp
+            message.header.frame_id = self.sim.wrench_sensors[arm]
+            message.wrench.force.x, message.wrench.force.y, message.wrench.force.z = (
+                float(value) for value in wrench.force
+            )
+            message.wrench.torque.x, message.wrench.torque.y, message.wrench.torque.z = (
+                float(value) for value in wrench.torque
+            )
+            publisher.publish(message)
+
+    def _on_render_tick(self) -> None:
+        recorder = self._recorder
+        if recorder is None:
+            return
+        if recorder.error is None:
+            recorder.submit()
+            return
+        self.get_logger().error(f'no more frames: {recorder.error}')
+        if self._render_timer is not None:
+            self.destroy_timer(self._render_timer)
+            self._render_timer = None
+
+    def _on_tick(self) -> None:
+        self._advance()
+        if self.sim.time == self._published_time:
+            return  # a late tick caught up within one physics step: nothing new to publish
+        self._published_time = self.sim.time
+        stamp = self._stamp()
+        positions = self.sim.joint_positions()
+        velocities = self.sim.joint_velocities()
+        message = JointState()
+        message.header.stamp = stamp
+        message.name = self._names
+        message.position = [positions[name] for name in self._names]
+        message.velocity = [velocities[name] for name in self._names]
+        self._joint_states.publish(message)
+        self._publish_base_and_wrenches(stamp)
+        self._published.tick()
+        if self._clock_publisher is not None:
+            self._clock_publisher.publish(ClockMessage(clock=stamp))
+        for controller, report in self._reports.items():
+            error = self.sim.tracking_error(controller)
+            report.last_error = error
+            report.max_error = max(report.max_error, error)
+
+    def _statuses(self) -> list[DiagnosticStatus]:
+        statuses = []
+        name = self.get_fully_qualified_name()
+        for controller, report in self._reports.items():
+            stats = self.sim.follower(controller).stats
+            values: dict[str, object] = {
+                'accepted': stats.accepted,
+                'rejected': stats.rejected,
+                'clamped_points': stats.clamped_points,
+                'late': stats.late,
+                'joined': stats.joined,
+                'delay_p50 [ms]': _milliseconds(stats.delay_ms(50.0)),
+                'delay_p99 [ms]': _milliseconds(stats.delay_ms(99.0)),
+                'delay_max [ms]': _milliseconds(1e3 * stats.delay_max),
+                'segment_violations': stats.segment_violations,
+                'segment_peak': f'{stats.segment_peak:.3f}',
+                'tracking_error_now [rad]': f'{report.last_error:.4f}',
+                'tracking_error_max [rad]': f'{report.max_error:.4f}',
+            }
+            for status, count in sorted(stats.rejections.items(), key=lambda item: item[0].value):
+                values[f'rejected_{status.value}'] = count
+            if stats.last_rejection is not None:
+                values['last_rejection'] = stats.last_rejection.detail
+            report.max_error = 0.0
+            joined, report.joined = stats.joined - report.joined, stats.joined
+            level = DiagnosticStatus.WARN if stats.rejected or joined else DiagnosticStatus.OK
+            summary = f'{stats.accepted} accepted, {stats.rejected} rejected'
+            if joined:  # a seam in the command: the chunk came after its plan had moved on
+                summary += (
+                    f', {joined} joined since the last report (arrived after the point where '
+                    "they left the command: raise the trajectory publisher's plan_ahead above "
+                    'the delay)'
+                )
+            beyond = stats.segment_violations - report.segment_violations
+            report.segment_violations = stats.segment_violations
+            if beyond:  # what the controller followed broke a limit, since the last report
+                level = DiagnosticStatus.WARN
+                summary += (
+                    f', {beyond} taken beyond a velocity, acceleration or jerk limit since the '
+                    f'last report (peak {values["segment_peak"]} x)'
+                )
+            statuses.append(status_to_msg(
+                f'pic_ros: {name} {controller}', self.sim.robot.name, level, summary, values
+            ))
+        rate = self._published.rate(self._wall_now())
+        factor = self.sim.real_time_factor
+        values = {
+            'sim_time [s]': f'{self.sim.time:.3f}',
+            'physics_real_time_factor': f'{factor:.1f}' if math.isfinite(factor) else 'n/a',
+            'slipped [s]': f'{self._slipped:.3f}',
+            'joint_states_rate [Hz]': f'{rate:.1f}',
+            'joint_states_published': self._published.total,
+        }
+        if self.sim.mobile_base is not None:
+            pose = self.sim.base_pose()
+            values['base_commands'] = self.base_commands
+            values['base_pose [m, m, rad]'] = f'{pose.x:.3f}, {pose.y:.3f}, {pose.yaw:.3f}'
+        values['pushes'] = self.pushes
+        level = DiagnosticStatus.OK
+        if self._slipped > 0.0:
+            level = DiagnosticStatus.WARN
+        if self._recorder is not None:
+            values['frames_written'] = self._recorder.frames_written
+            values['frames_skipped'] = self._recorder.frames_skipped
+            per_frame = self._recorder.seconds_per_frame
+            values['seconds_per_frame'] = f'{per_frame:.3f}' if math.isfinite(per_frame) else 'n/a'
+            if self._recorder.error is not None:
+                values['render_error'] = self._recorder.error
+                level = DiagnosticStatus.WARN
+        statuses.append(status_to_msg(
+            f'pic_ros: {name} simulation', self.sim.robot.name, level,
+            f'real-time factor {values["physics_real_time_factor"]}', values,
+        ))
+        return statuses
+
+    def destroy_node(self) -> None:
+        """Stop the frame recorder, free the renderer and destroy the node."""
+        if self._recorder is not None:
+            self._recorder.close()
+        sim = getattr(self, 'sim', None)  # None when the simulation failed to start
+        if sim is not None:
+            sim.close()
+        super().destroy_node()
+
+
+DESCRIPTION = (
+    'Simulated robot (MuJoCo) in place of ros2_control: <controller>/joint_trajectory in, '
+    'joint_states out.'
+)
+"""What ``sim_robot`` does, for its usage."""
+
+
+def build_parser(prog: str = 'sim_robot') -> argparse.ArgumentParser:
+    """
+    Build the parser of ``sim_robot`` and ``python -m pic_ros_tools sim``: parameters, duration.
+
+    :param prog: The program name shown in the usage.
+    :return: The parser.
+    """
+    parser = node_parser(PARAMETERS, prog, DESCRIPTION)
+    parser.add_argument(
+        '--duration', type=float, help='stop after this many seconds (default: until Ctrl-C)'
+    )
+    return parser
+
+
+def parse_arguments(
+    argv: Sequence[str], prog: str = 'sim_robot'
+) -> tuple[argparse.Namespace, list[Parameter], list[str]]:
+    """
+    Parse the command line of ``sim_robot``; what follows ``--ros-args`` goes to rclpy.
+
+    ``--help`` prints the usage and exits 0, an unknown option exits 2 (``SystemExit``).
+
+    :param argv: Arguments without the program name.
+    :param prog: The program name shown in the usage.
+    :return: The options, the parameter overrides they ask for (``--robot tiago`` is
+        ``robot:=tiago``) and the ROS arguments.
+    """
+    parser = build_parser(prog)
+    args, ros_arguments = parse_command_line(parser, argv)
+    if args.duration is not None and not args.duration > 0.0:
+        parser.error(f'--duration must be > 0, got {args.duration}')
+    return args, parameter_overrides(PARAMETERS, args), ros_arguments
+
+
+def run_sim(
+    argv: Sequence[str], prog: str = 'python -m pic_ros_tools sim', error_status: int = 2
+) -> int:
+    """
+    Run ``sim_robot [--robot R] [--render-dir D] [--duration S] ... [--ros-args ...]``.
+
+    :param argv: Arguments without the program name (and without the command).
+    :param prog: The program name shown in the usage and the error messages.
+    :param error_status: Exit status for an invalid robot or setting or a missing mujoco (2 for
+        ``python -m pic_ros_tools sim``, 1 for ``sim_robot``: its node could not start).
+    :return: Exit status (0, ``error_status``, or 2 for an invalid command line).
+    """
+    args, overrides, ros_arguments = parse_arguments(argv, prog)
+    spin = spin_until_shutdown if args.duration is None else spin_for(args.duration)
+    return run_nodes(
+        prog, ros_arguments, lambda: [SimRobotNode(parameter_overrides=overrides)], spin=spin,
+        error_status=error_status,
+    )
+
+
+def main(args: list[str] | None = None) -> None:
+    """
+    Run the simulated robot until shutdown (``ros2 run pic_ros sim_robot [options]``).
+
+    :param args: The command line, program name first (default: ``sys.argv``): an option per
+        parameter (``--help`` lists them), ``--duration``, then ``--ros-args ...``.
+    """
+    arguments = sys.argv if args is None else args
+    raise SystemExit(run_sim(list(arguments[1:]), prog='sim_robot', error_status=START_FAILED))
+
+
+if __name__ == '__main__':
+    main()
