@@ -161,8 +161,9 @@ class PointChainSolver(ArmSolver):
         constraints = self.constraints(upper, fore)
         point = solve_point_chain(chain, target, self.config.iteration, constraints)
         solved = point.points
+        _, _, solved_elbow, solved_wrist, _ = solved.tolist()
         goal = RecoveryGoal.from_points(
-            targets.kind, shoulder, as_vector(solved[2]), as_vector(solved[3])
+            targets.kind, shoulder, tuple(solved_elbow), tuple(solved_wrist)
         )
         recovery, answer = self._recovery.recover_with_kinematics(q_previous, goal, kinematics)
         whole = len(answer[0]) == self.arm.chain.dof + 1

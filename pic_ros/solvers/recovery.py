@@ -183,6 +183,7 @@ class JointRecovery:
             for position, index in enumerate(arm.active)
             if index < arm.wrist_index
         )
+        self._limits = (arm.lower.tolist(), arm.upper.tolist())
         self._lower = [float(arm.work_lower[p]) for p, _ in self._moving]
         self._upper = [float(arm.work_upper[p]) for p, _ in self._moving]
         # The comfortable pose: the middle of each joint's working range, each joint weighted by
@@ -446,20 +447,24 @@ class JointRecovery:
             :meth:`~pic_ros.robot.kinematics.chain.KinematicChain.prefix_positions_and_axes`
             (the whole chain, tool included, unless ``kinematics`` was given shorter).
         """
-        q = self.arm.clamp(q_init)
-        search = self._start(q, goal, kinematics)
+        values = [
+            min(max(value, low), high)
+            for value, low, high in zip(np.asarray(q_init, dtype=float).tolist(), *self._limits)
+        ]
+        search = self._start(values, goal, kinematics)
         termination, iterations = self._iterate(search, goal)
         for (position, _), x, d in zip(self._moving, search.start, search.offset):
-            q[position] = x + d
+            values[position] = x + d
         state = search.state
         result = RecoveryResult(
-            q=q, residual=state.norm, iterations=iterations, termination=termination
+            q=np.array(values), residual=state.norm, iterations=iterations,
+            termination=termination,
         )
         return result, (state.positions, state.axes)
 
     def _start(
         self,
-        q: FloatArray,
+        q: Sequence[float],
         goal: RecoveryGoal,
         kinematics: tuple[Sequence[Vector], Sequence[Vector]] | None,
     ) -> _Search:
