@@ -131,9 +131,11 @@ def octant_with_hysteresis(direction: Sequence[float], previous: int, band: floa
     if not previous or band <= 0.0:
         return octant_of(direction)
     kept = OCTANT_SIGNS[previous - 1]
-    signs = tuple(
-        kept[i] if abs(direction[i]) < band else (1 if direction[i] >= 0.0 else -1)
-        for i in range(3)
+    x, y, z = direction[0], direction[1], direction[2]
+    signs = (
+        kept[0] if abs(x) < band else (1 if x >= 0.0 else -1),
+        kept[1] if abs(y) < band else (1 if y >= 0.0 else -1),
+        kept[2] if abs(z) < band else (1 if z >= 0.0 else -1),
     )
     return OCTANT_SIGNS.index(signs) + 1
 

@@ -31,6 +31,8 @@ them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy.typing as npt
 from pic_ros.correspondence.targets import ArmTargets, TargetKind
 from pic_ros.human.skeleton import MIN_BONE_LENGTH
@@ -103,6 +105,9 @@ class PointChainSolver(ArmSolver):
     def __init__(self, arm: ArmModel, config: SolverConfig) -> None:
         super().__init__(arm, config)
         self._recovery = JointRecovery(arm, config.recovery)
+        # The joint values of the last answer with the chain's joint origins and axes there:
+        # the next frame starts from that answer unless someone reset the warm start.
+        self._kept: tuple[list[float], tuple[Sequence[Vector], Sequence[Vector]]] | None = None
 
     def constraints(self, upper: Vector, fore: Vector) -> OctantConstraints | None:
         """
@@ -115,8 +120,23 @@ class PointChainSolver(ArmSolver):
         del upper, fore  # Unused: FABRIK has no constraints.
         return None
 
+    def _kinematics(
+        self, q: FloatArray
+    ) -> tuple[list[Vector], tuple[Sequence[Vector], Sequence[Vector]]]:
+        """Return the landmarks and the chain's joint origins and axes at the warm start."""
+        kept = self._kept
+        if kept is not None and kept[0] == q.tolist():
+            arm = self.arm
+            positions, axes = kept[1]
+            landmarks = [
+                positions[arm.root_index], positions[arm.shoulder_index],
+                positions[arm.elbow_index], positions[arm.wrist_index], positions[-1],
+            ]
+            return landmarks, (positions, axes)
+        return self.arm.landmark_tuples(q)
+
     def _solve(self, targets: ArmTargets, q_previous: FloatArray) -> ArmSolveResult:
-        landmarks, kinematics = self.arm.landmark_tuples(q_previous)
+        landmarks, kinematics = self._kinematics(q_previous)
         now = PointChain.from_landmarks(landmarks)
         human_shoulder, human_elbow, human_wrist = (
             as_vector(point) for point in (targets.shoulder, targets.elbow, targets.wrist)
@@ -141,10 +161,13 @@ class PointChainSolver(ArmSolver):
         constraints = self.constraints(upper, fore)
         point = solve_point_chain(chain, target, self.config.iteration, constraints)
         solved = point.points
+        _, _, solved_elbow, solved_wrist, _ = solved.tolist()
         goal = RecoveryGoal.from_points(
-            targets.kind, shoulder, as_vector(solved[2]), as_vector(solved[3])
+            targets.kind, shoulder, tuple(solved_elbow), tuple(solved_wrist)
         )
-        recovery = self._recovery.recover(q_previous, goal, kinematics)
+        recovery, answer = self._recovery.recover_with_kinematics(q_previous, goal, kinematics)
+        whole = len(answer[0]) == self.arm.chain.dof + 1
+        self._kept = (recovery.q.tolist(), answer) if whole else None
         return ArmSolveResult(
             q=recovery.q,
             points=solved,

@@ -44,6 +44,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 import math
+from operator import mul
 
 import numpy as np
 import numpy.typing as npt
@@ -174,12 +175,15 @@ class JointRecovery:
     def __init__(self, arm: ArmModel, config: RecoveryConfig) -> None:
         self.arm = arm
         self.config = config
-        self._count = arm.wrist_index + 1
+        # The whole chain, tool included, although only the joints before the wrist landmark
+        # move: the kinematics of the answer are then the next solve's landmarks as well.
+        self._count = arm.chain.dof
         self._moving = tuple(
             (position, index)
             for position, index in enumerate(arm.active)
             if index < arm.wrist_index
         )
+        self._limits = (arm.lower.tolist(), arm.upper.tolist())
         self._lower = [float(arm.work_lower[p]) for p, _ in self._moving]
         self._upper = [float(arm.work_upper[p]) for p, _ in self._moving]
         # The comfortable pose: the middle of each joint's working range, each joint weighted by
@@ -189,8 +193,8 @@ class JointRecovery:
             finite = math.isfinite(lower) and math.isfinite(upper) and upper > lower
             middle.append(0.5 * (lower + upper) if finite else 0.0)
             weight.append((math.pi / (upper - lower)) ** 2 if finite else 0.0)
-        self._comfort_array = np.array(middle)
-        self._comfort_weight = np.array(weight)
+        self._comfort = middle
+        self._comfort_weight = weight
         self._prismatic = tuple(
             arm.chain.movable_joints[index].joint_type is JointType.PRISMATIC
             for _, index in self._moving
@@ -244,7 +248,7 @@ class JointRecovery:
             gw, ge, weight = goal.wrist, goal.elbow, self.config.wrist_weight
             residual = [ex - ge[0], ey - ge[1], ez - ge[2],
                         weight * (wx - gw[0]), weight * (wy - gw[1]), weight * (wz - gw[2])]
-        norm = math.sqrt(sum(r * r for r in residual))
+        norm = math.sqrt(sum(map(mul, residual, residual)))
         return _State(
             residual, norm, positions, axes, (ux, uy, uz), (fx, fy, fz), upper_len, fore_len,
             max(math.sqrt(max(0.0, 1.0 - cosine * cosine)), _MIN_SINE),
@@ -358,40 +362,52 @@ class JointRecovery:
         :return: The step of each moving joint [rad] or [m], and the residual norm the linear
             model predicts after it [m].
         """
-        jacobian = np.array(columns[0])
+        jacobian, extra = columns
+        # One product gives J J^T and J r: the residual is the last row beside the Jacobian's.
+        rows = np.array(jacobian + [residual])
+        products = (rows @ rows.T).tolist()
         hessian, gradient = self._normal_equations(
-            jacobian, columns[1], residual, values if comfort else None, damping
+            products, extra, values if comfort else None, damping
         )
         step = _bounded_solution(hessian, gradient, low, high)
-        predicted = float(np.linalg.norm(residual + np.array(step) @ jacobian))
+        after = np.array(step + [1.0]) @ rows  # r + J^T step
+        predicted = math.sqrt(float(after @ after))
         return step, predicted
 
     def _normal_equations(
         self,
-        jacobian: FloatArray,
+        products: list[list[float]],
         extra: list[float],
-        residual: list[float],
         values: list[float] | None,
         damping: float,
-    ) -> tuple[FloatArray, FloatArray]:
+    ) -> tuple[list[list[float]], list[float]]:
         """
         Return the damped ``H = J^T J + lambda^2 I`` and the gradient ``J^T r`` (+ comfort).
 
-        :param jacobian: The Jacobian's transpose, one row per moving joint.
+        :param products: The Gram matrix of the Jacobian's columns with the residual after them:
+            ``[[J^T J, J^T r], [r^T J, r^T r]]``, k + 1 rows of k + 1.
         :param extra: Extra damping per moving joint (added to lambda^2).
-        :param residual: The task residual [m].
         :param values: The moving joints' values [rad] or [m] for the comfort pull, or None
             for none.
         :param damping: Factor on the damping.
-        :return: ``H`` (k, k) and the gradient (k,).
+        :return: ``H`` (k rows of k) and the gradient (k).
         """
-        hessian = jacobian @ jacobian.T
-        hessian.flat[:: len(extra) + 1] += (self._regular + np.array(extra)) * damping
-        gradient = jacobian @ residual
+        count = len(extra)
+        hessian = []
+        gradient = []
+        regular = self._regular
+        for i in range(count):
+            line = products[i]
+            gradient.append(line[count])
+            del line[count]
+            line[i] += (regular + extra[i]) * damping
+            hessian.append(line)
         if values is not None and self._pull:
-            gradient += self._pull * self._comfort_weight * (
-                np.array(values) - self._comfort_array
-            )
+            pull = self._pull
+            gradient = [
+                g + pull * w * (x - c)
+                for g, w, x, c in zip(gradient, self._comfort_weight, values, self._comfort)
+            ]
         return hessian, gradient
 
     def recover(
@@ -412,18 +428,43 @@ class JointRecovery:
         :return: Joint angles inside the limits and within ``max_step`` of the (clamped) warm
             start, the remaining task residual and why the iteration stopped.
         """
-        q = self.arm.clamp(q_init)
-        search = self._start(q, goal, kinematics)
+        return self.recover_with_kinematics(q_init, goal, kinematics)[0]
+
+    def recover_with_kinematics(
+        self,
+        q_init: npt.ArrayLike,
+        goal: RecoveryGoal,
+        kinematics: tuple[Sequence[Vector], Sequence[Vector]] | None = None,
+    ) -> tuple[RecoveryResult, tuple[Sequence[Vector], Sequence[Vector]]]:
+        """
+        Do :meth:`recover`, and return the chain's joint origins and axes at its answer too.
+
+        :param q_init: Warm start, as for :meth:`recover`.
+        :param goal: What the landmarks should do.
+        :param kinematics: Joint origins and axes at ``q_init``, as for :meth:`recover`.
+        :return: The result of :meth:`recover`, and the joint origins and axes at its joint
+            angles in the form of
+            :meth:`~pic_ros.robot.kinematics.chain.KinematicChain.prefix_positions_and_axes`
+            (the whole chain, tool included, unless ``kinematics`` was given shorter).
+        """
+        values = [
+            min(max(value, low), high)
+            for value, low, high in zip(np.asarray(q_init, dtype=float).tolist(), *self._limits)
+        ]
+        search = self._start(values, goal, kinematics)
         termination, iterations = self._iterate(search, goal)
         for (position, _), x, d in zip(self._moving, search.start, search.offset):
-            q[position] = x + d
-        return RecoveryResult(
-            q=q, residual=search.state.norm, iterations=iterations, termination=termination
+            values[position] = x + d
+        state = search.state
+        result = RecoveryResult(
+            q=np.array(values), residual=state.norm, iterations=iterations,
+            termination=termination,
         )
+        return result, (state.positions, state.axes)
 
     def _start(
         self,
-        q: FloatArray,
+        q: Sequence[float],
         goal: RecoveryGoal,
         kinematics: tuple[Sequence[Vector], Sequence[Vector]] | None,
     ) -> _Search:
@@ -566,7 +607,7 @@ class JointRecovery:
 
 
 def _bounded_solution(
-    hessian: FloatArray, gradient: FloatArray, low: list[float], high: list[float]
+    hessian: list[list[float]], gradient: list[float], low: list[float], high: list[float]
 ) -> list[float]:
     """
     Return the step solving ``H step = -gradient`` with ``low <= step <= high`` (an active set).
@@ -574,18 +615,22 @@ def _bounded_solution(
     A joint that sits on a bound and is pushed further out, or whose step would cross a bound,
     is held on that bound, and the others are solved again with it fixed.
 
-    :param hessian: ``H`` (k, k), symmetric positive definite.
-    :param gradient: The gradient (k,).
+    :param hessian: ``H`` (k rows of k), symmetric positive definite.
+    :param gradient: The gradient (k).
     :param low: Lowest step per joint (<= 0).
     :param high: Highest step per joint (>= 0).
     :return: The step, clamped into the bounds.
     """
     count = len(low)
-    slopes = gradient.tolist()
+    slopes = gradient
     held = [
         (lo >= 0.0 and g > 0.0) or (hi <= 0.0 and g < 0.0)
         for lo, hi, g in zip(low, high, slopes)
     ]
+    if not any(held):  # the usual case: the unbounded step, if it is inside the bounds
+        step = solve_symmetric(hessian, [-g for g in gradient])
+        if all(lo <= d <= hi for d, lo, hi in zip(step, low, high)):
+            return step
     step = [0.0] * count
     for _ in range(count):
         free = [i for i in range(count) if not held[i]]
@@ -607,8 +652,8 @@ def _bounded_solution(
 
 
 def _free_solution(
-    hessian: FloatArray,
-    gradient: FloatArray,
+    hessian: list[list[float]],
+    gradient: list[float],
     free: list[int],
     fixed: list[int],
     step: list[float],
@@ -616,20 +661,55 @@ def _free_solution(
     """
     Solve ``H step = -gradient`` for the free joints, the fixed ones held at their ``step``.
 
-    :param hessian: ``H`` (k, k).
-    :param gradient: The gradient (k,).
+    :param hessian: ``H`` (k rows of k).
+    :param gradient: The gradient (k).
     :param free: Indices of the joints solved for.
     :param fixed: Indices of the joints held.
     :param step: The step, of which the held joints' entries are used.
     :return: The free joints' steps, in the order of ``free``.
     """
     if not fixed:
-        solved: list[float] = np.linalg.solve(hessian, -gradient).tolist()
-        return solved
-    rows = hessian.take(free, 0)
-    rhs = -gradient.take(free) - rows.take(fixed, 1) @ [step[i] for i in fixed]
-    solved = np.linalg.solve(rows.take(free, 1), rhs).tolist()
-    return solved
+        return solve_symmetric(hessian, [-g for g in gradient])
+    matrix = [[hessian[i][j] for j in free] for i in free]
+    rhs = [
+        -gradient[i] - sum(hessian[i][j] * step[j] for j in fixed) for i in free
+    ]
+    return solve_symmetric(matrix, rhs)
+
+
+def solve_symmetric(matrix: list[list[float]], rhs: list[float]) -> list[float]:
+    """
+    Solve ``A x = b`` for a small symmetric positive definite ``A`` (Gaussian elimination).
+
+    For the handful of joints of an arm this is several times faster than ``numpy.linalg.solve``,
+    whose cost at this size is its call overhead.
+
+    :param matrix: ``A``, n rows of n, symmetric positive definite (no pivoting is needed).
+    :param rhs: ``b``, n values.
+    :return: ``x``, n values.
+    :raises ValueError: If ``A`` is not positive definite.
+    """
+    count = len(rhs)
+    rows = [row[:] + [value] for row, value in zip(matrix, rhs)]
+    for k in range(count):
+        pivot_row = rows[k]
+        pivot = pivot_row[k]
+        if not pivot > 0.0:
+            raise ValueError('the matrix is not positive definite')
+        for i in range(k + 1, count):
+            row = rows[i]
+            factor = row[k] / pivot
+            if factor:
+                for column in range(k + 1, count + 1):
+                    row[column] -= factor * pivot_row[column]
+    solution = [0.0] * count
+    for i in range(count - 1, -1, -1):
+        row = rows[i]
+        total = row[count]
+        for column in range(i + 1, count):
+            total -= row[column] * solution[column]
+        solution[i] = total / row[i]
+    return solution
 
 
 @dataclass

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+import math
 
 import numpy as np
 import numpy.typing as npt
@@ -26,7 +27,6 @@ from pic_ros.robot.kinematics.transforms import (
     frame_point,
     freeze,
     IDENTITY,
-    joint_frame,
     rotation_taking_z_to,
     skew,
     Vector,
@@ -186,11 +186,38 @@ class KinematicChain:
         pose = IDENTITY
         pre_z = self._pre_z
         prismatic = self._prismatic
+        # joint_frame written inline (the same arithmetic in the same order): a function call and
+        # a tuple per joint cost as much as the products themselves.
+        r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz = pose
         for index in range(count):
-            pose, origin = joint_frame(pose, pre_z[index], q[index], prismatic[index])
-            positions.append(origin)
-            axes.append((pose[2], pose[5], pose[8]))
+            a00, a01, a02, ax, a10, a11, a12, ay, a20, a21, a22, az = pre_z[index]
+            n00 = r00 * a00 + r01 * a10 + r02 * a20
+            n01 = r00 * a01 + r01 * a11 + r02 * a21
+            n02 = r00 * a02 + r01 * a12 + r02 * a22
+            n10 = r10 * a00 + r11 * a10 + r12 * a20
+            n11 = r10 * a01 + r11 * a11 + r12 * a21
+            n12 = r10 * a02 + r11 * a12 + r12 * a22
+            n20 = r20 * a00 + r21 * a10 + r22 * a20
+            n21 = r20 * a01 + r21 * a11 + r22 * a21
+            n22 = r20 * a02 + r21 * a12 + r22 * a22
+            ox = r00 * ax + r01 * ay + r02 * az + px
+            oy = r10 * ax + r11 * ay + r12 * az + py
+            oz = r20 * ax + r21 * ay + r22 * az + pz
+            positions.append((ox, oy, oz))
+            axes.append((n02, n12, n22))
+            value = q[index]
+            r02, r12, r22 = n02, n12, n22
+            if prismatic[index]:
+                r00, r01, r10, r11, r20, r21 = n00, n01, n10, n11, n20, n21
+                px, py, pz = ox + n02 * value, oy + n12 * value, oz + n22 * value
+            else:
+                cosine, sine = math.cos(value), math.sin(value)
+                r00, r01 = n00 * cosine + n01 * sine, n01 * cosine - n00 * sine
+                r10, r11 = n10 * cosine + n11 * sine, n11 * cosine - n10 * sine
+                r20, r21 = n20 * cosine + n21 * sine, n21 * cosine - n20 * sine
+                px, py, pz = ox, oy, oz
         if count == self.dof:
+            pose = (r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz)
             positions.append(frame_point(pose, self._post_z))
         return positions, axes
 
