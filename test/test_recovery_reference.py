@@ -15,14 +15,14 @@ from pathlib import Path
 
 import numpy as np
 from pic_ros.correspondence import MappingConfig
-from pic_ros.recordings.demonstration import Demonstration
-from pic_ros.recordings.paper import load_paper_demonstration
 from pic_ros.resources import shipped_robots
 from pic_ros.robot import load_robot
 from pic_ros.solvers import SolverConfig
 from pic_ros.solvers.recovery import JointRecovery
-from pic_ros.tools.catalog import load_demonstration
-from pic_ros.tools.evaluation import EvaluationSettings, run_imitation
+from pic_ros_tools.catalog import load_demonstration
+from pic_ros_tools.evaluation import EvaluationSettings, run_imitation
+from pic_ros_tools.recordings.demonstration import Demonstration
+from pic_ros_tools.recordings.paper import load_paper_demonstration
 import pytest
 
 TOLERANCE = 1e-9
