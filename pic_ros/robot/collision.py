@@ -125,8 +125,11 @@ class CollisionModel:
     :param prismatic_mask: The same as an array, shape (k,).
     :param carries: ``carries[i, j]``: moving joint ``j`` moves anchor frame ``i`` (itself
         included), shape (k, k).
+    :param moved_by: ``carries`` with a last row of False for :data:`STATIC` (index -1),
+        shape (k + 1, k).
     :param body_anchor: Per link with capsules (a *body* of the broad phase), its anchor.
     :param body_rows: The same plus one: the body's row in the anchor frames.
+    :param anchor_rows: Per capsule, its anchor plus one: its row in the anchor frames.
     :param body_first: The first body of each body pair (a copy of ``body_pairs[:, 0]``).
     :param body_second: The second body of each body pair.
     :param pair_first: The first capsule of each checked pair (``pairs[:, 0]``).
@@ -161,8 +164,10 @@ class CollisionModel:
     prismatic: tuple[bool, ...]
     prismatic_mask: npt.NDArray[np.bool_]
     carries: npt.NDArray[np.bool_]
+    moved_by: npt.NDArray[np.bool_]
     body_anchor: IntArray
     body_rows: IntArray
+    anchor_rows: IntArray
     body_first: IntArray
     body_second: IntArray
     pair_first: IntArray
@@ -290,17 +295,13 @@ class CollisionModel:
         bounds = np.sqrt(np.einsum('ij,ij->i', between, between)) - self.body_reach
         distances = bounds[self.pair_body]
         points = np.empty((2, len(self.pairs), 3))  # set for the pairs measured exactly
-        ends = np.zeros((len(self.capsules), 2, 3))
+        # every capsule at once: fewer calls than picking the ones the near pairs use
+        anchors = self.anchor_rows
+        ends = np.matmul(self.local, rotations[anchors].transpose(0, 2, 1))
+        ends += positions[anchors][:, None, :]
         near = np.flatnonzero(distances < exact_within)
         if near.size:
             first, second = self.pair_first[near], self.pair_second[near]
-            used = np.zeros(len(self.capsules), dtype=bool)
-            used[first] = True
-            used[second] = True
-            chosen = np.flatnonzero(used)
-            anchors = self.anchor[chosen] + 1
-            ends[chosen] = np.matmul(self.local[chosen], rotations[anchors].transpose(0, 2, 1))
-            ends[chosen] += positions[anchors][:, None, :]
             middles = ends[:, 0] + ends[:, 1]  # twice the midpoints
             between = middles[first] - middles[second]
             apart = 0.5 * np.sqrt(np.einsum('ij,ij->i', between, between))
@@ -310,9 +311,8 @@ class CollisionModel:
             if not close.all():
                 near, first, second = near[close], first[close], second[close]
             if near.size:
-                gap, c1, c2 = segment_distances(
-                    ends[first, 0], ends[first, 1], ends[second, 0], ends[second, 1]
-                )
+                start, end = ends[:, 0], ends[:, 1]
+                gap, c1, c2 = segment_distances(start[first], end[first], start[second], end[second])
                 distances[near] = gap - self.radii[first] - self.radii[second]
                 points[0, near], points[1, near] = c1, c2
         return CollisionCheck(
@@ -341,7 +341,49 @@ class CollisionModel:
         jacobian[:, moving] = np.where(sliding[:, None], axes, turned).T
         return jacobian
 
-    def gradients(self, check: CollisionCheck, pairs: npt.ArrayLike) -> FloatArray:
+    def screws(self, check: CollisionCheck) -> FloatArray:
+        """
+        Return how a point moves with each moving joint, as one matrix.
+
+        A point ``p`` carried by every moving joint moves along a unit direction ``n`` by
+        ``concat(p x n, n) @ screws`` per unit of each joint: column ``j`` is ``(a, o x a)``
+        for a revolute joint of axis ``a`` through ``o`` (``n . (a x (p - o))``), ``(0, a)``
+        for a sliding one.
+
+        :param check: A check at the configuration (its joint axes and origins).
+        :return: Shape (6, k), base frame, [m/rad] or [m/m] per metre of ``p``.
+        """
+        axes = check.axes
+        moment = _cross(check.origins, axes)
+        if self.prismatic_mask.any():
+            sliding = self.prismatic_mask[:, None]
+            return np.concatenate((np.where(sliding, 0.0, axes), np.where(sliding, axes, moment)),
+                                  axis=1).T
+        return np.concatenate((axes, moment), axis=1).T
+
+    def moved_along(
+        self,
+        screws: FloatArray,
+        anchors: IntArray,
+        points: FloatArray,
+        normals: FloatArray,
+    ) -> FloatArray:
+        """
+        Return how fast points move along directions with each moving joint.
+
+        :param screws: From :meth:`screws` at the configuration.
+        :param anchors: Per point, the moving joint carrying it, or :data:`STATIC`, shape (m,).
+        :param points: The points, shape (m, 3) [m], base frame.
+        :param normals: Per point, a unit direction, shape (m, 3), base frame.
+        :return: ``normal . d(point)/dx``, shape (m, k) [m/rad] or [m/m] (0 for the joints
+            that do not carry the point).
+        """
+        rows = np.concatenate((_cross(points, normals), normals), axis=1) @ screws
+        return np.where(self.moved_by[anchors], rows, 0.0)
+
+    def gradients(
+        self, check: CollisionCheck, pairs: npt.ArrayLike, screws: FloatArray | None = None
+    ) -> FloatArray:
         """
         Return how the distance of some pairs changes with the moving joints.
 
@@ -350,10 +392,11 @@ class CollisionModel:
 
         :param check: The check at the configuration (the pairs measured exactly).
         :param pairs: Pair indices.
+        :param screws: :meth:`screws` at the configuration, when already made.
         :return: Gradients, shape (len(pairs), k) [m/rad] or [m/m].
         """
         chosen = np.asarray(pairs, dtype=np.int64)
-        first, second = self.pairs[chosen, 0], self.pairs[chosen, 1]
+        first, second = self.pair_first[chosen], self.pair_second[chosen]
         c1, c2 = check.points[0, chosen], check.points[1, chosen]
         normal = c1 - c2
         length = np.linalg.norm(normal, axis=1)
@@ -366,26 +409,14 @@ class CollisionModel:
             normal[still] = (0.0, 0.0, 1.0)
             length[still] = 1.0
         normal /= length[:, None]
-        return self._moved_along(check, first, c1, normal) - self._moved_along(
-            check, second, c2, normal
+        # both sides in one pass: the first capsule's points, then the second's
+        rows = self.moved_along(
+            self.screws(check) if screws is None else screws,
+            self.anchor[np.concatenate((first, second))],
+            np.concatenate((c1, c2)),
+            np.concatenate((normal, normal)),
         )
-
-    def _moved_along(
-        self, check: CollisionCheck, capsules: IntArray, points: FloatArray, normal: FloatArray
-    ) -> FloatArray:
-        """Return ``normal . d(point)/dx`` for points carried by some capsules, shape (m, k)."""
-        anchor = self.anchor[capsules]
-        carried = np.zeros((len(capsules), self.dof), dtype=bool)
-        moving = anchor != STATIC
-        carried[moving] = self.carries[anchor[moving]]
-        # revolute: normal . (axis x (p - o)) = (p - o) . (normal x axis)
-        turned = _cross(normal[:, None, :], check.axes[None, :, :])
-        offset = points[:, None, :] - check.origins[None, :, :]
-        rows = np.einsum('mkj,mkj->mk', turned, offset)
-        if self.prismatic_mask.any():
-            slid = normal @ check.axes.T
-            rows = np.where(self.prismatic_mask[None, :], slid, rows)
-        return np.where(carried, rows, 0.0)
+        return rows[: len(chosen)] - rows[len(chosen):]
 
 
 def _cross(a: FloatArray, b: FloatArray) -> FloatArray:
@@ -672,6 +703,7 @@ class _Anchors:
         return {
             'parents': tuple(parents), 'order': order,
             'fixed_rows': tuple(affine(item) for item in fixed), 'carries': carries,
+            'moved_by': np.vstack((carries, np.zeros((1, count), dtype=bool))),
         }
 
 
@@ -768,6 +800,7 @@ def _with_pairs(
         neutral_distances=freeze(neutral_distances),
         body_anchor=np.array(anchors, dtype=np.int64),
         body_rows=np.array(anchors, dtype=np.int64) + 1,
+        anchor_rows=anchor + 1,
         body_first=np.ascontiguousarray(pair_array[:, 0]),
         body_second=np.ascontiguousarray(pair_array[:, 1]),
         pair_first=np.ascontiguousarray(pairs[:, 0]),
@@ -826,8 +859,11 @@ def half_space_rows(
     labels = [f'{arm} {label}: {space.name}' for arm, label, _ in landmarks for space in spaces]
     if not gradients:
         return depths, np.zeros((0, model.dof)), labels
-    rows: list[FloatArray] = []
-    for joint, point in zip(joints, points):
-        jacobian = model.point_jacobian(check, model.parents[joint], point)
-        rows.extend(normals @ jacobian)
-    return depths, np.array(rows).reshape(-1, model.dof), labels
+    count = len(spaces)
+    rows = model.moved_along(
+        model.screws(check),
+        np.repeat(np.array([model.parents[joint] for joint in joints], dtype=np.int64), count),
+        np.repeat(points, count, axis=0),
+        np.tile(normals, (len(joints), 1)),
+    )
+    return depths, rows.reshape(-1, model.dof), labels

@@ -42,12 +42,7 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
 from pic_ros.robot.arm import ArmModel
-from pic_ros.robot.collision import (
-    CollisionCheck,
-    CollisionModel,
-    half_space_rows,
-    landmark_points,
-)
+from pic_ros.robot.collision import CollisionCheck, CollisionModel, landmark_points
 from pic_ros.robot.collision_spec import CollisionSpec, WorkspaceSpec
 from pic_ros.schema import ParameterDef
 
@@ -249,6 +244,15 @@ class SelfCollisionAvoidance:
         self._landmark_joints = np.array([joint for _, _, joint in self._landmarks], dtype=int)
         self._normals = np.array([space.normal for space in self._spaces]).reshape(-1, 3)
         self._offsets = np.array([space.offset for space in self._spaces])
+        # per (landmark, bound), landmark-major as the depths: the joint whose origin the
+        # landmark is, the joint carrying it, the bound's normal
+        count = len(self._spaces)
+        self._bound_joints = np.repeat(self._landmark_joints, count)
+        self._bound_anchors = np.repeat(
+            np.array([model.parents[joint] for _, _, joint in self._landmarks], dtype=np.int64),
+            count,
+        )
+        self._bound_normals = np.tile(self._normals, (len(self._landmarks), 1))
         self._bound_names = [
             f'{arm} {label}: {space.name}'
             for arm, label, _ in self._landmarks for space in self._spaces
@@ -415,15 +419,21 @@ class SelfCollisionAvoidance:
         model = self.model
         excess = check.distances - self._target
         near = np.flatnonzero(excess < LOOKAHEAD)
-        rows = [model.gradients(check, near)] if near.size else []
         aim = OVERSHOOT * self._clearance
-        needed = [aim - excess[near]] if near.size else []
+        rows: list[FloatArray] = []
+        needed: list[FloatArray] = []
+        screws = model.screws(check)  # how points move, for every row
+        if near.size:
+            rows.append(model.gradients(check, near, screws))
+            needed.append(aim - excess[near])
         if self._spaces:
-            depth, gradients, _ = half_space_rows(model, check, self._landmarks, self._spaces)
-            extra = depth - (self.margin + self._clearance)
+            extra = self._depths(check) - (self.margin + self._clearance)
             close = np.flatnonzero(extra < LOOKAHEAD)
-            if close.size:
-                rows.append(gradients[close])
+            if close.size:  # only the bounds within reach get gradients
+                rows.append(model.moved_along(
+                    screws, self._bound_anchors[close],
+                    check.origins[self._bound_joints[close]], self._bound_normals[close],
+                ))
                 needed.append(aim - extra[close])
         if not rows:
             return np.zeros((0, model.dof)), np.zeros(0)
