@@ -180,16 +180,28 @@ def segment_distances(
     :return: ``(distance, c1, c2)``: the distance between each pair, shape (n,) [m], and the
         closest point on each first and second segment, shape (n, 3).
     """
-    d1 = q1 - p1
-    d2 = q2 - p2
-    r = p1 - p2
-    a = np.einsum('ij,ij->i', d1, d1)
-    e = np.einsum('ij,ij->i', d2, d2)
-    b = np.einsum('ij,ij->i', d1, d2)
-    c = np.einsum('ij,ij->i', d1, r)
-    f = np.einsum('ij,ij->i', d2, r)
-    safe_a = np.maximum(a, _PARALLEL)
-    safe_e = np.maximum(e, _PARALLEL)
+    return closest_points(np.stack((p1, q1, p2, q2)))
+
+
+_DOTS: Final = (np.array([0, 1, 0, 0, 1]), np.array([0, 1, 1, 2, 2]))
+"""Which of (d1, d2, r) each product of :func:`closest_points` takes: a, e, b, c, f."""
+
+
+def closest_points(ends: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """
+    Find the closest points of many pairs of segments at once (:func:`segment_distances`).
+
+    :param ends: Per pair, the first segment's start and end, then the second's, stacked
+        first, shape (4, n, 3) [m].
+    :return: ``(distance, c1, c2)``: the distance between each pair, shape (n,) [m], and the
+        closest point on each first and second segment, shape (n, 3).
+    """
+    starts = ends[0::2]
+    directions = ends[1::2] - starts  # d1, d2
+    vectors = np.concatenate((directions, (ends[0] - ends[2])[None]))  # d1, d2, r
+    products = np.einsum('anj,anj->an', vectors[_DOTS[0]], vectors[_DOTS[1]])
+    a, e, b, c, f = products
+    safe_a, safe_e = np.maximum(products[:2], _PARALLEL)
     denominator = a * e - b * b
     # s on the first segment where the infinite lines come closest (0 for parallel lines)
     parallel = denominator <= 1e-12 * a * e + 1e-300
@@ -204,13 +216,13 @@ def segment_distances(
         s = np.minimum(np.maximum(s, 0.0), 1.0)
         t = np.minimum(np.maximum(t, 0.0), 1.0)
     # degenerate segments (spheres): a point against a segment, or two points
-    point1, point2 = a <= _PARALLEL, e <= _PARALLEL
-    if point1.any() or point2.any():
+    points = products[:2] <= _PARALLEL
+    if points.any():
+        point1, point2 = points
         along1 = np.minimum(np.maximum(-c / safe_a, 0.0), 1.0)
         along2 = np.minimum(np.maximum(f / safe_e, 0.0), 1.0)
         s = np.where(point1, 0.0, np.where(point2, along1, s))
         t = np.where(point2, 0.0, np.where(point1, along2, t))
-    c1 = p1 + d1 * s[:, None]
-    c2 = p2 + d2 * t[:, None]
-    gap = c1 - c2
-    return np.sqrt(np.einsum('ij,ij->i', gap, gap)), c1, c2
+    closest = starts + directions * np.stack((s, t))[:, :, None]
+    gap = closest[0] - closest[1]
+    return np.sqrt(np.einsum('ij,ij->i', gap, gap)), closest[0], closest[1]

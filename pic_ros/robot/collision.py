@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
 from pic_ros.robot.arm import ArmModel
-from pic_ros.robot.capsules import Capsule, covering_capsules, segment_distances
+from pic_ros.robot.capsules import Capsule, closest_points, covering_capsules
 from pic_ros.robot.collision_spec import CollisionSpec, HalfSpace
 from pic_ros.robot.kinematics.robot_model import Joint, JointType, RobotModel
 from pic_ros.robot.kinematics.transforms import (
@@ -134,6 +134,8 @@ class CollisionModel:
     :param body_second: The second body of each body pair.
     :param pair_first: The first capsule of each checked pair (``pairs[:, 0]``).
     :param pair_second: The second capsule of each checked pair.
+    :param pair_ends: Per checked pair, the rows of its four segment ends (the first capsule's
+        start and end, the second's) in the capsule ends taken as rows of 3, shape (4, p).
     :param body_centre: Per body, the centre of a sphere around its capsules, anchor frame,
         shape (b, 3) [m].
     :param body_radius: Per body, that sphere's radius, shape (b,) [m].
@@ -172,6 +174,7 @@ class CollisionModel:
     body_second: IntArray
     pair_first: IntArray
     pair_second: IntArray
+    pair_ends: IntArray
     body_centre: FloatArray
     body_radius: FloatArray
     body_pairs: IntArray
@@ -311,8 +314,7 @@ class CollisionModel:
             if not close.all():
                 near, first, second = near[close], first[close], second[close]
             if near.size:
-                start, end = ends[:, 0], ends[:, 1]
-                gap, c1, c2 = segment_distances(start[first], end[first], start[second], end[second])
+                gap, c1, c2 = closest_points(ends.reshape(-1, 3)[self.pair_ends[:, near]])
                 distances[near] = gap - self.radii[first] - self.radii[second]
                 points[0, near], points[1, near] = c1, c2
         return CollisionCheck(
@@ -805,6 +807,9 @@ def _with_pairs(
         body_second=np.ascontiguousarray(pair_array[:, 1]),
         pair_first=np.ascontiguousarray(pairs[:, 0]),
         pair_second=np.ascontiguousarray(pairs[:, 1]),
+        pair_ends=np.stack((
+            2 * pairs[:, 0], 2 * pairs[:, 0] + 1, 2 * pairs[:, 1], 2 * pairs[:, 1] + 1
+        )),
         body_centre=freeze(np.array(centres).reshape(-1, 3)),
         body_radius=freeze(spheres),
         body_pairs=pair_array,

@@ -197,6 +197,7 @@ def smallest_step(rows: FloatArray, needed: FloatArray, damping: float = 1e-4) -
         if not slack.size or slack[worst] >= -1e-9:
             break
         active.append(worst)
+        multipliers: FloatArray | None = None  # of the active set as it stands, when solved
         for _ in range(len(active)):
             chosen = rows[active]
             gram = chosen @ chosen.T + damping**2 * np.eye(len(active))
@@ -204,11 +205,15 @@ def smallest_step(rows: FloatArray, needed: FloatArray, damping: float = 1e-4) -
             if multipliers.min() >= 0.0:
                 break
             del active[int(np.argmin(multipliers))]
+            multipliers = None
         if not active:
             break
-        step = rows[active].T @ np.linalg.solve(
-            rows[active] @ rows[active].T + damping**2 * np.eye(len(active)), needed[active]
-        )
+        if multipliers is None:
+            chosen = rows[active]
+            multipliers = np.linalg.solve(
+                chosen @ chosen.T + damping**2 * np.eye(len(active)), needed[active]
+            )
+        step = rows[active].T @ multipliers
     return step
 
 
@@ -256,6 +261,9 @@ class SelfCollisionAvoidance:
         self._bound_names = [
             f'{arm} {label}: {space.name}'
             for arm, label, _ in self._landmarks for space in self._spaces
+        ]
+        self._pair_names = [  # the labels of the checked pairs
+            ' / '.join(model.pair_links(index)) for index in range(len(model.pairs))
         ]
         self._reach = margin + self._clearance + LOOKAHEAD + 0.01
         # enough to tell whether an answer keeps every target (pairs farther are bounded)
@@ -306,10 +314,8 @@ class SelfCollisionAvoidance:
     def _labels(self, check: CollisionCheck, below: float) -> set[str]:
         """Return what the constraints under ``below`` of their target are (pairs, bounds)."""
         excess = check.distances - self._target
-        labels = {
-            ' / '.join(self.model.pair_links(int(index)))
-            for index in np.flatnonzero(excess < below)
-        }
+        names = self._pair_names
+        labels = {names[index] for index in np.flatnonzero(excess < below).tolist()}
         if self._spaces:
             extra = self._depths(check) - (self.margin + self._clearance)
             labels |= {
