@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+import itertools
 import math
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
@@ -251,10 +252,13 @@ class CollisionModel:
             poses[index + 1], _ = joint_frame(
                 poses[parents[index] + 1], fixed[index], values[index], prismatic[index]
             )
-        table = np.array(poses)
+        table = np.fromiter(itertools.chain.from_iterable(poses), float, 12 * len(poses))
+        table = table.reshape(-1, 12)
         rotations = table[:, :9].reshape(-1, 3, 3)
         positions = table[:, 9:]
         axes = rotations[1:, :, 2]
+        if not any(self.prismatic):  # every joint turns about its frame's origin
+            return rotations, positions, axes, positions[1:]
         origins = positions[1:] - axes * np.where(self.prismatic_mask, x, 0.0)[:, None]
         return rotations, positions, axes, origins
 
@@ -298,25 +302,29 @@ class CollisionModel:
         bounds = np.sqrt(np.einsum('ij,ij->i', between, between)) - self.body_reach
         distances = bounds[self.pair_body]
         points = np.empty((2, len(self.pairs), 3))  # set for the pairs measured exactly
+        near = np.flatnonzero(distances < exact_within)
+        if not near.size:
+            return CollisionCheck(
+                distances, points, (rotations, positions), axes, origins,
+                np.zeros((len(self.capsules), 2, 3)),
+            )
         # every capsule at once: fewer calls than picking the ones the near pairs use
         anchors = self.anchor_rows
         ends = np.matmul(self.local, rotations[anchors].transpose(0, 2, 1))
         ends += positions[anchors][:, None, :]
-        near = np.flatnonzero(distances < exact_within)
+        first, second = self.pair_first[near], self.pair_second[near]
+        middles = ends[:, 0] + ends[:, 1]  # twice the midpoints
+        between = middles[first] - middles[second]
+        apart = 0.5 * np.sqrt(np.einsum('ij,ij->i', between, between))
+        apart -= self.pair_reach[near]
+        distances[near] = np.maximum(distances[near], apart)
+        close = apart < exact_within
+        if not close.all():
+            near, first, second = near[close], first[close], second[close]
         if near.size:
-            first, second = self.pair_first[near], self.pair_second[near]
-            middles = ends[:, 0] + ends[:, 1]  # twice the midpoints
-            between = middles[first] - middles[second]
-            apart = 0.5 * np.sqrt(np.einsum('ij,ij->i', between, between))
-            apart -= self.pair_reach[near]
-            distances[near] = np.maximum(distances[near], apart)
-            close = apart < exact_within
-            if not close.all():
-                near, first, second = near[close], first[close], second[close]
-            if near.size:
-                gap, c1, c2 = closest_points(ends.reshape(-1, 3)[self.pair_ends[:, near]])
-                distances[near] = gap - self.radii[first] - self.radii[second]
-                points[0, near], points[1, near] = c1, c2
+            gap, c1, c2 = closest_points(ends.reshape(-1, 3)[self.pair_ends[:, near]])
+            distances[near] = gap - self.radii[first] - self.radii[second]
+            points[0, near], points[1, near] = c1, c2
         return CollisionCheck(
             distances, points, (rotations, positions), axes, origins, ends
         )
