@@ -302,7 +302,7 @@ class CollisionModel:
         bounds = np.sqrt(np.einsum('ij,ij->i', between, between)) - self.body_reach
         distances = bounds[self.pair_body]
         points = np.empty((2, len(self.pairs), 3))  # set for the pairs measured exactly
-        near = np.flatnonzero(distances < exact_within)
+        near = (distances < exact_within).nonzero()[0]
         if not near.size:
             return CollisionCheck(
                 distances, points, (rotations, positions), axes, origins,
@@ -409,12 +409,12 @@ class CollisionModel:
         first, second = self.pair_first[chosen], self.pair_second[chosen]
         c1, c2 = check.points[0, chosen], check.points[1, chosen]
         normal = c1 - c2
-        length = np.linalg.norm(normal, axis=1)
+        length = np.sqrt((normal * normal).sum(axis=1))  # as np.linalg.norm, fewer calls
         crossing = length < 1e-9
         if crossing.any():  # crossing segments: apart along the line of their midpoints
             middle = check.ends[first].mean(axis=1) - check.ends[second].mean(axis=1)
             normal[crossing] = middle[crossing]
-            length = np.linalg.norm(normal, axis=1)
+            length = np.sqrt((normal * normal).sum(axis=1))
             still = length < 1e-9
             normal[still] = (0.0, 0.0, 1.0)
             length[still] = 1.0

@@ -172,6 +172,11 @@ def _lowest(values: FloatArray) -> float:
     return float(values.min()) if values.size else math.inf
 
 
+def _clipped(values: FloatArray, low: FloatArray, high: FloatArray) -> FloatArray:
+    """Return the values clamped into ``[low, high]`` (as ``np.clip``, in fewer calls)."""
+    return np.minimum(np.maximum(values, low), high)
+
+
 def smallest_step(rows: FloatArray, needed: FloatArray, damping: float = 1e-4) -> FloatArray:
     """
     Return the smallest joint step ``d`` with ``rows @ d >= needed``.
@@ -315,7 +320,7 @@ class SelfCollisionAvoidance:
         """Return what the constraints under ``below`` of their target are (pairs, bounds)."""
         excess = check.distances - self._target
         names = self._pair_names
-        labels = {names[index] for index in np.flatnonzero(excess < below).tolist()}
+        labels = {names[index] for index in (excess < below).nonzero()[0].tolist()}
         if self._spaces:
             extra = self._depths(check) - (self.margin + self._clearance)
             labels |= {
@@ -350,7 +355,7 @@ class SelfCollisionAvoidance:
         :return: The result.
         """
         model = self.model
-        goal = np.clip(np.asarray(x, dtype=float), model.lower, model.upper)
+        goal = _clipped(np.asarray(x, dtype=float), model.lower, model.upper)
         if not self.enabled:
             return AvoidanceResult(goal, AvoidanceTermination.OFF, 0, math.nan, math.inf, ())
         if movable is None:
@@ -364,7 +369,7 @@ class SelfCollisionAvoidance:
         previous = self._safe
         low = np.maximum(model.lower, previous - FRAME_STEP)
         high = np.minimum(model.upper, previous + FRAME_STEP)
-        within = bool(np.all((goal >= low) & (goal <= high)))
+        within = bool(((goal >= low) & (goal <= high)).all())
         if lowest >= 0.0 and self._path_clear(previous, goal):
             if within:
                 self._safe, self._safe_check = goal, None
@@ -372,7 +377,7 @@ class SelfCollisionAvoidance:
                     goal, AvoidanceTermination.CLEAR, 0, check.minimum, self._slack(check), (),
                 )
             # the way is clear but long (the last answer was held back): catch up by a step
-            current = np.clip(goal, low, high)
+            current = _clipped(goal, low, high)
             check = model.check(current, self._near)
             self._safe, self._safe_check = current, None
             return AvoidanceResult(
@@ -400,7 +405,7 @@ class SelfCollisionAvoidance:
             largest = float(np.abs(step).max()) if step.size else 0.0
             if largest > MAX_STEP:
                 step *= MAX_STEP / largest
-            current = np.clip(current + step, low, high)
+            current = _clipped(current + step, low, high)
             check = model.check(current, self._reach)
             settled = _lowest(self._excess(check, strict=False)) >= -0.5 * self._clearance
             if settled and largest < SETTLED_STEP:
@@ -424,7 +429,7 @@ class SelfCollisionAvoidance:
         """Return the gradients and needed changes of the constraints near their targets."""
         model = self.model
         excess = check.distances - self._target
-        near = np.flatnonzero(excess < LOOKAHEAD)
+        near = (excess < LOOKAHEAD).nonzero()[0]
         aim = OVERSHOOT * self._clearance
         rows: list[FloatArray] = []
         needed: list[FloatArray] = []
@@ -434,7 +439,7 @@ class SelfCollisionAvoidance:
             needed.append(aim - excess[near])
         if self._spaces:
             extra = self._depths(check) - (self.margin + self._clearance)
-            close = np.flatnonzero(extra < LOOKAHEAD)
+            close = (extra < LOOKAHEAD).nonzero()[0]
             if close.size:  # only the bounds within reach get gradients
                 rows.append(model.moved_along(
                     screws, self._bound_anchors[close],
