@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
 from pic_ros.robot.arm import ArmModel
-from pic_ros.robot.capsules import Capsule, closest_points, covering_capsules
+from pic_ros.robot.capsules import Capsule, closest_points, covering_capsules, dots
 from pic_ros.robot.collision_spec import CollisionSpec, HalfSpace
 from pic_ros.robot.kinematics.robot_model import Joint, JointType, RobotModel
 from pic_ros.robot.kinematics.transforms import (
@@ -296,11 +296,12 @@ class CollisionModel:
         values = np.asarray(x, dtype=float)
         rotations, positions, axes, origins = self.frames(values)
         rows = self.body_rows
-        centres = np.matmul(rotations[rows], self.body_centre[:, :, None])[:, :, 0]
-        centres += positions[rows]
-        between = centres[self.body_first] - centres[self.body_second]
-        bounds = np.sqrt(np.einsum('ij,ij->i', between, between)) - self.body_reach
-        distances = bounds[self.pair_body]
+        # take(): the same rows as fancy indexing, several times faster
+        centres = np.matmul(rotations.take(rows, axis=0), self.body_centre[:, :, None])[:, :, 0]
+        centres += positions.take(rows, axis=0)
+        between = centres.take(self.body_first, axis=0) - centres.take(self.body_second, axis=0)
+        bounds = np.sqrt(dots(between, between)) - self.body_reach
+        distances = bounds.take(self.pair_body)
         points = np.empty((2, len(self.pairs), 3))  # set for the pairs measured exactly
         near = (distances < exact_within).nonzero()[0]
         if not near.size:
@@ -310,19 +311,21 @@ class CollisionModel:
             )
         # every capsule at once: fewer calls than picking the ones the near pairs use
         anchors = self.anchor_rows
-        ends = np.matmul(self.local, rotations[anchors].transpose(0, 2, 1))
-        ends += positions[anchors][:, None, :]
+        ends = np.matmul(self.local, rotations.take(anchors, axis=0).transpose(0, 2, 1))
+        ends += positions.take(anchors, axis=0)[:, None, :]
         first, second = self.pair_first[near], self.pair_second[near]
         middles = ends[:, 0] + ends[:, 1]  # twice the midpoints
-        between = middles[first] - middles[second]
-        apart = 0.5 * np.sqrt(np.einsum('ij,ij->i', between, between))
+        between = middles.take(first, axis=0) - middles.take(second, axis=0)
+        apart = 0.5 * np.sqrt(dots(between, between))
         apart -= self.pair_reach[near]
         distances[near] = np.maximum(distances[near], apart)
         close = apart < exact_within
         if not close.all():
             near, first, second = near[close], first[close], second[close]
         if near.size:
-            gap, c1, c2 = closest_points(ends.reshape(-1, 3)[self.pair_ends[:, near]])
+            gap, c1, c2 = closest_points(
+                ends.reshape(-1, 3).take(self.pair_ends.take(near, axis=1), axis=0)
+            )
             distances[near] = gap - self.radii[first] - self.radii[second]
             points[0, near], points[1, near] = c1, c2
         return CollisionCheck(
@@ -389,7 +392,7 @@ class CollisionModel:
             that do not carry the point).
         """
         rows = np.concatenate((_cross(points, normals), normals), axis=1) @ screws
-        return np.where(self.moved_by[anchors], rows, 0.0)
+        return np.where(self.moved_by.take(anchors, axis=0), rows, 0.0)
 
     def gradients(
         self, check: CollisionCheck, pairs: npt.ArrayLike, screws: FloatArray | None = None
@@ -407,7 +410,7 @@ class CollisionModel:
         """
         chosen = np.asarray(pairs, dtype=np.int64)
         first, second = self.pair_first[chosen], self.pair_second[chosen]
-        c1, c2 = check.points[0, chosen], check.points[1, chosen]
+        c1, c2 = check.points[0].take(chosen, axis=0), check.points[1].take(chosen, axis=0)
         normal = c1 - c2
         length = np.sqrt((normal * normal).sum(axis=1))  # as np.linalg.norm, fewer calls
         crossing = length < 1e-9
@@ -429,11 +432,16 @@ class CollisionModel:
         return rows[: len(chosen)] - rows[len(chosen):]
 
 
+_NEXT: Final = np.array([1, 2, 0])
+_AFTER: Final = np.array([2, 0, 1])
+
+
 def _cross(a: FloatArray, b: FloatArray) -> FloatArray:
     """Return the cross products of two arrays of 3-vectors (last axis), broadcast."""
-    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
-    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    return np.stack((a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0), axis=-1)
+    return (
+        a.take(_NEXT, axis=-1) * b.take(_AFTER, axis=-1)
+        - a.take(_AFTER, axis=-1) * b.take(_NEXT, axis=-1)
+    )
 
 
 def _held_values(model: RobotModel, held: Mapping[str, float]) -> dict[str, float]:

@@ -177,6 +177,13 @@ def _clipped(values: FloatArray, low: FloatArray, high: FloatArray) -> FloatArra
     return np.minimum(np.maximum(values, low), high)
 
 
+def _solved(matrix: FloatArray, values: FloatArray) -> FloatArray:
+    """Return ``np.linalg.solve(matrix, values)``; one equation by a division (far cheaper)."""
+    if len(values) == 1:
+        return values / matrix[0]
+    return np.linalg.solve(matrix, values)
+
+
 def smallest_step(rows: FloatArray, needed: FloatArray, damping: float = 1e-4) -> FloatArray:
     """
     Return the smallest joint step ``d`` with ``rows @ d >= needed``.
@@ -206,7 +213,7 @@ def smallest_step(rows: FloatArray, needed: FloatArray, damping: float = 1e-4) -
         for _ in range(len(active)):
             chosen = rows[active]
             gram = chosen @ chosen.T + damping**2 * np.eye(len(active))
-            multipliers = np.linalg.solve(gram, needed[active])
+            multipliers = _solved(gram, needed[active])
             if multipliers.min() >= 0.0:
                 break
             del active[int(np.argmin(multipliers))]
@@ -215,7 +222,7 @@ def smallest_step(rows: FloatArray, needed: FloatArray, damping: float = 1e-4) -
             break
         if multipliers is None:
             chosen = rows[active]
-            multipliers = np.linalg.solve(
+            multipliers = _solved(
                 chosen @ chosen.T + damping**2 * np.eye(len(active)), needed[active]
             )
         step = rows[active].T @ multipliers
@@ -308,7 +315,7 @@ class SelfCollisionAvoidance:
 
     def _depths(self, check: CollisionCheck) -> FloatArray:
         """Return how far each landmark is inside each bound [m] (negative: outside)."""
-        points = check.origins[self._landmark_joints]
+        points = check.origins.take(self._landmark_joints, axis=0)
         depths: FloatArray = (points @ self._normals.T - self._offsets).reshape(-1)
         return depths
 
@@ -443,7 +450,8 @@ class SelfCollisionAvoidance:
             if close.size:  # only the bounds within reach get gradients
                 rows.append(model.moved_along(
                     screws, self._bound_anchors[close],
-                    check.origins[self._bound_joints[close]], self._bound_normals[close],
+                    check.origins.take(self._bound_joints[close], axis=0),
+                    self._bound_normals.take(close, axis=0),
                 ))
                 needed.append(aim - extra[close])
         if not rows:
