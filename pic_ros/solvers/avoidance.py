@@ -205,13 +205,13 @@ def smallest_step(rows: FloatArray, needed: FloatArray, damping: float = 1e-4) -
         slack = rows @ step - needed
         if active:
             slack[active] = np.inf
-        worst = int(np.argmin(slack)) if slack.size else 0
+        worst = int(slack.argmin()) if slack.size else 0
         if not slack.size or slack[worst] >= -1e-9:
             break
         active.append(worst)
         multipliers: FloatArray | None = None  # of the active set as it stands, when solved
         for _ in range(len(active)):
-            chosen = rows[active]
+            chosen = rows.take(active, axis=0)
             gram = chosen @ chosen.T + damping**2 * np.eye(len(active))
             multipliers = _solved(gram, needed[active])
             if multipliers.min() >= 0.0:
@@ -221,11 +221,11 @@ def smallest_step(rows: FloatArray, needed: FloatArray, damping: float = 1e-4) -
         if not active:
             break
         if multipliers is None:
-            chosen = rows[active]
+            chosen = rows.take(active, axis=0)
             multipliers = _solved(
                 chosen @ chosen.T + damping**2 * np.eye(len(active)), needed[active]
             )
-        step = rows[active].T @ multipliers
+        step = chosen.T @ multipliers  # chosen: the active rows
     return step
 
 
