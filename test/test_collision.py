@@ -10,7 +10,14 @@ import numpy as np
 from pic_ros.exceptions import ConfigError
 from pic_ros.resources import config_path, shipped_robots, urdf_path
 from pic_ros.robot import load_robot
-from pic_ros.robot.capsules import Capsule, covering_capsules, segment_distances
+from pic_ros.robot.capsules import (
+    Capsule,
+    closest_points,
+    covering_capsules,
+    FEW,
+    segment_distances,
+)
+from pic_ros.robot.collision import half_space_rows, landmark_points
 from pic_ros.robot.collision_spec import CollisionSpec, WorkspaceSpec
 from pic_ros.robot.kinematics.transforms import transform_from_xyz_rpy
 import pytest
@@ -46,6 +53,20 @@ def test_segment_distance_is_the_closest_approach_of_the_two_segments(p1, q1, p2
         share = 0.0 if length < 1e-24 else float((c - p) @ along) / length
         assert -1e-9 <= share <= 1 + 1e-9
         assert np.linalg.norm(p + np.clip(share, 0.0, 1.0) * along - c) < 1e-6
+
+
+def test_a_few_segment_pairs_in_plain_floats_match_the_vectorized_pairs_exactly(rng):
+    count = 4 * FEW
+    ends = rng.normal(size=(4, count, 3)) * rng.choice([0.01, 0.1, 1.0], size=(1, count, 1))
+    ends[1, :4] = ends[0, :4]  # first segments that are points
+    ends[3, 2:6] = ends[2, 2:6]  # second ones, two pairs of two points
+    ends[3, 6:10] = ends[2, 6:10] + 0.7 * (ends[1, 6:10] - ends[0, 6:10])  # parallel
+    ends[2, 10:12] = ends[0, 10:12]  # touching
+    together = closest_points(ends)
+    for start in range(0, count, FEW):
+        few = closest_points(ends[:, start:start + FEW])
+        for whole, part in zip(together, few):
+            assert np.array_equal(whole[start:start + FEW], part)
 
 
 def inside(capsules, points):
@@ -179,6 +200,25 @@ def test_distance_gradients_match_finite_differences(robot_name, rng):
             after = model.check(moved).distances[pairs]
             numeric = (after - check.distances[pairs]) / step
             np.testing.assert_allclose(gradients[:, joint], numeric, atol=2e-4)
+
+
+@pytest.mark.parametrize('robot_name', ROBOTS)
+def test_workspace_bound_gradients_match_finite_differences(robot_name, rng):
+    robot = load_robot(robot_name)
+    if robot.spec.workspace is None:
+        pytest.skip(f'{robot_name} has no workspace bounds')
+    model = robot.collision
+    landmarks = landmark_points(model, robot.arms)
+    spaces = robot.spec.workspace.half_spaces
+    for _ in range(5):
+        x = model.vector(random_arms(robot, rng))
+        depths, gradients, _ = half_space_rows(model, model.check(x), landmarks, spaces)
+        step = 1e-6
+        for joint in range(model.dof):
+            moved = x.copy()
+            moved[joint] += step
+            after = half_space_rows(model, model.check(moved), landmarks, spaces, False)[0]
+            np.testing.assert_allclose(gradients[:, joint], (after - depths) / step, atol=2e-4)
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,9 @@ unit vector between the two closest points of the segments.
 :func:`covering_capsules` turns a URDF collision primitive (box, cylinder, sphere) into capsules
 that contain it, so a positive capsule distance proves that the primitives do not touch.
 :func:`segment_distances` computes the closest points of many segment pairs at once (the
-clamped closed form of Ericson, *Real-Time Collision Detection*, 5.1.9).
+clamped closed form of Ericson, *Real-Time Collision Detection*, 5.1.9); :func:`closest_points`
+does the same on the ends stacked in one array (the collision check's hot path), up to
+:data:`FEW` pairs in plain floats with the same arithmetic, so both give the same numbers.
 
 Units: metres; every point in one common frame chosen by the caller.
 """
@@ -180,16 +182,36 @@ def segment_distances(
     :return: ``(distance, c1, c2)``: the distance between each pair, shape (n,) [m], and the
         closest point on each first and second segment, shape (n, 3).
     """
-    d1 = q1 - p1
-    d2 = q2 - p2
-    r = p1 - p2
-    a = np.einsum('ij,ij->i', d1, d1)
-    e = np.einsum('ij,ij->i', d2, d2)
-    b = np.einsum('ij,ij->i', d1, d2)
-    c = np.einsum('ij,ij->i', d1, r)
-    f = np.einsum('ij,ij->i', d2, r)
-    safe_a = np.maximum(a, _PARALLEL)
-    safe_e = np.maximum(e, _PARALLEL)
+    return closest_points(np.stack((p1, q1, p2, q2)))
+
+
+FEW: Final = 10
+"""Up to this many pairs, :func:`closest_points` works in plain floats: a numpy call costs more
+than the arithmetic of a few pairs."""
+
+_TIPS: Final = np.array([1, 3, 0])
+_TAILS: Final = np.array([0, 2, 2])
+"""The differences of :func:`closest_points`: d1 = q1 - p1, d2 = q2 - p2, r = p1 - p2."""
+
+_DOTS: Final = (np.array([0, 1, 0, 0, 1]), np.array([0, 1, 1, 2, 2]))
+"""Which of (d1, d2, r) each product of :func:`closest_points` takes: a, e, b, c, f."""
+
+
+def closest_points(ends: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """
+    Find the closest points of many pairs of segments at once (:func:`segment_distances`).
+
+    :param ends: Per pair, the first segment's start and end, then the second's, stacked
+        first, shape (4, n, 3) [m].
+    :return: ``(distance, c1, c2)``: the distance between each pair, shape (n,) [m], and the
+        closest point on each first and second segment, shape (n, 3).
+    """
+    if ends.shape[1] <= FEW:
+        return _closest_few(ends)
+    vectors = ends.take(_TIPS, axis=0) - ends.take(_TAILS, axis=0)  # d1, d2, r
+    products = dots(vectors.take(_DOTS[0], axis=0), vectors.take(_DOTS[1], axis=0))
+    a, e, b, c, f = products
+    safe_a, safe_e = np.maximum(products[:2], _PARALLEL)
     denominator = a * e - b * b
     # s on the first segment where the infinite lines come closest (0 for parallel lines)
     parallel = denominator <= 1e-12 * a * e + 1e-300
@@ -197,20 +219,79 @@ def segment_distances(
     s[parallel] = 0.0
     s = np.minimum(np.maximum(s, 0.0), 1.0)
     t = (b * s + f) / safe_e
-    # t outside [0, 1]: clamp it and take the s closest to the clamped end
-    below, above = t < 0.0, t > 1.0
-    if below.any() or above.any():
-        s = np.where(below, -c / safe_a, np.where(above, (b - c) / safe_a, s))
-        s = np.minimum(np.maximum(s, 0.0), 1.0)
-        t = np.minimum(np.maximum(t, 0.0), 1.0)
+    # t outside [0, 1]: clamp it and take the s closest to the clamped end (with this many
+    # pairs some usually are; for the others it changes nothing)
+    s = np.where(t < 0.0, -c / safe_a, np.where(t > 1.0, (b - c) / safe_a, s))
+    s = np.minimum(np.maximum(s, 0.0), 1.0)
+    t = np.minimum(np.maximum(t, 0.0), 1.0)
     # degenerate segments (spheres): a point against a segment, or two points
-    point1, point2 = a <= _PARALLEL, e <= _PARALLEL
-    if point1.any() or point2.any():
+    points = products[:2] <= _PARALLEL
+    if points.any():
+        point1, point2 = points
         along1 = np.minimum(np.maximum(-c / safe_a, 0.0), 1.0)
         along2 = np.minimum(np.maximum(f / safe_e, 0.0), 1.0)
         s = np.where(point1, 0.0, np.where(point2, along1, s))
         t = np.where(point2, 0.0, np.where(point1, along2, t))
-    c1 = p1 + d1 * s[:, None]
-    c2 = p2 + d2 * t[:, None]
-    gap = c1 - c2
-    return np.sqrt(np.einsum('ij,ij->i', gap, gap)), c1, c2
+    closest = ends[0::2] + vectors[:2] * np.stack((s, t))[:, :, None]
+    gap = closest[0] - closest[1]
+    return np.sqrt(dots(gap, gap)), closest[0], closest[1]
+
+
+def dots(x: FloatArray, y: FloatArray) -> FloatArray:
+    """
+    Return the dot products of two arrays of 3-vectors (last axis).
+
+    Summed as ``np.einsum('...j,...j->...')`` sums three terms (the first and third, then the
+    second), in fewer and cheaper calls.
+
+    :param x: 3-vectors, shape (..., 3).
+    :param y: 3-vectors, the same shape.
+    :return: The products, shape (...).
+    """
+    products = x * y
+    result: FloatArray = (products[..., 0] + products[..., 2]) + products[..., 1]
+    return result
+
+
+def _dot(x: tuple[float, float, float], y: tuple[float, float, float]) -> float:
+    """Return a dot product of 3-vectors, summed as the vectorized path sums (0 + 2, then 1)."""
+    return (x[0] * y[0] + x[2] * y[2]) + x[1] * y[1]
+
+
+def _clamped(value: float) -> float:
+    """Return a value clamped to [0, 1]."""
+    return min(max(value, 0.0), 1.0)
+
+
+def _closest_few(ends: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Return what :func:`closest_points` returns, pair by pair in plain floats."""
+    starts1, stops1, starts2, stops2 = ends.tolist()
+    rows = []
+    for p1, q1, p2, q2 in zip(starts1, stops1, starts2, stops2):
+        d1 = (q1[0] - p1[0], q1[1] - p1[1], q1[2] - p1[2])
+        d2 = (q2[0] - p2[0], q2[1] - p2[1], q2[2] - p2[2])
+        r = (p1[0] - p2[0], p1[1] - p2[1], p1[2] - p2[2])
+        a, e, b, c, f = _dot(d1, d1), _dot(d2, d2), _dot(d1, d2), _dot(d1, r), _dot(d2, r)
+        safe_a, safe_e = max(a, _PARALLEL), max(e, _PARALLEL)
+        denominator = a * e - b * b
+        if denominator <= 1e-12 * a * e + 1e-300:
+            s = 0.0
+        else:
+            s = _clamped((b * f - c * e) / denominator)
+        t = (b * s + f) / safe_e
+        if t < 0.0:
+            s, t = _clamped(-c / safe_a), 0.0
+        elif t > 1.0:
+            s, t = _clamped((b - c) / safe_a), 1.0
+        if a <= _PARALLEL:
+            s, t = 0.0, (0.0 if e <= _PARALLEL else _clamped(f / safe_e))
+        elif e <= _PARALLEL:
+            s, t = _clamped(-c / safe_a), 0.0
+        c1 = (p1[0] + d1[0] * s, p1[1] + d1[1] * s, p1[2] + d1[2] * s)
+        c2 = (p2[0] + d2[0] * t, p2[1] + d2[1] * t, p2[2] + d2[2] * t)
+        gap = (c1[0] - c2[0], c1[1] - c2[1], c1[2] - c2[2])
+        rows.append((math.sqrt(_dot(gap, gap)), c1, c2))
+    if not rows:
+        return np.zeros(0), np.zeros((0, 3)), np.zeros((0, 3))
+    distances, first, second = zip(*rows)
+    return np.array(distances), np.array(first), np.array(second)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+import itertools
 import math
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
@@ -36,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
 from pic_ros.robot.arm import ArmModel
-from pic_ros.robot.capsules import Capsule, covering_capsules, segment_distances
+from pic_ros.robot.capsules import Capsule, closest_points, covering_capsules, dots
 from pic_ros.robot.collision_spec import CollisionSpec, HalfSpace
 from pic_ros.robot.kinematics.robot_model import Joint, JointType, RobotModel
 from pic_ros.robot.kinematics.transforms import (
@@ -125,12 +126,17 @@ class CollisionModel:
     :param prismatic_mask: The same as an array, shape (k,).
     :param carries: ``carries[i, j]``: moving joint ``j`` moves anchor frame ``i`` (itself
         included), shape (k, k).
+    :param moved_by: ``carries`` with a last row of False for :data:`STATIC` (index -1),
+        shape (k + 1, k).
     :param body_anchor: Per link with capsules (a *body* of the broad phase), its anchor.
     :param body_rows: The same plus one: the body's row in the anchor frames.
+    :param anchor_rows: Per capsule, its anchor plus one: its row in the anchor frames.
     :param body_first: The first body of each body pair (a copy of ``body_pairs[:, 0]``).
     :param body_second: The second body of each body pair.
     :param pair_first: The first capsule of each checked pair (``pairs[:, 0]``).
     :param pair_second: The second capsule of each checked pair.
+    :param pair_ends: Per checked pair, the rows of its four segment ends (the first capsule's
+        start and end, the second's) in the capsule ends taken as rows of 3, shape (4, p).
     :param body_centre: Per body, the centre of a sphere around its capsules, anchor frame,
         shape (b, 3) [m].
     :param body_radius: Per body, that sphere's radius, shape (b,) [m].
@@ -161,12 +167,15 @@ class CollisionModel:
     prismatic: tuple[bool, ...]
     prismatic_mask: npt.NDArray[np.bool_]
     carries: npt.NDArray[np.bool_]
+    moved_by: npt.NDArray[np.bool_]
     body_anchor: IntArray
     body_rows: IntArray
+    anchor_rows: IntArray
     body_first: IntArray
     body_second: IntArray
     pair_first: IntArray
     pair_second: IntArray
+    pair_ends: IntArray
     body_centre: FloatArray
     body_radius: FloatArray
     body_pairs: IntArray
@@ -243,10 +252,13 @@ class CollisionModel:
             poses[index + 1], _ = joint_frame(
                 poses[parents[index] + 1], fixed[index], values[index], prismatic[index]
             )
-        table = np.array(poses)
+        table = np.fromiter(itertools.chain.from_iterable(poses), float, 12 * len(poses))
+        table = table.reshape(-1, 12)
         rotations = table[:, :9].reshape(-1, 3, 3)
         positions = table[:, 9:]
         axes = rotations[1:, :, 2]
+        if not any(self.prismatic):  # every joint turns about its frame's origin
+            return rotations, positions, axes, positions[1:]
         origins = positions[1:] - axes * np.where(self.prismatic_mask, x, 0.0)[:, None]
         return rotations, positions, axes, origins
 
@@ -284,37 +296,38 @@ class CollisionModel:
         values = np.asarray(x, dtype=float)
         rotations, positions, axes, origins = self.frames(values)
         rows = self.body_rows
-        centres = np.matmul(rotations[rows], self.body_centre[:, :, None])[:, :, 0]
-        centres += positions[rows]
-        between = centres[self.body_first] - centres[self.body_second]
-        bounds = np.sqrt(np.einsum('ij,ij->i', between, between)) - self.body_reach
-        distances = bounds[self.pair_body]
+        # take(): the same rows as fancy indexing, several times faster
+        centres = np.matmul(rotations.take(rows, axis=0), self.body_centre[:, :, None])[:, :, 0]
+        centres += positions.take(rows, axis=0)
+        between = centres.take(self.body_first, axis=0) - centres.take(self.body_second, axis=0)
+        bounds = np.sqrt(dots(between, between)) - self.body_reach
+        distances = bounds.take(self.pair_body)
         points = np.empty((2, len(self.pairs), 3))  # set for the pairs measured exactly
-        ends = np.zeros((len(self.capsules), 2, 3))
-        near = np.flatnonzero(distances < exact_within)
+        near = (distances < exact_within).nonzero()[0]
+        if not near.size:
+            return CollisionCheck(
+                distances, points, (rotations, positions), axes, origins,
+                np.zeros((len(self.capsules), 2, 3)),
+            )
+        # every capsule at once: fewer calls than picking the ones the near pairs use
+        anchors = self.anchor_rows
+        ends = np.matmul(self.local, rotations.take(anchors, axis=0).transpose(0, 2, 1))
+        ends += positions.take(anchors, axis=0)[:, None, :]
+        first, second = self.pair_first[near], self.pair_second[near]
+        middles = ends[:, 0] + ends[:, 1]  # twice the midpoints
+        between = middles.take(first, axis=0) - middles.take(second, axis=0)
+        apart = 0.5 * np.sqrt(dots(between, between))
+        apart -= self.pair_reach[near]
+        distances[near] = np.maximum(distances[near], apart)
+        close = apart < exact_within
+        if not close.all():
+            near, first, second = near[close], first[close], second[close]
         if near.size:
-            first, second = self.pair_first[near], self.pair_second[near]
-            used = np.zeros(len(self.capsules), dtype=bool)
-            used[first] = True
-            used[second] = True
-            chosen = np.flatnonzero(used)
-            anchors = self.anchor[chosen] + 1
-            ends[chosen] = np.matmul(self.local[chosen], rotations[anchors].transpose(0, 2, 1))
-            ends[chosen] += positions[anchors][:, None, :]
-            middles = ends[:, 0] + ends[:, 1]  # twice the midpoints
-            between = middles[first] - middles[second]
-            apart = 0.5 * np.sqrt(np.einsum('ij,ij->i', between, between))
-            apart -= self.pair_reach[near]
-            distances[near] = np.maximum(distances[near], apart)
-            close = apart < exact_within
-            if not close.all():
-                near, first, second = near[close], first[close], second[close]
-            if near.size:
-                gap, c1, c2 = segment_distances(
-                    ends[first, 0], ends[first, 1], ends[second, 0], ends[second, 1]
-                )
-                distances[near] = gap - self.radii[first] - self.radii[second]
-                points[0, near], points[1, near] = c1, c2
+            gap, c1, c2 = closest_points(
+                ends.reshape(-1, 3).take(self.pair_ends.take(near, axis=1), axis=0)
+            )
+            distances[near] = gap - self.radii[first] - self.radii[second]
+            points[0, near], points[1, near] = c1, c2
         return CollisionCheck(
             distances, points, (rotations, positions), axes, origins, ends
         )
@@ -341,7 +354,49 @@ class CollisionModel:
         jacobian[:, moving] = np.where(sliding[:, None], axes, turned).T
         return jacobian
 
-    def gradients(self, check: CollisionCheck, pairs: npt.ArrayLike) -> FloatArray:
+    def screws(self, check: CollisionCheck) -> FloatArray:
+        """
+        Return how a point moves with each moving joint, as one matrix.
+
+        A point ``p`` carried by every moving joint moves along a unit direction ``n`` by
+        ``concat(p x n, n) @ screws`` per unit of each joint: column ``j`` is ``(a, o x a)``
+        for a revolute joint of axis ``a`` through ``o`` (``n . (a x (p - o))``), ``(0, a)``
+        for a sliding one.
+
+        :param check: A check at the configuration (its joint axes and origins).
+        :return: Shape (6, k), base frame, [m/rad] or [m/m] per metre of ``p``.
+        """
+        axes = check.axes
+        moment = _cross(check.origins, axes)
+        if self.prismatic_mask.any():
+            sliding = self.prismatic_mask[:, None]
+            return np.concatenate((np.where(sliding, 0.0, axes), np.where(sliding, axes, moment)),
+                                  axis=1).T
+        return np.concatenate((axes, moment), axis=1).T
+
+    def moved_along(
+        self,
+        screws: FloatArray,
+        anchors: IntArray,
+        points: FloatArray,
+        normals: FloatArray,
+    ) -> FloatArray:
+        """
+        Return how fast points move along directions with each moving joint.
+
+        :param screws: From :meth:`screws` at the configuration.
+        :param anchors: Per point, the moving joint carrying it, or :data:`STATIC`, shape (m,).
+        :param points: The points, shape (m, 3) [m], base frame.
+        :param normals: Per point, a unit direction, shape (m, 3), base frame.
+        :return: ``normal . d(point)/dx``, shape (m, k) [m/rad] or [m/m] (0 for the joints
+            that do not carry the point).
+        """
+        rows = np.concatenate((_cross(points, normals), normals), axis=1) @ screws
+        return np.where(self.moved_by.take(anchors, axis=0), rows, 0.0)
+
+    def gradients(
+        self, check: CollisionCheck, pairs: npt.ArrayLike, screws: FloatArray | None = None
+    ) -> FloatArray:
         """
         Return how the distance of some pairs changes with the moving joints.
 
@@ -350,49 +405,43 @@ class CollisionModel:
 
         :param check: The check at the configuration (the pairs measured exactly).
         :param pairs: Pair indices.
+        :param screws: :meth:`screws` at the configuration, when already made.
         :return: Gradients, shape (len(pairs), k) [m/rad] or [m/m].
         """
         chosen = np.asarray(pairs, dtype=np.int64)
-        first, second = self.pairs[chosen, 0], self.pairs[chosen, 1]
-        c1, c2 = check.points[0, chosen], check.points[1, chosen]
+        first, second = self.pair_first[chosen], self.pair_second[chosen]
+        c1, c2 = check.points[0].take(chosen, axis=0), check.points[1].take(chosen, axis=0)
         normal = c1 - c2
-        length = np.linalg.norm(normal, axis=1)
+        length = np.sqrt((normal * normal).sum(axis=1))  # as np.linalg.norm, fewer calls
         crossing = length < 1e-9
         if crossing.any():  # crossing segments: apart along the line of their midpoints
             middle = check.ends[first].mean(axis=1) - check.ends[second].mean(axis=1)
             normal[crossing] = middle[crossing]
-            length = np.linalg.norm(normal, axis=1)
+            length = np.sqrt((normal * normal).sum(axis=1))
             still = length < 1e-9
             normal[still] = (0.0, 0.0, 1.0)
             length[still] = 1.0
         normal /= length[:, None]
-        return self._moved_along(check, first, c1, normal) - self._moved_along(
-            check, second, c2, normal
+        # both sides in one pass: the first capsule's points, then the second's
+        rows = self.moved_along(
+            self.screws(check) if screws is None else screws,
+            self.anchor[np.concatenate((first, second))],
+            np.concatenate((c1, c2)),
+            np.concatenate((normal, normal)),
         )
+        return rows[: len(chosen)] - rows[len(chosen):]
 
-    def _moved_along(
-        self, check: CollisionCheck, capsules: IntArray, points: FloatArray, normal: FloatArray
-    ) -> FloatArray:
-        """Return ``normal . d(point)/dx`` for points carried by some capsules, shape (m, k)."""
-        anchor = self.anchor[capsules]
-        carried = np.zeros((len(capsules), self.dof), dtype=bool)
-        moving = anchor != STATIC
-        carried[moving] = self.carries[anchor[moving]]
-        # revolute: normal . (axis x (p - o)) = (p - o) . (normal x axis)
-        turned = _cross(normal[:, None, :], check.axes[None, :, :])
-        offset = points[:, None, :] - check.origins[None, :, :]
-        rows = np.einsum('mkj,mkj->mk', turned, offset)
-        if self.prismatic_mask.any():
-            slid = normal @ check.axes.T
-            rows = np.where(self.prismatic_mask[None, :], slid, rows)
-        return np.where(carried, rows, 0.0)
+
+_NEXT: Final = np.array([1, 2, 0])
+_AFTER: Final = np.array([2, 0, 1])
 
 
 def _cross(a: FloatArray, b: FloatArray) -> FloatArray:
     """Return the cross products of two arrays of 3-vectors (last axis), broadcast."""
-    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
-    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    return np.stack((a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0), axis=-1)
+    return (
+        a.take(_NEXT, axis=-1) * b.take(_AFTER, axis=-1)
+        - a.take(_AFTER, axis=-1) * b.take(_NEXT, axis=-1)
+    )
 
 
 def _held_values(model: RobotModel, held: Mapping[str, float]) -> dict[str, float]:
@@ -672,6 +721,7 @@ class _Anchors:
         return {
             'parents': tuple(parents), 'order': order,
             'fixed_rows': tuple(affine(item) for item in fixed), 'carries': carries,
+            'moved_by': np.vstack((carries, np.zeros((1, count), dtype=bool))),
         }
 
 
@@ -768,10 +818,14 @@ def _with_pairs(
         neutral_distances=freeze(neutral_distances),
         body_anchor=np.array(anchors, dtype=np.int64),
         body_rows=np.array(anchors, dtype=np.int64) + 1,
+        anchor_rows=anchor + 1,
         body_first=np.ascontiguousarray(pair_array[:, 0]),
         body_second=np.ascontiguousarray(pair_array[:, 1]),
         pair_first=np.ascontiguousarray(pairs[:, 0]),
         pair_second=np.ascontiguousarray(pairs[:, 1]),
+        pair_ends=np.stack((
+            2 * pairs[:, 0], 2 * pairs[:, 0] + 1, 2 * pairs[:, 1], 2 * pairs[:, 1] + 1
+        )),
         body_centre=freeze(np.array(centres).reshape(-1, 3)),
         body_radius=freeze(spheres),
         body_pairs=pair_array,
@@ -826,8 +880,11 @@ def half_space_rows(
     labels = [f'{arm} {label}: {space.name}' for arm, label, _ in landmarks for space in spaces]
     if not gradients:
         return depths, np.zeros((0, model.dof)), labels
-    rows: list[FloatArray] = []
-    for joint, point in zip(joints, points):
-        jacobian = model.point_jacobian(check, model.parents[joint], point)
-        rows.extend(normals @ jacobian)
-    return depths, np.array(rows).reshape(-1, model.dof), labels
+    count = len(spaces)
+    rows = model.moved_along(
+        model.screws(check),
+        np.repeat(np.array([model.parents[joint] for joint in joints], dtype=np.int64), count),
+        np.repeat(points, count, axis=0),
+        np.tile(normals, (len(joints), 1)),
+    )
+    return depths, rows.reshape(-1, model.dof), labels

@@ -42,12 +42,7 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
 from pic_ros.robot.arm import ArmModel
-from pic_ros.robot.collision import (
-    CollisionCheck,
-    CollisionModel,
-    half_space_rows,
-    landmark_points,
-)
+from pic_ros.robot.collision import CollisionCheck, CollisionModel, landmark_points
 from pic_ros.robot.collision_spec import CollisionSpec, WorkspaceSpec
 from pic_ros.schema import ParameterDef
 
@@ -177,6 +172,18 @@ def _lowest(values: FloatArray) -> float:
     return float(values.min()) if values.size else math.inf
 
 
+def _clipped(values: FloatArray, low: FloatArray, high: FloatArray) -> FloatArray:
+    """Return the values clamped into ``[low, high]`` (as ``np.clip``, in fewer calls)."""
+    return np.minimum(np.maximum(values, low), high)
+
+
+def _solved(matrix: FloatArray, values: FloatArray) -> FloatArray:
+    """Return ``np.linalg.solve(matrix, values)``; one equation by a division (far cheaper)."""
+    if len(values) == 1:
+        return values / matrix[0]
+    return np.linalg.solve(matrix, values)
+
+
 def smallest_step(rows: FloatArray, needed: FloatArray, damping: float = 1e-4) -> FloatArray:
     """
     Return the smallest joint step ``d`` with ``rows @ d >= needed``.
@@ -198,22 +205,27 @@ def smallest_step(rows: FloatArray, needed: FloatArray, damping: float = 1e-4) -
         slack = rows @ step - needed
         if active:
             slack[active] = np.inf
-        worst = int(np.argmin(slack)) if slack.size else 0
+        worst = int(slack.argmin()) if slack.size else 0
         if not slack.size or slack[worst] >= -1e-9:
             break
         active.append(worst)
+        multipliers: FloatArray | None = None  # of the active set as it stands, when solved
         for _ in range(len(active)):
-            chosen = rows[active]
+            chosen = rows.take(active, axis=0)
             gram = chosen @ chosen.T + damping**2 * np.eye(len(active))
-            multipliers = np.linalg.solve(gram, needed[active])
+            multipliers = _solved(gram, needed[active])
             if multipliers.min() >= 0.0:
                 break
             del active[int(np.argmin(multipliers))]
+            multipliers = None
         if not active:
             break
-        step = rows[active].T @ np.linalg.solve(
-            rows[active] @ rows[active].T + damping**2 * np.eye(len(active)), needed[active]
-        )
+        if multipliers is None:
+            chosen = rows.take(active, axis=0)
+            multipliers = _solved(
+                chosen @ chosen.T + damping**2 * np.eye(len(active)), needed[active]
+            )
+        step = chosen.T @ multipliers  # chosen: the active rows
     return step
 
 
@@ -249,9 +261,21 @@ class SelfCollisionAvoidance:
         self._landmark_joints = np.array([joint for _, _, joint in self._landmarks], dtype=int)
         self._normals = np.array([space.normal for space in self._spaces]).reshape(-1, 3)
         self._offsets = np.array([space.offset for space in self._spaces])
+        # per (landmark, bound), landmark-major as the depths: the joint whose origin the
+        # landmark is, the joint carrying it, the bound's normal
+        count = len(self._spaces)
+        self._bound_joints = np.repeat(self._landmark_joints, count)
+        self._bound_anchors = np.repeat(
+            np.array([model.parents[joint] for _, _, joint in self._landmarks], dtype=np.int64),
+            count,
+        )
+        self._bound_normals = np.tile(self._normals, (len(self._landmarks), 1))
         self._bound_names = [
             f'{arm} {label}: {space.name}'
             for arm, label, _ in self._landmarks for space in self._spaces
+        ]
+        self._pair_names = [  # the labels of the checked pairs
+            ' / '.join(model.pair_links(index)) for index in range(len(model.pairs))
         ]
         self._reach = margin + self._clearance + LOOKAHEAD + 0.01
         # enough to tell whether an answer keeps every target (pairs farther are bounded)
@@ -291,7 +315,7 @@ class SelfCollisionAvoidance:
 
     def _depths(self, check: CollisionCheck) -> FloatArray:
         """Return how far each landmark is inside each bound [m] (negative: outside)."""
-        points = check.origins[self._landmark_joints]
+        points = check.origins.take(self._landmark_joints, axis=0)
         depths: FloatArray = (points @ self._normals.T - self._offsets).reshape(-1)
         return depths
 
@@ -302,10 +326,8 @@ class SelfCollisionAvoidance:
     def _labels(self, check: CollisionCheck, below: float) -> set[str]:
         """Return what the constraints under ``below`` of their target are (pairs, bounds)."""
         excess = check.distances - self._target
-        labels = {
-            ' / '.join(self.model.pair_links(int(index)))
-            for index in np.flatnonzero(excess < below)
-        }
+        names = self._pair_names
+        labels = {names[index] for index in (excess < below).nonzero()[0].tolist()}
         if self._spaces:
             extra = self._depths(check) - (self.margin + self._clearance)
             labels |= {
@@ -340,7 +362,7 @@ class SelfCollisionAvoidance:
         :return: The result.
         """
         model = self.model
-        goal = np.clip(np.asarray(x, dtype=float), model.lower, model.upper)
+        goal = _clipped(np.asarray(x, dtype=float), model.lower, model.upper)
         if not self.enabled:
             return AvoidanceResult(goal, AvoidanceTermination.OFF, 0, math.nan, math.inf, ())
         if movable is None:
@@ -354,7 +376,7 @@ class SelfCollisionAvoidance:
         previous = self._safe
         low = np.maximum(model.lower, previous - FRAME_STEP)
         high = np.minimum(model.upper, previous + FRAME_STEP)
-        within = bool(np.all((goal >= low) & (goal <= high)))
+        within = bool(((goal >= low) & (goal <= high)).all())
         if lowest >= 0.0 and self._path_clear(previous, goal):
             if within:
                 self._safe, self._safe_check = goal, None
@@ -362,7 +384,7 @@ class SelfCollisionAvoidance:
                     goal, AvoidanceTermination.CLEAR, 0, check.minimum, self._slack(check), (),
                 )
             # the way is clear but long (the last answer was held back): catch up by a step
-            current = np.clip(goal, low, high)
+            current = _clipped(goal, low, high)
             check = model.check(current, self._near)
             self._safe, self._safe_check = current, None
             return AvoidanceResult(
@@ -390,7 +412,7 @@ class SelfCollisionAvoidance:
             largest = float(np.abs(step).max()) if step.size else 0.0
             if largest > MAX_STEP:
                 step *= MAX_STEP / largest
-            current = np.clip(current + step, low, high)
+            current = _clipped(current + step, low, high)
             check = model.check(current, self._reach)
             settled = _lowest(self._excess(check, strict=False)) >= -0.5 * self._clearance
             if settled and largest < SETTLED_STEP:
@@ -414,16 +436,23 @@ class SelfCollisionAvoidance:
         """Return the gradients and needed changes of the constraints near their targets."""
         model = self.model
         excess = check.distances - self._target
-        near = np.flatnonzero(excess < LOOKAHEAD)
-        rows = [model.gradients(check, near)] if near.size else []
+        near = (excess < LOOKAHEAD).nonzero()[0]
         aim = OVERSHOOT * self._clearance
-        needed = [aim - excess[near]] if near.size else []
+        rows: list[FloatArray] = []
+        needed: list[FloatArray] = []
+        screws = model.screws(check)  # how points move, for every row
+        if near.size:
+            rows.append(model.gradients(check, near, screws))
+            needed.append(aim - excess[near])
         if self._spaces:
-            depth, gradients, _ = half_space_rows(model, check, self._landmarks, self._spaces)
-            extra = depth - (self.margin + self._clearance)
-            close = np.flatnonzero(extra < LOOKAHEAD)
-            if close.size:
-                rows.append(gradients[close])
+            extra = self._depths(check) - (self.margin + self._clearance)
+            close = (extra < LOOKAHEAD).nonzero()[0]
+            if close.size:  # only the bounds within reach get gradients
+                rows.append(model.moved_along(
+                    screws, self._bound_anchors[close],
+                    check.origins.take(self._bound_joints[close], axis=0),
+                    self._bound_normals.take(close, axis=0),
+                ))
                 needed.append(aim - extra[close])
         if not rows:
             return np.zeros((0, model.dof)), np.zeros(0)
