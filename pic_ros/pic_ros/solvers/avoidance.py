@@ -180,8 +180,9 @@ def _clipped(values: FloatArray, low: FloatArray, high: FloatArray) -> FloatArra
 def _solved(matrix: FloatArray, values: FloatArray) -> FloatArray:
     """Return ``np.linalg.solve(matrix, values)``; one equation by a division (far cheaper)."""
     if len(values) == 1:
-        return values / matrix[0]
-    return np.linalg.solve(matrix, values)
+        quotient: FloatArray = values / matrix[0]
+        return quotient
+    return np.linalg.solve(matrix, values).astype(np.float64, copy=False)
 
 
 def smallest_step(rows: FloatArray, needed: FloatArray, damping: float = 1e-4) -> FloatArray:
