@@ -621,22 +621,42 @@ def _bounded_solution(
     :param high: Highest step per joint (>= 0).
     :return: The step, clamped into the bounds.
     """
-    count = len(low)
-    slopes = gradient
     held = [
         (lo >= 0.0 and g > 0.0) or (hi <= 0.0 and g < 0.0)
-        for lo, hi, g in zip(low, high, slopes)
+        for lo, hi, g in zip(low, high, gradient)
     ]
     if not any(held):  # the usual case: the unbounded step, if it is inside the bounds
         step = solve_symmetric(hessian, [-g for g in gradient])
         if all(lo <= d <= hi for d, lo, hi in zip(step, low, high)):
             return step
+    step = _active_set_step(hessian, gradient, low, high, held)
+    return [min(max(d, lo), hi) for d, lo, hi in zip(step, low, high)]
+
+
+def _active_set_step(
+    hessian: list[list[float]],
+    gradient: list[float],
+    low: list[float],
+    high: list[float],
+    held: list[bool],
+) -> list[float]:
+    """
+    Hold joints on their bounds until the others' solution is inside theirs.
+
+    :param hessian: ``H`` (k rows of k), symmetric positive definite.
+    :param gradient: The gradient (k).
+    :param low: Lowest step per joint (<= 0).
+    :param high: Highest step per joint (>= 0).
+    :param held: Per joint, whether it starts held on a bound; changed in place.
+    :return: The step (the held joints on their bounds; not yet clamped).
+    """
+    count = len(low)
     step = [0.0] * count
     for _ in range(count):
         free = [i for i in range(count) if not held[i]]
         fixed = [i for i in range(count) if held[i]]
         for i in fixed:
-            step[i] = low[i] if slopes[i] > 0.0 else high[i]
+            step[i] = low[i] if gradient[i] > 0.0 else high[i]
         if not free:
             break
         solved = _free_solution(hessian, gradient, free, fixed, step)
@@ -648,7 +668,7 @@ def _bounded_solution(
                 outside = True
         if not outside:
             break
-    return [min(max(d, lo), hi) for d, lo, hi in zip(step, low, high)]
+    return step
 
 
 def _free_solution(
