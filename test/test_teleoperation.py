@@ -28,7 +28,9 @@ from test_imitation import sweep_frames
 def test_the_targets_are_each_parts_answer_grouped_as_the_controllers_are(robot_name) -> None:
     """Arms, torso, head, grippers: the parts' own answers, in the robot's group order."""
     robot = load_robot(robot_name)
-    teleoperation = Teleoperation(RobotImitator(robot, SolverConfig()))
+    teleoperation = Teleoperation(
+        RobotImitator(robot, SolverConfig()), HeadAndHandsImitator(robot)
+    )
     imitator = RobotImitator(robot, SolverConfig())
     extra = HeadAndHandsImitator(robot)
     for frame in sweep_frames(seconds=2.0):

@@ -55,7 +55,7 @@ class RobotTargets:
         names, ``torso``, ``head``, ``<arm>_gripper``), in the robot's group order; a group
         with nothing to command in this frame (an arm not in view) is absent.
     :param imitation: The arms' step: per-arm results, solve times, the avoidance's verdict.
-    :param head_and_hands: The head and hands step (None when the frame was not imitated).
+    :param head_and_hands: The head and hands step (None without head and hands imitation).
     :param engage_gesture: The person completed the engage gesture with this frame.
     """
 
@@ -106,8 +106,8 @@ class Teleoperation:
     imitators on a parameter change, each adopting its predecessor's state).
 
     :param imitator: The arms' imitation.
-    :param head_and_hands: The head and grippers' imitation (default: the robot file's, with
-        default settings).
+    :param head_and_hands: The head and grippers' imitation; None: none (the arms only, as the
+        offline evaluation of the arms runs).
     :param gesture: The engage gesture (default: off).
     :param calibrator: Where the frames for the arm-length calibration go (default: a new one).
     """
@@ -120,9 +120,7 @@ class Teleoperation:
         calibrator: Calibrator | None = None,
     ) -> None:
         self.imitator = imitator
-        self.head_and_hands = (
-            head_and_hands if head_and_hands is not None else HeadAndHandsImitator(imitator.robot)
-        )
+        self.head_and_hands = head_and_hands
         self.gesture = gesture if gesture is not None else EngageGesture()
         self.calibrator = calibrator if calibrator is not None else Calibrator()
         self.gestures = 0
@@ -156,12 +154,14 @@ class Teleoperation:
             self.imitator.step(frame) if hand_offsets is None
             else self.imitator.step(frame, hand_offsets=hand_offsets)
         )
-        extra = self.head_and_hands.step(frame)
+        extra = None if self.head_and_hands is None else self.head_and_hands.step(frame)
         return RobotTargets(
             frame.stamp, MappingProxyType(self._groups(arms, extra)), arms, extra, gesture
         )
 
-    def _groups(self, arms: ImitationStep, extra: HeadAndHandsStep) -> dict[str, GroupTargets]:
+    def _groups(
+        self, arms: ImitationStep, extra: HeadAndHandsStep | None
+    ) -> dict[str, GroupTargets]:
         """Return the step's targets by group, in the robot's group order."""
         robot = self.robot
         found: dict[str, GroupTargets] = {}
@@ -169,6 +169,8 @@ class Teleoperation:
             found[name] = GroupTargets(tuple(robot.arms[name].joint_names), step.result.q)
         if arms.torso is not None:
             found[TORSO_GROUP] = GroupTargets((arms.torso.joint,), np.array([arms.torso.value]))
+        if extra is None:
+            return {name: found[name] for name in robot.groups if name in found}
         if extra.head is not None and robot.head is not None:
             found['head'] = GroupTargets(tuple(robot.head.joint_names), extra.head)
         for arm, values in extra.grippers.items():

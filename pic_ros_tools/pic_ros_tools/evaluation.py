@@ -60,6 +60,7 @@ from pic_ros.robot.robot import Robot
 from pic_ros.solvers import SolverConfig
 from pic_ros.solvers.avoidance import AvoidanceConfig
 from pic_ros.solvers.prioritized import PrioritizedConfig
+from pic_ros.teleoperation import Teleoperation
 from pic_ros_tools.metrics import (
     angle_between,
     elbow_angle,
@@ -248,6 +249,7 @@ def run_imitation(
         robot, solver, settings.mapping, whole_body=whole_body, prioritized=settings.prioritized,
         avoidance=settings.avoidance,
     )
+    teleoperation = Teleoperation(imitator)  # the arms: the core step the nodes run
     count = len(demonstration.frames)
     names = list(robot.arms)
     solved = {name: np.zeros(count, dtype=bool) for name in names}
@@ -274,7 +276,7 @@ def run_imitation(
             imitator.set_chest_height(
                 None if processor.footprint is None else processor.footprint.height
             )
-        step = imitator.step(body) if body is not None else None
+        step = teleoperation.step(body).imitation if body is not None else None
         lift = imitator.torso_value
         torso[index] = np.nan if lift is None else lift
         if step is not None and step.avoidance is not None:
