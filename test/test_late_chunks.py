@@ -223,3 +223,44 @@ def test_a_chunk_holding_still_is_taken_whenever_it_arrives(arm: ArmModel) -> No
     verdict = item.set_trajectory(trajectory(chunks[-1]), START + 3.0 + 10.0 * LATE_WINDOW)
     assert verdict.accepted
     np.testing.assert_allclose(item.sample(START + 100.0).positions, arm.neutral, atol=1e-12)
+
+
+@pytest.mark.parametrize('robot_name', ['baxter', 'nao', 'tiago', 'yumi'])
+@pytest.mark.parametrize('delay', [0.0, 0.02])
+def test_a_group_measured_at_its_limits_enters_the_range_within_the_limits(
+    robot_name: str, delay: float
+) -> None:
+    """
+    Every joint group starting at its upper limits (NAO's hands rest there): no limit broken.
+
+    The commands keep a few mrad inside the limits; the first chunk moves the arm there from
+    rest to rest, stamped 0, over the time the limits need. Before, a hold one ``lead_time``
+    away jumped the 5-25 mrad: up to 8x an acceleration or jerk limit (Baxter's head).
+    """
+    for group in load_robot(robot_name).groups.values():
+        start = np.where(np.isfinite(group.upper), group.upper, 0.0)
+        bottom = np.where(np.isfinite(group.lower), group.lower, -1.0)
+        commander = ArmCommander(group, CommanderConfig(), engaged=True)
+        assert commander.start_from(start)
+        item = TrajectoryFollower(
+            group.joint_names, group.lower, group.upper, start,
+            limits=MotionLimits.from_arm(group),
+        )
+        pending: list[tuple[float, TrajectoryChunk]] = []
+        first = None
+        for now in np.arange(START, START + 3.0, 0.02):
+            now = float(now)
+            closing = int((now - START) / 0.7) % 2 == 1
+            commander.on_target(now, dict(zip(group.joint_names, bottom if closing else start)))
+            chunk = commander.step(now)
+            if chunk is not None:
+                first = chunk if first is None else first
+                pending.append((now + delay, chunk))
+            for when in np.arange(now, now + 0.02, 0.002):
+                while pending and pending[0][0] <= when:
+                    arrival, sent = pending.pop(0)
+                    assert item.set_trajectory(trajectory(sent), arrival).accepted
+                item.sample(float(when))
+        assert first is not None and first.stamp == 0.0 and len(first.points) == 1
+        assert first.points[0].time_from_start >= CommanderConfig().lead_time
+        assert item.stats.segment_violations == 0, (group.name, item.stats.segment_peak)

@@ -221,6 +221,25 @@ def minimum_rate(config: CommanderConfig) -> float:
     return 1.0 / (config.lead_time + (config.plan_ahead if planned else 0.0))
 
 
+def entry_time(distance: npt.ArrayLike, limits: MotionLimits) -> float:
+    """
+    Return how long a rest-to-rest quintic over ``distance`` takes within the limits [s].
+
+    The quintic a controller runs between two points at rest (joint_trajectory_controller's
+    interpolation) peaks at ``1.875 d / T`` in velocity, ``5.774 d / T^2`` in acceleration and
+    ``60 d / T^3`` in jerk, per joint over a distance ``d`` in a time ``T``.
+
+    :param distance: Per joint, how far [rad] or [m].
+    :param limits: The velocity, acceleration and (if any) jerk limits.
+    :return: The shortest ``T`` that keeps every joint within them (0 for no distance).
+    """
+    d = np.abs(np.asarray(distance, dtype=float))
+    times = [1.875 * d / limits.velocity, np.sqrt(10.0 / math.sqrt(3.0) * d / limits.acceleration)]
+    if limits.jerk is not None:
+        times.append(np.cbrt(60.0 * d / limits.jerk))
+    return float(np.max(times)) if d.size else 0.0
+
+
 def planned_limits(arm: ArmLimitsSource, config: CommanderConfig) -> MotionLimits:
     """
     Return the limits the commands of an arm are planned within.
@@ -374,6 +393,8 @@ class ArmCommander:
         self._guidance: Guidance | None = None
         self._undo: tuple[Any, ...] | None = None
         self._undo_state: tuple[FloatArray, FloatArray] | None = None
+        self._entry_from: FloatArray | None = None  # a measured start outside the margins
+        self._entry_until = -math.inf
         self.targets = 0
         self.rejected = 0
         self.clamped = 0
@@ -485,6 +506,9 @@ class ArmCommander:
         if self._motion is not None:
             return False
         self._motion = self._make_motion(position, self._config)
+        measured = np.asarray(position, dtype=float)
+        if np.any(np.abs(self._motion.position - measured) > 1e-9):
+            self._entry_from = measured  # the first command moves it inside (:meth:`_enter`)
         return True
 
     def covers(self, values: Mapping[str, float]) -> bool:
@@ -543,6 +567,10 @@ class ArmCommander:
             guidance.state is TrackingState.DISENGAGED and self._last_step is None
         ):
             return None  # nothing commanded yet: the controller holds where the arm is
+        if self._entry_from is not None:
+            return self._enter(now)
+        if now < self._entry_until:
+            return None  # the controller is still on the entry: nothing to add to it
         self._undo = (
             self._last_step, self._sent, self._plan_start, self._plan_end, self.published,
             self.at_rest,
@@ -554,6 +582,35 @@ class ArmCommander:
         self._last_step = now
         self.published += 1
         return chunk
+
+    def _enter(self, now: float) -> TrajectoryChunk:
+        """
+        Return the first chunk of an arm measured outside the commanded range: the move inside.
+
+        The commands keep a few mrad inside the URDF limits (:func:`position_margin`), so an arm
+        that starts at a limit (NAO's hands at 1.0, open) is commanded from just inside it. The
+        first chunk moves it there from rest to rest, stamped 0 ("start on arrival", whatever
+        the delay), one point at rest: the controller's quintic from where the arm is, over the
+        time the velocity, acceleration and jerk limits need (:func:`entry_time`, at least
+        ``lead_time``). Until it ends the steps send nothing more; the plans then start there.
+        """
+        measured = self._entry_from
+        motion = self._motion
+        assert measured is not None and motion is not None  # from start_from
+        self._entry_from = None
+        target = np.array(motion.position, dtype=float)
+        limits = self._motion_limits(self._config)
+        duration = max(self._config.lead_time, entry_time(target - measured, limits))
+        zero = np.zeros_like(target)
+        self._sent = [(now, measured, zero, zero), (now + duration, target, zero, zero)]
+        self._plan_start = self._plan_end = self._entry_until = now + duration
+        self._last_step = now
+        self._undo = None  # the guard cannot redo it: it ends at rest inside the range
+        self.published += 1
+        return TrajectoryChunk(
+            joint_names=tuple(self._arm.joint_names),
+            points=(TrajectoryPoint(duration, target, zero, zero),),
+        )
 
     def brake(self, now: float) -> TrajectoryChunk | None:
         """
@@ -842,6 +899,7 @@ class ArmCommander:
             self._sent = []
             self._plan_start = self._plan_end = math.nan
             self._begin = None
+            self._entry_until = -math.inf
             if self._motion is not None:
                 self._motion.reset(self._motion.position)  # the controller stopped there
         self._last_now = now
