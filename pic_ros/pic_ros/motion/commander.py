@@ -5,7 +5,9 @@ One arm's command stream: joint targets in, safe trajectory chunks for its contr
 
 - **start**: nothing is sent before the arm's starting position is known -- the measured one
   (:meth:`ArmCommander.start_from`, from ``joint_states``) or, with ``wait_for_joint_states``
-  false, the neutral pose -- nor before the first valid target;
+  false, the neutral pose -- nor before the first valid target; an arm measured outside the
+  range the commands keep (at a URDF limit) is first moved inside it, rest to rest within its
+  limits (:meth:`ArmCommander._enter`);
 - **limits**: every command stays inside the URDF position limits narrowed by a few mrad
   (:func:`~pic_ros.motion.limiter.position_margin`: clear of a drive's limit stop), the velocity
   limits (times ``velocity_scale``) and the robot file's acceleration limits (times
