@@ -6,7 +6,7 @@ import functools
 from pathlib import Path
 
 import numpy as np
-from pic_ros.human.skeleton import HumanJoint, SkeletonFrame
+from pic_ros.skeleton import HumanJoint, SkeletonFrame
 from pic_ros.trackers.kinect_v2 import KINECT_V2_JOINTS
 from pic_ros.trackers.markers import AZURE_KINECT_JOINTS
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-from pic_ros.human.skeleton import (
+from pic_ros.skeleton import (
     HumanJoint,
     JOINT_COUNT,
     make_frame,

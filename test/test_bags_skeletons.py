@@ -9,7 +9,7 @@ from pathlib import Path
 from bag_helpers import AZURE_EMPTY, AZURE_MESSAGES, AZURE_TOPIC, same_frames
 import numpy as np
 from pic_ros.exceptions import ConfigError, RecordingError
-from pic_ros.human.skeleton import HumanJoint, Side
+from pic_ros.skeleton import HumanJoint, Side
 from pic_ros_tools.catalog import load_demonstration
 from pic_ros_tools.recordings.bag_demonstration import demonstration_from_bag
 from pic_ros_tools.recordings.rosbag import read_messages

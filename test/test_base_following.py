@@ -13,7 +13,6 @@ import math
 import numpy as np
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.body_frame import Footprint, footprint
-from pic_ros.human.skeleton import HumanJoint, make_frame
 from pic_ros.motion.base_following import (
     BaseCommand,
     BaseFollower,
@@ -23,6 +22,7 @@ from pic_ros.motion.base_following import (
     paper_law,
     Pose2D,
 )
+from pic_ros.skeleton import HumanJoint, make_frame
 import pytest
 
 DT = 1.0 / 30.0

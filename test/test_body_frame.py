@@ -13,7 +13,7 @@ import numpy as np
 from pic_ros.exceptions import ConfigError, SkeletonError
 from pic_ros.human.body_frame import body_axes, to_body_frame
 from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor
-from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT, make_frame
+from pic_ros.skeleton import HumanJoint, JOINT_COUNT, make_frame
 import pytest
 
 J = HumanJoint

@@ -31,7 +31,7 @@ from pic_ros.correspondence import base as correspondence_base
 from pic_ros.correspondence.mapping import MIRROR_REFLECTION
 from pic_ros.correspondence.user_profile import profile_from_dict
 from pic_ros.exceptions import ConfigError
-from pic_ros.human.skeleton import make_frame, Side, SkeletonFrame
+from pic_ros.skeleton import make_frame, Side, SkeletonFrame
 import pytest
 
 ROBOT_SHOULDER = np.array([0.06, -0.26, 0.4])

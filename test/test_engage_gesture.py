@@ -13,7 +13,7 @@ from pic_ros.human.engage_gesture import (
     EngageGestureConfig,
     wrists_above_head,
 )
-from pic_ros.human.skeleton import HumanJoint, make_frame, SkeletonFrame
+from pic_ros.skeleton import HumanJoint, make_frame, SkeletonFrame
 import pytest
 
 J = HumanJoint

@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 from pic_ros.correspondence import load_user_profile
-from pic_ros.human.skeleton import Side
 from pic_ros.resources import shipped_robots
 from pic_ros.robot import load_robot
+from pic_ros.skeleton import Side
 from pic_ros.solvers import SolverConfig
 from pic_ros.solvers.avoidance import AvoidanceConfig
 from pic_ros.trackers.kinect_v2 import KINECT_V2_JOINTS

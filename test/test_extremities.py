@@ -6,7 +6,7 @@ from human_poses import tracker_person
 import numpy as np
 from pic_ros.human.extremities import FACE_REACH, HAND_REACH, screen_extremities
 from pic_ros.human.front_end import SkeletonFrontEnd
-from pic_ros.human.skeleton import EXTREMITY_JOINTS, HumanJoint, make_frame, SkeletonFrame
+from pic_ros.skeleton import EXTREMITY_JOINTS, HumanJoint, make_frame, SkeletonFrame
 from pic_ros.trackers.base import TrackerReading
 from pic_ros.trackers.frames import DropReason
 import pytest

@@ -22,7 +22,7 @@ import numpy.typing as npt
 from pic_ros.human.body_frame import to_body_frame
 from pic_ros.human.front_end import FrontEndConfig, RESTART_READINGS, SkeletonFrontEnd
 from pic_ros.human.processing import ProcessingConfig
-from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT, make_frame, Side, SkeletonFrame
+from pic_ros.skeleton import HumanJoint, JOINT_COUNT, make_frame, Side, SkeletonFrame
 from pic_ros.trackers.frames import DropReason
 from pic_ros.trackers.marker_cdr import MarkerPositions
 from pic_ros.trackers.markers import AZURE_KINECT, MarkerArrayTracker

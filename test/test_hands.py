@@ -15,7 +15,7 @@ from pic_ros.human.hands import (
     HandStateTracker,
     MAX_APERTURE,
 )
-from pic_ros.human.skeleton import HAND_JOINTS, HumanJoint, make_frame, Side, SkeletonFrame
+from pic_ros.skeleton import HAND_JOINTS, HumanJoint, make_frame, Side, SkeletonFrame
 import pytest
 
 WIDTH = float(np.linalg.norm(BODY[HumanJoint.SHOULDER_LEFT] - BODY[HumanJoint.SHOULDER_RIGHT]))

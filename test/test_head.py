@@ -8,9 +8,9 @@ from human_poses import BODY
 import numpy as np
 from pic_ros.exceptions import SkeletonError
 from pic_ros.human.body_frame import body_axes, to_body_frame
-from pic_ros.human.face import EAR_HALF_WIDTH, FACE_OFFSETS, face_points, NOSE_REST_PITCH
 from pic_ros.human.head import head_angles, HeadAngles
-from pic_ros.human.skeleton import FACE_JOINTS, HumanJoint, make_frame
+from pic_ros.skeleton import FACE_JOINTS, HumanJoint, make_frame
+from pic_ros.skeleton.face import EAR_HALF_WIDTH, FACE_OFFSETS, face_points, NOSE_REST_PITCH
 from pic_ros.trackers.xsens import sample_to_skeleton
 from pic_ros.trackers.xsens_parser import XsensParser
 from pic_ros.trackers.xsens_wire import XsensSegment

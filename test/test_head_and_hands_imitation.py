@@ -10,8 +10,8 @@ from pic_ros.exceptions import SkeletonError
 from pic_ros.head_and_hands import HeadAndHandsConfig, HeadAndHandsImitator
 from pic_ros.human.hands import HandState
 from pic_ros.human.processing import SkeletonProcessor
-from pic_ros.human.skeleton import FACE_JOINTS, make_frame, Side
 from pic_ros.robot import load_robot
+from pic_ros.skeleton import FACE_JOINTS, make_frame, Side
 from pic_ros_tools.head_hands_report import recording_rows, robot_rows
 from pic_ros_tools.synthetic.head_hands_take import generate_head_hands_take
 from pic_ros_tools.synthetic.suite import SUITE_SEED, suite_specs

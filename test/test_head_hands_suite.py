@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 from pic_ros.human.body_frame import to_body_frame
-from pic_ros.human.face import NOSE_FORWARD, NOSE_REST_PITCH
 from pic_ros.human.head import head_angles
-from pic_ros.human.skeleton import make_frame
+from pic_ros.skeleton import make_frame
+from pic_ros.skeleton.face import NOSE_FORWARD, NOSE_REST_PITCH
 from pic_ros_tools.head_hands import evaluate_head_hands_suite, head_hands_table
 from pic_ros_tools.synthetic import suite_specs
 from pic_ros_tools.synthetic.face_hands import face_hand_geometry, FACE_HAND_RANGES

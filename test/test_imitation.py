@@ -8,10 +8,10 @@ import numpy as np
 from pic_ros.correspondence import MappingConfig
 from pic_ros.exceptions import SkeletonError
 from pic_ros.human.processing import SkeletonProcessor
-from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT, make_frame, SkeletonFrame
 from pic_ros.imitation import RobotImitator
 from pic_ros.resources import shipped_robots
 from pic_ros.robot import load_robot
+from pic_ros.skeleton import HumanJoint, JOINT_COUNT, make_frame, SkeletonFrame
 from pic_ros.solvers import RecoveryConfig, SolverConfig, Termination
 from pic_ros.solvers.avoidance import AvoidanceConfig
 from pic_ros_tools.catalog import demonstration_from_synthetic

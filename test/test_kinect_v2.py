@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import RecordingError, SkeletonError
-from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT, Side
+from pic_ros.skeleton import HumanJoint, JOINT_COUNT, Side
 from pic_ros.trackers.kinect_v2 import (
     camera_to_tracker,
     CAMERA_TO_TRACKER_ROTATION,

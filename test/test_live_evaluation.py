@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 from pic_ros.human.processing import SkeletonProcessor
-from pic_ros.human.skeleton import HumanJoint
 from pic_ros.robot.robot import load_robot
+from pic_ros.skeleton import HumanJoint
 from pic_ros.solvers import SolverConfig
 from pic_ros_tools.catalog import load_demonstration
 from pic_ros_tools.demo_report import DemoRecording, person_overlay

@@ -24,9 +24,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import numpy as np
 from pic_ros.correspondence import ArmTargets, TargetKind
-from pic_ros.human.skeleton import MIN_BONE_LENGTH
 from pic_ros.resources import shipped_robots
 from pic_ros.robot import load_robot
+from pic_ros.skeleton import MIN_BONE_LENGTH
 from pic_ros.solvers import make_solver, OctantConstraints, SolverConfig
 from pic_ros.solvers.octants import (
     antipode,

@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 from pic_ros.human.body_frame import to_body_frame
-from pic_ros.human.skeleton import make_frame, SkeletonFrame
 from pic_ros.imitation import RobotImitator
 from pic_ros.motion.admittance import AdmittanceConfig
 from pic_ros.motion.hand_compliance import (
@@ -22,6 +21,7 @@ from pic_ros.motion.hand_compliance import (
     robot_orientation,
 )
 from pic_ros.robot import load_robot
+from pic_ros.skeleton import make_frame, SkeletonFrame
 from pic_ros.solvers import SolverConfig
 from pic_ros.solvers.avoidance import AvoidanceConfig
 from pic_ros.trackers.kinect_v2 import kinect_v2_to_human

@@ -21,10 +21,10 @@ from types import ModuleType
 
 import numpy as np
 from pic_ros.human.front_end import SkeletonFrontEnd
-from pic_ros.human.skeleton import SkeletonFrame
 from pic_ros.robot import load_robot
 from pic_ros.ros.launch_arguments import node_overrides, parameter_arguments
 from pic_ros.ros.teleop import node_parameters, parse_arguments
+from pic_ros.skeleton import SkeletonFrame
 from pic_ros.solvers import solver_names, SolverConfig, unregister_solver
 from pic_ros.trackers import make_tracker, tracker_names, unregister_tracker
 from pic_ros_tools.cli import main

@@ -13,7 +13,6 @@ import numpy as np
 from pic_ros import resources
 from pic_ros.correspondence import MappingMode
 from pic_ros.exceptions import ChainError, ConfigError
-from pic_ros.human.skeleton import Side
 from pic_ros.robot import ArmModel, load_robot
 from pic_ros.robot.arm import LANDMARK_LENGTH_SPREAD
 from pic_ros.robot.config import (
@@ -22,6 +21,7 @@ from pic_ros.robot.config import (
     robot_spec_from_dict,
 )
 from pic_ros.robot.kinematics import load_robot_model
+from pic_ros.skeleton import Side
 import pytest
 import yaml
 

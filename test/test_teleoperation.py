@@ -13,11 +13,11 @@ import numpy as np
 from pic_ros.exceptions import PicRosError
 from pic_ros.head_and_hands import HeadAndHandsImitator
 from pic_ros.human.engage_gesture import EngageGesture, EngageGestureConfig
-from pic_ros.human.skeleton import HumanJoint as J
-from pic_ros.human.skeleton import make_frame
 from pic_ros.imitation import RobotImitator
 from pic_ros.resources import shipped_robots
 from pic_ros.robot import load_robot
+from pic_ros.skeleton import HumanJoint as J
+from pic_ros.skeleton import make_frame
 from pic_ros.solvers import SolverConfig
 from pic_ros.teleoperation import RobotTargets, Teleoperation
 import pytest

@@ -32,8 +32,8 @@ from pic_ros.correspondence.torso import MAX_SAMPLES, TorsoTarget
 from pic_ros.correspondence.user_profile import Calibrator
 from pic_ros.human.body_frame import to_body_frame
 from pic_ros.human.front_end import SkeletonFrontEnd
-from pic_ros.human.skeleton import make_frame, SkeletonFrame
 from pic_ros.robot import load_robot
+from pic_ros.skeleton import make_frame, SkeletonFrame
 from pic_ros.trackers.frames import DropReason, REACQUIRE_RADIUS
 from pic_ros.trackers.gaps import GapCounter
 from pic_ros.trackers.marker_cdr import MarkerPositions

@@ -10,7 +10,7 @@ import numpy.typing as npt
 from pic_ros.exceptions import ConfigError, SkeletonError
 from pic_ros.human.body_frame import body_axes, to_body_frame
 from pic_ros.human.front_end import SkeletonFrontEnd
-from pic_ros.human.skeleton import BODY_JOINT_COUNT, HumanJoint, JOINT_COUNT, Side
+from pic_ros.skeleton import BODY_JOINT_COUNT, HumanJoint, JOINT_COUNT, Side
 from pic_ros.trackers import make_tracker
 from pic_ros.trackers.frames import DropReason
 from pic_ros.trackers.kinect_v2 import (

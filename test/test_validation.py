@@ -16,7 +16,7 @@ from human_poses import (
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
-from pic_ros.human.skeleton import (
+from pic_ros.skeleton import (
     HumanJoint,
     make_frame,
     MAX_BONE_LENGTH,

@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.body_frame import to_body_frame
-from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT
+from pic_ros.skeleton import HumanJoint, JOINT_COUNT
 from pic_ros.trackers.xsens import sample_to_skeleton, XSENS_TO_HUMAN, XsensTracker
 from pic_ros.trackers.xsens_parser import (
     XsensParser,

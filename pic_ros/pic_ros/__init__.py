@@ -18,9 +18,9 @@ from pic_ros.correspondence import (
 )
 from pic_ros.exceptions import ChainError, ConfigError, PicRosError, RecordingError, SkeletonError
 from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor
-from pic_ros.human.skeleton import HumanJoint, Side, SkeletonFrame
 from pic_ros.imitation import RobotImitator
 from pic_ros.robot import ArmModel, load_robot, Robot
+from pic_ros.skeleton import HumanJoint, Side, SkeletonFrame
 from pic_ros.solvers import ArmSolveResult, make_solver, SolverConfig, Termination
 
 __all__ = [

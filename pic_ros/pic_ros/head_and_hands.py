@@ -27,9 +27,9 @@ from pic_ros.correspondence import human_side_for, MappingConfig
 from pic_ros.correspondence.mapping import MappingMode
 from pic_ros.human.hands import HandConfig, HandEstimate, HandState, HandStateTracker
 from pic_ros.human.head import head_angles, HeadAngles
-from pic_ros.human.skeleton import Side, SkeletonFrame
 from pic_ros.robot.robot import Robot
 from pic_ros.schema import ParameterDef
+from pic_ros.skeleton import Side, SkeletonFrame
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -42,9 +42,9 @@ from pic_ros.correspondence import (
 )
 from pic_ros.correspondence.torso import TorsoTarget
 from pic_ros.exceptions import ConfigError
-from pic_ros.human.skeleton import SkeletonFrame
 from pic_ros.robot.robot import Robot
 from pic_ros.schema import ParameterDef
+from pic_ros.skeleton import SkeletonFrame
 from pic_ros.solvers import ArmSolver, ArmSolveResult, make_solver, SolverConfig
 from pic_ros.solvers.avoidance import AvoidanceConfig, AvoidanceResult, SelfCollisionAvoidance
 from pic_ros.solvers.prioritized import PrioritizedConfig, PrioritizedSolver, WholeBodyTargets

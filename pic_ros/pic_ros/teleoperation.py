@@ -23,10 +23,10 @@ import numpy.typing as npt
 from pic_ros.correspondence import Calibrator
 from pic_ros.head_and_hands import HeadAndHandsImitator, HeadAndHandsStep
 from pic_ros.human.engage_gesture import EngageGesture
-from pic_ros.human.skeleton import SkeletonFrame
 from pic_ros.imitation import ImitationStep, RobotImitator
 from pic_ros.robot.robot import Robot
 from pic_ros.robot.torso import TORSO_GROUP
+from pic_ros.skeleton import SkeletonFrame
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -90,7 +90,7 @@ def azure_joints_from_kinect_v2(joints: npt.ArrayLike) -> FloatArray:
 
     The 25 joints that both trackers have are copied by name (the person's left stays the
     person's left; the K4ABT ``SPINE_CHEST`` takes the Kinect v2 ``SpineShoulder``, as both map
-    to :attr:`~pic_ros.human.skeleton.HumanJoint.SPINE_CHEST`) and their axes converted by
+    to :attr:`~pic_ros.skeleton.HumanJoint.SPINE_CHEST`) and their axes converted by
     :func:`kinect_v2_to_azure_camera`. The seven joints Kinect v2 lacks are synthesized, for
     display only (the pipeline does not read them): each clavicle 30 % of the way from
     ``SPINE_CHEST`` to the shoulder, and nose, eyes and ears at fixed offsets from ``HEAD`` in

@@ -27,7 +27,7 @@ from pathlib import Path
 import sys
 
 from pic_ros.exceptions import PicRosError, RecordingError
-from pic_ros.human.skeleton import Side
+from pic_ros.skeleton import Side
 from pic_ros.trackers.markers import KINECT_V2
 from pic_ros_tools.recordings.annotations import CUSTOM_PREFIX, segment_annotations
 from pic_ros_tools.recordings.bag_demonstration import demonstration_from_decoded

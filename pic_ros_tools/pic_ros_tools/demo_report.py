@@ -31,9 +31,9 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 from pic_ros.correspondence.mapping import human_side_for, MappingMode, MIRROR_REFLECTION
-from pic_ros.human.skeleton import HumanJoint, Side
 from pic_ros.robot.arm import ArmModel
 from pic_ros.robot.robot import Robot
+from pic_ros.skeleton import HumanJoint, Side
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -53,10 +53,10 @@ import numpy.typing as npt
 from pic_ros.correspondence import MappingConfig
 from pic_ros.exceptions import SkeletonError
 from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor
-from pic_ros.human.skeleton import Side
 from pic_ros.imitation import RobotImitator
 from pic_ros.robot.arm import ArmModel
 from pic_ros.robot.robot import Robot
+from pic_ros.skeleton import Side
 from pic_ros.solvers import SolverConfig
 from pic_ros.solvers.avoidance import AvoidanceConfig
 from pic_ros.solvers.prioritized import PrioritizedConfig

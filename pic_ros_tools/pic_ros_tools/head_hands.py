@@ -37,7 +37,7 @@ from pic_ros.exceptions import SkeletonError
 from pic_ros.human.hands import HandConfig, HandState, HandStateTracker
 from pic_ros.human.head import head_angles
 from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor
-from pic_ros.human.skeleton import Side
+from pic_ros.skeleton import Side
 from pic_ros_tools.synthetic.head_hands_take import generate_head_hands_take, HeadHandsTake
 from pic_ros_tools.synthetic.suite import SUITE_SEED, suite_specs
 

@@ -32,8 +32,8 @@ from pic_ros.head_and_hands import HeadAndHandsImitator
 from pic_ros.human.hands import HandState, HandStateTracker
 from pic_ros.human.head import head_angles
 from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor
-from pic_ros.human.skeleton import Side
 from pic_ros.robot.robot import Robot
+from pic_ros.skeleton import Side
 from pic_ros_tools.head_hands import counted_frames, max_in_window
 from pic_ros_tools.recordings.demonstration import Demonstration
 from pic_ros_tools.synthetic.head_hands_take import HeadHandsTake

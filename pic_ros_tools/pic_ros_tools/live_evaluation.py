@@ -44,12 +44,12 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 from pic_ros.correspondence import MappingConfig
-from pic_ros.human.skeleton import make_frame
 from pic_ros.imitation import RobotImitator
 from pic_ros.motion.commander import CommanderConfig, planned_limits
 from pic_ros.motion.limiter import MotionLimits
 from pic_ros.robot.arm import ArmModel
 from pic_ros.robot.robot import Robot
+from pic_ros.skeleton import make_frame
 from pic_ros.solvers import SolverConfig
 from pic_ros_tools.demo_report import arm_states, DemoRecording
 from pic_ros_tools.evaluation import (

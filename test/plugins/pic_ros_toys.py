@@ -4,7 +4,7 @@ The plug-ins of ``docs/recipes.md``: a solver and a tracker that pic_ros does no
 - ``recovery_only``: no point chain; the joint recovery is given the mapped human arm directly.
 - ``json_udp``: a tracker that sends one JSON object per UDP datagram,
   ``{"stamp": s, "bodies": {"<id>": [[x, y, z] x 12]}}``, joints in
-  :class:`~pic_ros.human.skeleton.HumanJoint` order, already in the ``tracker`` frame [m].
+  :class:`~pic_ros.skeleton.HumanJoint` order, already in the ``tracker`` frame [m].
 
 Importing this module registers both; a package makes them available to every process with an
 entry point of the group ``pic_ros.plugins`` that names this module.
@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 from pic_ros.correspondence.targets import ArmTargets
-from pic_ros.human.skeleton import BODY_JOINT_COUNT, JOINT_COUNT, make_frame
 from pic_ros.robot.arm import ArmModel
+from pic_ros.skeleton import BODY_JOINT_COUNT, JOINT_COUNT, make_frame
 from pic_ros.solvers import ArmSolver, ArmSolveResult, register_solver, SolverConfig, Termination
 from pic_ros.solvers.recovery import JointRecovery, RecoveryGoal
 from pic_ros.trackers import register_tracker, TrackerReading, TrackerSource, Transport

@@ -7,7 +7,6 @@ import math
 from builtin_interfaces.msg import Time
 import numpy as np
 from pic_ros.exceptions import SkeletonError
-from pic_ros.human.skeleton import BODY_JOINT_COUNT, HumanJoint, JOINT_COUNT, make_frame
 from pic_ros.motion.streaming import stream_chunk
 from pic_ros.ros.conversions import (
     joint_state_from_msg,
@@ -22,6 +21,7 @@ from pic_ros.ros.conversions import (
     time_to_msg,
     trajectory_to_msg,
 )
+from pic_ros.skeleton import BODY_JOINT_COUNT, HumanJoint, JOINT_COUNT, make_frame
 from pic_ros.trackers.marker_cdr import MarkerCdrError, parse_marker_array
 import pytest
 from rclpy.serialization import deserialize_message, serialize_message

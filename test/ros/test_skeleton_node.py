@@ -14,9 +14,9 @@ import numpy as np
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.body_frame import to_body_frame
 from pic_ros.human.front_end import RESTART_READINGS
-from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT, make_frame
 from pic_ros.ros.runner import BackgroundSpin
 from pic_ros.ros.skeleton_node import SkeletonNode
+from pic_ros.skeleton import HumanJoint, JOINT_COUNT, make_frame
 from pic_ros.trackers.markers import TRACKER_FORMATS
 from pic_ros.trackers.xsens_wire import XsensDropReason
 from pic_ros_tools.ros.latency_bench import xsens_datagrams

@@ -15,9 +15,9 @@ from geometry_msgs.msg import WrenchStamped
 import numpy as np
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.body_frame import to_body_frame
-from pic_ros.human.skeleton import make_frame, SkeletonFrame
 from pic_ros.motion.hand_compliance import wrench_topic
 from pic_ros.ros.solver_node import SolverNode
+from pic_ros.skeleton import make_frame, SkeletonFrame
 from pic_ros.trackers.kinect_v2 import kinect_v2_to_human
 from pic_ros_tools.synthetic import generate_recording
 import pytest

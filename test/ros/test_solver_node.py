@@ -7,10 +7,10 @@ import threading
 import numpy as np
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.body_frame import to_body_frame
-from pic_ros.human.skeleton import HumanJoint, make_frame, Side, SkeletonFrame
 from pic_ros.resources import shipped_robots
 from pic_ros.ros.conversions import skeleton_to_msg
 from pic_ros.ros.solver_node import SolverNode
+from pic_ros.skeleton import HumanJoint, make_frame, Side, SkeletonFrame
 from pic_ros.trackers.kinect_v2 import kinect_v2_to_human
 from pic_ros_tools.synthetic import generate_recording
 import pytest

@@ -5,7 +5,6 @@ from __future__ import annotations
 from human_poses import BODY, body
 import numpy as np
 from pic_ros.exceptions import PicRosError
-from pic_ros.human.skeleton import HumanJoint
 from pic_ros.motion.engagement import EngagementState
 from pic_ros.ros.launch_arguments import base_command_topic
 from pic_ros.ros.teleop import (
@@ -15,6 +14,7 @@ from pic_ros.ros.teleop import (
     node_parameters,
     parse_arguments,
 )
+from pic_ros.skeleton import HumanJoint
 import pytest
 
 BAG_TOPIC = '/kinect2/body_tracking_data'

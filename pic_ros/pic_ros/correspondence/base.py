@@ -31,9 +31,9 @@ from pic_ros.correspondence.mapping import human_side_for, MappingMode
 from pic_ros.correspondence.targets import ArmTargets
 from pic_ros.correspondence.user_profile import load_user_profile, UserProfile
 from pic_ros.exceptions import ConfigError
-from pic_ros.human.skeleton import Side, SkeletonFrame
 from pic_ros.plugins import load_plugins
 from pic_ros.schema import ParameterDef
+from pic_ros.skeleton import Side, SkeletonFrame
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -18,7 +18,7 @@ import numpy as np
 from pic_ros.correspondence.base import Correspondence, register_correspondence
 from pic_ros.correspondence.mapping import arm_in_robot_axes
 from pic_ros.correspondence.targets import ArmTargets, TargetKind
-from pic_ros.human.skeleton import MIN_BONE_LENGTH, SkeletonFrame
+from pic_ros.skeleton import MIN_BONE_LENGTH, SkeletonFrame
 
 
 @register_correspondence('direction')

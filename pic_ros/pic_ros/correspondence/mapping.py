@@ -17,7 +17,7 @@ from typing import Final
 
 import numpy as np
 import numpy.typing as npt
-from pic_ros.human.skeleton import Side, SkeletonFrame
+from pic_ros.skeleton import Side, SkeletonFrame
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -28,7 +28,7 @@ from pic_ros.correspondence.base import (
 from pic_ros.correspondence.bone_lengths import BoneLengthEstimator
 from pic_ros.correspondence.mapping import arm_in_robot_axes
 from pic_ros.correspondence.targets import ArmTargets, TargetKind
-from pic_ros.human.skeleton import SkeletonFrame
+from pic_ros.skeleton import SkeletonFrame
 
 
 @register_correspondence('position')

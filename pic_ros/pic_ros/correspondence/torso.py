@@ -36,8 +36,8 @@ from typing import Final
 import numpy as np
 from pic_ros.checks import check_number
 from pic_ros.exceptions import ConfigError
-from pic_ros.human.skeleton import HumanJoint, MIN_BONE_LENGTH, SkeletonFrame
 from pic_ros.robot.torso import TorsoModel
+from pic_ros.skeleton import HumanJoint, MIN_BONE_LENGTH, SkeletonFrame
 
 MAX_SAMPLES: Final = 8192
 """Most chest heights and trunk lengths kept, whatever the stamps (34 s at 240 Hz)."""

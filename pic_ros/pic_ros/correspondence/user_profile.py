@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.checks import check_integer, check_number
 from pic_ros.exceptions import ConfigError
-from pic_ros.human.skeleton import Side, SkeletonFrame
+from pic_ros.skeleton import Side, SkeletonFrame
 import yaml
 
 FloatArray = npt.NDArray[np.float64]

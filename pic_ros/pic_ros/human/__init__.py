@@ -1,1 +1,1 @@
-"""The human side: skeleton frames, smoothing, the body-centred frame and frame processing."""
+"""The human side: smoothing, the body-centred frame, frame processing and the front end."""

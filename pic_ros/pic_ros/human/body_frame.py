@@ -21,7 +21,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import SkeletonError
-from pic_ros.human.skeleton import HumanJoint, MIN_BONE_LENGTH, SkeletonFrame
+from pic_ros.skeleton import HumanJoint, MIN_BONE_LENGTH, SkeletonFrame
 
 FloatArray = npt.NDArray[np.float64]
 

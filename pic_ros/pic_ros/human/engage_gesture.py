@@ -6,7 +6,7 @@ hands above the head is a pose nobody takes by accident while teleoperating, and
 the skeleton the pipeline already has. Off by default (``engage_gesture_time`` 0): the robot is
 then engaged only by a service call or ``start_engaged``.
 
-A body-frame frame (:class:`~pic_ros.human.skeleton.SkeletonFrame`, z up) shows the pose when the
+A body-frame frame (:class:`~pic_ros.skeleton.SkeletonFrame`, z up) shows the pose when the
 head and both wrists are valid and each wrist is at least :attr:`EngageGestureConfig.margin`
 above the head (:func:`wrists_above_head`). :class:`EngageGesture` times the pose on the frames'
 stamps: it fires once, on the frame that completes ``hold_time`` of the pose without a break
@@ -23,8 +23,8 @@ from typing import Final
 
 from pic_ros.checks import check_number
 from pic_ros.exceptions import ConfigError
-from pic_ros.human.skeleton import HumanJoint, SkeletonFrame
 from pic_ros.schema import ParameterDef
+from pic_ros.skeleton import HumanJoint, SkeletonFrame
 
 ENGAGE_GESTURE_TIME: Final = ParameterDef(
     'engage_gesture_time', 0.0,

@@ -1,8 +1,8 @@
 """
 Plausibility of the extremity points: a bad face or finger point is invalidated alone.
 
-The appended rows of :class:`~pic_ros.human.skeleton.HumanJoint` (nose, ears, hand tips, thumbs;
-:data:`~pic_ros.human.skeleton.EXTREMITY_JOINTS`) are the trackers' least reliable points, and no
+The appended rows of :class:`~pic_ros.skeleton.HumanJoint` (nose, ears, hand tips, thumbs;
+:data:`~pic_ros.skeleton.EXTREMITY_JOINTS`) are the trackers' least reliable points, and no
 solver needs them: a frame is never dropped for them (the body rows are checked by
 :class:`~pic_ros.trackers.frames.FrameValidator`). :func:`screen_extremities` invalidates, one by
 one, the extremity points that are not finite or too far from their anchor:
@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Final
 
 import numpy as np
-from pic_ros.human.skeleton import FACE_JOINTS, HumanJoint, SkeletonFrame
+from pic_ros.skeleton import FACE_JOINTS, HumanJoint, SkeletonFrame
 
 FACE_REACH: Final = 0.25
 """
@@ -63,7 +63,7 @@ def implausible_extremities(frame: SkeletonFrame) -> list[HumanJoint]:
     List the valid extremity points that :func:`screen_extremities` would invalidate.
 
     :param frame: Skeleton, any frame, [m].
-    :return: The joints, in :class:`~pic_ros.human.skeleton.HumanJoint` order.
+    :return: The joints, in :class:`~pic_ros.skeleton.HumanJoint` order.
     """
     valid = frame.valid
     bad: list[HumanJoint] = []

@@ -3,7 +3,7 @@ Causal smoothing of joint positions, one sample at a time.
 
 All filters share one call, ``update(stamp, values, valid=None)``: ``values`` is an array of any
 fixed shape whose first axis are *rows* (for a skeleton: shape (19, 3), one row per
-:class:`~pic_ros.human.skeleton.HumanJoint`, [m], any fixed frame) and ``valid`` flags each row.
+:class:`~pic_ros.skeleton.HumanJoint`, [m], any fixed frame) and ``valid`` flags each row.
 Invalid rows, and rows holding a non-finite value, are not ingested: they keep their previous
 estimate. Rows that have never been valid are NaN in the output. The output is always a new array
 of the input's shape and unit.

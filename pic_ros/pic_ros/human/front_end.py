@@ -39,8 +39,8 @@ from typing import Any, Final
 import numpy as np
 from pic_ros.exceptions import SkeletonError
 from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor
-from pic_ros.human.skeleton import SkeletonFrame
 from pic_ros.schema import ParameterDef
+from pic_ros.skeleton import SkeletonFrame
 from pic_ros.trackers.base import TrackerReading
 from pic_ros.trackers.frames import (
     BodySelector,

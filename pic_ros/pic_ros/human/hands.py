@@ -42,8 +42,8 @@ from typing import Any, Final
 
 import numpy as np
 from pic_ros.exceptions import ConfigError, SkeletonError
-from pic_ros.human.skeleton import HAND_JOINTS, HumanJoint, Side, SkeletonFrame
 from pic_ros.schema import ParameterDef
+from pic_ros.skeleton import HAND_JOINTS, HumanJoint, Side, SkeletonFrame
 
 HAND_CLOSE_BELOW: Final = ParameterDef(
     'hand_close_below', 0.35,

@@ -7,7 +7,7 @@ the head's left-right axis and the nose its forward direction. With ``m`` the ea
 1. ``y_h = (ear_left - ear_right) / |ear_left - ear_right|``;
 2. ``f``: the part of ``nose - m`` perpendicular to ``y_h``, normalised;
 3. the head's forward axis ``x_h`` is ``f`` turned *up* about ``y_h`` by the rest angle
-   :data:`~pic_ros.human.face.NOSE_REST_PITCH` (the nose tip sits below the ears' level when the
+   :data:`~pic_ros.skeleton.face.NOSE_REST_PITCH` (the nose tip sits below the ears' level when the
    head is upright), and ``z_h = x_h x y_h``;
 4. the head rotation ``[x_h y_h z_h]`` is split as ``Rz(yaw) Ry(pitch) Rx(roll)`` about the body
    axes: yaw first about body z, then pitch about the turned y -- the joint order of a pan-tilt
@@ -34,14 +34,14 @@ from typing import Final
 
 import numpy as np
 from pic_ros.exceptions import SkeletonError
-from pic_ros.human.face import NOSE_REST_PITCH
-from pic_ros.human.skeleton import HumanJoint, SkeletonFrame
+from pic_ros.skeleton import HumanJoint, SkeletonFrame
+from pic_ros.skeleton.face import NOSE_REST_PITCH
 
 NOSE_TO_EARS_RATIO: Final = (0.35, 2.0)
 """
 Accepted range of ``|nose - ear midpoint| / |ear_left - ear_right|`` (dimensionless).
 
-A median face gives about 0.85 (:mod:`pic_ros.human.face`: 0.123 m over 0.144 m; the real Azure
+A median face gives about 0.85 (:mod:`pic_ros.skeleton.face`: 0.123 m over 0.144 m; the real Azure
 Kinect recording about 0.9). Outside 0.35-2 a point is on something other than that face.
 """
 

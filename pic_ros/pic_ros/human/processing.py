@@ -18,8 +18,8 @@ from pic_ros.checks import check_number
 from pic_ros.human.body_frame import body_axes, Footprint, footprint, to_body_frame
 from pic_ros.human.extremities import screen_extremities
 from pic_ros.human.filters import FILTER_KINDS, make_filter, SkeletonFilter
-from pic_ros.human.skeleton import make_frame, SkeletonFrame
 from pic_ros.schema import ParameterDef
+from pic_ros.skeleton import make_frame, SkeletonFrame
 
 SMOOTHING: Final = ParameterDef(
     'smoothing', 'exponential',

@@ -31,12 +31,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ChainError
-from pic_ros.human.skeleton import Side
 from pic_ros.robot.config import ArmSpec
 from pic_ros.robot.joint_group import derived_limits
 from pic_ros.robot.kinematics.chain import KinematicChain
 from pic_ros.robot.kinematics.robot_model import RobotModel
 from pic_ros.robot.kinematics.transforms import freeze
+from pic_ros.skeleton import Side
 
 FloatArray = npt.NDArray[np.float64]
 Vector = tuple[float, float, float]

@@ -75,7 +75,6 @@ from typing import Any, Final
 from pic_ros.checks import check_choice
 from pic_ros.correspondence import MappingConfig
 from pic_ros.exceptions import ConfigError
-from pic_ros.human.skeleton import Side
 from pic_ros.robot.collision_spec import CollisionSpec, WorkspaceSpec
 from pic_ros.robot.mobile_base import (
     force_torque_specs,
@@ -83,6 +82,7 @@ from pic_ros.robot.mobile_base import (
     mobile_base_spec,
     MobileBaseSpec,
 )
+from pic_ros.skeleton import Side
 import yaml
 
 LANDMARKS = ('shoulder', 'elbow', 'wrist')

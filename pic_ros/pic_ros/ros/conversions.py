@@ -18,7 +18,9 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import SkeletonError
 from pic_ros.human.body_frame import Footprint
-from pic_ros.human.skeleton import (
+from pic_ros.motion.base_following import BaseCommand
+from pic_ros.motion.streaming import TrajectoryChunk
+from pic_ros.skeleton import (
     BODY_JOINT_COUNT,
     HUMAN_JOINT_NAMES,
     HumanJoint,
@@ -27,8 +29,6 @@ from pic_ros.human.skeleton import (
     pad_body_rows,
     SkeletonFrame,
 )
-from pic_ros.motion.base_following import BaseCommand
-from pic_ros.motion.streaming import TrajectoryChunk
 from pic_ros.trackers.marker_cdr import MarkerCdrError, MarkerPositions, parse_marker_array
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
@@ -47,7 +47,7 @@ SKELETON_BONES = (
     (HumanJoint.WRIST_RIGHT, HumanJoint.THUMB_RIGHT),
 )
 """
-Pairs of :class:`~pic_ros.human.skeleton.HumanJoint` rows drawn as bones in RViz.
+Pairs of :class:`~pic_ros.skeleton.HumanJoint` rows drawn as bones in RViz.
 
 The body, then the face (head to nose, ear to ear) and the fingers (hand to hand tip, wrist to
 thumb, as the trackers chain them); a bone is drawn when both its points are valid.
@@ -121,7 +121,7 @@ def skeleton_to_msg(frame: SkeletonFrame, frame_id: str) -> PoseArray:
     """
     Convert a body-frame skeleton to the ``skeleton`` topic's PoseArray.
 
-    One pose per :class:`~pic_ros.human.skeleton.HumanJoint`, in that order; an invalid joint
+    One pose per :class:`~pic_ros.skeleton.HumanJoint`, in that order; an invalid joint
     carries NaN positions. Orientations are identity.
 
     :param frame: Skeleton (``body`` frame), stamp = capture time [s].

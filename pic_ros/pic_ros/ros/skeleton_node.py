@@ -14,7 +14,7 @@ reads the UDP socket, according to the tracker's transport, and hands every mess
 tracker and its readings to the :class:`~pic_ros.human.front_end.SkeletonFrontEnd` (sessions,
 body selection, checks with counted drop reasons, smoothing, body frame). Publishes
 ``skeleton`` (``geometry_msgs/PoseArray``, one pose per
-:class:`~pic_ros.human.skeleton.HumanJoint` in that order, stamp = capture time) and
+:class:`~pic_ros.skeleton.HumanJoint` in that order, stamp = capture time) and
 ``skeleton_markers`` (RViz, at most ``marker_rate``) and ``body_pose``
 (``geometry_msgs/PoseStamped`` in ``tracker_frame_id``: the person's footprint, pelvis on the
 tracker's x-y plane turned to the chest's heading, which the body frame removes; for
@@ -34,7 +34,6 @@ from typing import Any
 from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import PointStamped, PoseArray, PoseStamped
 from pic_ros.human.front_end import FrontEndConfig, SkeletonFrontEnd
-from pic_ros.human.skeleton import SkeletonFrame
 from pic_ros.ros.conversions import (
     chest_to_msg,
     footprint_to_msg,
@@ -47,6 +46,7 @@ from pic_ros.ros.diagnostics import DiagnosticsReporter, RateMeter
 from pic_ros.ros.parameters import declare_parameters, validation_callback, Values
 from pic_ros.ros.runner import run_node
 from pic_ros.ros.schema import SKELETON_NODE
+from pic_ros.skeleton import SkeletonFrame
 from pic_ros.trackers import make_tracker, TrackerReading, Transport
 from pic_ros.trackers.frames import DropReason
 from pic_ros.trackers.marker_cdr import MarkerCdrError

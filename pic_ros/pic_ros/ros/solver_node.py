@@ -60,7 +60,6 @@ from pic_ros.exceptions import ConfigError, PicRosError, SkeletonError
 from pic_ros.freshness import NewestMailbox
 from pic_ros.head_and_hands import HeadAndHandsConfig, HeadAndHandsImitator
 from pic_ros.human.engage_gesture import EngageGesture, EngageGestureConfig
-from pic_ros.human.skeleton import SkeletonFrame
 from pic_ros.imitation import RobotImitator
 from pic_ros.motion.hand_compliance import (
     ForceInput,
@@ -75,6 +74,7 @@ from pic_ros.ros.diagnostics import DiagnosticsReporter, RateMeter
 from pic_ros.ros.parameters import declare_parameters, validation_callback, Values
 from pic_ros.ros.runner import run_node
 from pic_ros.ros.schema import SOLVER_NODE
+from pic_ros.skeleton import SkeletonFrame
 from pic_ros.solvers import SolverConfig, Termination
 from pic_ros.solvers.avoidance import AvoidanceConfig, AvoidanceTermination
 from pic_ros.teleoperation import RobotTargets, Teleoperation

@@ -35,8 +35,8 @@ from collections.abc import Sequence
 
 import numpy.typing as npt
 from pic_ros.correspondence.targets import ArmTargets, TargetKind
-from pic_ros.human.skeleton import MIN_BONE_LENGTH
 from pic_ros.robot.arm import ArmModel
+from pic_ros.skeleton import MIN_BONE_LENGTH
 from pic_ros.solvers.base import ArmSolver, register_solver, SolverConfig
 from pic_ros.solvers.iteration import OctantConstraints, solve_point_chain
 from pic_ros.solvers.octants import antipode, MEMBERSHIP_TOLERANCE, octant_with_hysteresis

@@ -4,7 +4,7 @@ The tracker interface: what a body tracker sends, decoded into candidate skeleto
 A :class:`TrackerSource` is fed the tracker's messages one by one, as its :class:`Transport`
 delivers them (the ROS layer owns the transport: a topic subscription or a UDP socket), and
 returns a :class:`TrackerReading`: every body it saw, as a skeleton in the ``'tracker'`` frame of
-:mod:`pic_ros.human.skeleton`. Which body to follow, whether a frame is usable and the smoothing
+:mod:`pic_ros.skeleton`. Which body to follow, whether a frame is usable and the smoothing
 are the business of :class:`~pic_ros.human.front_end.SkeletonFrontEnd`, the same for every
 tracker.
 
@@ -26,9 +26,9 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from pic_ros.exceptions import ConfigError
-from pic_ros.human.skeleton import SkeletonFrame
 from pic_ros.plugins import load_plugins
 from pic_ros.schema import ParameterDef
+from pic_ros.skeleton import SkeletonFrame
 
 
 class Transport(enum.Enum):

@@ -23,7 +23,8 @@ from typing import Final
 
 import numpy as np
 import numpy.typing as npt
-from pic_ros.human.skeleton import (
+from pic_ros.schema import ParameterDef
+from pic_ros.skeleton import (
     BODY_JOINT_COUNT,
     HumanJoint,
     MAX_BONE_LENGTH,
@@ -31,7 +32,6 @@ from pic_ros.human.skeleton import (
     Side,
     SkeletonFrame,
 )
-from pic_ros.schema import ParameterDef
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -70,7 +70,7 @@ class DropReason(enum.Enum):
     - ``OLD_STAMP``: the stamp is not after the last accepted one;
     - ``MISSING_ARM_JOINTS``: neither arm has its shoulder, elbow and wrist;
     - ``BAD_BONE``: a bone between two present joints is shorter than its minimum or longer than
-      :data:`~pic_ros.human.skeleton.MAX_BONE_LENGTH`;
+      :data:`~pic_ros.skeleton.MAX_BONE_LENGTH`;
     - ``BAD_FRAME``: the body frame cannot be built (e.g. a shoulder is missing) or is not
       finite;
     - ``SUPERSEDED``: a newer message of the tracker was already waiting when this one would
@@ -103,7 +103,7 @@ CHECKED_BONES: Final[tuple[tuple[HumanJoint, HumanJoint, float], ...]] = (
 """
 Bones checked by :class:`FrameValidator`: ``(joint, joint, shortest [m])``.
 
-Every bone may be at most :data:`~pic_ros.human.skeleton.MAX_BONE_LENGTH` long. The hands have
+Every bone may be at most :data:`~pic_ros.skeleton.MAX_BONE_LENGTH` long. The hands have
 no minimum: Kinect v2 puts the hand within a few millimetres of the wrist (3 mm in the PIC
 recordings).
 """
@@ -418,7 +418,7 @@ class FrameValidator:
        (one complete arm is enough; the other is then reported by ``frame.has_arm``);
     4. :attr:`DropReason.BAD_BONE`: a bone of :data:`CHECKED_BONES` whose two joints are valid
        is shorter than its minimum or longer than
-       :data:`~pic_ros.human.skeleton.MAX_BONE_LENGTH`.
+       :data:`~pic_ros.skeleton.MAX_BONE_LENGTH`.
 
     Lengths do not depend on the frame, so tracker and body frames are checked alike.
     """

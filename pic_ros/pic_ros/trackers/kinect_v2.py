@@ -4,7 +4,7 @@ The Kinect v2 body tracker: its 25 joints and its camera axes.
 Kinect v2 ``JointType`` order (SpineBase = 0 ... ThumbRight = 24) and the camera space of the
 SDK: x to the sensor's left, y up, z out of the sensor into the scene, metres, origin at the
 depth sensor. :func:`camera_to_tracker` turns it into the ``'tracker'`` frame of
-:mod:`pic_ros.human.skeleton` (x away from the sensor, y to the sensor's left, z up).
+:mod:`pic_ros.skeleton` (x away from the sensor, y to the sensor's left, z up).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import SkeletonError
-from pic_ros.human.skeleton import HumanJoint
+from pic_ros.skeleton import HumanJoint
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -7,7 +7,7 @@ frame, with every joint of every tracked body as one marker whose id is
 uses the same encoding with the 25 Kinect v2 joint indices. The ROS layer turns one array into
 plain arrays (marker ids, shape (N,), and positions, shape (N, 3), [m], in the camera frame of
 the message) and :func:`decode_markers` turns those into one :class:`SkeletonFrame` per body in
-the ``'tracker'`` frame of :mod:`pic_ros.human.skeleton`. :class:`MarkerArrayTracker` is the
+the ``'tracker'`` frame of :mod:`pic_ros.skeleton`. :class:`MarkerArrayTracker` is the
 :class:`~pic_ros.trackers.base.TrackerSource` of each format (registered as ``azure_kinect`` and
 ``kinect_v2``).
 
@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.checks import check_choice
 from pic_ros.exceptions import ConfigError, SkeletonError
-from pic_ros.human.skeleton import BODY_JOINT_COUNT, JOINT_COUNT, SkeletonFrame
+from pic_ros.skeleton import BODY_JOINT_COUNT, JOINT_COUNT, SkeletonFrame
 from pic_ros.trackers.base import (
     register_tracker,
     TrackerFactory,

@@ -4,7 +4,7 @@ Xsens MVN as a tracker: complete samples to skeleton frames.
 The datagrams are parsed by :class:`~pic_ros.trackers.xsens_parser.XsensParser` (the wire format
 is in :mod:`pic_ros.trackers.xsens_wire`). :func:`sample_to_skeleton` maps a completed
 :class:`~pic_ros.trackers.xsens_parser.XsensSample` to the
-:class:`~pic_ros.human.skeleton.SkeletonFrame` rows. :class:`XsensTracker` is the
+:class:`~pic_ros.skeleton.SkeletonFrame` rows. :class:`XsensTracker` is the
 :class:`~pic_ros.trackers.base.TrackerSource` (registered as ``xsens_mvn``).
 """
 
@@ -16,9 +16,9 @@ from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
-from pic_ros.human.face import face_points
-from pic_ros.human.skeleton import FACE_JOINTS, HumanJoint, JOINT_COUNT, make_frame, SkeletonFrame
 from pic_ros.schema import ParameterDef
+from pic_ros.skeleton import FACE_JOINTS, HumanJoint, JOINT_COUNT, make_frame, SkeletonFrame
+from pic_ros.skeleton.face import face_points
 from pic_ros.trackers.base import register_tracker, TrackerReading, TrackerSource, Transport
 from pic_ros.trackers.xsens_parser import (
     XsensParser,
@@ -89,8 +89,8 @@ def xsens_face_points(sample: XsensSample) -> FloatArray:
 
     MVN segment frames are aligned with the world frame in the calibration (null) pose: x forward,
     y to the person's left, z up (``docs/interfaces.md``, Xsens MVN) -- the head frame of
-    :mod:`pic_ros.human.face` for a head held upright. The median face of
-    :data:`~pic_ros.human.face.FACE_OFFSETS` is placed with its ear midpoint at
+    :mod:`pic_ros.skeleton.face` for a head held upright. The median face of
+    :data:`~pic_ros.skeleton.face.FACE_OFFSETS` is placed with its ear midpoint at
     :data:`XSENS_HEAD_TO_EARS`, so the head estimator reads the head segment's own yaw and pitch.
 
     :param sample: A completed sample.

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Final
 
 from pic_ros.exceptions import RecordingError
-from pic_ros.human.skeleton import Side
+from pic_ros.skeleton import Side
 from pic_ros_tools.recordings.paper import Segment
 
 CUSTOM_PREFIX: Final = 'pic_ros.'

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pic_ros.exceptions import RecordingError
-from pic_ros.human.skeleton import Side
+from pic_ros.skeleton import Side
 from pic_ros_tools.recordings.annotations import (
     CUSTOM_PREFIX,
     segments_from_text,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pic_ros.human.skeleton import Side, SkeletonFrame
+from pic_ros.skeleton import Side, SkeletonFrame
 from pic_ros_tools.recordings.paper import PaperDemonstration, Segment
 
 

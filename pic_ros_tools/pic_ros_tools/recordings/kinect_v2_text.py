@@ -7,7 +7,7 @@ Kinect v2 text recordings (the PIC paper's format): skeletons and their time sta
 - ``<task><n>_skelts.txt``: one time stamp per line [s since the start of the recording].
 
 Recordings keep the raw camera-space data; :meth:`KinectV2Recording.frames` converts to the
-``'tracker'`` frame of :mod:`pic_ros.human.skeleton` (x away from the sensor, y to the sensor's
+``'tracker'`` frame of :mod:`pic_ros.skeleton` (x away from the sensor, y to the sensor's
 left, z up). Segment files and the paper's configurations are
 :mod:`pic_ros_tools.recordings.paper`.
 """
@@ -24,7 +24,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import RecordingError
-from pic_ros.human.skeleton import make_frame, SkeletonFrame
+from pic_ros.skeleton import make_frame, SkeletonFrame
 from pic_ros.trackers.kinect_v2 import KINECT_V2_JOINT_COUNT, kinect_v2_to_human
 
 FloatArray = npt.NDArray[np.float64]

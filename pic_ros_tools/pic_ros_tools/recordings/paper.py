@@ -20,7 +20,7 @@ import re
 from typing import Final
 
 from pic_ros.exceptions import RecordingError
-from pic_ros.human.skeleton import Side
+from pic_ros.skeleton import Side
 from pic_ros_tools.recordings.kinect_v2_text import (
     KinectV2Recording,
     load_kinect_v2_recording,

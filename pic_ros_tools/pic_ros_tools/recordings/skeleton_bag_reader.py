@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.checks import check_choice
 from pic_ros.exceptions import ConfigError, RecordingError
-from pic_ros.human.skeleton import SkeletonFrame
+from pic_ros.skeleton import SkeletonFrame
 from pic_ros.trackers.frames import BodySelector
 from pic_ros.trackers.marker_cdr import MarkerCdrError, parse_marker_array
 from pic_ros.trackers.markers import (
@@ -196,7 +196,7 @@ def skeleton_frames_from_bag(
     :param source: ``'auto'`` (detect from the joint indices), ``'azure_kinect'`` or
         ``'kinect_v2'``.
     :return: One frame per message that holds the tracked body, in time order: 12
-        :class:`~pic_ros.human.skeleton.HumanJoint` rows, [m], ``'tracker'`` frame, stamp = the
+        :class:`~pic_ros.skeleton.HumanJoint` rows, [m], ``'tracker'`` frame, stamp = the
         markers' header stamp [s]. Empty arrays and arrays without the tracked body give none.
     :raises RecordingError: If the bag cannot be read or has no suitable topic.
     :raises ConfigError: If ``source`` is unknown or contradicts the markers.

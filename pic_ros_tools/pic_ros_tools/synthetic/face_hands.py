@@ -6,12 +6,12 @@ Face and hand geometry of a synthetic person, varying across people.
 :data:`FACE_HAND_STREAM`, so the existing takes of the suite do not change), within
 :data:`FACE_HAND_RANGES`. Lengths in metres, angles in degrees.
 
-Face (head frame of :mod:`pic_ros.human.face`: origin at the ears' midpoint, x forward, y left,
+Face (head frame of :mod:`pic_ros.skeleton.face`: origin at the ears' midpoint, x forward, y left,
 z up): the ears at ``(0, +-ear_half_width, 0)``, the nose tip at ``(nose_forward, 0,
 -nose_drop)``. ``head_size`` scales the median adult's ear width and nose depth (heads vary
 little with stature); ``nose_drop`` varies on its own, so the rest angle of the nose below the
 ears differs between people by about +-3 degrees around the median of
-:data:`~pic_ros.human.face.NOSE_REST_PITCH`: the head estimator cannot know it, and the suite
+:data:`~pic_ros.skeleton.face.NOSE_REST_PITCH`: the head estimator cannot know it, and the suite
 measures what that costs.
 
 Hands (:meth:`FaceHandGeometry.hand_points`): along the forearm's axis ``u`` (wrist -> hand), the
@@ -35,7 +35,7 @@ from typing import Final
 
 import numpy as np
 import numpy.typing as npt
-from pic_ros.human.face import EAR_HALF_WIDTH, NOSE_FORWARD
+from pic_ros.skeleton.face import EAR_HALF_WIDTH, NOSE_FORWARD
 
 FloatArray = npt.NDArray[np.float64]
 

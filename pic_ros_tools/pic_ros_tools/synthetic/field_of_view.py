@@ -13,7 +13,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
-from pic_ros.human.skeleton import BODY_JOINT_COUNT
+from pic_ros.skeleton import BODY_JOINT_COUNT
 from pic_ros.trackers.kinect_v2 import KINECT_V2_TO_HUMAN
 
 BoolArray = npt.NDArray[np.bool_]

@@ -4,7 +4,7 @@ Labelled head-and-hands takes: a person turns and tilts the head and opens and c
 :func:`generate_head_hands_take` makes one take of a suite person
 (:class:`~pic_ros_tools.synthetic.people.PersonSpec`, face and hands from
 :func:`~pic_ros_tools.synthetic.face_hands.face_hand_geometry`) as the 19 rows of
-:class:`~pic_ros.human.skeleton.HumanJoint` of an Azure-Kinect-like tracker (every row, face
+:class:`~pic_ros.skeleton.HumanJoint` of an Azure-Kinect-like tracker (every row, face
 included), with the truth: the head's yaw and pitch relative to the true body frame, and each
 hand's annotated state. Deterministic from the spec's seed. Lengths in metres, times in seconds.
 
@@ -52,7 +52,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
-from pic_ros.human.skeleton import HumanJoint, JOINT_COUNT, make_frame, Side, SkeletonFrame
+from pic_ros.skeleton import HumanJoint, JOINT_COUNT, make_frame, Side, SkeletonFrame
 from pic_ros.trackers.kinect_v2 import camera_to_tracker, KINECT_V2_TO_HUMAN
 from pic_ros_tools.synthetic.face_hands import face_hand_geometry, FaceHandGeometry
 from pic_ros_tools.synthetic.kinematics import (

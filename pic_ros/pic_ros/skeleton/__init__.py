@@ -1,5 +1,9 @@
 """
-The tracker-independent human skeleton used everywhere downstream of the trackers.
+The tracker-independent human skeleton: what the trackers produce and every later stage reads.
+
+A package of types below every pipeline stage (the trackers build these frames, the human stage
+smooths them, the correspondences read them): it imports nothing of the stages. ``face``
+places the face points of a head pose (the Xsens tracker and the head estimator use it).
 
 Every tracker (Kinect v2, Azure Kinect, Xsens MVN) is converted to a :class:`SkeletonFrame`: the
 19 rows of :class:`HumanJoint`, in that fixed order, with a validity flag per joint. This order is

@@ -59,7 +59,7 @@ FACE_OFFSETS: Final[FloatArray] = np.array(
 """
 Nose, left ear and right ear in the head frame, shape (3, 3), [m], read-only.
 
-Rows in :data:`~pic_ros.human.skeleton.FACE_JOINTS` order.
+Rows in :data:`~pic_ros.skeleton.FACE_JOINTS` order.
 """
 FACE_OFFSETS.setflags(write=False)
 
