@@ -52,7 +52,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 import math
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -90,6 +90,7 @@ from pic_ros.motion.tracking_loss import (
     TrackingState,
     TrackingSupervisor,
 )
+from pic_ros.robot.joint_group import CommandedJoints
 from pic_ros.schema import ParameterDef
 
 FloatArray = npt.NDArray[np.float64]
@@ -261,18 +262,8 @@ def planned_limits(arm: ArmLimitsSource, config: CommanderConfig) -> MotionLimit
     return limits.scaled(1.0 - config.limit_headroom)
 
 
-class CommandedArm(ArmLimitsSource, Protocol):
-    """What :class:`ArmCommander` needs of an arm (an :class:`~pic_ros.robot.arm.ArmModel`)."""
-
-    @property
-    def joint_names(self) -> tuple[str, ...]:
-        """Return the joint names, in command order."""
-        ...
-
-    @property
-    def neutral(self) -> FloatArray:
-        """Return the neutral pose, shape (n,), [rad] or [m]."""
-        ...
+CommandedArm = CommandedJoints
+"""What :class:`ArmCommander` needs of an arm (an :class:`~pic_ros.robot.arm.ArmModel`)."""
 
 
 @dataclass(frozen=True)

@@ -50,12 +50,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 import enum
 import math
-from typing import Final, NamedTuple, Protocol
+from typing import Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 from pic_ros.checks import check_number
 from pic_ros.exceptions import ConfigError
+from pic_ros.robot.joint_group import JointLimitsSource
 from pic_ros.schema import ParameterDef
 
 FloatArray = npt.NDArray[np.float64]
@@ -80,33 +81,8 @@ DEFAULT_MAX_DT: Final = 0.1
 """Default largest time step the limiter integrates [s]; longer steps are clamped to it."""
 
 
-class ArmLimitsSource(Protocol):
-    """What :meth:`MotionLimits.from_arm` reads: an :class:`~pic_ros.robot.arm.ArmModel`."""
-
-    @property
-    def lower(self) -> FloatArray:
-        """Return the lower position limits, shape (n,), [rad] or [m]."""
-        ...
-
-    @property
-    def upper(self) -> FloatArray:
-        """Return the upper position limits, shape (n,), [rad] or [m]."""
-        ...
-
-    @property
-    def velocity(self) -> FloatArray:
-        """Return the velocity limits, shape (n,), [rad/s] or [m/s]."""
-        ...
-
-    @property
-    def acceleration(self) -> FloatArray:
-        """Return the acceleration limits, shape (n,), [rad/s^2] or [m/s^2]."""
-        ...
-
-    @property
-    def jerk(self) -> FloatArray:
-        """Return the jerk limits, shape (n,), [rad/s^3] or [m/s^3]."""
-        ...
+ArmLimitsSource = JointLimitsSource
+"""What :meth:`MotionLimits.from_arm` reads: an :class:`~pic_ros.robot.arm.ArmModel`, any group."""
 
 
 def _limit_array(name: str, values: npt.ArrayLike) -> FloatArray:

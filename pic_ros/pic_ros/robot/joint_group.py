@@ -29,34 +29,8 @@ from pic_ros.robot.kinematics.transforms import freeze
 FloatArray = npt.NDArray[np.float64]
 
 
-class CommandedGroup(Protocol):
-    """
-    What the command side needs of a group of joints (an arm, the head, a gripper).
-
-    Its joint names, position and motion limits and neutral pose (what
-    :class:`~pic_ros.motion.commander.ArmCommander` needs of an arm: a group is one), its name
-    and its controller's. Declared here, below the motion layer, which only reads it.
-    """
-
-    @property
-    def name(self) -> str:
-        """Return the group name, unique in the robot (``left``, ``head``, ``left_gripper``)."""
-        ...
-
-    @property
-    def controller(self) -> str:
-        """Return the name of the joint_trajectory_controller that drives the group."""
-        ...
-
-    @property
-    def joint_names(self) -> tuple[str, ...]:
-        """Return the joint names, in command order."""
-        ...
-
-    @property
-    def neutral(self) -> FloatArray:
-        """Return the neutral pose, shape (n,), [rad] or [m]."""
-        ...
+class JointLimitsSource(Protocol):
+    """The position and motion limits of some joints (what the motion layer limits by)."""
 
     @property
     def lower(self) -> FloatArray:
@@ -81,6 +55,39 @@ class CommandedGroup(Protocol):
     @property
     def jerk(self) -> FloatArray:
         """Return the jerk limits, shape (n,), [rad/s^3] or [m/s^3]."""
+        ...
+
+
+class CommandedJoints(JointLimitsSource, Protocol):
+    """What :class:`~pic_ros.motion.commander.ArmCommander` needs of the joints it commands."""
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """Return the joint names, in command order."""
+        ...
+
+    @property
+    def neutral(self) -> FloatArray:
+        """Return the neutral pose, shape (n,), [rad] or [m]."""
+        ...
+
+
+class CommandedGroup(CommandedJoints, Protocol):
+    """
+    What the command side needs of a group of joints (an arm, the head, a gripper).
+
+    The commanded joints (names, limits, neutral pose), the group's name and its controller's.
+    Declared here, below the motion layer, which only reads them.
+    """
+
+    @property
+    def name(self) -> str:
+        """Return the group name, unique in the robot (``left``, ``head``, ``left_gripper``)."""
+        ...
+
+    @property
+    def controller(self) -> str:
+        """Return the name of the joint_trajectory_controller that drives the group."""
         ...
 
 
