@@ -12,9 +12,11 @@ distance (a :data:`GUARD_SHARE` of
 :meth:`~pic_ros.robot.collision.CollisionModel.required`) and the elbow and wrist landmarks
 inside the bounds by that share of the margin, unless it is no closer than the arms are now
 (an arm already inside that band moving off is let go). An arm whose chunk fails is made to
-brake along its path
-within its acceleration and jerk limits instead, and the guard counts it
-(:class:`GuardVerdict`; the trajectory publisher reports the counts on ``/diagnostics``).
+brake along its path within its acceleration and jerk limits instead, and the guard counts it
+(:class:`GuardVerdict`; the trajectory publisher reports the counts on ``/diagnostics``). Only
+the arms whose own motion breaks the floor are braked: an arm at rest beside another at rest
+may move off while the other waits (:meth:`CollisionGuard.check`), so two arms braked close
+together are not held there for as long as the person keeps their arms crossed.
 
 The solvers keep a :data:`~pic_ros.solvers.avoidance.CLEARANCE` share of the margin more than
 the guard asks, so the guard acts only on what they did not prevent: a plug-in's answer, a
@@ -25,14 +27,14 @@ Units: metres, radians, seconds; positions in the robot base frame.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 from pic_ros.motion.streaming import TrajectoryChunk
-from pic_ros.robot.collision import half_space_rows, landmark_points, STATIC
+from pic_ros.robot.collision import CollisionCheck, half_space_rows, landmark_points, STATIC
 from pic_ros.robot.robot import Robot
 from pic_ros.solvers.avoidance import resolve_margin
 
@@ -62,11 +64,14 @@ class GuardVerdict:
     :param min_distance: Smallest pair distance over the samples [m] (a lower bound when above
         the margin plus 5 cm).
     :param where: What was closest to breaking: a link pair or a workspace bound, else ``''``.
+    :param braking: The braking chunks made for the refused arms, to send instead of theirs
+        (when :meth:`CollisionGuard.check` was given a way to brake).
     """
 
     refused: frozenset[str]
     min_distance: float
     where: str = ''
+    braking: Mapping[str, TrajectoryChunk] = field(default_factory=dict)
 
     @property
     def safe(self) -> bool:
@@ -116,70 +121,146 @@ class CollisionGuard:
         commands: Mapping[str, npt.ArrayLike],
         torso: float | None = None,
         now: float = 0.0,
+        brake: Callable[[str], TrajectoryChunk | None] | None = None,
     ) -> GuardVerdict:
         """
-        Check the chunks of one step along their paths.
+        Check the chunks of one step along their paths; brake the arms that must.
+
+        When a sample breaks the floor, every arm of the pairs that break it is refused; then
+        the arms are let go again one at a time, the ones that passed first, then (only when
+        every refused arm stands still: its braking is a hold) the refused ones in name order,
+        each whose path keeps the floor with the arms let go so far and the others braking
+        (straight to where their chunk's start velocity stops). So an arm at rest next to
+        another at rest moves off along its own path while the other waits, instead of both
+        staying braked for as long as each one's path toward its answer goes deeper first
+        (which held both of Baxter's arms for seconds, 3 mm apart). With ``brake``, the
+        refused arms' braking chunks are made and the arms let go are checked again against
+        them until none fails.
 
         :param chunks: The chunk about to be sent per arm name (arms without one hold their
             command).
         :param commands: The current command of every arm, arm joint order [rad].
         :param torso: The torso lift [m] (None: neutral).
         :param now: The step's time on the chunks' clock [s] (a chunk stamped 0 starts then).
-        :return: The verdict; :attr:`GuardVerdict.refused` names the arms to brake.
+        :param brake: Make an arm's braking chunk instead of its chunk (the commander's
+            :meth:`~pic_ros.motion.commander.ArmCommander.brake` at ``now``); None: the caller
+            brakes the refused arms (checked against a straight stop from their chunk's start).
+        :return: The verdict; :attr:`GuardVerdict.refused` names the arms to brake,
+            :attr:`GuardVerdict.braking` their braking chunks (with ``brake``).
         """
         if not self.enabled:
             return GuardVerdict(frozenset(), np.inf)
         self.checks += 1
-        model = self._model
         paths = {
             name: self._stopping(name, *_path(chunk, now), chunk)
             for name, chunk in chunks.items()
         }
+        held = {name: np.asarray(value, dtype=float) for name, value in commands.items()}
+        start = self._model.check(self._model.vector(held, torso), self.margin + 0.05)
+        start_depth = (
+            half_space_rows(self._model, start, self._landmarks, self._spaces, gradients=False)[0]
+            if self._spaces else np.zeros(0)
+        )
+        now_state = (held, torso, start, start_depth)
+        refused, lowest, where = self._refusals(paths, *now_state)
+        braking: dict[str, TrajectoryChunk] = {}
+        if refused:
+            stops = {name: self._braking(name, chunk, now) for name, chunk in chunks.items()}
+            # a refused arm may still move off only while the arms it was refused with stand
+            # still (their braking is then a hold: nothing unchecked moves)
+            still = all(len(stops[name][0]) == 1 for name in refused)
+            kept: dict[str, tuple[list[float], FloatArray]] = {}
+            for name in sorted(paths, key=lambda arm: (arm in refused, arm)):
+                if name in refused and not still:
+                    continue
+                trial = {**stops, **kept, name: paths[name]}
+                if not self._refusals(trial, *now_state)[0]:
+                    kept[name] = paths[name]
+            refused = set(paths) - set(kept)
+            asked: set[str] = set()
+            while brake is not None and refused - asked:
+                for name in sorted(refused - asked):
+                    asked.add(name)
+                    chunk = brake(name)
+                    if chunk is not None:
+                        braking[name] = chunk
+                        stops[name] = self._stopping(name, *_path(chunk, now), chunk)
+                moving = {**{n: stops[n] for n in refused}, **kept}
+                late = self._refusals(moving, *now_state)[0] & set(kept)
+                refused |= late  # an arm let go that meets another's real braking brakes too
+                kept = {name: path for name, path in kept.items() if name not in late}
+        if refused:
+            self.refusals += len(refused)
+        return GuardVerdict(frozenset(refused), float(lowest), where, braking)
+
+    def _refusals(
+        self,
+        paths: Mapping[str, tuple[list[float], FloatArray]],
+        held: Mapping[str, FloatArray],
+        torso: float | None,
+        start: CollisionCheck,
+        start_depth: FloatArray,
+    ) -> tuple[set[str], float, str]:
+        """
+        Sample some arms' paths together, the other arms held at their commands.
+
+        :param paths: Per moving arm, its path's times after the step [s] and positions [rad].
+        :param held: Every arm's current command [rad].
+        :param torso: The torso lift [m] (None: neutral).
+        :param start: The check of the current commands.
+        :param start_depth: The current commands' depths inside the workspace bounds [m].
+        :return: The moving arms that break the floor while coming closer, the smallest pair
+            distance [m] and what was closest to breaking.
+        """
+        model = self._model
         horizon = max((times[-1] for times, _ in paths.values()), default=0.0)
         samples = np.arange(0.0, horizon, SAMPLE_SPACING).tolist() + [horizon]
         refused: set[str] = set()
         lowest, where = np.inf, ''
-        now_arms = {name: np.asarray(value, dtype=float) for name, value in commands.items()}
-        start = model.check(model.vector(now_arms, torso), self.margin + 0.05)
-        start_depth = (
-            half_space_rows(model, start, self._landmarks, self._spaces, gradients=False)[0]
-            if self._spaces else np.zeros(0)
-        )
+        required, floor = self._required, GUARD_SHARE * self.margin
         for when in samples:
-            arms = dict(now_arms)
+            arms = dict(held)
             for name, (times, positions) in paths.items():
                 arms[name] = _at(times, positions, when)
-            x = model.vector(arms, torso)
-            check = model.check(x, self.margin + 0.05)
+            check = model.check(model.vector(arms, torso), self.margin + 0.05)
             # below the floor, and closer than the arms are now: a command that does not make
             # things worse (an arm already in the band, moving off) passes
             broken = np.flatnonzero(
-                (check.distances < self._required)
+                (check.distances < required)
                 & (check.distances < start.distances - WORSE)
             )
             if check.distances.size and check.minimum < lowest:
                 lowest = check.minimum
                 where = ' / '.join(model.pair_links(int(np.argmin(check.distances))))
             for index in broken:
-                first, second = model.pairs[index]
-                for capsule in (first, second):
+                for capsule in model.pairs[index]:
                     arm = self._capsule_arm[capsule]
-                    if arm is not None and arm in chunks:
+                    if arm is not None and arm in paths:
                         refused.add(arm)
             if self._spaces:
                 depth, _, labels = half_space_rows(
                     model, check, self._landmarks, self._spaces, gradients=False
                 )
-                floor = GUARD_SHARE * self.margin
                 for value, before, label in zip(depth, start_depth, labels):
                     if value < floor and value < before - WORSE:
                         arm = label.split(' ', 1)[0]
-                        if arm in chunks:
+                        if arm in paths:
                             refused.add(arm)
                         where = label
-        if refused:
-            self.refusals += len(refused)
-        return GuardVerdict(frozenset(refused), float(lowest), where)
+        return refused, lowest, where
+
+    def _braking(
+        self, arm: str, chunk: TrajectoryChunk, now: float
+    ) -> tuple[list[float], FloatArray]:
+        """
+        Return the path of an arm braking instead of following its chunk, roughly.
+
+        The brake plans from the same start as the chunk (its first point): straight from there
+        to where that velocity stops (:meth:`_stopping`).
+        """
+        times, positions = _path(chunk, now)
+        velocity = np.asarray(chunk.points[0].velocities, dtype=float)
+        return self._extend(arm, times[:1], positions[:1], velocity)
 
     def _stopping(
         self, arm: str, times: list[float], positions: FloatArray, chunk: TrajectoryChunk
@@ -192,8 +273,14 @@ class CollisionGuard:
         straight to that stop, reached ``|v| / a + a / j`` later. Checking it makes the guard
         brake while braking is still enough, not once the margin is reached.
         """
-        model = self.robot.arms[arm]
         velocity = np.asarray(chunk.points[chunk.stop].velocities, dtype=float)
+        return self._extend(arm, times, positions, velocity)
+
+    def _extend(
+        self, arm: str, times: list[float], positions: FloatArray, velocity: FloatArray
+    ) -> tuple[list[float], FloatArray]:
+        """Extend a path ending at ``velocity`` [rad/s] by its arm's stop (:meth:`_stopping`)."""
+        model = self.robot.arms[arm]
         speed = np.abs(velocity)
         acceleration, jerk = model.acceleration, model.jerk
         reach = speed * acceleration / jerk + speed * speed / (2.0 * acceleration)

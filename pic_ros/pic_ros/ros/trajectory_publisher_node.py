@@ -355,12 +355,12 @@ class TrajectoryPublisherNode(Node):
             self.get_logger().warning('the clock went back: tracking starts over')
         arms = {name: chunk for name, chunk in chunks.items() if name in self.robot.arms}
         if arms and self._guard.enabled:
-            verdict = self._guard.check(arms, self._commands(), self._torso_command(), now)
+            verdict = self._guard.check(
+                arms, self._commands(), self._torso_command(), now,
+                brake=lambda name: self._groups[name][0].brake(now),
+            )
             self._guard_last = verdict
-            for name in verdict.refused:
-                braking = self._groups[name][0].brake(now)
-                if braking is not None:
-                    chunks[name] = braking
+            chunks.update(verdict.braking)
             if verdict.refused:
                 self.get_logger().warning(
                     f'collision guard: {", ".join(sorted(verdict.refused))} braking, '
