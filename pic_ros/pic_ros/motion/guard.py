@@ -174,7 +174,7 @@ class CollisionGuard:
                 if name in refused and not still:
                     continue
                 trial = {**stops, **kept, name: paths[name]}
-                if not self._refusals(trial, *now_state)[0]:
+                if not self._refusals(trial, *now_state, first=True)[0]:
                     kept[name] = paths[name]
             refused = set(paths) - set(kept)
             asked: set[str] = set()
@@ -200,6 +200,7 @@ class CollisionGuard:
         torso: float | None,
         start: CollisionCheck,
         start_depth: FloatArray,
+        first: bool = False,
     ) -> tuple[set[str], float, str]:
         """
         Sample some arms' paths together, the other arms held at their commands.
@@ -209,6 +210,8 @@ class CollisionGuard:
         :param torso: The torso lift [m] (None: neutral).
         :param start: The check of the current commands.
         :param start_depth: The current commands' depths inside the workspace bounds [m].
+        :param first: Return at the first sample that refuses an arm (a yes / no check; the
+            smallest distance and its place are then those sampled so far).
         :return: The moving arms that break the floor while coming closer, the smallest pair
             distance [m] and what was closest to breaking.
         """
@@ -247,6 +250,8 @@ class CollisionGuard:
                         if arm in paths:
                             refused.add(arm)
                         where = label
+            if first and refused:
+                break
         return refused, lowest, where
 
     def _braking(
