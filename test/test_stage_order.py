@@ -18,7 +18,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / 'pic_ros' / 'pic_ros'
 STAGES = ('trackers', 'human', 'correspondence', 'solvers', 'motion')
 """The pipeline stages, in the order a frame goes through them."""
 
-SHARED = ('skeleton', 'schema', 'checks', 'exceptions', 'resources', 'plugins', 'freshness')
+SHARED = (
+    'skeleton', 'schema', 'checks', 'exceptions', 'resources', 'plugins', 'registry', 'freshness'
+)
 """Modules below every stage."""
 
 ABOVE = ('ros', 'imitation', 'head_and_hands', 'teleoperation', 'cli', '__main__')

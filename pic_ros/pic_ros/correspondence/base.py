@@ -31,7 +31,7 @@ from pic_ros.correspondence.mapping import human_side_for, MappingMode
 from pic_ros.correspondence.targets import ArmTargets
 from pic_ros.correspondence.user_profile import load_user_profile, UserProfile
 from pic_ros.exceptions import ConfigError
-from pic_ros.plugins import load_plugins
+from pic_ros.registry import Registry
 from pic_ros.schema import ParameterDef
 from pic_ros.skeleton import Side, SkeletonFrame
 
@@ -251,19 +251,21 @@ class Correspondence(abc.ABC):
 
 
 CorrespondenceType = TypeVar('CorrespondenceType', bound=type[Correspondence])
-_REGISTRY: dict[str, type[Correspondence]] = {}
+CORRESPONDENCES: Final = Registry[type[Correspondence]]('correspondence')
+"""The correspondences by name (:mod:`pic_ros.registry`: snake_case, each name once, sorted)."""
 
 
 def register_correspondence(name: str) -> Callable[[CorrespondenceType], CorrespondenceType]:
     """
     Register a correspondence class under a name.
 
-    :param name: Name users select it by (the ``correspondence`` parameter).
+    :param name: Name users select it by (the ``correspondence`` parameter), ``snake_case``.
     :return: A class decorator.
+    :raises ConfigError: When decorating, if the name is not ``snake_case`` or already taken.
     """
 
     def decorate(cls: CorrespondenceType) -> CorrespondenceType:
-        _REGISTRY[name] = cls
+        CORRESPONDENCES.add(name, cls)
         return cls
 
     return decorate
@@ -276,9 +278,7 @@ def unregister_correspondence(name: str) -> None:
     :param name: A registered name.
     :raises ConfigError: If no correspondence has that name.
     """
-    if name not in _REGISTRY:
-        raise ConfigError(f'no correspondence {name!r} to unregister')
-    del _REGISTRY[name]
+    CORRESPONDENCES.remove(name)
 
 
 def correspondence_names() -> tuple[str, ...]:
@@ -287,8 +287,7 @@ def correspondence_names() -> tuple[str, ...]:
 
     :return: E.g. ``('direction', 'position')``.
     """
-    load_plugins()
-    return tuple(sorted(_REGISTRY))
+    return CORRESPONDENCES.names()
 
 
 def make_correspondence(config: MappingConfig, robot: RobotArmGeometry) -> Correspondence:
@@ -298,5 +297,6 @@ def make_correspondence(config: MappingConfig, robot: RobotArmGeometry) -> Corre
     :param config: Mapping settings (the name is validated against the registry).
     :param robot: The robot arm.
     :return: A new correspondence with nothing learnt.
+    :raises ConfigError: If the correspondence was unregistered since the config was made.
     """
-    return _REGISTRY[config.correspondence](config, robot)
+    return CORRESPONDENCES.get(config.correspondence)(config, robot)
