@@ -32,6 +32,7 @@ from pic_ros.correspondence.targets import ArmTargets
 from pic_ros.correspondence.user_profile import load_user_profile, UserProfile
 from pic_ros.exceptions import ConfigError
 from pic_ros.registry import Registry
+from pic_ros.robot.mapping_defaults import MappingDefaults, parse_scale, SCALE_RANGE
 from pic_ros.schema import ParameterDef
 from pic_ros.skeleton import Side, SkeletonFrame
 
@@ -39,29 +40,6 @@ FloatArray = npt.NDArray[np.float64]
 
 DEFAULT_CORRESPONDENCE: Final = 'direction'
 """The correspondence used when none is configured (``docs/results.md`` has the measurement)."""
-
-SCALE_RANGE: Final = (0.05, 20.0)
-"""Accepted fixed human -> robot length factors of the ``position`` correspondence."""
-
-
-def parse_scale(value: Any) -> float | None:
-    """
-    Read a ``scale`` setting: ``'auto'`` (measure it) or a fixed factor.
-
-    :param value: ``'auto'``, a number, or a numeric string.
-    :return: None for ``'auto'``, else the factor, in :data:`SCALE_RANGE`.
-    :raises ConfigError: If it is neither.
-    """
-    if value == 'auto' or value is None:
-        return None
-    try:
-        if isinstance(value, bool):
-            raise TypeError('a bool is not a scale')
-        number = float(value)
-    except (TypeError, ValueError) as err:
-        raise ConfigError(f"scale must be 'auto' or a number, got {value!r}") from err
-    return check_number('scale', number, *SCALE_RANGE)
-
 
 MAPPING: Final = ParameterDef(
     'mapping', MappingMode.SAME_SIDE.value,
@@ -172,6 +150,18 @@ class MappingConfig:
                 raise ConfigError(text) from err
             values[definition.name] = value
         return cls.from_parameters(values)
+
+    @classmethod
+    def from_robot(cls, defaults: MappingDefaults) -> MappingConfig:
+        """
+        Build a config from a robot file's ``mapping`` section (the robot's defaults).
+
+        :param defaults: The section (:attr:`~pic_ros.robot.config.RobotSpec.mapping`).
+        :return: The validated config; the default correspondence when the file names none.
+        :raises ConfigError: If the correspondence is not registered (the message names the
+            file's key) or the profile cannot be read.
+        """
+        return cls.from_dict(defaults.as_dict(), where=defaults.where)
 
 
 @dataclass(frozen=True)
