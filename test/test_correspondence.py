@@ -25,9 +25,9 @@ from pic_ros.correspondence import (
     register_correspondence,
     RobotArmGeometry,
     TargetKind,
+    unregister_correspondence,
     UserProfile,
 )
-from pic_ros.correspondence import base as correspondence_base
 from pic_ros.correspondence.mapping import MIRROR_REFLECTION
 from pic_ros.correspondence.user_profile import profile_from_dict
 from pic_ros.exceptions import ConfigError
@@ -270,7 +270,7 @@ def test_a_new_correspondence_is_one_registered_class():
         assert targets is not None
         np.testing.assert_allclose(targets.wrist, ROBOT_SHOULDER + (0, 0, -0.4))
     finally:
-        del correspondence_base._REGISTRY['hold_still']
+        unregister_correspondence('hold_still')
 
 
 def test_bone_length_estimate_ignores_foreshortened_frames_and_outliers(rng):

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 from pic_ros import resources
-from pic_ros.correspondence import MappingMode
+from pic_ros.correspondence import MappingConfig, MappingMode
 from pic_ros.exceptions import ChainError, ConfigError
 from pic_ros.robot import ArmModel, load_robot
 from pic_ros.robot.arm import LANDMARK_LENGTH_SPREAD
@@ -21,6 +21,7 @@ from pic_ros.robot.config import (
     robot_spec_from_dict,
 )
 from pic_ros.robot.kinematics import load_robot_model
+from pic_ros.robot.mapping_defaults import MAPPING_MODES, MappingDefaults
 from pic_ros.skeleton import Side
 import pytest
 import yaml
@@ -138,10 +139,33 @@ def test_shipped_landmark_tuples_match_the_landmark_array(name, rng):
 def test_shipped_mapping_defaults_are_same_side_direction():
     """The shipped robot files map same side, with the direction correspondence."""
     for name in SHIPPED:
-        mapping = load_robot(name).spec.mapping
+        mapping = MappingConfig.from_robot(load_robot(name).spec.mapping)
         assert mapping.mode is MappingMode.SAME_SIDE
         assert mapping.correspondence == 'direction'
         assert mapping.scale is None
+
+
+def test_the_robot_file_mapping_modes_are_the_mapping_modes():
+    """The robot layer's mode names are the correspondence layer's, default first."""
+    assert MAPPING_MODES == tuple(mode.value for mode in MappingMode)
+    assert MappingMode(MappingDefaults().mode) is MappingConfig().mode
+
+
+def test_an_unregistered_correspondence_of_a_robot_file_is_refused_by_name(baxter_data):
+    """The file's correspondence is checked against the registry when its config is built."""
+    data = _mutated(baxter_data, _set(('mapping', 'correspondence'), 'elastic'))
+    mapping = robot_spec_from_dict(data, source=SOURCE).mapping
+    with pytest.raises(
+        ConfigError, match=re.escape("baxter.yaml: mapping.correspondence must be one of 'dir")
+    ):
+        MappingConfig.from_robot(mapping)
+
+
+def test_a_robot_file_mapping_becomes_the_same_config_as_the_parameters(baxter_data):
+    """mode, correspondence and scale of the file are the config's; no correspondence: default."""
+    data = _mutated(baxter_data, _set(('mapping',), {'mode': 'mirror', 'scale': 2}))
+    mapping = MappingConfig.from_robot(robot_spec_from_dict(data, source=SOURCE).mapping)
+    assert mapping == MappingConfig.from_parameters({'mapping': 'mirror', 'scale': 2.0})
 
 
 def test_tiago_locks_the_torso_on_its_arm_chain():

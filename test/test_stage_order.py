@@ -4,8 +4,8 @@ The run-time package's stages import only what is below them (``docs/architectur
 Read from the sources (``ast``): every ``from pic_ros.… import`` of ``pic_ros/pic_ros``, wherever
 it stands. The stages in order -- trackers, human, correspondence, solvers, motion -- may import
 the stages before them, ``robot`` and the shared modules below everything; ``robot`` and the
-shared modules import no stage (one known exception, named below); nothing below the nodes
-imports the nodes or the composites built on the stages.
+shared modules import no stage; nothing below the nodes imports the nodes or the composites built
+on the stages.
 """
 
 from __future__ import annotations
@@ -18,15 +18,13 @@ PACKAGE = Path(__file__).resolve().parents[1] / 'pic_ros' / 'pic_ros'
 STAGES = ('trackers', 'human', 'correspondence', 'solvers', 'motion')
 """The pipeline stages, in the order a frame goes through them."""
 
-SHARED = ('skeleton', 'schema', 'checks', 'exceptions', 'resources', 'plugins', 'freshness')
+SHARED = (
+    'skeleton', 'schema', 'checks', 'exceptions', 'resources', 'plugins', 'registry', 'freshness'
+)
 """Modules below every stage."""
 
 ABOVE = ('ros', 'imitation', 'head_and_hands', 'teleoperation', 'cli', '__main__')
 """The nodes and the composites: above every stage."""
-
-KNOWN = {('pic_ros.robot.config', 'pic_ros.correspondence')}
-"""Imports against the order that remain (the robot file's ``mapping:`` read into the
-correspondences' ``MappingConfig``); a new one fails."""
 
 
 def unit(module: str) -> str:
@@ -63,23 +61,14 @@ def imports() -> list[tuple[str, str]]:
 
 
 def test_every_stage_imports_only_what_is_below_it() -> None:
-    """No import against the stage order, but for the known one."""
+    """No import against the stage order."""
     pairs = imports()
     assert len(pairs) > 100  # the package was read
     against = {
         (module, target) for module, target in pairs
         if not allowed(unit(module), unit(target))
     }
-    assert against - KNOWN == set(), sorted(against - KNOWN)
-
-
-def test_the_known_exception_is_still_there() -> None:
-    """When the last exception goes, ``KNOWN`` must go too (it would hide a new one)."""
-    against = {
-        (module, target) for module, target in imports()
-        if not allowed(unit(module), unit(target))
-    }
-    assert KNOWN <= against
+    assert against == set(), sorted(against)
 
 
 def test_the_order_rule_refuses_an_import_backwards() -> None:

@@ -140,7 +140,9 @@ class HeadAndHandsImitator:
     ) -> None:
         self.robot = robot
         self.config = config if config is not None else HeadAndHandsConfig()
-        self.mapping = mapping if mapping is not None else robot.spec.mapping
+        self.mapping = (
+            mapping if mapping is not None else MappingConfig.from_robot(robot.spec.mapping)
+        )
         self._hands = HandStateTracker(self.config.hands)
         self._mirror = self.mapping.mode is MappingMode.MIRROR
         self._gripper_sides = {

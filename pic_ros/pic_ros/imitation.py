@@ -141,7 +141,9 @@ class RobotImitator:
     ) -> None:
         self.robot = robot
         self.solver_config = solver
-        self.mapping_config = mapping if mapping is not None else robot.spec.mapping
+        self.mapping_config = (
+            mapping if mapping is not None else MappingConfig.from_robot(robot.spec.mapping)
+        )
         self.whole_body = bool(WHOLE_BODY.check(whole_body))
         torso = robot.torso
         if self.whole_body and torso is None:

@@ -108,7 +108,7 @@ def robot_rows(
         head_samples = 0
         agree = counted = 0
         worst = 0
-        mode = robot.spec.mapping.mode
+        mode = MappingMode(robot.spec.mapping.mode)
         mirror = mode is MappingMode.MIRROR
         columns = {
             arm: 0 if human_side_for(robot.arms[arm].side, mode) is Side.LEFT else 1

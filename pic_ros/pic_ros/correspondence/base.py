@@ -31,7 +31,8 @@ from pic_ros.correspondence.mapping import human_side_for, MappingMode
 from pic_ros.correspondence.targets import ArmTargets
 from pic_ros.correspondence.user_profile import load_user_profile, UserProfile
 from pic_ros.exceptions import ConfigError
-from pic_ros.plugins import load_plugins
+from pic_ros.registry import Registry
+from pic_ros.robot.mapping_defaults import MappingDefaults, parse_scale, SCALE_RANGE
 from pic_ros.schema import ParameterDef
 from pic_ros.skeleton import Side, SkeletonFrame
 
@@ -39,29 +40,6 @@ FloatArray = npt.NDArray[np.float64]
 
 DEFAULT_CORRESPONDENCE: Final = 'direction'
 """The correspondence used when none is configured (``docs/results.md`` has the measurement)."""
-
-SCALE_RANGE: Final = (0.05, 20.0)
-"""Accepted fixed human -> robot length factors of the ``position`` correspondence."""
-
-
-def parse_scale(value: Any) -> float | None:
-    """
-    Read a ``scale`` setting: ``'auto'`` (measure it) or a fixed factor.
-
-    :param value: ``'auto'``, a number, or a numeric string.
-    :return: None for ``'auto'``, else the factor, in :data:`SCALE_RANGE`.
-    :raises ConfigError: If it is neither.
-    """
-    if value == 'auto' or value is None:
-        return None
-    try:
-        if isinstance(value, bool):
-            raise TypeError('a bool is not a scale')
-        number = float(value)
-    except (TypeError, ValueError) as err:
-        raise ConfigError(f"scale must be 'auto' or a number, got {value!r}") from err
-    return check_number('scale', number, *SCALE_RANGE)
-
 
 MAPPING: Final = ParameterDef(
     'mapping', MappingMode.SAME_SIDE.value,
@@ -173,6 +151,18 @@ class MappingConfig:
             values[definition.name] = value
         return cls.from_parameters(values)
 
+    @classmethod
+    def from_robot(cls, defaults: MappingDefaults) -> MappingConfig:
+        """
+        Build a config from a robot file's ``mapping`` section (the robot's defaults).
+
+        :param defaults: The section (:attr:`~pic_ros.robot.config.RobotSpec.mapping`).
+        :return: The validated config; the default correspondence when the file names none.
+        :raises ConfigError: If the correspondence is not registered (the message names the
+            file's key) or the profile cannot be read.
+        """
+        return cls.from_dict(defaults.as_dict(), where=defaults.where)
+
 
 @dataclass(frozen=True)
 class RobotArmGeometry:
@@ -251,19 +241,21 @@ class Correspondence(abc.ABC):
 
 
 CorrespondenceType = TypeVar('CorrespondenceType', bound=type[Correspondence])
-_REGISTRY: dict[str, type[Correspondence]] = {}
+CORRESPONDENCES: Final = Registry[type[Correspondence]]('correspondence')
+"""The correspondences by name (:mod:`pic_ros.registry`: snake_case, each name once, sorted)."""
 
 
 def register_correspondence(name: str) -> Callable[[CorrespondenceType], CorrespondenceType]:
     """
     Register a correspondence class under a name.
 
-    :param name: Name users select it by (the ``correspondence`` parameter).
+    :param name: Name users select it by (the ``correspondence`` parameter), ``snake_case``.
     :return: A class decorator.
+    :raises ConfigError: When decorating, if the name is not ``snake_case`` or already taken.
     """
 
     def decorate(cls: CorrespondenceType) -> CorrespondenceType:
-        _REGISTRY[name] = cls
+        CORRESPONDENCES.add(name, cls)
         return cls
 
     return decorate
@@ -276,9 +268,7 @@ def unregister_correspondence(name: str) -> None:
     :param name: A registered name.
     :raises ConfigError: If no correspondence has that name.
     """
-    if name not in _REGISTRY:
-        raise ConfigError(f'no correspondence {name!r} to unregister')
-    del _REGISTRY[name]
+    CORRESPONDENCES.remove(name)
 
 
 def correspondence_names() -> tuple[str, ...]:
@@ -287,8 +277,7 @@ def correspondence_names() -> tuple[str, ...]:
 
     :return: E.g. ``('direction', 'position')``.
     """
-    load_plugins()
-    return tuple(sorted(_REGISTRY))
+    return CORRESPONDENCES.names()
 
 
 def make_correspondence(config: MappingConfig, robot: RobotArmGeometry) -> Correspondence:
@@ -298,5 +287,6 @@ def make_correspondence(config: MappingConfig, robot: RobotArmGeometry) -> Corre
     :param config: Mapping settings (the name is validated against the registry).
     :param robot: The robot arm.
     :return: A new correspondence with nothing learnt.
+    :raises ConfigError: If the correspondence was unregistered since the config was made.
     """
-    return _REGISTRY[config.correspondence](config, robot)
+    return CORRESPONDENCES.get(config.correspondence)(config, robot)

@@ -73,9 +73,9 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from pic_ros.checks import check_choice
-from pic_ros.correspondence import MappingConfig
 from pic_ros.exceptions import ConfigError
 from pic_ros.robot.collision_spec import CollisionSpec, WorkspaceSpec
+from pic_ros.robot.mapping_defaults import MappingDefaults
 from pic_ros.robot.mobile_base import (
     force_torque_specs,
     ForceTorqueSensorSpec,
@@ -241,7 +241,9 @@ class RobotSpec:
     :param base_frame: Base link; every solver position is in this frame [m].
     :param arms: Arms by name, in file order.
     :param locked_joints: Joints held at a fixed value while imitating [rad] or [m].
-    :param mapping: Default human -> robot mapping (mode and correspondence).
+    :param mapping: The file's ``mapping`` section: the default human -> robot mapping (mode,
+        correspondence; :mod:`pic_ros.robot.mapping_defaults`), made into a
+        :class:`~pic_ros.correspondence.base.MappingConfig` by ``MappingConfig.from_robot``.
     :param source: File the spec was read from, for messages.
     :param head: The head, or None when the file has no ``head``.
     :param grippers: Grippers by the name of the arm they end (empty when none).
@@ -258,7 +260,7 @@ class RobotSpec:
     base_frame: str
     arms: Mapping[str, ArmSpec]
     locked_joints: Mapping[str, float]
-    mapping: MappingConfig
+    mapping: MappingDefaults
     source: str = '<memory>'
     head: HeadSpec | None = None
     grippers: Mapping[str, GripperSpec] = field(default_factory=lambda: MappingProxyType({}))
@@ -464,7 +466,7 @@ def robot_spec_from_dict(data: Any, source: str = '<memory>') -> RobotSpec:
     mapping_data = data.get('mapping') or {}
     if not isinstance(mapping_data, dict):
         raise ConfigError(f'{source}: mapping must be a mapping')
-    mapping = MappingConfig.from_dict(mapping_data, where=f'{source}: mapping')
+    mapping = MappingDefaults.from_dict(mapping_data, where=f'{source}: mapping')
     head = None if data.get('head') is None else _head_spec(data['head'], f'{source}: head')
     grippers = _grippers_section(data, source, arms)
     torso = (

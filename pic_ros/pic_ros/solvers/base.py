@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.correspondence.targets import ArmTargets
 from pic_ros.exceptions import ConfigError, SkeletonError
-from pic_ros.plugins import load_plugins
+from pic_ros.registry import Registry
 from pic_ros.robot.arm import ArmModel
 from pic_ros.schema import ParameterDef
 from pic_ros.solvers.iteration import IterationConfig, MAX_ITERATIONS, TOLERANCE
@@ -76,10 +76,7 @@ class SolverConfig:
     octant_hysteresis: float = OCTANT_HYSTERESIS.default
 
     def __post_init__(self) -> None:
-        if self.name not in solver_names():
-            raise ConfigError(
-                f'unknown solver {self.name!r}; available: {", ".join(sorted(_REGISTRY))}'
-            )
+        SOLVERS.get(self.name)  # unknown: the message lists the registered names
         check_eta(self.eta)
         OCTANT_HYSTERESIS.check(self.octant_hysteresis)
         if self.name == 'pics' and self.eta == 0:
@@ -209,20 +206,22 @@ def _finite_points(points: tuple[object, ...]) -> bool:
 
 
 SolverType = TypeVar('SolverType', bound=type[ArmSolver])
-_REGISTRY: dict[str, Callable[[ArmModel, SolverConfig], ArmSolver]] = {}
+SOLVERS: Final = Registry[Callable[[ArmModel, SolverConfig], ArmSolver]]('solver')
+"""The solvers by name (:mod:`pic_ros.registry`: snake_case, each name once, sorted)."""
 
 
 def register_solver(*names: str) -> Callable[[SolverType], SolverType]:
     """
     Register a solver class under one or more names.
 
-    :param names: Names users select it by (the ``solver`` parameter).
+    :param names: Names users select it by (the ``solver`` parameter), ``snake_case``.
     :return: A class decorator.
+    :raises ConfigError: When decorating, if a name is not ``snake_case`` or already taken.
     """
 
     def decorate(cls: SolverType) -> SolverType:
         for name in names:
-            _REGISTRY[name] = cls
+            SOLVERS.add(name, cls)
         return cls
 
     return decorate
@@ -235,9 +234,7 @@ def unregister_solver(name: str) -> None:
     :param name: A registered name.
     :raises ConfigError: If no solver has that name.
     """
-    if name not in _REGISTRY:
-        raise ConfigError(f'no solver {name!r} to unregister')
-    del _REGISTRY[name]
+    SOLVERS.remove(name)
 
 
 def solver_names() -> tuple[str, ...]:
@@ -246,8 +243,7 @@ def solver_names() -> tuple[str, ...]:
 
     :return: E.g. ``('analytic', 'fabrik', 'pic', 'pics')``.
     """
-    load_plugins()
-    return tuple(sorted(_REGISTRY))
+    return SOLVERS.names()
 
 
 def make_solver(arm: ArmModel, config: SolverConfig) -> ArmSolver:
@@ -257,5 +253,6 @@ def make_solver(arm: ArmModel, config: SolverConfig) -> ArmSolver:
     :param arm: The arm.
     :param config: Solver settings (its name is already validated against the registry).
     :return: A new solver with its warm start at the arm's neutral pose.
+    :raises ConfigError: If the solver was unregistered since the config was made.
     """
-    return _REGISTRY[config.name](arm, config)
+    return SOLVERS.get(config.name)(arm, config)

@@ -23,10 +23,9 @@ from dataclasses import dataclass, field
 import enum
 import math
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
-from pic_ros.exceptions import ConfigError
-from pic_ros.plugins import load_plugins
+from pic_ros.registry import Registry
 from pic_ros.schema import ParameterDef
 from pic_ros.skeleton import SkeletonFrame
 
@@ -110,7 +109,9 @@ class TrackerSource(abc.ABC):
 TrackerFactory = Callable[[Mapping[str, Any]], TrackerSource]
 """Makes a tracker from the skeleton node's parameter values (its own options among them)."""
 
-_REGISTRY: dict[str, TrackerFactory] = {}
+TRACKERS: Final = Registry[TrackerFactory]('tracker')
+"""The trackers by ``source`` name (:mod:`pic_ros.registry`: snake_case, each name once,
+sorted)."""
 
 
 def register_tracker(name: str, factory: TrackerFactory) -> None:
@@ -121,11 +122,7 @@ def register_tracker(name: str, factory: TrackerFactory) -> None:
     :param factory: Called with the skeleton node's parameter values.
     :raises ConfigError: If the name is taken or not ``snake_case``.
     """
-    if not name.isidentifier() or name != name.lower():
-        raise ConfigError(f'tracker name must be snake_case, got {name!r}')
-    if name in _REGISTRY:
-        raise ConfigError(f'tracker {name!r} is already registered')
-    _REGISTRY[name] = factory
+    TRACKERS.add(name, factory)
 
 
 def unregister_tracker(name: str) -> None:
@@ -135,20 +132,16 @@ def unregister_tracker(name: str) -> None:
     :param name: A registered name.
     :raises ConfigError: If no tracker has that name.
     """
-    if name not in _REGISTRY:
-        raise ConfigError(f'no tracker {name!r} to unregister')
-    del _REGISTRY[name]
+    TRACKERS.remove(name)
 
 
 def tracker_names() -> tuple[str, ...]:
     """
-    Return the registered tracker names, in registration order.
+    Return the registered tracker names, sorted (plug-ins loaded first, :mod:`pic_ros.plugins`).
 
-    :return: E.g. ``('azure_kinect', 'kinect_v2', 'xsens_mvn')`` (plug-ins loaded first,
-        :mod:`pic_ros.plugins`).
+    :return: E.g. ``('azure_kinect', 'kinect_v2', 'xsens_mvn')``.
     """
-    load_plugins()
-    return tuple(_REGISTRY)
+    return TRACKERS.names()
 
 
 def make_tracker(name: str, options: Mapping[str, Any] | None = None) -> TrackerSource:
@@ -162,7 +155,7 @@ def make_tracker(name: str, options: Mapping[str, Any] | None = None) -> Tracker
         is refused.
     """
     SOURCE.check(name)
-    return _REGISTRY[name](MappingProxyType(dict(options or {})))
+    return TRACKERS.get(name)(MappingProxyType(dict(options or {})))
 
 
 SOURCE = ParameterDef(
