@@ -2,8 +2,10 @@
 Command line of the tools: ``python -m pic_ros_tools <command>``.
 
 Commands: ``evaluate`` (metrics on recorded demonstrations and on the synthetic robustness
-suite), ``bench`` (solver timing against ikpy, pipeline throughput), ``calibrate`` (a person's
-arm lengths from a recording of the calibration pose, for the ``position`` correspondence) and
+suite), ``bench`` (solver timing against ikpy, pipeline throughput), ``report`` (the README's
+headline results, measured by those: :mod:`pic_ros_tools.readme_results`), ``calibrate`` (a
+person's arm lengths from a recording of the calibration pose, for the ``position``
+correspondence) and
 the ROS 2 commands (``sim``, ``replay``, ``demo``; need rclpy) and ``convert``; ``teleop`` and
 ``params`` are those of the run-time, ``python -m pic_ros`` (:mod:`pic_ros.cli`), also here.
 Errors the user can fix (unknown robot, missing recording, invalid value) print one line and exit
@@ -369,6 +371,59 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_report(args: argparse.Namespace) -> int:
+    """
+    Run ``report``: collect the README's measurements, render its results table, or both.
+
+    ``--collect DIR`` alone collects; ``--render DIR`` renders; both (one directory) or neither
+    (a new temporary directory, kept, its path printed) collect and render. ``--readme``
+    rewrites the README's marked block instead of printing it (and renders after ``--collect``
+    too).
+
+    :param args: Parsed arguments.
+    :return: Process exit status.
+    """
+    import tempfile
+
+    from pic_ros_tools.readme_results import (
+        ordered_robots,
+        read_readme,
+        results_block,
+        write_readme,
+    )
+    from pic_ros_tools.results_collection import collect, LIVE, plan, shared_inputs
+
+    if args.collect is not None and args.render is not None and args.collect != args.render:
+        raise ConfigError('--collect and --render name two directories: give one')
+    if args.readme is not None:
+        read_readme(args.readme)  # its markers checked before any measurement
+    robots = ordered_robots(args.robots or list(shipped_robots()))
+    directory = args.render or args.collect
+    if args.collect is not None or args.render is None:
+        directory = directory or Path(tempfile.mkdtemp(prefix='pic_ros_report_'))
+        inputs = shared_inputs()
+        measurements = plan(robots, inputs, skip_live=args.skip_live)
+
+        def measure() -> int:
+            collect(directory, measurements, inputs, skipped=[LIVE] if args.skip_live else [])
+            return 0
+
+        status = _stopping_children(measure, 'python -m pic_ros_tools report')
+        print(f'pic_ros_tools report: measurements in {directory}', file=sys.stderr)
+        if status != 0:
+            return status
+        if args.render is None and args.collect is not None and args.readme is None:
+            return 0
+    block = results_block(directory, robots if args.robots else None)
+    if args.readme is None:
+        print(block)
+    elif write_readme(args.readme, block):
+        print(f'pic_ros_tools report: {args.readme}: results table rewritten', file=sys.stderr)
+    else:
+        print(f'pic_ros_tools report: {args.readme}: unchanged', file=sys.stderr)
+    return 0
+
+
 def run_calibrate(args: argparse.Namespace) -> int:
     """
     Measure a person's arm lengths from a recording of the calibration pose.
@@ -523,6 +578,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument('--no-hog', action='store_true', help='stress run without the CPU hog')
     bench.set_defaults(run=run_bench)
+    report = commands.add_parser(
+        'report',
+        help="the README's headline results: measured by bench, evaluate and evaluate --live, "
+        'rendered as its table',
+    )
+    report.add_argument(
+        '--collect', type=Path, metavar='DIR',
+        help='run the measurements, their JSON and meta.json into DIR (alone: no rendering)',
+    )
+    report.add_argument(
+        '--render', type=Path, metavar='DIR', help='render the table from the JSON in DIR'
+    )
+    report.add_argument(
+        '--readme', type=Path,
+        help='rewrite the block between <!-- results:begin --> and <!-- results:end --> of this '
+        'file (default: print the table)',
+    )
+    report.add_argument(
+        '--robots', nargs='+', choices=shipped_robots(), metavar='ROBOT',
+        help='robots to measure and render (default: all)',
+    )
+    report.add_argument(
+        '--skip-live', action='store_true',
+        help='leave out evaluate --live (its cells show –)',
+    )
+    report.set_defaults(run=run_report)
     calibrate = commands.add_parser(
         'calibrate',
         help="a person's arm lengths from a recording of the calibration pose (a user profile)",

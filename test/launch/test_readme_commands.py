@@ -133,6 +133,10 @@ COMMANDS = (
            ('test/launch/test_readme_commands.py::'
             'test_params_prints_the_readme_tables_and_the_parameter_file',)),
     Placed(r'python -m pic_ros_tools bench.*', not_tested='`bench` aside'),
+    Placed(r'python -m pic_ros_tools report .*',
+           ('test/test_readme_results.py::'
+            'test_the_report_command_rewrites_only_the_marked_block',),
+           not_tested='Of `report` the tests run the rendering only'),
     Placed(r'ros2 launch pic_ros tiago_whole_body\.launch\.py follow_base:=true',
            ('test/launch/test_whole_body_launch.py::'
             'test_tiago_whole_body_launch_starts_the_base_follower_and_the_whole_body_solver',),

@@ -1,0 +1,241 @@
+"""``report``: the README's results table rendered from collected JSON, and the collection."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+import shutil
+from typing import Any
+
+from pic_ros_tools.cli import main
+from pic_ros_tools.readme_results import (
+    BEGIN,
+    Collection,
+    END,
+    HEADER,
+    replace_results_block,
+    ReportError,
+    results_block,
+)
+from pic_ros_tools.results_collection import (
+    collect,
+    LIVE,
+    Measurement,
+    META_FILE,
+    OFFLINE,
+    plan,
+    SharedInputs,
+    SOURCES,
+    WITHOUT_AVOIDANCE,
+)
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+FIGURES = {
+    # robot: per-recording Pacc, contacts without / with, live Pacc, live elbow MAE,
+    # joined per arm controller, accepted, solve p50 [ms]
+    'baxter': ((1.0, 0.998), (50, 4), (0, 0), 0.83, 0.155,
+               {'left_arm_controller': 9, 'right_arm_controller': 16}, 2193, 0.297),
+    'tiago': ((1.0, 1.0), (3369, 0), (0, 0), 0.94, 0.097, {'arm_controller': 8}, 2146, 0.368),
+}
+ROWS = {
+    'baxter': '| Baxter | 0.999 | 54 → 0 | 0.83 / 0.155 | 0 | 9 / 16 of 2,193 | 0.297 |',
+    'tiago': '| TIAGo | 1.000 | 3,369 → 0 | 0.94 / 0.097 | 0 | 8 of 2,146 | 0.368 |',
+}
+
+
+def _record(recording: str, robot: str, solver: str, pacc: float, contacts: int) -> dict:
+    """Return an ``evaluate --json`` record (the fields the table reads, and some others)."""
+    return {
+        'recording': recording, 'robot': robot, 'correspondence': 'direction', 'solver': solver,
+        'eta': 0, 'segments': 10, 'frames': 1000, 'pacc_paper': pacc, 'pacc_paper_std': 0.0,
+        'elbow_mae_rad': 0.01, 'self_contact_frames': contacts, 'solve_ms_p50': 0.3,
+        'segment_pacc_paper': [pacc] * 10,
+    }
+
+
+def _write(path: Path, value: Any) -> None:
+    path.write_text(json.dumps(value), encoding='utf-8')
+
+
+def write_collection(directory: Path, robots: tuple[str, ...] = ('baxter', 'tiago')) -> Path:
+    """Write a collection shaped like the commands' real JSON output, and its meta.json."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for robot in robots:
+        paccs, without, with_, live_pacc, live_mae, joined, accepted, p50 = FIGURES[robot]
+        names = ('assembly1', 'body_tracking_ergonomics')
+        offline = [_record(n, robot, 'pic', p, c) for n, p, c in zip(names, paccs, with_)]
+        offline.append(_record('assembly1', robot, 'fabrik', 0.2, 999))  # not the table's solver
+        _write(directory / f'offline_{robot}.json', {'results': offline})
+        _write(directory / f'offline_margin0_{robot}.json', {
+            'results': [_record(n, robot, 'pic', p, c) for n, p, c in zip(names, paccs, without)]
+        })
+        run: dict[str, Any] = {'clock': 'sim', 'head_controller_joined': 12,
+                               'head_controller_accepted': accepted, 'sim_slipped_s': 0.0}
+        for controller, count in joined.items():
+            run[f'{controller}_joined'] = count
+            run[f'{controller}_accepted'] = accepted
+        arms = {name: {'lag_s': 0.3, 'lag_s_p50': lag, 'lag_s_p90': 0.4, 'robot': {}}
+                for name, lag in zip(('left', 'right'), (0.370, 0.118))}
+        _write(directory / f'live_{robot}.json', {'live': [{
+            'live': {'recording': 'synthetic1_bag', 'robot': robot, 'solver': 'pic',
+                     'pacc_paper': live_pacc, 'elbow_mae_rad': live_mae,
+                     'self_contact_frames': 0},
+            'offline': _record('synthetic1_bag', robot, 'pic', 1.0, 0),
+            'arms': arms, 'run': run, 'warnings': ['a join'], 'valid': False,
+        }]})
+        _write(directory / f'bench_{robot}.json', {
+            'solvers': [{'robot': robot, 'solver': 'pic', 'eta': 0, 'arm_solves': 14520,
+                         'ms_p50': p50, 'ms_p99': 0.5, 'ms_max': 2.0}],
+            'ikpy': [], 'throughput': [], 'environment': {'python': '3.11.7'},
+            'recordings': ['assembly1'],
+        })
+    _write(directory / META_FILE, {
+        'started': '2026-11-27T17:00:00+00:00', 'finished': '2026-11-27T17:20:00+00:00',
+        'commit': 'abc1234', 'modified': False, 'cores': 2, 'load_before': [3.1, 2.0, 1.5],
+        'load_after': [6.2, 4.0, 2.0], 'robots': list(robots),
+        'recordings': ['assembly1', 'body_tracking_ergonomics'], 'skipped': [],
+        'commands': [
+            {'source': s, 'robot': r, 'status': 0, 'load_before': [4.0, 2.0, 1.0],
+             'load_after': [7.5, 3.0, 1.0]} for s in SOURCES for r in robots
+        ],
+    })
+    return directory
+
+
+def _rows(block: str) -> list[str]:
+    return [line for line in block.splitlines() if line.startswith('| ')][1:]
+
+
+def test_rendering_gives_one_row_per_robot_in_the_readme_order_and_layout(tmp_path):
+    block = results_block(write_collection(tmp_path / 'c', ('tiago', 'baxter')))
+    assert block.splitlines()[0] == HEADER
+    assert _rows(block) == [ROWS['baxter'], ROWS['tiago']]
+    note = ' '.join(block.split('\n\n', 1)[1].split())
+    assert 'commit abc1234' in note and '2026-11-27' in note
+    assert 'load average (1 min) 3.1 at the start, 6.2 at the end, up to 7.5' in note
+    assert '118–370 ms behind' in note and '2 of 2 runs flagged invalid' in note
+    assert '–: not measured' not in note
+
+
+def test_the_readme_table_has_the_rendered_layout():
+    text = (ROOT / 'README.md').read_text(encoding='utf-8')
+    block = text.split(BEGIN, 1)[1].split(END, 1)[0]
+    assert block.strip().splitlines()[0] == HEADER
+
+
+def test_the_report_command_rewrites_only_the_marked_block(tmp_path, capsys):
+    readme = tmp_path / 'README.md'
+    shutil.copy(ROOT / 'README.md', readme)
+    before = readme.read_text(encoding='utf-8')
+    collection = write_collection(tmp_path / 'c')
+    assert main(['report', '--render', str(collection), '--readme', str(readme)]) == 0
+    after = readme.read_text(encoding='utf-8')
+    head, rest = before.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    assert after.startswith(head + BEGIN) and after.endswith(END + tail)
+    assert _rows(after.split(BEGIN, 1)[1].split(END, 1)[0]) == [ROWS['baxter'], ROWS['tiago']]
+    assert main(['report', '--render', str(collection), '--readme', str(readme)]) == 0
+    assert readme.read_text(encoding='utf-8') == after
+    assert 'unchanged' in capsys.readouterr().err
+    assert main(['report', '--render', str(collection)]) == 0
+    assert capsys.readouterr().out.startswith(HEADER)
+
+
+def test_missing_sources_render_as_dashes_with_a_note_saying_why(tmp_path):
+    directory = write_collection(tmp_path / 'c')
+    for robot in ('baxter', 'tiago'):
+        (directory / f'live_{robot}.json').unlink()
+    (directory / 'bench_tiago.json').unlink()
+    (directory / 'offline_margin0_baxter.json').write_text('{"results": [', encoding='utf-8')
+    meta = json.loads((directory / META_FILE).read_text(encoding='utf-8'))
+    meta['skipped'] = [LIVE]
+    for entry in meta['commands']:
+        if entry['source'] == 'bench' and entry['robot'] == 'tiago':
+            entry['status'] = 1
+    (directory / META_FILE).write_text(json.dumps(meta), encoding='utf-8')
+    block = results_block(directory)
+    assert _rows(block) == [
+        '| Baxter | 0.999 | – → 0 | – | – | – | 0.297 |',
+        '| TIAGo | 1.000 | 3,369 → 0 | – | – | – | – |',
+    ]
+    note = ' '.join(block.split('\n\n', 1)[1].split())
+    assert 'bench for tiago (failed)' in note
+    assert 'evaluate without the avoidance for baxter (unreadable)' in note
+    assert 'evaluate --live for baxter, tiago (skipped)' in note
+
+
+def test_an_empty_or_foreign_collection_renders_every_cell_missing(tmp_path):
+    block = results_block(tmp_path, ['nao'])
+    assert _rows(block) == ['| NAO | – | – | – | – | – | – |']
+    assert 'not collected' in block
+    _write(tmp_path / 'offline_nao.json', {'results': [_record('a', 'yumi', 'pic', 1.0, 0)]})
+    _write(tmp_path / 'live_nao.json', [])
+    assert _rows(results_block(tmp_path, ['nao'])) == ['| NAO | – | – | – | – | – | – |']
+    assert 'no PIC record of the robot' in results_block(tmp_path, ['nao'])
+
+
+def test_missing_markers_are_an_error_that_leaves_the_readme_alone(tmp_path, capsys):
+    readme = tmp_path / 'README.md'
+    readme.write_text('# Title\n\n| a table |\n', encoding='utf-8')
+    collection = write_collection(tmp_path / 'c')
+    assert main(['report', '--render', str(collection), '--readme', str(readme)]) == 2
+    assert readme.read_text(encoding='utf-8') == '# Title\n\n| a table |\n'
+    assert BEGIN in capsys.readouterr().err
+    assert main(['report', '--collect', str(tmp_path / 'new'), '--readme', str(readme)]) == 2
+    assert not (tmp_path / 'new').exists()  # checked before measuring anything
+    with pytest.raises(ReportError):
+        replace_results_block(f'{END}\nold\n{BEGIN}\n', 'new')
+    with pytest.raises(ReportError):
+        replace_results_block(f'{BEGIN}\n{BEGIN}\nold\n{END}\n', 'new')
+    assert replace_results_block(f'a\n{BEGIN}\nold\n{END}\nb\n', 'new') == (
+        f'a\n{BEGIN}\nnew\n{END}\nb\n'
+    )
+
+
+def test_the_plan_runs_each_source_per_robot_with_and_without_the_avoidance():
+    inputs = SharedInputs(recordings=('assembly1',), bags=('/data/azure_bag',))
+    measurements = plan(['baxter', 'nao'], inputs)
+    assert [(m.source, m.robot) for m in measurements] == [
+        (source, robot) for source in SOURCES for robot in ('baxter', 'nao')
+    ]
+    by_key = {(m.source, m.robot): m.arguments for m in measurements}
+    assert '--json' in by_key[LIVE, 'nao'] and '--live' in by_key[LIVE, 'nao']
+    assert by_key[WITHOUT_AVOIDANCE, 'nao'] == (
+        by_key[OFFLINE, 'nao'][:-1] + ('--self-collision-margin', '0', '--json')
+    )
+    assert '/data/azure_bag' in by_key[OFFLINE, 'nao']
+    assert '/data/azure_bag' not in by_key['bench', 'nao']
+    assert LIVE not in {m.source for m in plan(['nao'], inputs, skip_live=True)}
+
+
+def test_a_partial_collection_keeps_what_succeeded_and_notes_what_failed(tmp_path):
+    directory = tmp_path / 'c'
+    directory.mkdir()
+    _write(directory / 'live_nao.json', {'live': ['stale']})
+    measurements = [
+        Measurement(OFFLINE, 'nao', ('evaluate', '--json')),
+        Measurement('bench', 'nao', ('bench', '--json')),
+        Measurement(LIVE, 'nao', ('evaluate', '--live', '--json')),
+    ]
+
+    def runner(argv, stdout: Path, stderr: Path) -> int:
+        stderr.write_text('progress\n', encoding='utf-8')
+        if '--live' in argv:
+            return 1
+        stdout.write_text('{"results": []}' if 'evaluate' in argv else 'not json',
+                          encoding='utf-8')
+        return 0
+
+    meta = collect(directory, measurements, SharedInputs(('assembly1',)), runner,
+                   say=lambda line: None)
+    assert sorted(p.name for p in directory.glob('*.json')) == ['meta.json', 'offline_nao.json']
+    assert [entry['status'] for entry in meta['commands']] == [0, 0, 1]
+    assert 'no JSON' in meta['commands'][1]['error']
+    assert meta['commands'][2]['command'] == 'python -m pic_ros_tools evaluate --live --json'
+    assert json.loads((directory / META_FILE).read_text(encoding='utf-8')) == meta
+    assert not list(directory.glob('*.part'))
+    collection = Collection.load(directory, ['nao'])
+    assert collection.problems[LIVE, 'nao'] == 'failed'
+    assert collection.problems['bench', 'nao'] == 'no output'
