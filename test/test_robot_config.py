@@ -13,6 +13,7 @@ import numpy as np
 from pic_ros import resources
 from pic_ros.correspondence import MappingConfig, MappingMode
 from pic_ros.exceptions import ChainError, ConfigError
+from pic_ros.imitation import RobotImitator
 from pic_ros.robot import ArmModel, load_robot
 from pic_ros.robot.arm import LANDMARK_LENGTH_SPREAD
 from pic_ros.robot.config import (
@@ -23,6 +24,7 @@ from pic_ros.robot.config import (
 from pic_ros.robot.kinematics import load_robot_model
 from pic_ros.robot.mapping_defaults import MAPPING_MODES, MappingDefaults
 from pic_ros.skeleton import Side
+from pic_ros.solvers import SolverConfig
 import pytest
 import yaml
 
@@ -490,3 +492,14 @@ def test_missing_share_dir_lists_every_place_looked(fresh_share_dir, monkeypatch
     looked = f'looked in {places[0]}, {places[1]}'
     with pytest.raises(ConfigError, match=re.escape(looked)):
         resources.share_dir()
+
+
+def test_a_process_that_imitates_refuses_a_bad_robot_file_mapping_even_with_its_own(baxter_data):
+    """The nodes pass their own mapping; the robot file's is still checked when they start."""
+    data = _mutated(baxter_data, _set(('mapping', 'correspondence'), 'elastic'))
+    robot = load_robot('baxter')
+    robot = dataclasses.replace(robot, spec=dataclasses.replace(
+        robot.spec, mapping=robot_spec_from_dict(data, source=SOURCE).mapping
+    ))
+    with pytest.raises(ConfigError, match='mapping.correspondence must be one of'):
+        RobotImitator(robot, SolverConfig(), mapping=MappingConfig())

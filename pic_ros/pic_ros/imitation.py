@@ -141,9 +141,10 @@ class RobotImitator:
     ) -> None:
         self.robot = robot
         self.solver_config = solver
-        self.mapping_config = (
-            mapping if mapping is not None else MappingConfig.from_robot(robot.spec.mapping)
-        )
+        # the robot file's mapping is checked whether or not it is used (a bad one is refused
+        # by every process that loads the robot, the nodes too)
+        defaults = MappingConfig.from_robot(robot.spec.mapping)
+        self.mapping_config = mapping if mapping is not None else defaults
         self.whole_body = bool(WHOLE_BODY.check(whole_body))
         torso = robot.torso
         if self.whole_body and torso is None:
