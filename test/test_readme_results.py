@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 import shutil
-from typing import Any
 
 from pic_ros_tools.cli import main
 from pic_ros_tools.readme_results import (
@@ -29,79 +28,16 @@ from pic_ros_tools.results_collection import (
     WITHOUT_AVOIDANCE,
 )
 import pytest
+from report_collection import record as _record
+from report_collection import write_collection
+from report_collection import write_json as _write
 
 ROOT = Path(__file__).resolve().parents[1]
 
-FIGURES = {
-    # robot: per-recording Pacc, contacts without / with, live Pacc, live elbow MAE,
-    # joined per arm controller, accepted, solve p50 [ms]
-    'baxter': ((1.0, 0.998), (50, 4), (0, 0), 0.83, 0.155,
-               {'left_arm_controller': 9, 'right_arm_controller': 16}, 2193, 0.297),
-    'tiago': ((1.0, 1.0), (3369, 0), (0, 0), 0.94, 0.097, {'arm_controller': 8}, 2146, 0.368),
-}
 ROWS = {
     'baxter': '| Baxter | 0.999 | 54 → 0 | 0.83 / 0.155 | 0 | 9 / 16 of 2,193 | 0.297 |',
     'tiago': '| TIAGo | 1.000 | 3,369 → 0 | 0.94 / 0.097 | 0 | 8 of 2,146 | 0.368 |',
 }
-
-
-def _record(recording: str, robot: str, solver: str, pacc: float, contacts: int) -> dict:
-    """Return an ``evaluate --json`` record (the fields the table reads, and some others)."""
-    return {
-        'recording': recording, 'robot': robot, 'correspondence': 'direction', 'solver': solver,
-        'eta': 0, 'segments': 10, 'frames': 1000, 'pacc_paper': pacc, 'pacc_paper_std': 0.0,
-        'elbow_mae_rad': 0.01, 'self_contact_frames': contacts, 'solve_ms_p50': 0.3,
-        'segment_pacc_paper': [pacc] * 10,
-    }
-
-
-def _write(path: Path, value: Any) -> None:
-    path.write_text(json.dumps(value), encoding='utf-8')
-
-
-def write_collection(directory: Path, robots: tuple[str, ...] = ('baxter', 'tiago')) -> Path:
-    """Write a collection shaped like the commands' real JSON output, and its meta.json."""
-    directory.mkdir(parents=True, exist_ok=True)
-    for robot in robots:
-        paccs, without, with_, live_pacc, live_mae, joined, accepted, p50 = FIGURES[robot]
-        names = ('assembly1', 'body_tracking_ergonomics')
-        offline = [_record(n, robot, 'pic', p, c) for n, p, c in zip(names, paccs, with_)]
-        offline.append(_record('assembly1', robot, 'fabrik', 0.2, 999))  # not the table's solver
-        _write(directory / f'offline_{robot}.json', {'results': offline})
-        _write(directory / f'offline_margin0_{robot}.json', {
-            'results': [_record(n, robot, 'pic', p, c) for n, p, c in zip(names, paccs, without)]
-        })
-        run: dict[str, Any] = {'clock': 'sim', 'head_controller_joined': 12,
-                               'head_controller_accepted': accepted, 'sim_slipped_s': 0.0}
-        for controller, count in joined.items():
-            run[f'{controller}_joined'] = count
-            run[f'{controller}_accepted'] = accepted
-        arms = {name: {'lag_s': 0.3, 'lag_s_p50': lag, 'lag_s_p90': 0.4, 'robot': {}}
-                for name, lag in zip(('left', 'right'), (0.370, 0.118))}
-        _write(directory / f'live_{robot}.json', {'live': [{
-            'live': {'recording': 'synthetic1_bag', 'robot': robot, 'solver': 'pic',
-                     'pacc_paper': live_pacc, 'elbow_mae_rad': live_mae,
-                     'self_contact_frames': 0},
-            'offline': _record('synthetic1_bag', robot, 'pic', 1.0, 0),
-            'arms': arms, 'run': run, 'warnings': ['a join'], 'valid': False,
-        }]})
-        _write(directory / f'bench_{robot}.json', {
-            'solvers': [{'robot': robot, 'solver': 'pic', 'eta': 0, 'arm_solves': 14520,
-                         'ms_p50': p50, 'ms_p99': 0.5, 'ms_max': 2.0}],
-            'ikpy': [], 'throughput': [], 'environment': {'python': '3.11.7'},
-            'recordings': ['assembly1'],
-        })
-    _write(directory / META_FILE, {
-        'started': '2026-11-27T17:00:00+00:00', 'finished': '2026-11-27T17:20:00+00:00',
-        'commit': 'abc1234', 'modified': False, 'cores': 2, 'load_before': [3.1, 2.0, 1.5],
-        'load_after': [6.2, 4.0, 2.0], 'robots': list(robots),
-        'recordings': ['assembly1', 'body_tracking_ergonomics'], 'skipped': [],
-        'commands': [
-            {'source': s, 'robot': r, 'status': 0, 'load_before': [4.0, 2.0, 1.0],
-             'load_after': [7.5, 3.0, 1.0]} for s in SOURCES for r in robots
-        ],
-    })
-    return directory
 
 
 def _rows(block: str) -> list[str]:

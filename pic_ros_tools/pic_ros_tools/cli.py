@@ -3,7 +3,8 @@ Command line of the tools: ``python -m pic_ros_tools <command>``.
 
 Commands: ``evaluate`` (metrics on recorded demonstrations and on the synthetic robustness
 suite), ``bench`` (solver timing against ikpy, pipeline throughput), ``report`` (the README's
-headline results, measured by those: :mod:`pic_ros_tools.readme_results`), ``calibrate`` (a
+headline results and the generated tables of ``docs/results.md``, measured by those:
+:mod:`pic_ros_tools.readme_results`, :mod:`pic_ros_tools.results_tables`), ``calibrate`` (a
 person's arm lengths from a recording of the calibration pose, for the ``position``
 correspondence) and
 the ROS 2 commands (``sim``, ``replay``, ``demo``; need rclpy) and ``convert``; ``teleop`` and
@@ -373,12 +374,13 @@ def _bench(args: argparse.Namespace) -> int:
 
 def run_report(args: argparse.Namespace) -> int:
     """
-    Run ``report``: collect the README's measurements, render its results table, or both.
+    Run ``report``: collect the measurements, render the README's and results.md's tables.
 
     ``--collect DIR`` alone collects; ``--render DIR`` renders; both (one directory) or neither
     (a new temporary directory, kept, its path printed) collect and render. ``--readme``
-    rewrites the README's marked block instead of printing it (and renders after ``--collect``
-    too).
+    rewrites the README's marked block instead of printing it, ``--results`` the marked blocks
+    of ``docs/results.md`` (either renders after ``--collect`` too); the markers of both are
+    checked before any measurement.
 
     :param args: Parsed arguments.
     :return: Process exit status.
@@ -392,11 +394,15 @@ def run_report(args: argparse.Namespace) -> int:
         write_readme,
     )
     from pic_ros_tools.results_collection import collect, LIVE, plan, shared_inputs
+    from pic_ros_tools.results_tables import read_results, results_tables, write_results
 
     if args.collect is not None and args.render is not None and args.collect != args.render:
         raise ConfigError('--collect and --render name two directories: give one')
     if args.readme is not None:
         read_readme(args.readme)  # its markers checked before any measurement
+    if args.results is not None:
+        read_results(args.results)
+    writes = args.readme is not None or args.results is not None
     robots = ordered_robots(args.robots or list(shipped_robots()))
     directory = args.render or args.collect
     if args.collect is not None or args.render is None:
@@ -412,15 +418,19 @@ def run_report(args: argparse.Namespace) -> int:
         print(f'pic_ros_tools report: measurements in {directory}', file=sys.stderr)
         if status != 0:
             return status
-        if args.render is None and args.collect is not None and args.readme is None:
+        if args.render is None and args.collect is not None and not writes:
             return 0
-    block = results_block(directory, robots if args.robots else None)
-    if args.readme is None:
-        print(block)
-    elif write_readme(args.readme, block):
-        print(f'pic_ros_tools report: {args.readme}: results table rewritten', file=sys.stderr)
-    else:
-        print(f'pic_ros_tools report: {args.readme}: unchanged', file=sys.stderr)
+    chosen = robots if args.robots else None
+    if not writes:
+        print(results_block(directory, chosen))
+    if args.readme is not None:
+        changed = write_readme(args.readme, results_block(directory, chosen))
+        said = 'results table rewritten' if changed else 'unchanged'
+        print(f'pic_ros_tools report: {args.readme}: {said}', file=sys.stderr)
+    if args.results is not None:
+        changed = write_results(args.results, results_tables(directory, chosen))
+        said = 'generated tables rewritten' if changed else 'unchanged'
+        print(f'pic_ros_tools report: {args.results}: {said}', file=sys.stderr)
     return 0
 
 
@@ -580,8 +590,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.set_defaults(run=run_bench)
     report = commands.add_parser(
         'report',
-        help="the README's headline results: measured by bench, evaluate and evaluate --live, "
-        'rendered as its table',
+        help="the README's headline results and docs/results.md's generated tables: measured by "
+        'bench, evaluate and evaluate --live, rendered as their tables',
     )
     report.add_argument(
         '--collect', type=Path, metavar='DIR',
@@ -594,6 +604,11 @@ def build_parser() -> argparse.ArgumentParser:
         '--readme', type=Path,
         help='rewrite the block between <!-- results:begin --> and <!-- results:end --> of this '
         'file (default: print the table)',
+    )
+    report.add_argument(
+        '--results', type=Path, metavar='RESULTS_MD',
+        help='rewrite the blocks between <!-- report:NAME:begin --> and <!-- report:NAME:end --> '
+        'of this file (docs/results.md; NAME: offline, live, bench)',
     )
     report.add_argument(
         '--robots', nargs='+', choices=shipped_robots(), metavar='ROBOT',

@@ -1,5 +1,5 @@
 """
-The measurements the README's headline results are read from: ``report --collect DIR``.
+The measurements the README's and results.md's tables are read from: ``report --collect DIR``.
 
 Per robot, four commands of ``python -m pic_ros_tools``, each run as a subprocess with
 ``--json``; each one's output goes to ``<source>_<robot>.json`` in the directory, its standard
@@ -16,7 +16,8 @@ error to ``<source>_<robot>.log``:
 when they ran, the git commit of the source tree, the host's cores and load average before and
 after the whole collection and each command, and every command with its exit status. A command
 that fails leaves no JSON (its log says why) and the collection goes on:
-:mod:`pic_ros_tools.readme_results` renders its cells as missing.
+:mod:`pic_ros_tools.readme_results` and :mod:`pic_ros_tools.results_tables` render its cells as
+missing.
 """
 
 from __future__ import annotations

@@ -135,7 +135,9 @@ COMMANDS = (
     Placed(r'python -m pic_ros_tools bench.*', not_tested='`bench` aside'),
     Placed(r'python -m pic_ros_tools report .*',
            ('test/test_readme_results.py::'
-            'test_the_report_command_rewrites_only_the_marked_block',),
+            'test_the_report_command_rewrites_only_the_marked_block',
+            'test/test_results_report.py::'
+            'test_the_report_command_rewrites_only_the_marked_blocks_and_then_nothing'),
            not_tested='Of `report` the tests run the rendering only'),
     Placed(r'ros2 launch pic_ros tiago_whole_body\.launch\.py follow_base:=true',
            ('test/launch/test_whole_body_launch.py::'
