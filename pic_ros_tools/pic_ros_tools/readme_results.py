@@ -136,10 +136,9 @@ def measured_note(collection: Collection, robots: Sequence[str]) -> str:
     found = [lag for lag in lags if lag is not None]
     if runs:
         invalid = sum(1 for record in runs if record.get('valid') is False)
-        lag = (
-            f'the robots {1e3 * min(found):.0f}–{1e3 * max(found):.0f} ms behind the person '
-            '(lag p50 per arm), ' if found else ''
-        )
+        ends = (min(found), max(found)) if found else ()
+        span = '–'.join(dict.fromkeys(f'{1e3 * value:.0f}' for value in ends))
+        lag = f'the robots {span} ms behind the person (lag p50 per arm), ' if found else ''
         parts.append(f'Live: {lag}{invalid} of {len(runs)} runs flagged invalid.')
     parts.append(missing_sentence(collection, robots))
     return paragraph(parts)
