@@ -17,7 +17,7 @@ from pic_ros.robot.capsules import (
     FEW,
     segment_distances,
 )
-from pic_ros.robot.collision import half_space_rows, landmark_points
+from pic_ros.robot.collision import half_space_rows, joint_reach, landmark_points
 from pic_ros.robot.collision_spec import CollisionSpec, WorkspaceSpec
 from pic_ros.robot.kinematics.transforms import transform_from_xyz_rpy
 import pytest
@@ -287,3 +287,25 @@ def test_a_capsule_needs_finite_ends_and_a_positive_radius():
         Capsule('link', np.zeros(3), np.zeros(3), 0.0)
     with pytest.raises(ConfigError, match='finite'):
         Capsule('link', np.array([0.0, math.nan, 0.0]), np.zeros(3), 0.1)
+
+
+@pytest.mark.parametrize('robot_name', ROBOTS)
+def test_no_point_moves_more_than_the_joint_reach_allows(robot_name):
+    """
+    Between two configurations, no capsule end, joint origin or pair distance moves more than
+    ``joint_reach . |x - y|`` (the collision guard skips samples by it).
+    """
+    model = load_robot(robot_name).collision
+    reach = joint_reach(model)
+    assert np.all(reach > 0.0)
+    rng = np.random.default_rng(3)
+    for step in (0.01, 0.1, 1.0):
+        for _ in range(100):
+            x = rng.uniform(model.lower, model.upper)
+            y = np.clip(x + rng.normal(0.0, step, model.dof), model.lower, model.upper)
+            bound = float(reach @ np.abs(x - y)) + 1e-12
+            ends_x, frames_x = model.placed(x)
+            ends_y, frames_y = model.placed(y)
+            assert np.linalg.norm(ends_x - ends_y, axis=2).max() <= bound
+            assert np.linalg.norm(frames_x[3] - frames_y[3], axis=1).max() <= bound
+            assert np.abs(model.check(x).distances - model.check(y).distances).max() <= bound

@@ -34,7 +34,13 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 from pic_ros.motion.streaming import TrajectoryChunk
-from pic_ros.robot.collision import CollisionCheck, half_space_rows, landmark_points, STATIC
+from pic_ros.robot.collision import (
+    CollisionCheck,
+    half_space_rows,
+    joint_reach,
+    landmark_points,
+    STATIC,
+)
 from pic_ros.robot.robot import Robot
 from pic_ros.solvers.avoidance import resolve_margin
 
@@ -95,6 +101,7 @@ class CollisionGuard:
         model = robot.collision
         self._model = model
         self._required = GUARD_SHARE * model.required(self.margin)
+        self._reach = joint_reach(model)
         self._spaces = () if robot.spec.workspace is None else robot.spec.workspace.half_spaces
         self._landmarks = landmark_points(model, robot.arms) if self._spaces else []
         owner = {}
@@ -213,7 +220,9 @@ class CollisionGuard:
         :param first: Return at the first sample that refuses an arm (a yes / no check; the
             smallest distance and its place are then those sampled so far).
         :return: The moving arms that break the floor while coming closer, the smallest pair
-            distance [m] and what was closest to breaking.
+            distance [m] and what was closest to breaking, over the samples measured: a sample
+            whose joints moved too little since the last one measured to bring anything to the
+            floor (:func:`~pic_ros.robot.collision.joint_reach`) is not measured.
         """
         model = self._model
         horizon = max((times[-1] for times, _ in paths.values()), default=0.0)
@@ -221,11 +230,20 @@ class CollisionGuard:
         refused: set[str] = set()
         lowest, where = np.inf, ''
         required, floor = self._required, GUARD_SHARE * self.margin
+        # the last configuration measured (first: the commands now), and how far it was from
+        # breaking anything, pairs and bounds [m]
+        measured = model.vector(held, torso)
+        room = float(np.min(start.distances - required, initial=np.inf))
+        if self._spaces:
+            room = min(room, float(np.min(start_depth - floor, initial=np.inf)))
         for when in samples:
             arms = dict(held)
             for name, (times, positions) in paths.items():
                 arms[name] = _at(times, positions, when)
-            check = model.check(model.vector(arms, torso), self.margin + 0.05)
+            x = model.vector(arms, torso)
+            if float(self._reach @ np.abs(x - measured)) < room:
+                continue  # nothing moved far enough since to break the floor: skip the check
+            check = model.check(x, self.margin + 0.05)
             # below the floor, and closer than the arms are now: a command that does not make
             # things worse (an arm already in the band, moving off) passes
             broken = np.flatnonzero(
@@ -252,6 +270,10 @@ class CollisionGuard:
                         where = label
             if first and refused:
                 break
+            measured = x
+            room = float(np.min(check.distances - required, initial=np.inf))
+            if self._spaces:
+                room = min(room, float(np.min(depth - floor, initial=np.inf)))
         return refused, lowest, where
 
     def _braking(

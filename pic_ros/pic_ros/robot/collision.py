@@ -913,3 +913,40 @@ def half_space_rows(
         np.tile(normals, (len(joints), 1)),
     )
     return depths, rows.reshape(-1, model.dof), labels
+
+
+def joint_reach(model: CollisionModel) -> FloatArray:
+    """
+    Return, per moving joint, how far a unit of its motion can move a point it carries.
+
+    A bound over every configuration: for a turning joint, the largest distance from its origin
+    to a capsule end or a joint origin it carries (the link offsets along the path there added
+    up, each sliding joint's travel included, then the capsule end's offset); for a sliding joint,
+    1. So between two configurations ``x`` and ``y`` no capsule end and no joint origin moves more
+    than ``reach . |x - y|``, and no pair distance, nor a landmark's depth inside a bound, changes
+    more than that (the joints that carry both of a pair move them together).
+
+    :param model: The collision model.
+    :return: Per moving joint, [m/rad] for a turning joint, 1 for a sliding one, shape (k,).
+    """
+    travel = [
+        max(abs(low), abs(high)) if slides else 0.0
+        for low, high, slides in zip(model.lower.tolist(), model.upper.tolist(), model.prismatic)
+    ]
+    offset = [math.hypot(rows[3], rows[7], rows[11]) for rows in model.fixed_rows]
+    ends = np.zeros(model.dof)  # per anchor, its capsule ends' largest offset
+    for anchor, local in zip(model.anchor.tolist(), model.local):
+        if anchor != STATIC:
+            ends[anchor] = max(ends[anchor], float(np.max(np.linalg.norm(local, axis=1))))
+    reach = np.zeros(model.dof)
+    for joint in range(model.dof):
+        if model.prismatic[joint]:
+            reach[joint] = 1.0
+            continue
+        for carried in np.flatnonzero(model.carries[:, joint]).tolist():
+            length, node = 0.0, carried
+            while node != joint:  # the path from the carried frame back to this joint
+                length += offset[node] + travel[node]
+                node = model.parents[node]
+            reach[joint] = max(reach[joint], length + float(ends[carried]))
+    return reach

@@ -12,15 +12,16 @@ through an echo process that does nothing (:mod:`pic_ros_tools.ros.echo`).
 
 While tracking (teleop runs with ``--engaged``: nobody is there to engage it), the trajectory
 publisher publishes one trajectory per controller and input frame
-(its keep-alive timer, which also commands between slow inputs, is set to 1 Hz and its
-``min_interval`` to 1 ms for the measurement). The timer still answers about once a second on
-its own, so there are a few more answers than inputs: inputs and answers are paired in order,
+(its keep-alive timer, which also commands between slow inputs, is set to the slowest rate the
+trajectory publisher accepts, :data:`KEEP_ALIVE_RATE`, and its ``min_interval`` to 1 ms for the
+measurement). The timer still answers on its own, so there are more answers than inputs
+(``unpaired``, about 14 a second): inputs and answers are paired in order,
 each input with the first answer after it that is not already paired (:func:`pair_answers`),
 and the answers left over are counted as ``unpaired``. Two limits of pairing by time alone:
 
 - a keep-alive answer that falls between an input and that input's own answer takes its place
-  (a shorter latency); with one such answer a second and a pipeline latency far below the input
-  period, that touches a handful of the inputs of a run;
+  (a shorter latency): with 14 such answers a second, a share of about 14 Hz times the latency
+  of the inputs (1.4 % at 1 ms, 7 % at 5 ms), which lowers the upper percentiles a little;
 - an input the pipeline drops is not told from a late answer: the inputs after it take the
   answers one later (latencies about a period longer) until a keep-alive answer fills the gap,
   and only inputs left when the answers run out count as drops.
@@ -35,7 +36,7 @@ from pathlib import Path
 import socket
 import tempfile
 import time
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -65,6 +66,12 @@ RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 WAIT = 120.0
 """Longest wait for a process to come up or to report [s]: a bound for a busy host, measured
 nothing; each wait ends as soon as its event happens."""
+
+
+KEEP_ALIVE_RATE: Final = 14.0
+"""The trajectory publisher's ``rate`` while measuring [Hz]: the slowest it accepts with the
+default ``plan_ahead`` and ``lead_time`` (``1 / (0.025 + 0.05)`` = 13.3 Hz, so that a timer step
+comes before the last trajectory runs out), to keep its own answers few."""
 
 
 @dataclass(frozen=True)
@@ -352,7 +359,7 @@ def measure(
             # One trajectory per input: the 50 Hz hold/keep-alive timer would add commands
             # between 30 Hz inputs, which cannot be paired with an input; and a 1 ms spacing,
             # since the default (half the timer's period) would skip inputs.
-            '--param', 'trajectory_publisher.rate=1.0',
+            '--param', f'trajectory_publisher.rate={KEEP_ALIVE_RATE}',
             '--param', 'trajectory_publisher.min_interval=0.001',
             '--ros-args', '-r', 'body_tracking_data:=bench_in',
         )
