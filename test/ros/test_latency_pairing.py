@@ -1,9 +1,9 @@
-"""bench --latency: inputs and answers are paired in order, the keep-alive answers left aside."""
+"""bench --latency: the processes come up and answer; inputs and answers paired in order."""
 
 from __future__ import annotations
 
 import numpy as np
-from pic_ros_tools.ros.latency_bench import _result, pair_answers
+from pic_ros_tools.ros.latency_bench import _result, pair_answers, run_latency_bench
 import pytest
 
 PERIOD = 1.0 / 30.0
@@ -54,3 +54,13 @@ def test_a_warm_up_answer_arriving_after_the_first_measured_input_is_not_unpaire
     result = _result('pic_ros', 'azure_kinect', 30.0, list(sent), answers, warm=2)
     assert (result.sent, result.drops, result.unpaired) == (6, 0, 0)
     assert result.max_ms == pytest.approx(10.0)
+
+
+def test_the_latency_bench_runs_the_pipeline_and_the_floor(tmp_path) -> None:
+    """Each path and input is measured end to end: the pipeline process comes up and answers."""
+    results = run_latency_bench(robot='baxter', seconds=1.0, log_dir=tmp_path)
+    assert {(item['path'], item['source']) for item in results} == {
+        (path, source) for path in ('floor', 'pic_ros') for source in ('azure_kinect', 'xsens_mvn')
+    }
+    for item in results:
+        assert item['sent'] > 0 and item['received'] > 0, item
