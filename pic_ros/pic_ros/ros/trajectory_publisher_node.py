@@ -368,6 +368,7 @@ class TrajectoryPublisherNode(Node):
                 )
         for name, chunk in chunks.items():
             self._groups[name][1].publish(trajectory_to_msg(chunk))
+        for name, chunk in chunks.items():  # the diagnostics' checks once every chunk is out
             timing = self._timing[name]
             timing.monitor.add(chunk, now)
             if timing.last_step is not None:
