@@ -505,6 +505,96 @@ def score(
     in_segments = np.zeros(len(trace.stamps), dtype=bool)
     for segment in demonstration.segments:
         in_segments[segment.frame_slice] = True
+    limits = _limit_figures(trace, robot, in_segments)
+    solved_frames = np.zeros(len(trace.stamps), dtype=bool)
+    for arm in trace.arms.values():
+        solved_frames |= arm.solved
+    counted = solved_frames & in_segments
+    return {
+        'recording': demonstration.name,
+        'robot': robot.name,
+        'correspondence': trace.correspondence,
+        'solver': 'whole-body' if trace.whole_body else solver.name,
+        'eta': None if trace.whole_body else solver.eta_label,
+        'whole_body': trace.whole_body,
+        'torso_travel_cm': 100.0 * limits.torso_travel,
+        **_accuracy_figures(scores),
+        **_avoidance_figures(trace, robot, counted, scores),
+        'limit_share': limits.share,
+        'limit_violations': int(np.count_nonzero(limits.violations & in_segments)),
+        'jump_frames': int(np.count_nonzero(limits.jumps & in_segments)),
+        'solve_ms_p50': percentile_ms(limits.solve_times, 50.0),
+        'solve_ms_p99': percentile_ms(limits.solve_times, 99.0),
+        'solve_us_histogram': solve_time_histogram(limits.solve_times),
+        'iterations_mean': (
+            float(np.mean(limits.iterations)) if limits.iterations.size else float('nan')
+        ),
+        'dropped_frames': int(trace.dropped),
+        'segment_pacc_paper': [s.pacc_paper for s in scores],
+    }
+
+
+def _accuracy_figures(scores: Sequence[SegmentScore]) -> dict[str, Any]:
+    """Return the record's accuracy fields: the segments' scores averaged (see :func:`score`)."""
+    return {
+        'segments': len(scores),
+        'frames': int(sum(s.frames for s in scores)),
+        'pacc_paper': _mean(s.pacc_paper for s in scores),
+        'pacc_paper_std': _std(s.pacc_paper for s in scores),
+        'pacc_task': _mean(s.pacc_task for s in scores),
+        'pacc_task_std': _std(s.pacc_task for s in scores),
+        'elbow_mae_rad': _mean(s.elbow_mae for s in scores),
+        'elbow_mae_free_rad': _mean(s.elbow_mae_free for s in scores),
+        'dir_err_deg': [_mean(s.dir_err[0] for s in scores), _mean(s.dir_err[1] for s in scores)],
+        'dir_err_free_deg': [
+            _mean(s.dir_err_free[0] for s in scores),
+            _mean(s.dir_err_free[1] for s in scores),
+        ],
+        'ee_err_cm': 100.0 * _mean(s.ee_err for s in scores),
+    }
+
+
+def _avoidance_figures(
+    trace: Trace, robot: Robot, counted: BoolArray, scores: Sequence[SegmentScore]
+) -> dict[str, Any]:
+    """Return the record's fields on the constraints: where they bound, distance, contacts."""
+    samples = sum(s.samples for s in scores)
+    free = sum(s.free for s in scores)
+    acted = trace.avoided if trace.avoided is not None else np.zeros(len(trace.stamps), bool)
+    distances = (
+        trace.min_distance[counted] if trace.min_distance is not None else np.zeros(0)
+    )
+    distances = distances[np.isfinite(distances)]
+    return {
+        'free_share': free / samples if samples else float('nan'),
+        'avoided_share': float(np.mean(acted[counted])) if counted.any() else float('nan'),
+        'elbow_mae_avoided_rad': _mean(s.elbow_mae_avoided for s in scores),
+        'min_distance_cm': 100.0 * float(distances.min()) if distances.size else float('nan'),
+        'self_contact_frames': self_contact_frames(robot, trace, counted),
+    }
+
+
+@dataclass(frozen=True)
+class _Limits:
+    """What the joints did against their limits over a recording (see :func:`score`)."""
+
+    violations: BoolArray
+    jumps: BoolArray
+    share: dict[str, float]
+    torso_travel: float
+    solve_times: FloatArray
+    iterations: npt.NDArray[np.int64]
+
+
+def _limit_figures(trace: Trace, robot: Robot, in_segments: BoolArray) -> _Limits:
+    """
+    Gather the frames beyond a limit or jumping, the share at each limit and the solve times.
+
+    :param trace: Pipeline output over the recording.
+    :param robot: The robot.
+    :param in_segments: The frames inside a scored segment, shape (T,).
+    :return: The figures (violations and jumps per frame of the whole recording).
+    """
     violations = np.zeros(len(trace.stamps), dtype=bool)
     jumps = np.zeros(len(trace.stamps), dtype=bool)
     times: list[FloatArray] = []
@@ -529,56 +619,14 @@ def score(
         inside = lift[in_segments & np.isfinite(lift)]
         if inside.size:
             torso_travel = float(inside.max() - inside.min())
-    solve_times = np.concatenate(times) if times else np.zeros(0)
-    all_iterations = np.concatenate(iterations) if iterations else np.zeros(0)
-    samples = sum(s.samples for s in scores)
-    free = sum(s.free for s in scores)
-    acted = trace.avoided if trace.avoided is not None else np.zeros(len(trace.stamps), bool)
-    solved_frames = np.zeros(len(trace.stamps), dtype=bool)
-    for arm in trace.arms.values():
-        solved_frames |= arm.solved
-    counted = solved_frames & in_segments
-    distances = (
-        trace.min_distance[counted] if trace.min_distance is not None else np.zeros(0)
+    return _Limits(
+        violations=violations,
+        jumps=jumps,
+        share=limit_share,
+        torso_travel=torso_travel,
+        solve_times=np.concatenate(times) if times else np.zeros(0),
+        iterations=np.concatenate(iterations) if iterations else np.zeros(0, dtype=np.int64),
     )
-    distances = distances[np.isfinite(distances)]
-    return {
-        'recording': demonstration.name,
-        'robot': robot.name,
-        'correspondence': trace.correspondence,
-        'solver': 'whole-body' if trace.whole_body else solver.name,
-        'eta': None if trace.whole_body else solver.eta_label,
-        'whole_body': trace.whole_body,
-        'torso_travel_cm': 100.0 * torso_travel,
-        'segments': len(scores),
-        'frames': int(sum(s.frames for s in scores)),
-        'pacc_paper': _mean(s.pacc_paper for s in scores),
-        'pacc_paper_std': _std(s.pacc_paper for s in scores),
-        'pacc_task': _mean(s.pacc_task for s in scores),
-        'pacc_task_std': _std(s.pacc_task for s in scores),
-        'elbow_mae_rad': _mean(s.elbow_mae for s in scores),
-        'elbow_mae_free_rad': _mean(s.elbow_mae_free for s in scores),
-        'dir_err_deg': [_mean(s.dir_err[0] for s in scores), _mean(s.dir_err[1] for s in scores)],
-        'dir_err_free_deg': [
-            _mean(s.dir_err_free[0] for s in scores),
-            _mean(s.dir_err_free[1] for s in scores),
-        ],
-        'ee_err_cm': 100.0 * _mean(s.ee_err for s in scores),
-        'free_share': free / samples if samples else float('nan'),
-        'avoided_share': float(np.mean(acted[counted])) if counted.any() else float('nan'),
-        'elbow_mae_avoided_rad': _mean(s.elbow_mae_avoided for s in scores),
-        'min_distance_cm': 100.0 * float(distances.min()) if distances.size else float('nan'),
-        'self_contact_frames': self_contact_frames(robot, trace, counted),
-        'limit_share': limit_share,
-        'limit_violations': int(np.count_nonzero(violations & in_segments)),
-        'jump_frames': int(np.count_nonzero(jumps & in_segments)),
-        'solve_ms_p50': percentile_ms(solve_times, 50.0),
-        'solve_ms_p99': percentile_ms(solve_times, 99.0),
-        'solve_us_histogram': solve_time_histogram(solve_times),
-        'iterations_mean': float(np.mean(all_iterations)) if all_iterations.size else float('nan'),
-        'dropped_frames': int(trace.dropped),
-        'segment_pacc_paper': [s.pacc_paper for s in scores],
-    }
 
 
 def self_contact_frames(robot: Robot, trace: Trace, frames: BoolArray) -> int | None:
