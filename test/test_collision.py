@@ -292,8 +292,10 @@ def test_a_capsule_needs_finite_ends_and_a_positive_radius():
 @pytest.mark.parametrize('robot_name', ROBOTS)
 def test_no_point_moves_more_than_the_joint_reach_allows(robot_name):
     """
-    Between two configurations, no capsule end, joint origin or pair distance moves more than
-    ``joint_reach . |x - y|`` (the collision guard skips samples by it).
+    Between two configurations nothing moves more than ``joint_reach . |x - y|``.
+
+    Capsule ends, joint origins and pair distances alike (the collision guard skips samples by
+    it).
     """
     model = load_robot(robot_name).collision
     reach = joint_reach(model)
