@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pic_ros_tools.results_collection import META_FILE, SOURCES
+from pic_ros_tools.results_collection import LIVE, META_FILE, SOURCES
 
 FIGURES = {
     # robot: per-recording Pacc, contacts without / with, live Pacc, live elbow MAE,
@@ -103,4 +103,25 @@ def write_collection(directory: Path, robots: tuple[str, ...] = ('baxter', 'tiag
              'load_after': [7.5, 3.0, 1.0]} for s in SOURCES for r in robots
         ],
     })
+    return directory
+
+
+def write_partial_collection(directory: Path) -> Path:
+    """
+    Write a collection with sources missing in every way a real one can miss them.
+
+    No live run of Baxter or TIAGo, TIAGo's bench failed (exit status 1, no JSON), Baxter's
+    offline run without the avoidance unreadable, and the live source skipped.
+    """
+    write_collection(directory)
+    for robot in ('baxter', 'tiago'):
+        (directory / f'live_{robot}.json').unlink()
+    (directory / 'bench_tiago.json').unlink()
+    (directory / 'offline_margin0_baxter.json').write_text('{"results": [', encoding='utf-8')
+    meta = json.loads((directory / META_FILE).read_text(encoding='utf-8'))
+    meta['skipped'] = [LIVE]
+    for entry in meta['commands']:
+        if entry['source'] == 'bench' and entry['robot'] == 'tiago':
+            entry['status'] = 1
+    (directory / META_FILE).write_text(json.dumps(meta), encoding='utf-8')
     return directory

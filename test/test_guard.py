@@ -48,6 +48,30 @@ def executed(chunks_sent, now):
     return positions
 
 
+def engaged_commanders(robot, config):
+    """Return an engaged commander per arm of the robot."""
+    return {name: ArmCommander(arm, config, engaged=True) for name, arm in robot.arms.items()}
+
+
+def guarded_step(guard, commanders, now):
+    """
+    Step every commander at ``now`` and guard their chunks as the trajectory publisher does.
+
+    :return: The chunks to send (a refused arm's braking chunk instead of its own) and the verdict.
+    """
+    chunks = {}
+    for name, commander in commanders.items():
+        chunk = commander.step(now)
+        if chunk is not None:
+            chunks[name] = chunk
+    verdict = guard.check(
+        chunks, {name: c.position for name, c in commanders.items()}, None, now,
+        brake=lambda name: commanders[name].brake(now),
+    )
+    chunks.update(verdict.braking)
+    return chunks, verdict
+
+
 @pytest.mark.parametrize('robot_name', ('yumi', 'baxter'))
 @pytest.mark.parametrize('generator', ('ruckig', 'limiter'))
 def test_the_guard_refuses_the_colliding_commands_of_a_toy_solver(robot_name, generator):
@@ -58,27 +82,18 @@ def test_the_guard_refuses_the_colliding_commands_of_a_toy_solver(robot_name, ge
     capsules apart (they contain the real shapes), and the guard counts the refusals.
     """
     robot = load_robot(robot_name)
-    config = CommanderConfig(wait_for_joint_states=False, motion_generator=generator)
-    commanders = {
-        name: ArmCommander(arm, config, engaged=True) for name, arm in robot.arms.items()
-    }
+    commanders = engaged_commanders(
+        robot, CommanderConfig(wait_for_joint_states=False, motion_generator=generator)
+    )
     guard = CollisionGuard(robot, -1.0)
     model = robot.collision
     sent = {}
     lowest = np.inf
     for now in np.arange(1.0, 5.0, PERIOD):
-        chunks = {}
         for name, commander in commanders.items():
             target = dict(zip(robot.arms[name].joint_names, toy_solver(robot, name, now - 1.0)))
             commander.on_target(now, target)
-            chunk = commander.step(now)
-            if chunk is not None:
-                chunks[name] = chunk
-        commands = {name: c.position for name, c in commanders.items()}
-        verdict = guard.check(
-            chunks, commands, None, now, brake=lambda name, at=now: commanders[name].brake(at)
-        )
-        chunks.update(verdict.braking)
+        chunks, _ = guarded_step(guard, commanders, now)
         sent.update({name: (now, chunk) for name, chunk in chunks.items()})
         for later in (now, now + 0.5 * PERIOD):
             x = model.vector(executed(sent, later))
@@ -98,10 +113,7 @@ def test_the_corners_the_motion_cuts_between_safe_answers_are_braked(robot_name)
     robot = load_robot(robot_name)
     imitator = RobotImitator(robot, SolverConfig())
     processor = SkeletonProcessor()
-    config = CommanderConfig(wait_for_joint_states=False)
-    commanders = {
-        name: ArmCommander(arm, config, engaged=True) for name, arm in robot.arms.items()
-    }
+    commanders = engaged_commanders(robot, CommanderConfig(wait_for_joint_states=False))
     guard = CollisionGuard(robot, -1.0)
     model = robot.collision
     sent = {}
@@ -115,17 +127,9 @@ def test_the_corners_the_motion_cuts_between_safe_answers_are_braked(robot_name)
             continue
         imitator.step(body)
         now = 1.0 + frame.stamp - origin
-        chunks = {}
         for name, commander in commanders.items():
             commander.on_target(now, dict(zip(robot.arms[name].joint_names, imitator.q(name))))
-            chunk = commander.step(now)
-            if chunk is not None:
-                chunks[name] = chunk
-        verdict = guard.check(
-            chunks, {n: c.position for n, c in commanders.items()}, None, now,
-            brake=lambda name, at=now: commanders[name].brake(at),
-        )
-        chunks.update(verdict.braking)
+        chunks, _ = guarded_step(guard, commanders, now)
         sent.update({name: (now, chunk) for name, chunk in chunks.items()})
         lowest = min(lowest, model.check(model.vector(executed(sent, now))).minimum)
     assert guard.checks > 400
@@ -159,7 +163,7 @@ def test_arms_braked_close_together_are_let_go_one_at_a_time():
     """
     Baxter's demo, targets at the frames and steps at the timer's rate: no lasting lock.
 
-    On this run the guard once braked both arms for 2 s with the right forearm 3 mm from the
+    On this run the guard once braked both arms for 4 s with the right forearm 3 mm from the
     left one: each step toward the avoidance's answers went deeper first, and each arm was
     refused for the pair both belong to (on the live robot the same held both arms for the
     last 20 s). An arm at rest beside another at rest is now let go when its own path keeps
@@ -170,9 +174,7 @@ def test_arms_braked_close_together_are_let_go_one_at_a_time():
     imitator = RobotImitator(robot, SolverConfig())
     processor = SkeletonProcessor()
     config = CommanderConfig(wait_for_joint_states=False)
-    commanders = {
-        name: ArmCommander(arm, config, engaged=True) for name, arm in robot.arms.items()
-    }
+    commanders = engaged_commanders(robot, config)
     guard = CollisionGuard(robot, -1.0)
     model = robot.collision
     frames = load_demonstration('demo').frames
@@ -190,18 +192,9 @@ def test_arms_braked_close_together_are_let_go_one_at_a_time():
             for name, commander in commanders.items():
                 arm = robot.arms[name]
                 commander.on_target(now, dict(zip(arm.joint_names, imitator.q(name))))
-        chunks = {}
-        for name, commander in commanders.items():
-            chunk = commander.step(now)
-            if chunk is not None:
-                chunks[name] = chunk
+        chunks, verdict = guarded_step(guard, commanders, now)
         if not chunks:
             continue
-        verdict = guard.check(
-            chunks, {n: c.position for n, c in commanders.items()}, None, now,
-            brake=lambda name, at=now: commanders[name].brake(at),
-        )
-        chunks.update(verdict.braking)
         if len(chunks) == 2:  # how long both arms have been refused together [s]
             if verdict.refused != set(chunks):
                 since = None

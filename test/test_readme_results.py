@@ -29,7 +29,7 @@ from pic_ros_tools.results_collection import (
 )
 import pytest
 from report_collection import record as _record
-from report_collection import write_collection
+from report_collection import write_collection, write_partial_collection
 from report_collection import write_json as _write
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,17 +80,7 @@ def test_the_report_command_rewrites_only_the_marked_block(tmp_path, capsys):
 
 
 def test_missing_sources_render_as_dashes_with_a_note_saying_why(tmp_path):
-    directory = write_collection(tmp_path / 'c')
-    for robot in ('baxter', 'tiago'):
-        (directory / f'live_{robot}.json').unlink()
-    (directory / 'bench_tiago.json').unlink()
-    (directory / 'offline_margin0_baxter.json').write_text('{"results": [', encoding='utf-8')
-    meta = json.loads((directory / META_FILE).read_text(encoding='utf-8'))
-    meta['skipped'] = [LIVE]
-    for entry in meta['commands']:
-        if entry['source'] == 'bench' and entry['robot'] == 'tiago':
-            entry['status'] = 1
-    (directory / META_FILE).write_text(json.dumps(meta), encoding='utf-8')
+    directory = write_partial_collection(tmp_path / 'c')
     block = results_block(directory)
     assert _rows(block) == [
         '| Baxter | 0.999 | – → 0 | – | – | – | 0.297 |',

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 import re
 import shutil
 
 from pic_ros_tools.cli import main
 from pic_ros_tools.readme_results import BEGIN
-from pic_ros_tools.results_collection import LIVE, META_FILE
 from pic_ros_tools.results_reading import ReportError
 from pic_ros_tools.results_tables import (
     BENCH_HEADER,
@@ -21,7 +19,7 @@ from pic_ros_tools.results_tables import (
     results_tables,
 )
 import pytest
-from report_collection import write_collection
+from report_collection import write_collection, write_partial_collection
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -120,17 +118,7 @@ def test_the_report_command_rewrites_only_the_marked_blocks_and_then_nothing(tmp
 
 
 def test_missing_sources_render_as_dashes_with_a_note_saying_why(tmp_path):
-    directory = write_collection(tmp_path / 'c')
-    for robot in ('baxter', 'tiago'):
-        (directory / f'live_{robot}.json').unlink()
-    (directory / 'bench_tiago.json').unlink()
-    (directory / 'offline_margin0_baxter.json').write_text('{"results": [', encoding='utf-8')
-    meta = json.loads((directory / META_FILE).read_text(encoding='utf-8'))
-    meta['skipped'] = [LIVE]
-    for entry in meta['commands']:
-        if entry['source'] == 'bench' and entry['robot'] == 'tiago':
-            entry['status'] = 1
-    (directory / META_FILE).write_text(json.dumps(meta), encoding='utf-8')
+    directory = write_partial_collection(tmp_path / 'c')
     blocks = results_tables(directory)
     assert _rows(blocks['offline'])[:3] == [
         '| Baxter | assembly1 | 1.000 | 0.020 | – → 0 | 25 |',
