@@ -40,6 +40,7 @@ from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
+from pic_ros.motion.commander import CommanderConfig, minimum_rate
 from pic_ros.ros.runner import BackgroundSpin
 from pic_ros.trackers.xsens_wire import XsensSegment
 from pic_ros_tools.metrics import percentile_ms
@@ -68,10 +69,10 @@ WAIT = 120.0
 nothing; each wait ends as soon as its event happens."""
 
 
-KEEP_ALIVE_RATE: Final = 14.0
-"""The trajectory publisher's ``rate`` while measuring [Hz]: the slowest it accepts with the
-default ``plan_ahead`` and ``lead_time`` (``1 / (0.025 + 0.05)`` = 13.3 Hz, so that a timer step
-comes before the last trajectory runs out), to keep its own answers few."""
+KEEP_ALIVE_RATE: Final = float(math.ceil(minimum_rate(CommanderConfig())))
+"""The trajectory publisher's ``rate`` while measuring [Hz]: the slowest it accepts with its
+default settings (:func:`~pic_ros.motion.commander.minimum_rate`, 13.3 Hz: a timer step comes
+before the last trajectory runs out), rounded up, to keep its own answers few (14 a second)."""
 
 
 @dataclass(frozen=True)
