@@ -46,7 +46,7 @@ DOCUMENTED_ARGUMENTS = {
     },
     'gazebo.launch.py': {
         'robot', 'source', 'input_topic', 'solver', 'gz_args', 'replay_bag', 'distro',
-        'controllers_file', 'start_engaged',
+        'controllers_file', 'start_engaged', 'admittance', 'follow_base',
     },
     'tiago_whole_body.launch.py': {
         'source', 'input_topic', 'namespace', 'sim', 'single_process', 'use_sim_time',
@@ -81,6 +81,8 @@ TELEOP_NODES = {f'/**/{table.node}': table for table in PIPELINE}
 
 TRAJECTORY_CONTROLLER = 'joint_trajectory_controller/JointTrajectoryController'
 BROADCASTER = 'joint_state_broadcaster/JointStateBroadcaster'
+DIFF_DRIVE = 'diff_drive_controller/DiffDriveController'
+FORCE_TORQUE = 'force_torque_sensor_broadcaster/ForceTorqueSensorBroadcaster'
 
 
 def _launch_files() -> list[Path]:
@@ -344,14 +346,26 @@ def test_every_controllers_file_belongs_to_a_robot():
 
 @pytest.mark.parametrize('robot', ROBOTS)
 def test_controller_manager_declares_the_broadcaster_and_the_arm_controllers(robot):
-    """update_rate is a positive int; the arm controllers are trajectory controllers."""
+    """
+    update_rate is a positive int; the arm controllers are trajectory controllers.
+
+    Besides trajectory controllers only a robot file's mobile base and wrist sensors bring
+    controllers of their own (a diff_drive_controller, force/torque sensor broadcasters).
+    """
     manager = _controllers(robot)['controller_manager']['ros__parameters']
     assert isinstance(manager['update_rate'], int) and manager['update_rate'] > 0
     types = {name: entry['type'] for name, entry in manager.items() if isinstance(entry, dict)}
     assert types.pop('joint_state_broadcaster') == BROADCASTER
-    arms = {arm['controller'] for arm in _robot_file(robot)['arms'].values()}
+    spec = _robot_file(robot)
+    arms = {arm['controller'] for arm in spec['arms'].values()}
     assert arms <= set(types)
-    assert set(types.values()) == {TRAJECTORY_CONTROLLER}
+    kinds = set(types.values()) - {TRAJECTORY_CONTROLLER}
+    allowed = set()
+    if spec.get('mobile_base'):
+        allowed.add(DIFF_DRIVE)
+    if spec.get('force_torque_sensors'):
+        allowed.add(FORCE_TORQUE)
+    assert kinds <= allowed
 
 
 @pytest.mark.parametrize('robot', ROBOTS)
