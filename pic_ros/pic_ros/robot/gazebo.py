@@ -23,7 +23,7 @@ and from the controllers file (:func:`read_controllers`), so that what a robot n
   command interface, state interfaces only; Humble's ign_ros2_control instead reads the
   ``mimic`` and ``multiplier`` parameters of the ``<joint>`` and takes a command interface, as in
   its ``test_gripper_mimic_joint.xacro.urdf`` (it exports the mimic joint's state as
-  ``<joint>_mimic``).
+  ``<joint>_mimic`` and has no offset: a URDF mimic offset is not simulated there).
 - The other revolute and prismatic joints with position limits (TIAGo's hand fingers,
   suspension) can be added the same way, starting at 0 (clamped into their limits): no
   controller claims them, and gz_ros2_control holds joints whose interfaces no controller claims
