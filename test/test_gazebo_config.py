@@ -309,6 +309,8 @@ def test_tiago_wrist_sensor_broadcaster_feeds_the_admittance(distro):
     assert reference.find('sensor').get('name') == parameters['sensor_name']
     assert reference.find('sensor').get('type') == 'force_torque'
     assert reference.findtext('preserveFixedJoint') == 'true'
+    rate = _controllers_data('tiago')['controller_manager']['ros__parameters']['update_rate']
+    assert float(reference.findtext('sensor/update_rate')) == rate
     names = gazebo_names(distro)
     plugins = [plugin.get('filename') for plugin in root.findall('gazebo/plugin')]
     assert names.force_torque_filename in plugins

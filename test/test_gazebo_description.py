@@ -259,3 +259,28 @@ def test_controller_names_refuses_a_file_without_controllers(tmp_path):
     path.write_text('arm_controller:\n  ros__parameters: {}\n', encoding='utf-8')
     with pytest.raises(ConfigError, match='controller_manager'):
         controller_names(path)
+
+
+def test_a_controllers_file_asking_for_what_cannot_be_built_is_refused(tmp_path):
+    """A joint under two command interfaces, or a sensor frame of no fixed joint: ConfigError."""
+    twice = tmp_path / 'twice.yaml'
+    twice.write_text(
+        'controller_manager:\n  ros__parameters:\n'
+        '    arm:\n      type: joint_trajectory_controller/JointTrajectoryController\n'
+        '    base:\n      type: diff_drive_controller/DiffDriveController\n'
+        'arm:\n  ros__parameters:\n    joints: [arm_1_joint]\n'
+        'base:\n  ros__parameters:\n    left_wheel_names: [arm_1_joint]\n'
+        '    right_wheel_names: [wheel_right_joint]\n',
+        encoding='utf-8',
+    )
+    with pytest.raises(ConfigError, match='arm_1_joint'):
+        gazebo_robot_description('tiago', twice)
+    sensor = tmp_path / 'sensor.yaml'
+    sensor.write_text(
+        'controller_manager:\n  ros__parameters:\n'
+        '    ft:\n      type: force_torque_sensor_broadcaster/ForceTorqueSensorBroadcaster\n'
+        'ft:\n  ros__parameters:\n    sensor_name: ft\n    frame_id: arm_7_link\n',
+        encoding='utf-8',
+    )
+    with pytest.raises(ConfigError, match='arm_7_link'):
+        gazebo_robot_description('tiago', sensor)

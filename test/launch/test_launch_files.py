@@ -478,3 +478,33 @@ def test_launch_file_loads_and_declares_the_documented_arguments(path, ros_tools
         assert names == DOCUMENTED_ARGUMENTS[path.name]
     for argument in arguments:
         assert argument.description != 'no description given', argument.name
+
+
+@pytest.mark.parametrize('distro', ['humble', 'jazzy'])
+def test_gazebo_follow_base_feeds_the_base_controller_of_the_distro(distro, ros_tools):
+    """
+    follow_base:=true hands teleop.launch.py the diff_drive_controller's input of the distro.
+
+    The arguments it passes are teleop.launch.py's own, and none are passed without following.
+    """
+    del ros_tools  # installed (or the test skipped, naming what is missing)
+    from launch.launch_description_sources import get_launch_description_from_python_launch_file
+    from launch.launch_description_sources.python_launch_file_utilities import (
+        load_python_launch_file_as_module,
+    )
+    from pic_ros.robot.gazebo import base_command, read_controllers
+
+    module = load_python_launch_file_as_module(str(LAUNCH_DIR / 'gazebo.launch.py'))
+    base = base_command(
+        read_controllers(CONFIG_DIR / 'controllers' / 'tiago_controllers.yaml'), distro
+    )
+    passed = module._base_arguments(base)
+    teleop = get_launch_description_from_python_launch_file(str(LAUNCH_DIR / 'teleop.launch.py'))
+    assert set(passed) <= {argument.name for argument in teleop.get_launch_arguments()}
+    stamped = distro != 'humble'
+    assert passed == {
+        'follow_base': 'true',
+        'base_cmd_topic': 'mobile_base_controller/cmd_vel' + ('' if stamped else '_unstamped'),
+        'base_cmd_stamped': str(stamped).lower(),
+    }
+    assert module._base_arguments(None) == {}

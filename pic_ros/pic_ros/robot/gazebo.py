@@ -36,7 +36,7 @@ and from the controllers file (:func:`read_controllers`), so that what a robot n
   ``frame_id`` (kept as a joint with ``preserveFixedJoint``; the wrench the child side applies
   on the parent, in the child frame), with Gazebo's ForceTorque system, as in gz_ros2_control's
   ``test_cart_ft_sensor.xacro.urdf`` (force/torque sensors in gz_ros2_control: 1.2.14 on Jazzy,
-  0.7.16 on Humble, 2025).
+  0.7.16 on Humble, 2025), updated at the controller manager's ``update_rate``.
 - ``<gazebo><plugin filename=... name=...><parameters>controllers.yaml</parameters>``: the
   Gazebo system plugin that runs the controller manager with the controllers file.
 - Unless the robot file has a ``mobile_base``, a ``world`` link welded to the root link
@@ -256,6 +256,25 @@ def read_controllers(controllers_file: str | Path) -> tuple[ControllerEntry, ...
     if not entries:
         raise ConfigError(f'{path}: the controller_manager block declares no controller')
     return tuple(entries)
+
+
+def update_rate(controllers_file: str | Path) -> float:
+    """
+    Return the controller manager's ``update_rate`` of a controllers file.
+
+    :param controllers_file: The controllers YAML.
+    :return: The rate [Hz]; 100 (controller_manager's default) when the file gives none.
+    :raises ConfigError: If the file cannot be read or the rate is not a positive number.
+    """
+    path = Path(controllers_file)
+    try:
+        data = yaml.safe_load(path.read_text(encoding='utf-8'))
+        rate = data['controller_manager']['ros__parameters'].get('update_rate', 100)
+    except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError) as err:
+        raise ConfigError(f'cannot read the update_rate of {path}: {err}') from err
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not rate > 0:
+        raise ConfigError(f'{path}: update_rate must be a positive number, got {rate!r}')
+    return float(rate)
 
 
 def controller_names(controllers_file: str | Path) -> tuple[str, ...]:
@@ -567,7 +586,7 @@ def gazebo_robot_description(
     lines = ['', '  <!-- Added by pic_ros for gz_ros2_control; not in the shipped URDF -->']
     lines += _ros2_control_lines(joints, sensors, names)
     lines += _plugin_lines(Path(controllers_file), names)
-    lines += _sensor_lines(sensors, names)
+    lines += _sensor_lines(sensors, names, update_rate(controllers_file) if sensors else 0.0)
     if fixed_base is None:
         fixed_base = loaded.spec.mobile_base is None
     if fixed_base:
@@ -638,8 +657,10 @@ def _plugin_lines(controllers_file: Path, names: GazeboNames) -> list[str]:
     ]
 
 
-def _sensor_lines(sensors: Sequence[ForceTorqueSensor], names: GazeboNames) -> list[str]:
-    """Return the Gazebo force/torque sensors and the system that updates them (if any)."""
+def _sensor_lines(
+    sensors: Sequence[ForceTorqueSensor], names: GazeboNames, rate: float
+) -> list[str]:
+    """Return the Gazebo force/torque sensors, updated at ``rate`` [Hz], and their system."""
     if not sensors:
         return []
     lines = [
@@ -654,7 +675,7 @@ def _sensor_lines(sensors: Sequence[ForceTorqueSensor], names: GazeboNames) -> l
             '    <preserveFixedJoint>true</preserveFixedJoint>',
             f'    <sensor name={quoteattr(sensor.name)} type="force_torque">',
             '      <always_on>true</always_on>',
-            '      <update_rate>500</update_rate>',
+            f'      <update_rate>{_number(rate)}</update_rate>',
             '      <force_torque>',
             '        <frame>child</frame>',
             '        <measure_direction>child_to_parent</measure_direction>',
