@@ -37,6 +37,7 @@ setup(
         share('config', '*.yaml'),
         share('config/controllers', '*.yaml'),
         share('urdf', '*.urdf'),
+        share('rviz', '*.rviz'),
     ],
     # The ROS 2 Python packages (rclpy, *_msgs) come from a ROS install or, for the standalone
     # venv, from the PyPI ros-* wheels pinned in requirements.txt; they are not listed here.

@@ -40,6 +40,7 @@ SHARED_FOLDERS = {
         'config': '*.yaml',
         'config/controllers': '*.yaml',
         'urdf': '*.urdf',
+        'rviz': '*.rviz',
     },
     'pic_ros_tools': {
         'demo': '*',
