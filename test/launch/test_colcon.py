@@ -41,6 +41,7 @@ SHARED_FOLDERS = {
         'config/controllers': '*.yaml',
         'urdf': '*.urdf',
         'rviz': '*.rviz',
+        'foxglove': '*.json',
     },
     'pic_ros_tools': {
         'demo': '*',

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 import fnmatch
+import json
 from pathlib import Path
 from typing import Any
 
@@ -473,6 +474,41 @@ def test_the_rviz_configuration_shows_the_robot_model_tf_and_the_person_over_the
         for key in ('Topic', 'Description Topic'):
             if key in display:
                 assert not display[key]['Value'].startswith('/'), display['Name']
+
+
+def _mosaic_panels(node: Any) -> list[str]:
+    """Return the panel ids of a Foxglove layout's mosaic tree."""
+    if isinstance(node, str):
+        return [node]
+    return _mosaic_panels(node['first']) + _mosaic_panels(node['second'])
+
+
+def test_the_foxglove_layout_shows_the_robot_the_person_over_it_and_the_state():
+    """
+    foxglove/teleop_layout.json: the robot and the person over it in 3-D, engaged, diagnostics.
+
+    Every panel placed is configured; the 3-D panel draws the URDF from robot_description and
+    placed_skeleton_markers.
+    """
+    layout = json.loads(
+        (ROOT / PACKAGE / 'foxglove' / 'teleop_layout.json').read_text(encoding='utf-8')
+    )
+    panels = _mosaic_panels(layout['layout'])
+    assert sorted(panels) == sorted(layout['configById'])
+    (scene_id,) = [panel for panel in panels if panel.startswith('3D!')]
+    scene = layout['configById'][scene_id]
+    assert scene['topics']['/placed_skeleton_markers']['visible']
+    urdf_layers = [
+        layer for layer in scene['layers'].values() if layer['layerId'] == 'foxglove.Urdf'
+    ]
+    assert [(layer['sourceType'], layer['topic']) for layer in urdf_layers] == [
+        ('topic', '/robot_description'),
+    ]
+    configs = layout['configById']
+    topics = {
+        config.get('topicPath') or config.get('topicToRender') for config in configs.values()
+    }
+    assert {'/engaged', '/diagnostics'} <= topics
 
 
 # With the ROS tools: load each launch file with launch's own loader -------------------------
