@@ -47,7 +47,7 @@ DOCUMENTED_ARGUMENTS = {
     },
     'gazebo.launch.py': {
         'robot', 'source', 'input_topic', 'solver', 'gz_args', 'replay_bag', 'distro',
-        'controllers_file', 'start_engaged',
+        'controllers_file', 'start_engaged', 'admittance', 'follow_base',
     },
     'tiago_whole_body.launch.py': {
         'source', 'input_topic', 'namespace', 'sim', 'single_process', 'use_sim_time',
@@ -83,6 +83,8 @@ TELEOP_NODES = {f'/**/{table.node}': table for table in PIPELINE}
 TRAJECTORY_CONTROLLER = 'joint_trajectory_controller/JointTrajectoryController'
 STATE_PUBLISHER = 'robot_state_publisher'
 BROADCASTER = 'joint_state_broadcaster/JointStateBroadcaster'
+DIFF_DRIVE = 'diff_drive_controller/DiffDriveController'
+FORCE_TORQUE = 'force_torque_sensor_broadcaster/ForceTorqueSensorBroadcaster'
 
 
 def _launch_files() -> list[Path]:
@@ -346,14 +348,26 @@ def test_every_controllers_file_belongs_to_a_robot():
 
 @pytest.mark.parametrize('robot', ROBOTS)
 def test_controller_manager_declares_the_broadcaster_and_the_arm_controllers(robot):
-    """update_rate is a positive int; the arm controllers are trajectory controllers."""
+    """
+    update_rate is a positive int; the arm controllers are trajectory controllers.
+
+    Besides trajectory controllers only a robot file's mobile base and wrist sensors bring
+    controllers of their own (a diff_drive_controller, force/torque sensor broadcasters).
+    """
     manager = _controllers(robot)['controller_manager']['ros__parameters']
     assert isinstance(manager['update_rate'], int) and manager['update_rate'] > 0
     types = {name: entry['type'] for name, entry in manager.items() if isinstance(entry, dict)}
     assert types.pop('joint_state_broadcaster') == BROADCASTER
-    arms = {arm['controller'] for arm in _robot_file(robot)['arms'].values()}
+    spec = _robot_file(robot)
+    arms = {arm['controller'] for arm in spec['arms'].values()}
     assert arms <= set(types)
-    assert set(types.values()) == {TRAJECTORY_CONTROLLER}
+    kinds = set(types.values()) - {TRAJECTORY_CONTROLLER}
+    allowed = set()
+    if spec.get('mobile_base'):
+        allowed.add(DIFF_DRIVE)
+    if spec.get('force_torque_sensors'):
+        allowed.add(FORCE_TORQUE)
+    assert kinds <= allowed
 
 
 @pytest.mark.parametrize('robot', ROBOTS)
@@ -688,3 +702,33 @@ def test_multi_robot_launch_gives_each_robot_its_state_publisher_or_says_once_it
             for pair in node._Node__remappings
         ]
         assert remappings == [('/tf', 'tf'), ('/tf_static', 'tf_static')]
+
+
+@pytest.mark.parametrize('distro', ['humble', 'jazzy'])
+def test_gazebo_follow_base_feeds_the_base_controller_of_the_distro(distro, ros_tools):
+    """
+    follow_base:=true hands teleop.launch.py the diff_drive_controller's input of the distro.
+
+    The arguments it passes are teleop.launch.py's own, and none are passed without following.
+    """
+    del ros_tools  # installed (or the test skipped, naming what is missing)
+    from launch.launch_description_sources import get_launch_description_from_python_launch_file
+    from launch.launch_description_sources.python_launch_file_utilities import (
+        load_python_launch_file_as_module,
+    )
+    from pic_ros.robot.gazebo import base_command, read_controllers
+
+    module = load_python_launch_file_as_module(str(LAUNCH_DIR / 'gazebo.launch.py'))
+    base = base_command(
+        read_controllers(CONFIG_DIR / 'controllers' / 'tiago_controllers.yaml'), distro
+    )
+    passed = module._base_arguments(base)
+    teleop = get_launch_description_from_python_launch_file(str(LAUNCH_DIR / 'teleop.launch.py'))
+    assert set(passed) <= {argument.name for argument in teleop.get_launch_arguments()}
+    stamped = distro != 'humble'
+    assert passed == {
+        'follow_base': 'true',
+        'base_cmd_topic': 'mobile_base_controller/cmd_vel' + ('' if stamped else '_unstamped'),
+        'base_cmd_stamped': str(stamped).lower(),
+    }
+    assert module._base_arguments(None) == {}

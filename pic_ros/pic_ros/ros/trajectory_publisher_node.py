@@ -146,6 +146,7 @@ class TrajectoryPublisherNode(Node):
             self._groups[name] = (commander, publisher)
             self._timing[name] = _Timing(MotionLimits.from_arm(model))
         self._clock_restarts = 0
+        self._limit_refusals = 0
         self._guard = CollisionGuard(self.robot, float(self._values['self_collision_margin']))
         self._guard_last = GuardVerdict(frozenset(), float('inf'))
         self._engaged_publisher = self.create_publisher(Bool, 'engaged', LATCHED)
@@ -361,6 +362,14 @@ class TrajectoryPublisherNode(Node):
                     f'collision guard: {", ".join(sorted(verdict.refused))} braking, '
                     f'{verdict.where} within the margin', throttle_duration_sec=1.0,
                 )
+        refusals = sum(item.limit_refusals for item, _ in self._groups.values())
+        if refusals != self._limit_refusals:
+            self._limit_refusals = refusals
+            breaches = [f'{name}: {item.last_breach}' for name, (item, _) in self._groups.items()]
+            self.get_logger().error(
+                'a chunk beyond a joint limit was made and not sent (the arm braked): '
+                + '; '.join(breach for breach in breaches if not breach.endswith(': '))
+            )
         for name, chunk in chunks.items():
             self._groups[name][1].publish(trajectory_to_msg(chunk))
         for name, chunk in chunks.items():  # the diagnostics' checks once every chunk is out
@@ -413,6 +422,8 @@ class TrajectoryPublisherNode(Node):
                     'plan_ahead [ms]': f'{1e3 * commander.plan_ahead:.1f}',
                     'delay_measured_max [ms]': f'{1e3 * self._delays.largest:.1f}',
                     'segment_violations': checked.violations + checked.ran_out,
+                    'chunks_beyond_limits_not_sent': commander.limit_refusals,
+                    'last_beyond_limits': commander.last_breach or '-',
                     'segment_peak': f'{checked.peak:.3f}',
                 }
                 timing.gap = 0.0
@@ -426,6 +437,9 @@ class TrajectoryPublisherNode(Node):
                         f', {stalled} steps since the last report came after the last plan '
                         'had run out (the arm braked: this node was starved or its clock stalled)'
                     )
+                if commander.limit_refusals:
+                    level = DiagnosticStatus.ERROR
+                    summary += f', {commander.limit_refusals} chunks beyond a limit not sent'
                 if checked.violations or checked.ran_out:
                     level = DiagnosticStatus.ERROR
                     summary += f', {values["segment_violations"]} chunks beyond a limit'
