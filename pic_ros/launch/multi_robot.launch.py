@@ -19,7 +19,16 @@ What it starts:
   robot's controller manager runs in its namespace, e.g. ``/baxter/left_arm_controller``).
 
 With ``sim:=true``, each robot also gets a ``sim_robot`` (MuJoCo, package ``pic_ros_tools``) in
-its namespace that follows its trajectories and publishes ``/<robot>/joint_states``.
+its namespace that follows its trajectories and publishes ``/<robot>/joint_states`` and
+``/<robot>/robot_description``.
+
+When ``robot_state_publisher`` is installed (a ROS install; not on PyPI), each robot gets one in
+its namespace, with its URDF: ``/<robot>/robot_description`` (latched) and the robot's TF on
+``/<robot>/tf`` and ``/<robot>/tf_static`` (remapped from ``/tf``, so that the robots' trees stay
+apart); otherwise the launch says so in its log and runs without TF. The person drawn over each
+robot is ``/<robot>/placed_skeleton_markers`` (frame the robot's base frame). To see one robot
+in RViz: ``rviz2 -d $(ros2 pkg prefix pic_ros)/share/pic_ros/rviz/teleop.rviz -f <base frame>
+--ros-args -r __ns:=/<robot> -r /tf:=tf -r /tf_static:=tf_static``.
 
 Each robot starts disengaged and is engaged on its own
 (``/<robot>/trajectory_publisher/engage``; ``/<robot>/estop`` stops it), or all at once with
@@ -41,10 +50,13 @@ from launch_ros.actions import Node, PushRosNamespace, SetParameter
 from launch_ros.parameter_descriptions import ParameterFile
 from launch_ros.substitutions import FindPackageShare
 from pic_ros.resources import shipped_robots
+from pic_ros.robot import load_robot
 from pic_ros.ros.launch_arguments import node_overrides, parameter_arguments
 from pic_ros.ros.launch_support import (
     LaunchAbort,
     require_tools,
+    robot_state_publisher,
+    state_publisher_missing,
     stop_launch_when_exits,
 )
 
@@ -140,6 +152,9 @@ def launch_setup(context):
     sim = IfCondition(LaunchConfiguration('sim')).evaluate(context)
     if sim:
         require_tools('sim:=true (a sim_robot per robot)', 'leave sim false')
+    missing = state_publisher_missing()  # said once, for every robot
+    if missing is not None:
+        actions.append(missing)
     for robot in robots:
         nodes = {
             'solver_node': Node(
@@ -163,6 +178,9 @@ def launch_setup(context):
         # PushRosNamespace: the Iron+ name is PushROSNamespace; the old one stays exported
         # (launch_ros actions/__init__.py) and is the only one on Humble.
         actions.append(GroupAction([PushRosNamespace(robot), *nodes.values()]))
+        if missing is None:
+            urdf = load_robot(robot).urdf_file.read_text(encoding='utf-8')
+            actions.append(robot_state_publisher(urdf, f'/{robot}', separate_tf=True))
         actions += [_essential(node, f'/{robot}/{name}') for name, node in nodes.items()]
     return actions
 

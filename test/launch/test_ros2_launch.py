@@ -260,6 +260,34 @@ def echoed(output: str, probe: Probe) -> str:
     return probe.latched_bool('/engaged') if ROS2CLI_NEEDS_NEWER_RCLPY in output else output
 
 
+def check_visualization(
+    skeletons: list, overlays: list, descriptions: list, robot, engaged_colour: tuple
+) -> None:
+    """
+    Check what RViz would show of an engaged run: the model and the person over the robot.
+
+    :param skeletons: The ``skeleton`` messages heard.
+    :param overlays: The ``placed_skeleton_markers`` arrays heard.
+    :param descriptions: The ``robot_description`` strings heard.
+    :param robot: The robot.
+    :param engaged_colour: The arms' colour while the robot follows.
+    """
+    urdf = robot.urdf_file.read_text(encoding='utf-8')
+    assert descriptions and all(message.data == urdf for message in descriptions)
+    assert overlays, 'no placed_skeleton_markers'
+    stamps = {(m.header.stamp.sec, m.header.stamp.nanosec) for m in skeletons}
+    for array in overlays:
+        headers = {(m.header.frame_id, m.header.stamp.sec, m.header.stamp.nanosec)
+                   for m in array.markers}
+        assert len(headers) == 1, headers
+        ((frame_id, sec, nanosec),) = headers
+        assert frame_id == robot.base_frame and (sec, nanosec) in stamps
+    assert any(len(array.markers[0].points) == 3 * len(robot.arms) for array in overlays)
+    arms = overlays[-1].markers[0]  # heard well after the engage
+    colour = (arms.color.r, arms.color.g, arms.color.b, arms.color.a)
+    assert colour == pytest.approx(engaged_colour)
+
+
 def test_teleop_launch_drives_baxter_from_the_azure_kinect_bag(
     ros2, ros2_commands, probe, workspace: Workspace, shared_data
 ):
@@ -274,11 +302,23 @@ def test_teleop_launch_drives_baxter_from_the_azure_kinect_bag(
     ``~/disengage`` answers, ``ros2 topic pub --once /estop`` latches a stop that refuses
     ``~/engage`` and, while the input is true, ``~/reset_estop``; released, the reset is taken.
     ``ros2 topic echo --once /engaged`` reads the latched state. Ctrl-C ends everything with
-    status 0.
+    status 0. What RViz would show: sim_robot's latched ``robot_description`` (Baxter's URDF)
+    and the person over the robot on ``placed_skeleton_markers``, in Baxter's base frame, each
+    array stamped with a skeleton's stamp, the arms green while engaged.
     """
+    from geometry_msgs.msg import PoseArray
+    from pic_ros.correspondence.overlay import FOLLOW_COLOURS, FollowState
+    from pic_ros.robot import load_robot
+    from pic_ros.ros.qos import LATCHED
+    from std_msgs.msg import String
+    from visualization_msgs.msg import MarkerArray
+
     bag = bag_path(shared_data)
     topics = topics_of(workspace.share, 'baxter')
     watcher = probe(list(topics))
+    skeletons = watcher.watch('/skeleton', PoseArray)
+    overlays = watcher.watch('/placed_skeleton_markers', MarkerArray)
+    descriptions = watcher.watch('/robot_description', String, LATCHED)
     launch = ros2(
         'launch', 'pic_ros', 'teleop.launch.py', 'robot:=baxter', 'source:=azure_kinect',
         f'input_topic:={INPUT_TOPIC}', 'sim:=true', log='launch',
@@ -292,6 +332,10 @@ def test_teleop_launch_drives_baxter_from_the_azure_kinect_bag(
     replay = start_replay(ros2, bag, start=2.0, duration=12.0)
     play_and_collect(launch, replay, watcher, list(topics))
     check_trajectories(watcher, workspace.share, 'baxter')
+    check_visualization(
+        watcher.snapshot(skeletons), watcher.snapshot(overlays), watcher.snapshot(descriptions),
+        load_robot('baxter'), FOLLOW_COLOURS[FollowState.ENGAGED],
+    )
 
     # What a user types (--no-daemon: a ros2 daemon would outlive the test), side by side.
     refused, taken, answer, disengaged = ros2_commands(
@@ -633,13 +677,16 @@ def test_teleop_launch_runs_with_only_pic_ros_installed(runtime_ros2, probe):
     ``ros2 launch pic_ros teleop.launch.py`` with pic_ros alone: the three nodes run, and stop.
 
     None of them imports pic_ros_tools, mujoco, rosbags, matplotlib or PIL (each would fail to
-    import here); Ctrl-C ends the launch with status 0.
+    import here); Ctrl-C ends the launch with status 0. robot_state_publisher (not on PyPI) is
+    named in the log as missing.
     """
     watcher = probe([])
     launch = runtime_ros2('launch', 'pic_ros', 'teleop.launch.py', 'robot:=yumi', log='launch')
     wait_for_nodes(launch, watcher, ['/skeleton_node', '/solver_node', '/trajectory_publisher'])
     output = stop_cleanly(launch)
     assert 'is not installed (only pic_ros is)' not in output, output
+    # no robot_state_publisher in the venv: said once, and the pipeline runs without TF
+    assert output.count('robot_state_publisher is not installed') == 1, output
 
 
 def test_sim_without_pic_ros_tools_says_to_install_it_and_starts_nothing(runtime_ros2):

@@ -78,13 +78,13 @@ from pic_ros.ros.conversions import (
 )
 from pic_ros.ros.diagnostics import DiagnosticsReporter
 from pic_ros.ros.parameters import declare_parameters, validation_callback, Values
+from pic_ros.ros.qos import LATCHED  # engaged: the last value kept for later subscribers
 from pic_ros.ros.runner import run_node
 from pic_ros.ros.schema import TRAJECTORY_PUBLISHER
 from pic_ros.teleoperation import RobotTargets
 from rclpy.node import Node
 from rclpy.publisher import Publisher
 from rclpy.qos import (
-    DurabilityPolicy,
     HistoryPolicy,
     qos_profile_sensor_data,
     QoSProfile,
@@ -97,11 +97,6 @@ from trajectory_msgs.msg import JointTrajectory
 
 PARAMETERS = TRAJECTORY_PUBLISHER
 """The node's parameters (:data:`pic_ros.ros.schema.TRAJECTORY_PUBLISHER`)."""
-
-LATCHED = QoSProfile(
-    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
-)
-"""QoS of ``engaged``: the last value is kept for subscribers that come later."""
 
 EVERY_VALUE = QoSProfile(
     depth=1, history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE
