@@ -473,6 +473,34 @@ def test_multi_robot_launch_drives_every_controller_of_every_robot(
     stop_cleanly(launch)
 
 
+def test_two_robots_of_one_type_run_side_by_side_in_the_namespaces_given(ros2, probe):
+    """
+    ``robots:=baxter:left_cell,baxter:right_cell``: two Baxters, each in its own namespace.
+
+    Both pipelines come up beside the one skeleton node and answer their parameter services
+    under their own names, each with Baxter's arms.
+    """
+    from pic_ros.robot import load_robot
+
+    cells = ('/left_cell', '/right_cell')
+    watcher = probe([])
+    launch = ros2(
+        'launch', 'pic_ros', 'multi_robot.launch.py', 'robots:=baxter:left_cell,baxter:right_cell',
+        log='launch',
+    )
+    nodes = ['/skeleton_node'] + [
+        f'{cell}/{node}' for cell in cells for node in ('solver_node', 'trajectory_publisher')
+    ]
+    wait_for_nodes(launch, watcher, nodes)
+    for cell in cells:
+        assert watcher.get_parameter(f'{cell}/solver_node', 'robot') == 'baxter'
+        assert watcher.get_parameter(f'{cell}/trajectory_publisher', 'robot') == 'baxter'
+        assert list(watcher.get_parameter(f'{cell}/solver_node', 'arms')) == list(
+            load_robot('baxter').arms
+        )
+    stop_cleanly(launch)
+
+
 # Launches that cannot run stop as a whole ------------------------------------------------------
 
 
@@ -484,10 +512,12 @@ def test_multi_robot_launch_drives_every_controller_of_every_robot(
          r"robot:=foo: no robot file for 'foo'"),
         (['multi_robot.launch.py', 'robots:=baxter,foo'],
          rf"robots: 'foo' is not one of {', '.join(shipped_robots())}"),
+        (['multi_robot.launch.py', 'robots:=baxter:cell,yumi:cell'],
+         r'robots: the namespace /cell is given twice'),
         (['teleop.launch.py', 'eta:=7'], r'eta'),
     ],
     ids=['teleop-robot-foo', 'teleop-single-process-robot-foo', 'multi-robot-foo',
-         'teleop-eta-7'],
+         'multi-robot-one-namespace-twice', 'teleop-eta-7'],
 )
 def test_launch_with_a_wrong_argument_starts_nothing(arguments, message, ros2):
     """A wrong argument ends the launch with status 1 and one message, before any node starts."""

@@ -320,6 +320,31 @@ def test_a_burst_of_sigints_stops_an_executable_cleanly(name, tmp_path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize('number', [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize('name', sorted(RUNS))
+def test_one_stop_signal_ends_a_running_executable(name, number, tmp_path) -> None:
+    """
+    One SIGINT (Ctrl-C) or SIGTERM to a running executable: it exits by itself, status 0.
+
+    ``scripts/measure_stop_time.py`` measures how long that takes; here the wait is only a bound
+    against hanging.
+    """
+    argv, ready = RUNS[name]
+    executable = start(name, argv, tmp_path)
+    executable.wait_until_logged(ready)
+
+    os.kill(executable.process.pid, number)
+    try:
+        status = executable.process.wait(timeout=EXIT_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        executable.kill()
+        pytest.fail(f'still running {EXIT_TIMEOUT} s after one signal:\n{executable.output()}')
+
+    assert status == 0, executable.output()
+    assert 'Traceback' not in executable.stderr(), executable.output()
+
+
+@pytest.mark.slow
 def test_sigterm_and_sigint_mixed_stop_an_executable_cleanly(tmp_path) -> None:
     """SIGTERM and SIGINT in turn, as a launch escalating its stop sends them: status 0."""
     argv, ready = RUNS['solver_node']

@@ -11,6 +11,10 @@ Every executable (``skeleton_node``, ``solver_node``, ``trajectory_publisher``, 
   usage and exit 2. A node's options are its parameters (:func:`node_parser`, from its table in
   :mod:`pic_ros.ros.schema`): ``--robot tiago`` is the parameter override ``robot:=tiago``, as
   ``--ros-args -p robot:=tiago`` is, and wins over a ``-p`` of the same parameter.
+- **Spinning.** Every executable's nodes spin for as long as it runs, so their parameter
+  services always answer (``ros2 param list``): until shutdown (:func:`spin_until_shutdown`),
+  for a time (:func:`spin_for`), or in a thread beside a main loop of the executable's own
+  (:func:`spin_while`: ``replay`` publishing a bag).
 - **Signals.** SIGINT and SIGTERM, however many and whenever they arrive, only ask for a stop
   (:class:`StopSignals`). rclpy's handlers, installed by ``rclpy.init`` on top of ours, shut the
   context down, which ends the spin; ours then record the signal instead of raising
