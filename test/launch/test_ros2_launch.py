@@ -21,7 +21,9 @@ trajectories within the URDF limits on every controller, ``/diagnostics`` of eve
 param set`` refused with its reason, the calibration service, disengaging, the emergency stop
 with ``ros2 topic pub`` and its reset -- and the other robot / ``single_process`` combinations
 (``start_engaged:=true``) and ``multi_robot.launch.py`` (each robot engaged by its own service)
-more briefly, to keep the launch tests within a few minutes on two cores.
+more briefly, to keep the launch tests within a few minutes on two cores. ``ros2 param list``
+answers while ``replay`` plays, and two Baxters run side by side in the namespaces the
+``robots`` argument gives them.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from launch_harness import (
     controller_joints,
     DOMAIN_ID,
     Probe,
+    ROOT,
     RosProcess,
     STOP_TIMEOUT,
     urdf_limits,
@@ -517,6 +520,58 @@ def test_multi_robot_launch_drives_every_controller_of_every_robot(
     stop_cleanly(launch)
 
 
+def test_ros2_param_list_answers_while_replay_plays(ros2, ros2_commands, probe):
+    """
+    ``ros2 param list /replay`` and ``ros2 param get`` answer while a looping replay plays.
+
+    The replay of the shipped demo bag runs as a user starts it (``ros2 run``); the ``ros2``
+    commands' own timeouts bound the waits.
+    """
+    bag = ROOT / 'pic_ros_tools' / 'demo' / 'synthetic1_bag'
+    watcher = probe([])
+    replay = ros2('run', 'pic_ros_tools', 'replay', str(bag), '--loop', log='replay')
+    wait_for_nodes(replay, watcher, ['/replay'])
+
+    listed, got = ros2_commands(
+        ['param', 'list', '--no-daemon', '--spin-time', '10', '/replay'],
+        ['param', 'get', '--no-daemon', '--spin-time', '10', '/replay', 'use_sim_time'],
+    )
+
+    assert 'use_sim_time' in listed.split(), f'{listed}\n{replay.output()}'
+    assert 'Boolean value is: False' in got, f'{got}\n{replay.output()}'
+    assert replay.alive(), replay.output()
+    status = replay.stop(timeout=STOP_TIMEOUT)
+    assert status == 0, replay.output()
+
+
+def test_two_robots_of_one_type_run_side_by_side_in_the_namespaces_given(ros2, probe):
+    """
+    ``robots:=baxter:left_cell,baxter:right_cell``: two Baxters, each in its own namespace.
+
+    Both pipelines come up beside the one skeleton node and answer their parameter services
+    under their own names, each with Baxter's arms.
+    """
+    from pic_ros.robot import load_robot
+
+    cells = ('/left_cell', '/right_cell')
+    watcher = probe([])
+    launch = ros2(
+        'launch', 'pic_ros', 'multi_robot.launch.py', 'robots:=baxter:left_cell,baxter:right_cell',
+        log='launch',
+    )
+    nodes = ['/skeleton_node'] + [
+        f'{cell}/{node}' for cell in cells for node in ('solver_node', 'trajectory_publisher')
+    ]
+    wait_for_nodes(launch, watcher, nodes)
+    for cell in cells:
+        assert watcher.get_parameter(f'{cell}/solver_node', 'robot') == 'baxter'
+        assert watcher.get_parameter(f'{cell}/trajectory_publisher', 'robot') == 'baxter'
+        assert list(watcher.get_parameter(f'{cell}/solver_node', 'arms')) == list(
+            load_robot('baxter').arms
+        )
+    stop_cleanly(launch)
+
+
 # Launches that cannot run stop as a whole ------------------------------------------------------
 
 
@@ -528,10 +583,12 @@ def test_multi_robot_launch_drives_every_controller_of_every_robot(
          r"robot:=foo: no robot file for 'foo'"),
         (['multi_robot.launch.py', 'robots:=baxter,foo'],
          rf"robots: 'foo' is not one of {', '.join(shipped_robots())}"),
+        (['multi_robot.launch.py', 'robots:=baxter:cell,yumi:cell'],
+         r'robots: the namespace /cell is given twice'),
         (['teleop.launch.py', 'eta:=7'], r'eta'),
     ],
     ids=['teleop-robot-foo', 'teleop-single-process-robot-foo', 'multi-robot-foo',
-         'teleop-eta-7'],
+         'multi-robot-one-namespace-twice', 'teleop-eta-7'],
 )
 def test_launch_with_a_wrong_argument_starts_nothing(arguments, message, ros2):
     """A wrong argument ends the launch with status 1 and one message, before any node starts."""

@@ -41,7 +41,8 @@ ROBOT: Final = ParameterDef(
     'Robot name (config/<robot>.yaml + its URDF) or the path of a robot YAML', read_only=True,
 )
 ARMS: Final = ParameterDef(
-    'arms', [''], "Arms to solve (names from the robot file); [''] or [] solves every arm",
+    'arms', [], 'Arms to solve (names from the robot file); empty solves every arm, and the node '
+    "then reports the robot's arms as the value ([''] is read as empty)",
     read_only=True,
 )
 

@@ -149,14 +149,16 @@ class SolverNode(Node):
         # First: destroy_node needs them, also when rclpy destroys a node that failed to start.
         self._mailbox: NewestMailbox[SkeletonFrame] = NewestMailbox()
         self._thread: threading.Thread | None = None
-        self._values: Values = declare_parameters(self, PARAMETERS)
+        self.robot: Robot
+        self._values: Values = declare_parameters(
+            self, PARAMETERS, defaults={'arms': self._robot_arms}
+        )
         self._mailbox.max_age = float(self._values['max_frame_age'])
         self._lock = threading.Lock()
         self._chest_lock = threading.Lock()
         self._chest: tuple[float | None] | None = None  # a chest height not yet applied
         self._handlers: list[TargetsHandler] = []
         self._gesture_handlers: list[GestureHandler] = []
-        self.robot: Robot = load_robot(str(self._values['robot']))
         chosen = dict.fromkeys(str(name) for name in self._values['arms'] if str(name))
         self._arms = list(chosen) or list(self.robot.arms)
         self._teleoperation = Teleoperation(  # refuses unknown arms
@@ -609,6 +611,11 @@ class SolverNode(Node):
         self._too_old_reported = counts.too_old
         name = f'pic_ros: {self.get_fully_qualified_name()}'
         return [status_to_msg(name, self.robot.name, level, summary, values)]
+
+    def _robot_arms(self, values: Values) -> list[str]:
+        """Load the robot the ``robot`` parameter names; return its arms (``arms``' default)."""
+        self.robot = load_robot(str(values['robot']))
+        return list(self.robot.arms)
 
     def destroy_node(self) -> None:
         """Stop the solver thread (it finishes the solve in progress) and destroy the node."""
