@@ -14,6 +14,7 @@ from typing import Any
 from pic_ros.ros.runner import BackgroundSpin
 from pic_ros_tools.recordings import rosbag as bags
 import pytest
+import yaml
 
 rclpy = pytest.importorskip('rclpy')
 mcap_ros2 = pytest.importorskip('mcap_ros2')
@@ -167,6 +168,14 @@ def test_recorded_topics_read_back_with_their_schemas_counts_and_fields(
         for _, channel, message, ros in reader.iter_decoded_messages():
             assert message.log_time == message.publish_time > 0
             decoded.setdefault(channel.topic, []).append(ros)
+        [record] = [item for item in reader.iter_metadata() if item.name == 'rosbag2']
+    bag = yaml.safe_load(record.metadata['serialized_metadata'])
+    assert bag['version'] == 8 and bag['storage_identifier'] == 'mcap'
+    assert bag['message_count'] == sum(counts.values())
+    assert {
+        item['topic_metadata']['name']: item['message_count']
+        for item in bag['topics_with_message_count']
+    } == counts
     assert types == {
         '/mcap_test/markers': 'visualization_msgs/msg/MarkerArray',
         '/mcap_test/arm/joint_trajectory': 'trajectory_msgs/msg/JointTrajectory',

@@ -6,8 +6,11 @@ them, never re-serialized) to a node the caller spins, and writes every message 
 MCAP profile ``ros2``, message encoding ``cdr``, one ``ros2msg`` schema per type (named
 ``package/msg/Name``, its text read from the installed ``.msg`` files:
 :func:`~pic_ros_tools.ros.message_definitions.message_definition`), one channel per topic with
-the publishers' QoS in ``offered_qos_profiles`` (rosbag2's YAML, integer policies). A channel is
-written when its topic's first message arrives, so a topic nobody published is absent.
+the publishers' QoS in ``offered_qos_profiles`` (rosbag2's YAML, integer policies), and at the
+end a ``rosbag2`` metadata record whose ``serialized_metadata`` describes the file as a bag of
+metadata version 8 (:data:`BAG_VERSION`: the version whose QoS policies are integers; rosbag2's
+MCAP plugin reads a file's QoS by that version). A channel is written when its topic's first
+message arrives, so a topic nobody published is absent.
 
 Topics are recorded two ways: the ones named at construction, subscribed at once with their
 given type and QoS (nothing they publish is missed however early), and the ones
@@ -33,6 +36,7 @@ from pic_ros.exceptions import PicRosError
 from pic_ros_tools.ros.message_definitions import message_definition, split_type
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+import yaml
 
 PROFILE = 'ros2'
 """The MCAP profile of rosbag2 files."""
@@ -42,6 +46,9 @@ MESSAGE_ENCODING = 'cdr'
 
 SCHEMA_ENCODING = 'ros2msg'
 """The schemas' encoding: concatenated ``.msg`` definitions."""
+
+BAG_VERSION = 8
+"""The rosbag2 metadata version the file declares (QoS policies written as integers)."""
 
 INFINITE_NS = 2**63 - 1
 """rclpy's infinite duration (a QoS deadline, lifespan or lease that never ends) [ns]."""
@@ -185,6 +192,8 @@ class McapRecorder:
         self._definitions: dict[str, str] = {}
         self.counts: dict[str, int] = {}
         """Messages written per topic."""
+        self._offered: dict[str, str] = {}
+        self._span = [0, 0]  # first and last log time [ns]
         listed = list(topics)
         for topic in listed:  # every definition is found before the file is made
             self._definition(topic.msgtype)
@@ -261,12 +270,12 @@ class McapRecorder:
                 self._schemas[msgtype] = self._writer.register_schema(
                     msgtype, SCHEMA_ENCODING, self._definitions[msgtype].encode('utf-8')
                 )
-            offered = qos_yaml(
+            self._offered[name] = qos_yaml(
                 info.qos_profile for info in self.node.get_publishers_info_by_topic(name)
             )
             self._channels[name] = self._writer.register_channel(
                 name, MESSAGE_ENCODING, self._schemas[msgtype],
-                {'offered_qos_profiles': offered},
+                {'offered_qos_profiles': self._offered[name]},
             )
         return self._channels[name]
 
@@ -279,6 +288,38 @@ class McapRecorder:
             count = self.counts.get(name, 0)
             self._writer.add_message(channel, now, bytes(data), now, sequence=count)
             self.counts[name] = count + 1
+            self._span = [min(self._span[0] or now, now), max(self._span[1], now)]
+
+    def _metadata(self) -> str:
+        """Describe the file as rosbag2's ``metadata.yaml`` does (the bag information only)."""
+        start, end = self._span
+        count = sum(self.counts.values())
+        span = {'duration': {'nanoseconds': end - start},
+                'starting_time': {'nanoseconds_since_epoch': start}}
+        information = {
+            'version': BAG_VERSION,
+            'storage_identifier': 'mcap',
+            'relative_file_paths': [self.path.name],
+            **span,
+            'message_count': count,
+            'topics_with_message_count': [
+                {
+                    'topic_metadata': {
+                        'name': name, 'type': self._types[name],
+                        'serialization_format': MESSAGE_ENCODING,
+                        'offered_qos_profiles': self._offered[name],
+                    },
+                    'message_count': self.counts[name],
+                }
+                for name in self._channels
+            ],
+            'compression_format': '',
+            'compression_mode': '',
+            'files': [{'path': self.path.name, **span, 'message_count': count}],
+            'custom_data': {},
+            'ros_distro': '',
+        }
+        return str(yaml.safe_dump(information, sort_keys=False))
 
     def close(self) -> dict[str, int]:
         """
@@ -293,6 +334,7 @@ class McapRecorder:
             self.node.destroy_subscription(subscription)
         with self._lock:
             if self._stream is not None:
+                self._writer.add_metadata('rosbag2', {'serialized_metadata': self._metadata()})
                 self._writer.finish()
                 self._stream.close()
                 self._stream = None
