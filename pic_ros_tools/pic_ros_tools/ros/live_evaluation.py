@@ -4,8 +4,9 @@
 Each robot x recording x setting is played through the five processes of the demo
 (:func:`pic_ros_tools.ros.live_run.record_pipeline`, on sim_robot's ``/clock``) without drawing
 anything, then scored by :func:`pic_ros_tools.live_evaluation.live_record` beside the offline
-``evaluate`` of the same skeletons and settings. With ``--logs``, each run's folder there holds
-its processes' logs and ``run.mcap``, the run's topics as a rosbag2-compatible MCAP
+``evaluate`` of the same skeletons and settings. With ``--logs``, each run's folder there
+(``<robot>_<solver>_<correspondence>``, behind the recording's name when several are played)
+holds its processes' logs and ``run.mcap``, the run's topics as a rosbag2-compatible MCAP
 (:func:`~pic_ros_tools.ros.live_run.run_topics`).
 """
 
@@ -96,7 +97,9 @@ def live_records(settings: LiveSettings) -> list[dict[str, Any]]:
                 settings.robots, settings.mappings, settings.solvers
             ):
                 _progress(f'{robot.name}, {played.name}, {solver.label}, {mapping.correspondence}')
-                folder = logs / f'{robot.name}_{solver.name}_{mapping.correspondence}'
+                run = f'{robot.name}_{solver.name}_{mapping.correspondence}'
+                # one folder per run: the recording's name too when several are played
+                folder = logs / (f'{played.name}_{run}' if len(settings.recordings) > 1 else run)
                 recording = record_pipeline(
                     robot, replayed, _solver_values(solver, mapping, settings.user_profile),
                     folder, settings.duration, say=_progress,
