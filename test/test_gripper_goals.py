@@ -157,7 +157,8 @@ def test_a_streamed_hand_sends_one_goal_per_hand_change(tmp_path):
     commander.start_from(gripper.open_position)
     sent: list[float] = []
     changes = []
-    for step, now in enumerate(np.arange(0.0, 12.0, 0.02)):
+    steps = 0
+    for now in np.arange(0.0, 12.0, 0.02):
         closed = int(now // 1.5) % 2 == 1
         if not changes or changes[-1] != closed:
             changes.append(closed)
@@ -165,6 +166,7 @@ def test_a_streamed_hand_sends_one_goal_per_hand_change(tmp_path):
         commander.on_target(float(now), dict(zip(names, gripper.targets(closed))))
         if commander.step(float(now)) is None or commander.guidance is None:
             continue
+        steps += 1
         decision = goals.decide(commander.guidance.state, commander.guidance.reference)
         if decision.kind is GoalKind.SEND:
             sent.append(decision.position)
@@ -172,4 +174,4 @@ def test_a_streamed_hand_sends_one_goal_per_hand_change(tmp_path):
 
     expected = [float(gripper.targets(closed)[0]) for closed in changes]
     assert sent == pytest.approx(expected)
-    assert step > 10 * len(sent)
+    assert steps > 10 * len(sent)
