@@ -162,6 +162,7 @@ LAUNCH_ARGUMENTS: Final = (
     ('skeleton_node', 'udp_address'),
     ('skeleton_node', 'udp_port'),
     ('trajectory_publisher', 'start_engaged'),
+    ('trajectory_publisher', 'gripper_interface'),
 )
 """Node parameters that ``teleop.launch.py`` exposes as launch arguments of the same name."""
 
