@@ -75,15 +75,12 @@ class FakeActionClient:
 @pytest.fixture
 def client(monkeypatch):
     """Return ``(client, fake)``: an ActionGripperClient on the doubles."""
-    command = types.SimpleNamespace
-
-    class GripperCommand:
-        class Goal:
-            def __init__(self) -> None:
-                self.command = command(position=0.0, max_effort=0.0)
+    def goal() -> types.SimpleNamespace:
+        command = types.SimpleNamespace(position=0.0, max_effort=0.0)
+        return types.SimpleNamespace(command=command)
 
     actions = types.ModuleType('control_msgs.action')
-    actions.GripperCommand = GripperCommand
+    actions.GripperCommand = types.SimpleNamespace(Goal=goal)
     monkeypatch.setitem(sys.modules, 'control_msgs', types.ModuleType('control_msgs'))
     monkeypatch.setitem(sys.modules, 'control_msgs.action', actions)
     monkeypatch.setattr(gripper_action, 'control_msgs_available', lambda: True)
