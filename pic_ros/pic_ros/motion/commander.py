@@ -474,6 +474,17 @@ class ArmCommander:
         return self._supervisor.state
 
     @property
+    def guidance(self) -> Guidance | None:
+        """
+        Return what the last step that made a chunk tracked (None before one).
+
+        Its ``reference`` is where the command heads: the target while tracking, the neutral
+        pose after a tracking loss, the command itself while holding or disengaged (what a
+        gripper's ``GripperCommand`` goals follow, :mod:`pic_ros.motion.gripper_goals`).
+        """
+        return self._guidance
+
+    @property
     def position(self) -> FloatArray | None:
         """Return the current command, shape (n,) (None before the start)."""
         return None if self._motion is None else self._motion.position
