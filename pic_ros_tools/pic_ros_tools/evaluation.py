@@ -785,7 +785,17 @@ def evaluate_one(
     """
     settings = settings if settings is not None else EvaluationSettings()
     trace = run_imitation(robot, demonstration, solver, settings)
-    record = score(trace, demonstration, robot, solver)
+    return with_smoothing(score(trace, demonstration, robot, solver), settings)
+
+
+def with_smoothing(record: dict[str, Any], settings: EvaluationSettings) -> dict[str, Any]:
+    """
+    Add the smoothing a record's run used (``smoothing``, ``time_constant_s`` [s] or None).
+
+    :param record: A record of :func:`score`, changed in place.
+    :param settings: The settings of its run.
+    :return: The record.
+    """
     processing = settings.processing
     record['smoothing'] = processing.smoothing
     record['time_constant_s'] = (
@@ -816,6 +826,7 @@ __all__ = [
     'run_imitation',
     'score',
     'score_segment',
+    'with_smoothing',
     'self_contact_frames',
     'solve_time_histogram',
 ]

@@ -143,7 +143,13 @@ def _write_outputs(
 ) -> int:
     from pic_ros.correspondence import MappingConfig
     from pic_ros.solvers import SolverConfig
-    from pic_ros_tools.evaluation import evaluate_one, EvaluationSettings, run_imitation, score
+    from pic_ros_tools.evaluation import (
+        evaluate_one,
+        EvaluationSettings,
+        run_imitation,
+        score,
+        with_smoothing,
+    )
     from pic_ros_tools.live_evaluation import (
         avoided_skeletons,
         elbow_traces,
@@ -160,7 +166,8 @@ def _write_outputs(
     settings = EvaluationSettings(mapping=mapping)
     asked = run_imitation(robot, replayed, solver, settings)  # also the live record's targets
     offline = {
-        name: score(asked, replayed, robot, solver) if name == solver.name else evaluate_one(
+        name: with_smoothing(score(asked, replayed, robot, solver), settings)
+        if name == solver.name else evaluate_one(
             robot, replayed, SolverConfig.from_parameters({**solver_values, 'solver': name}),
             settings,
         )
