@@ -5,7 +5,9 @@ Each recording is imitated offline as ``evaluate`` does (default solver and mapp
 targets are streamed through the trajectory publisher's commander with each setting, into a
 simulated joint_trajectory_controller, on a simulated clock. Prints one Markdown row per robot,
 recording and setting (arms pooled: the worst arm for peaks, lags and shares, the sum for
-violations), and with ``--json`` every figure.
+violations), and with ``--json`` every figure. Beside them, the feasibility bound of the same
+targets (:func:`pic_ros_tools.feasibility.feasibility_bound`: the best tracking within the
+limits the commands are planned with, with perfect foresight) and the live / bound ratios.
 
     python scripts/compare_motion.py --robot baxter yumi --recording demo assembly1 \
         --setting limiter:0 ruckig:0.03
@@ -26,17 +28,22 @@ from pic_ros.robot import load_robot
 from pic_ros.solvers import SolverConfig
 from pic_ros_tools.catalog import load_demonstration
 from pic_ros_tools.evaluation import run_imitation
+from pic_ros_tools.feasibility import bound_ratios, feasibility_bound
 from pic_ros_tools.streamed import stream_trace, streamed_metrics
 
 COLUMNS = (
     'robot', 'recording', 'setting', 'Pacc off', 'Pacc live', 'MAE off', 'MAE live',
     'lag p50 [ms]', 'lag p90 [ms]', 'v peak', 'v rms', 'a peak', 'a rms', 'j peak', 'j rms',
-    'at v limit', 'violations p/v/a/j', 'step us p50',
+    'at v limit', 'violations p/v/a/j', 'step us p50', 'Pacc bound', 'MAE bound',
+    'Pacc live / bound', 'MAE live / bound',
 )
 
 
-def row(robot: str, recording: str, setting: str, figures: dict[str, Any]) -> list[str]:
-    """Return one table row: the robot's Pacc and MAE, each arm's worst figure."""
+def row(
+    robot: str, recording: str, setting: str, figures: dict[str, Any], bound: dict[str, Any]
+) -> list[str]:
+    """Return one table row: the robot's Pacc and MAE, each arm's worst figure, the bound."""
+    ratios = bound_ratios(figures['live'], bound)
     arms = list(figures['arms'].values())
 
     def worst(key: str) -> float:
@@ -58,6 +65,8 @@ def row(robot: str, recording: str, setting: str, figures: dict[str, Any]) -> li
         f"{worst('acceleration_peak'):.3f}", f"{worst('acceleration_rms'):.2f}",
         f"{worst('jerk_peak'):.2f}", f"{worst('jerk_rms'):.2f}",
         f"{100 * worst('at_velocity_limit'):.1f} %", violations, f"{worst('step_us_p50'):.0f}",
+        f"{bound['bound_pacc']:.3f}", f"{bound['bound_elbow_mae_rad']:.3f}",
+        f"{ratios['pacc_live_over_bound']:.2f}", f"{ratios['elbow_mae_live_over_bound']:.2f}",
     ]
 
 
@@ -83,6 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name in args.robot:
             robot = load_robot(name)
             trace = run_imitation(robot, demonstration, solver)
+            bound = feasibility_bound(robot, demonstration, solver, trace)
+            bound.pop('records')
             for setting in args.setting:
                 generator, horizon = setting.split(':')
                 config = CommanderConfig.from_parameters({
@@ -91,9 +102,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 })
                 runs = stream_trace(robot, trace, config)
                 figures = streamed_metrics(robot, demonstration, solver, trace, runs)
-                print('| ' + ' | '.join(row(name, recording, setting, figures)) + ' |', flush=True)
+                line = row(name, recording, setting, figures, bound)
+                print('| ' + ' | '.join(line) + ' |', flush=True)
                 results.append({
-                    'robot': name, 'recording': recording, 'setting': setting, **figures
+                    'robot': name, 'recording': recording, 'setting': setting, **figures,
+                    'bound': {**bound, **bound_ratios(figures['live'], bound)},
                 })
     if args.json:
         json.dump(results, sys.stdout, default=str)

@@ -111,8 +111,15 @@ def test_a_late_robot_shows_its_delay_as_lag_and_scores_lower(offline):
         asked = figures['targets']  # the offline targets the delayed robot followed exactly
         assert asked['velocity_peak'] == pytest.approx(motion['velocity_peak'], rel=0.05)
         assert 0.0 <= asked['at_velocity_limit'] <= 1.0
+    bound = record['bound']  # the feasibility bound of the same targets, and the live against it
+    assert 0.0 <= bound['bound_pacc'] <= 1.0 and bound['bound_elbow_mae_rad'] >= 0.0
+    assert bound['guarded'] == 0
+    assert bound['elbow_mae_live_over_bound'] == pytest.approx(
+        record['live']['elbow_mae_rad'] / bound['bound_elbow_mae_rad']
+    )
     tables = live_tables([record])
     assert 'Pacc live' in tables and '| targets |' in tables
+    assert 'Pacc / elbow MAE bound' in tables
     assert 'delay p50' not in tables  # no controller figures in a made-up run
 
 
@@ -181,7 +188,10 @@ def test_a_run_that_does_not_show_the_pipeline_is_marked_invalid_with_every_caus
     """
     robot, demonstration, trace = offline
     recording = _run(robot, demonstration, trace, 0.1)
-    record = live_record(robot, demonstration, recording, SolverConfig(), targets=trace)
+    record = live_record(
+        robot, demonstration, recording, SolverConfig(), targets=trace, bound=False
+    )
+    assert record['bound'] is None
     # the made-up robot does the offline solution, which no motion layer has limited
     assert record['warnings'] == [
         f'{name}: the simulated joints reached {arm["robot"]["velocity_peak"]:.2f} x their '

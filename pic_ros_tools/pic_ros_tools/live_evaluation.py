@@ -36,6 +36,13 @@ lower than the offline solution.
 - for the offline imitation's joint targets (``targets``, :func:`target_figures`): their speed
   against the same limits -- what the person asks of the arm, so the share of time the robot
   must spend at its velocity limit whatever the motion layer does.
+
+and, for the whole robot, ``bound``: the feasibility bound of the same recording
+(:func:`~pic_ros_tools.feasibility.feasibility_bound`: the best tracking of the offline targets
+within the limits the commands are planned with, with perfect foresight of them) --
+``bound_pacc``, ``bound_elbow_mae_rad`` -- and the live figures against it
+(:func:`~pic_ros_tools.feasibility.bound_ratios`): how much of the gap to the offline figures
+is the robot's limits and how much the software's.
 """
 
 from __future__ import annotations
@@ -67,6 +74,7 @@ from pic_ros_tools.evaluation import (
     SMOOTHED_PREFIX,
     Trace,
 )
+from pic_ros_tools.feasibility import bound_ratios, feasibility_bound
 from pic_ros_tools.metrics import (
     best_delay,
     derivatives,
@@ -420,6 +428,7 @@ def live_record(
     mapping: MappingConfig | None = None,
     offline: Mapping[str, Any] | None = None,
     targets: Trace | None = None,
+    bound: bool = True,
 ) -> dict[str, Any]:
     """
     Score a live run: ``evaluate``'s figures of what the robot did, lags and motion figures.
@@ -432,12 +441,15 @@ def live_record(
     :param offline: ``evaluate``'s record of the same recording and settings, kept beside.
     :param targets: The offline imitation that record scores (default: run here with the
         default processing and ``mapping``).
+    :param bound: Compute the feasibility bound of those targets (``bound``; else None).
     :return: ``{'live': record, 'offline': record, 'arms': {name: figures}, 'run': notes,
-        'warnings': [line, ...], 'valid': bool}``; the records are
+        'bound': figures, 'warnings': [line, ...], 'valid': bool}``; the records are
         :func:`~pic_ros_tools.evaluation.score`'s; each arm's figures hold its lags [s], and
         ``robot`` and ``command`` motion figures, and ``targets``, those of the offline
         imitation's targets (:func:`target_figures`); ``warnings`` say why the run is invalid
-        (:func:`run_warnings`; ``valid`` when there are none).
+        (:func:`run_warnings`; ``valid`` when there are none); ``bound`` holds
+        :func:`~pic_ros_tools.feasibility.feasibility_bound`'s figures (but its per-horizon
+        records) and :func:`~pic_ros_tools.feasibility.bound_ratios`.
     """
     trace = live_trace(robot, demonstration, recording, mapping)
     asked = targets if targets is not None else run_imitation(
@@ -479,7 +491,12 @@ def live_record(
         'offline': dict(offline) if offline is not None else None,
         'arms': arms,
         'run': dict(recording.notes),
+        'bound': None,
     }
+    if bound:
+        figures = feasibility_bound(robot, demonstration, solver, asked)
+        figures.pop('records')
+        record['bound'] = {**figures, **bound_ratios(record['live'], figures)}
     record['warnings'] = run_warnings(record)
     record['valid'] = not record['warnings']
     return record
@@ -576,8 +593,9 @@ def live_tables(records: Sequence[Mapping[str, Any]]) -> str:
     """
     Format live records (:func:`live_record`) as two Markdown tables: imitation and motion.
 
-    The imitation figures are against the person as tracked, the last column against the person
-    as smoothed (what the solver node was given).
+    The imitation figures are against the person as tracked, one column against the person
+    as smoothed (what the solver node was given); the last two give the feasibility bound
+    (``bound``) and the live figures over it.
 
     :param records: One record per robot x recording x setting.
     :return: The tables.
@@ -586,11 +604,13 @@ def live_tables(records: Sequence[Mapping[str, Any]]) -> str:
         '| robot | recording | solver | Pacc offline | Pacc live | elbow MAE offline [rad] '
         '| elbow MAE live [rad] | dir err offline [deg] | dir err live [deg] | lag p50 [ms] '
         '| lag whole [ms] | self-contact frames offline / live '
-        '| Pacc / elbow MAE live, person as smoothed |',
-        '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+        '| Pacc / elbow MAE live, person as smoothed | Pacc / elbow MAE bound '
+        '| Pacc / elbow MAE live / bound |',
+        '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ]
     for record in records:
         live, offline = record['live'], record['offline'] or {}
+        bound = record.get('bound') or {}
         lags = ' / '.join(_ms(arm['lag_s_p50']) for arm in record['arms'].values())
         whole = ' / '.join(_ms(arm['lag_s']) for arm in record['arms'].values())
         lines.append(
@@ -602,7 +622,11 @@ def live_tables(records: Sequence[Mapping[str, Any]]) -> str:
             f"| {_number(offline.get('self_contact_frames'))} / "
             f"{_number(live.get('self_contact_frames'))} "
             f"| {_number(live.get(SMOOTHED_PREFIX + 'pacc_paper'))} / "
-            f"{_number(live.get(SMOOTHED_PREFIX + 'elbow_mae_rad'), 3)} |"
+            f"{_number(live.get(SMOOTHED_PREFIX + 'elbow_mae_rad'), 3)} "
+            f"| {_number(bound.get('bound_pacc'))} / "
+            f"{_number(bound.get('bound_elbow_mae_rad'), 3)} "
+            f"| {_number(bound.get('pacc_live_over_bound'))} / "
+            f"{_number(bound.get('elbow_mae_live_over_bound'))} |"
         )
     lines += [
         '',
