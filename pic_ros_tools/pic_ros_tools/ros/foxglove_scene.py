@@ -312,7 +312,7 @@ class SceneCounts:
     What :func:`write_scene` wrote.
 
     :param path: The scene file.
-    :param robot: Robot messages written (one per ``/joint_states`` message) per topic.
+    :param robot: Messages written on each robot topic (one per ``/joint_states`` message).
     :param person: Person messages written.
     :param person_topic: The topic the person was drawn from (None: none recorded).
     """
