@@ -557,7 +557,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument(
         '--logs', type=Path,
-        help="--live: keep the processes' logs and each run's run.mcap (its topics) here",
+        help="--live: keep the processes' logs and each run's run.mcap (its topics) and "
+        'run_scene.mcap (Foxglove scene) here',
     )
     evaluate.set_defaults(run=run_evaluate)
     bench = commands.add_parser('bench', help='solver timing against ikpy; pipeline throughput')

@@ -103,6 +103,19 @@ def test_short_demo_run_writes_every_output(tmp_path):
         assert set(decoded['/joint_targets'][-1].name) >= set(arm.joint_names)
         assert set(decoded[f'/{arm.controller}/joint_trajectory'][0].joint_names) <= names
 
+    # run_scene.mcap: the robot once per joint_states message, the person once per marker array
+    from mcap.reader import make_reader
+    from pic_ros_tools.ros import foxglove_scene
+
+    scene: dict[str, int] = {}
+    with (out / foxglove_scene.SCENE_NAME).open('rb') as stream:
+        for _, channel, _ in make_reader(stream).iter_messages():
+            scene[channel.topic] = scene.get(channel.topic, 0) + 1
+    assert scene[foxglove_scene.LINKS_TOPIC] == len(decoded['/joint_states'])
+    assert scene[foxglove_scene.ROBOT_TOPIC] == len(decoded['/joint_states'])
+    person = next(topic for topic in foxglove_scene.PERSON_TOPICS if topic in decoded)
+    assert scene[foxglove_scene.PERSON_TOPIC] == len(decoded[person])
+
 
 def test_a_kinect_v2_text_recording_is_replayed_and_scored_offline_as_evaluate_scores_it(
     tmp_path, capsys

@@ -10,7 +10,8 @@ folder the animation (skeleton beside the simulated robot), the joint plot and t
 (:mod:`pic_ros_tools.demo_report`), with the offline ``evaluate`` table of what was replayed, and
 ``run.mcap``: the topics of the run as a rosbag2-compatible MCAP
 (:func:`~pic_ros_tools.ros.live_run.run_topics`), to open in Foxglove or play with
-``ros2 bag play``.
+``ros2 bag play``, and ``run_scene.mcap``: the robot's link poses and the person as Foxglove
+scene entities (:mod:`pic_ros_tools.ros.foxglove_scene`), for Foxglove's 3-D panel without ROS.
 A run that does not show what the pipeline does -- a controller rejected trajectories, the
 simulation slipped behind real time, the robot exceeded a limit
 (:func:`~pic_ros_tools.live_evaluation.run_warnings`) -- prints one ``WARNING`` line per cause

@@ -7,7 +7,8 @@ anything, then scored by :func:`pic_ros_tools.live_evaluation.live_record` besid
 ``evaluate`` of the same skeletons and settings. With ``--logs``, each run's folder there
 (``<robot>_<solver>_<correspondence>``, behind the recording's name when several are played)
 holds its processes' logs and ``run.mcap``, the run's topics as a rosbag2-compatible MCAP
-(:func:`~pic_ros_tools.ros.live_run.run_topics`).
+(:func:`~pic_ros_tools.ros.live_run.run_topics`), with ``run_scene.mcap`` beside it (the robot
+and the person as Foxglove scene entities: :mod:`pic_ros_tools.ros.foxglove_scene`).
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ class LiveSettings:
     :param mappings: Mapping and correspondence settings (command-line overrides).
     :param processing: The skeleton node's smoothing (as ``evaluate --filter`` sets it).
     :param duration: Play only the first seconds of each recording [s]; None: all of it.
-    :param logs: Folder kept for the processes' logs and each run's ``run.mcap``; None: a
-        temporary one (and no MCAP).
+    :param logs: Folder kept for the processes' logs and each run's ``run.mcap`` and
+        ``run_scene.mcap``; None: a temporary one (and no MCAP).
     :param user_profile: solver_node's ``user_profile`` (``position`` correspondence).
     """
 

@@ -15,7 +15,9 @@ Given a path, the recorder also writes what the graph carried into a rosbag2-com
 (:class:`~pic_ros_tools.ros.mcap_recorder.McapRecorder`, raw CDR bytes): the replayed input,
 skeleton_node's skeleton and markers, the joint targets, every trajectory topic, joint_states and
 the engaged state (:func:`run_topics`), and whatever MarkerArray, JointTrajectory or
-``robot_description`` topic the graph shows while the run goes on (:data:`DISCOVERED`).
+``robot_description`` topic the graph shows while the run goes on (:data:`DISCOVERED`); after a
+run that ended well, the robot's link poses and the person as Foxglove scene entities in
+``run_scene.mcap`` beside it (:func:`~pic_ros_tools.ros.foxglove_scene.write_scene`).
 
 Clock: with ``sim_time`` (the default) sim_robot publishes its simulation time on ``/clock``
 (``publish_clock``) and stamps ``joint_states`` with it, and skeleton_node, solver_node,
@@ -43,6 +45,7 @@ from pic_ros.ros.conversions import time_from_msg
 from pic_ros.ros.runner import BackgroundSpin
 from pic_ros_tools.convert import ReplayableRecording
 from pic_ros_tools.demo_report import DemoRecording
+from pic_ros_tools.ros.foxglove_scene import write_scene
 from pic_ros_tools.ros.mcap_recorder import DiscoveryRule, McapRecorder, RecordedTopic
 from pic_ros_tools.ros.processes import (
     loopback_environment,
@@ -341,7 +344,8 @@ def record_pipeline(
     :param say: Called with one progress line when the pipeline is up.
     :param skeleton_values: skeleton_node's parameters to set besides ``source`` (e.g.
         ``{'smoothing': 'kalman'}``).
-    :param mcap: Also record the run's topics into this MCAP file (:class:`Recorder`).
+    :param mcap: Also record the run's topics into this MCAP file (:class:`Recorder`), and the
+        Foxglove scene beside it (:func:`~pic_ros_tools.ros.foxglove_scene.write_scene`).
     :return: What was recorded; its ``notes`` hold the clock, the domain, the tracker source, the
         skeleton node's counts and the simulation's slips.
     :raises PicRosError: If the pipeline does not come up, the replay does not end in time or
@@ -391,6 +395,9 @@ def record_pipeline(
         stop_processes(processes)
         rclpy.try_shutdown(context=context)
     recording = recorder.recording
+    if mcap is not None:  # the run's scene for Foxglove, beside it
+        scene = write_scene(mcap, robot)
+        recording.notes['scene'] = str(scene.path)
     recording.notes['wall_time_pipeline_s'] = round(time.monotonic() - started_at, 1)
     recording.notes['ros_domain_id'] = domain
     recording.notes['source'] = replayed.source
