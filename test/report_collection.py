@@ -83,6 +83,8 @@ def write_collection(directory: Path, robots: tuple[str, ...] = ('baxter', 'tiag
                      'self_contact_frames': 0},
             'offline': record('synthetic1_bag', robot, 'pic', 1.0, 0),
             'arms': arms, 'run': run, 'warnings': ['a join'], 'valid': False,
+            'bound': {'bound_pacc': 0.96, 'bound_elbow_mae_rad': 0.08,
+                      'elbow_mae_live_over_bound': live_mae / 0.08},
         }]})
         write_json(directory / f'bench_{robot}.json', {
             'solvers': [{'robot': robot, 'solver': 'pic', 'eta': 0, 'arm_solves': 14520,

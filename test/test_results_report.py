@@ -32,8 +32,9 @@ OFFLINE_ROWS = [
     '| TIAGo | all | 1.000 | 0.030 | 3,369 → 0 | 38 |',
 ]
 LIVE_ROWS = [
-    '| Baxter | 0.83 | 0.155 | 370 / 118 | 9 / 16 of 2,193 | 8 / 9 | 32–36 / 147 | 0 | 1 |',
-    '| TIAGo | 0.94 | 0.097 | 370 | 8 of 2,146 | 3 | 51 / 142 | 0 | 1 |',
+    '| Baxter | 0.83 | 0.155 | 370 / 118 | 9 / 16 of 2,193 | 8 / 9 | 32–36 / 147 | 0 | 1 '
+    '| 0.96 / 0.080 | 1.94 |',
+    '| TIAGo | 0.94 | 0.097 | 370 | 8 of 2,146 | 3 | 51 / 142 | 0 | 1 | 0.96 / 0.080 | 1.21 |',
 ]
 BENCH_ROWS = [
     '| Baxter | 14,520 | 0.297 | 0.500 | 2.000 | 1,396 |',
@@ -126,7 +127,8 @@ def test_missing_sources_render_as_dashes_with_a_note_saying_why(tmp_path):
         '| Baxter | all | 0.999 | 0.030 | – → 0 | 38 |',
     ]
     assert _rows(blocks['live']) == [
-        '| Baxter | – | – | – | – | – | – | – | – |', '| TIAGo | – | – | – | – | – | – | – | – |',
+        '| Baxter | – | – | – | – | – | – | – | – | – | – |',
+        '| TIAGo | – | – | – | – | – | – | – | – | – | – |',
     ]
     assert _rows(blocks['bench']) == [BENCH_ROWS[0], '| TIAGo | – | – | – | – | – |']
     assert 'evaluate without the avoidance for baxter (unreadable)' in _note(blocks['offline'])
@@ -138,7 +140,7 @@ def test_missing_sources_render_as_dashes_with_a_note_saying_why(tmp_path):
 def test_an_empty_collection_renders_every_cell_missing(tmp_path):
     blocks = results_tables(tmp_path, ['nao'])
     assert _rows(blocks['offline']) == ['| NAO | all | – | – | – | – |']
-    assert _rows(blocks['live']) == ['| NAO | – | – | – | – | – | – | – | – |']
+    assert _rows(blocks['live']) == ['| NAO | – | – | – | – | – | – | – | – | – | – |']
     assert _rows(blocks['bench']) == ['| NAO | – | – | – | – | – |']
     assert all('not collected' in block for block in blocks.values())
 

@@ -57,10 +57,10 @@ END: Final = '<!-- results:end -->'
 
 HEADER: Final = (
     '| robot | Pacc offline | self-contact frames offline, without → with the avoidance '
-    '| live Pacc / elbow MAE [rad] | live self-contact frames | chunks joined per arm '
-    '| solve time p50 [ms] |'
+    '| live Pacc / elbow MAE [rad] | feasibility bound Pacc / elbow MAE [rad] '
+    '| live self-contact frames | chunks joined per arm | solve time p50 [ms] |'
 )
-RULE: Final = '|---|---|---|---|---|---|---|'
+RULE: Final = '|---|---|---|---|---|---|---|---|'
 
 
 def headline_row(robot: str, collection: Collection) -> list[str]:
@@ -69,7 +69,7 @@ def headline_row(robot: str, collection: Collection) -> list[str]:
 
     :param robot: Robot name.
     :param collection: The measurements.
-    :return: Seven cells, ``–`` where a source is missing.
+    :return: Eight cells, ``–`` where a source is missing.
     """
     offline = collection.records(OFFLINE, robot)
     without = collection.records(WITHOUT_AVOIDANCE, robot)
@@ -80,8 +80,11 @@ def headline_row(robot: str, collection: Collection) -> list[str]:
         f"{count(total(r.get('self_contact_frames') for r in without))} → "
         f"{count(total(r.get('self_contact_frames') for r in offline))}"
     )
-    live_pacc = live_mae = live_contacts = joined = MISSING
+    live_pacc = live_mae = live_contacts = joined = bound_pacc = bound_mae = MISSING
     if live_records:
+        bound = live_records[0].get('bound') or {}
+        bound_pacc = fixed(bound.get('bound_pacc'), 2)
+        bound_mae = fixed(bound.get('bound_elbow_mae_rad'), 3)
         live = live_records[0].get('live') or {}
         live_pacc = fixed(live.get('pacc_paper'), 2)
         live_mae = fixed(live.get('elbow_mae_rad'), 3)
@@ -92,6 +95,7 @@ def headline_row(robot: str, collection: Collection) -> list[str]:
         fixed(pacc, 3),
         MISSING if contacts == f'{MISSING} → {MISSING}' else contacts,
         MISSING if live_pacc == live_mae == MISSING else f'{live_pacc} / {live_mae}',
+        MISSING if bound_pacc == bound_mae == MISSING else f'{bound_pacc} / {bound_mae}',
         live_contacts,
         joined,
         fixed(bench[0].get('ms_p50') if bench else None, 3),

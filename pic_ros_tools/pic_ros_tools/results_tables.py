@@ -63,8 +63,9 @@ OFFLINE_HEADER: Final = (
 LIVE_HEADER: Final = (
     '| robot | Pacc live | elbow MAE live [rad] | lag p50 per arm [ms] '
     '| chunks joined per arm controller, of accepted | beyond a limit per arm controller '
-    '| delay p99 / max [ms] | self-contact frames live | rejected |\n'
-    '|---|---|---|---|---|---|---|---|---|'
+    '| delay p99 / max [ms] | self-contact frames live | rejected '
+    '| bound Pacc / elbow MAE [rad] | live / bound elbow MAE |\n'
+    '|---|---|---|---|---|---|---|---|---|---|---|'
 )
 BENCH_HEADER: Final = (
     '| robot | arm solves | solve p50 [ms] | solve p99 [ms] | solve max [ms] '
@@ -171,14 +172,15 @@ def live_row(robot: str, collection: Collection) -> list[str]:
 
     :param robot: Robot name.
     :param collection: The measurements.
-    :return: Nine cells, ``–`` where the live record is missing.
+    :return: Eleven cells, ``–`` where the live record is missing (or its bound).
     """
     records = collection.records(LIVE, robot)
     if not records:
-        return [TITLES.get(robot, robot), *[MISSING] * 8]
+        return [TITLES.get(robot, robot), *[MISSING] * 10]
     record = records[0]
     live = record.get('live') or {}
     run = record.get('run') or {}
+    bound = record.get('bound') or {}
     arms = [arm for arm in (record.get('arms') or {}).values() if isinstance(arm, dict)]
     lags = [finite(arm.get('lag_s_p50')) for arm in arms]
     controllers = arm_controllers(robot)
@@ -193,6 +195,8 @@ def live_row(robot: str, collection: Collection) -> list[str]:
         _delay_cell(controllers, run),
         count(live.get('self_contact_frames')),
         _rejected(run),
+        f"{fixed(bound.get('bound_pacc'), 2)} / {fixed(bound.get('bound_elbow_mae_rad'), 3)}",
+        fixed(bound.get('elbow_mae_live_over_bound'), 2),
     ]
 
 
