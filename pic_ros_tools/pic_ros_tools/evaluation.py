@@ -70,6 +70,7 @@ from pic_ros_tools.metrics import (
     percentile_ms,
     pose_hits,
 )
+from pic_ros_tools.occlusion_scores import occlusion_figures
 from pic_ros_tools.recordings.demonstration import Demonstration
 from pic_ros_tools.recordings.paper import Segment
 
@@ -531,6 +532,7 @@ def score(
         ),
         'dropped_frames': int(trace.dropped),
         'segment_pacc_paper': [s.pacc_paper for s in scores],
+        **occlusion_figures(trace, demonstration, robot),
     }
 
 

@@ -19,6 +19,7 @@ from pic_ros_tools.evaluation import (
     PAPER_PACC_MEANS,
     PAPER_TASKS,
 )
+from pic_ros_tools.occlusion_report import occlusion_table
 
 Record = Mapping[str, Any]
 
@@ -294,7 +295,8 @@ def evaluation_tables(records: Sequence[Record], suite: bool = False) -> str:
         parts = [suite_table(records), metrics_table(records), limit_table(records)]
     else:
         parts = [pose_accuracy_table(records), metrics_table(records), limit_table(records)]
-    return '\n\n'.join(parts)
+        parts.append(occlusion_table(records))
+    return '\n\n'.join(part for part in parts if part)
 
 
 def bench_tables(result: Mapping[str, Any]) -> str:
