@@ -29,6 +29,8 @@ What the metrics compare:
   are taken at the solved torso lift, and the wrist target moves with the lift target (the
   shoulder rides on the torso), so the wrist error includes any torso miss. The record's solver
   is ``whole-body`` and it reports the torso's travel;
+- the occlusion of the task surface (the PIC paper's PO), for the person and the robot, where
+  the recording has one: :mod:`pic_ros_tools.occlusion_scores`;
 - solve time: CPU time of the solving thread per arm solve (joint recovery included), so that
   preemption on a busy machine does not pass for solver cost; percentiles are pooled over every
   solve (records carry a histogram in microseconds so that tables can pool them exactly).
