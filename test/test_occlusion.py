@@ -108,6 +108,17 @@ def test_the_share_does_not_depend_on_where_the_plane_is(rng):
     assert 0.0 < first.fraction < 1.0
 
 
+def test_the_error_bound_holds_against_a_finer_integration(rng):
+    """Fifty overlapping capsules: coarse and fine rows agree within their bounds."""
+    starts = rng.uniform(-0.2, 1.2, size=(50, 3))
+    ends = starts + rng.normal(0.0, 0.1, size=(50, 3))
+    radii = rng.uniform(0.002, 0.07, size=50)
+    coarse = covered_fraction(SQUARE, starts, ends, radii, rows=200)
+    fine = covered_fraction(SQUARE, starts, ends, radii, rows=8000)
+    assert abs(coarse.fraction - fine.fraction) <= coarse.error_bound + fine.error_bound
+    assert fine.error_bound < coarse.error_bound
+
+
 def test_the_share_does_not_depend_on_the_scale():
     """The same scene twice as large covers the same share of a twice-as-large ROI."""
     starts, ends = [(0.1, 0.2, 0.0), (0.3, 0.9, 0.5)], [(0.8, 0.4, 0.2), (0.6, 0.1, 0.0)]

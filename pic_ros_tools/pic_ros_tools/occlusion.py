@@ -9,11 +9,12 @@ onto the plane is exact and simple: the projected segment thickened by the same 
 "stadium"), a disc when the segment is perpendicular to the plane.
 
 :func:`covered_fraction` measures the area of the *union* of the projected capsules inside the
-ROI, over the ROI's area: overlapping links are counted once. The area is integrated row by row:
-each of ``rows`` rows across the ROI (spacing ``h = height / rows``) is cut by every stadium in
-one interval, computed exactly; the union of the intervals on the row's mid-line is measured
-exactly and multiplied by ``h`` (the midpoint rule across rows). The error bound is stated in
-:class:`Coverage`.
+ROI, over the ROI's area: overlapping links are counted once. The area is integrated over
+``rows`` cells of rows across the ROI (height ``h = height / rows`` each): a line across the
+plane cuts every stadium in one interval, computed exactly, and the union of a line's intervals
+is measured exactly. The share is the midpoint rule (each cell's mid-line cut times ``h``); the
+same union measured on sets that provably lie inside and contain every cut of the cell bounds
+the exact area from below and above (:class:`Coverage`).
 
 Units: metres; every point in one frame chosen by the caller.
 """
@@ -174,13 +175,13 @@ class Coverage:
     The share of a ROI covered by projected capsules.
 
     :param fraction: Covered area inside the ROI over the ROI's area, in [0, 1].
-    :param error_bound: Bound on ``|fraction - exact|`` from the row integration: with row
-        spacing ``h`` and ``w_k`` the extent along u of capsule ``k``'s projection inside the
-        ROI, ``6 h sum_k w_k / area``. Each row's cut of a convex shape is an interval whose
-        ends are a convex and a concave function of v (total variation <= 2 w_k each); the
-        midpoint rule misses at most ``h`` times that variation, plus ``h w_k`` in each of the
-        two rows where the shape starts or ends; a union differs by at most the sum over its
-        members.
+    :param error_bound: Bound on ``|fraction - exact|`` from the row integration. In each cell
+        of rows, each stadium's cut at any height contains the intersection of its cuts at the
+        cell's two edges and lies within the hull of those cuts and of the stadium's extreme
+        points inside the cell (a stadium is convex); the unions of these inner and outer
+        intervals, times the cell height, bound the exact area from below and above, and the
+        mid-line cut lies between them. The bound is the larger distance from ``fraction`` to
+        those two bounds (so it counts each overlap once too).
     """
 
     fraction: float
@@ -295,26 +296,88 @@ def covered_fraction(
     top = float(np.max(np.maximum(a[:, 1], b[:, 1]) + radius))
     first_row = max(0, int(math.floor(bottom / step)))
     last_row = min(rows, int(math.ceil(top / step)))
-    v = np.asarray((np.arange(first_row, last_row) + 0.5) * step, dtype=np.float64)
-    lo, hi = _stadium_rows(a, b, radius, v)
-    lo = np.clip(lo, 0.0, roi.width)
-    hi = np.clip(hi, 0.0, roi.width)
+    cells = np.arange(first_row, last_row, dtype=np.float64)
+    mid_lines: FloatArray = (cells + 0.5) * step
+    edges: FloatArray = np.append(cells, last_row) * step
+    middle = _clipped(*_stadium_rows(a, b, radius, mid_lines), roi.width)
+    edge_lo, edge_hi = _stadium_rows(a, b, radius, edges)
+    inner, outer = _cell_bounds(a, b, radius, edge_lo, edge_hi, first_row, step)
+    estimate = _union_length(*middle) * step / roi.area
+    low = _union_length(*_clipped(*inner, roi.width)) * step / roi.area
+    high = _union_length(*_clipped(*outer, roi.width)) * step / roi.area
+    return Coverage(
+        fraction=float(min(1.0, estimate)),
+        error_bound=float(max(high - estimate, estimate - low, 0.0)),
+    )
+
+
+def _clipped(lo: FloatArray, hi: FloatArray, width: float) -> tuple[FloatArray, FloatArray]:
+    """Clip row intervals to ``[0, width]``; empty ones become ``[0, 0]``."""
+    lo = np.clip(lo, 0.0, width)
+    hi = np.clip(hi, 0.0, width)
     empty = ~(hi > lo)
-    right = np.where(empty, -np.inf, hi).max(axis=0)
-    left = np.where(empty, np.inf, lo).min(axis=0)
-    widths = np.where(np.isfinite(right), right - left, 0.0)
-    lo = np.where(empty, 0.0, lo)
-    hi = np.where(empty, 0.0, hi)
+    return np.where(empty, 0.0, lo), np.where(empty, 0.0, hi)
+
+
+def _union_length(lo: FloatArray, hi: FloatArray) -> float:
+    """Return the summed length over rows of the union of each row's intervals, shape (r, k)."""
     order = np.argsort(lo, axis=1)
     lo = np.take_along_axis(lo, order, axis=1)
     hi = np.take_along_axis(hi, order, axis=1)
     reach = np.maximum.accumulate(hi, axis=1)
-    before = np.concatenate((np.full((v.size, 1), -np.inf), reach[:, :-1]), axis=1)
-    covered = np.clip(hi - np.maximum(lo, before), 0.0, None).sum()
-    return Coverage(
-        fraction=float(min(1.0, covered * step / roi.area)),
-        error_bound=float(6.0 * step * widths.sum() / roi.area),
-    )
+    before = np.concatenate((np.full((lo.shape[0], 1), -np.inf), reach[:, :-1]), axis=1)
+    return float(np.clip(hi - np.maximum(lo, before), 0.0, None).sum())
+
+
+def _cell_bounds(
+    start: FloatArray,
+    end: FloatArray,
+    radius: FloatArray,
+    edge_lo: FloatArray,
+    edge_hi: FloatArray,
+    first_row: int,
+    step: float,
+) -> tuple[tuple[FloatArray, FloatArray], tuple[FloatArray, FloatArray]]:
+    """
+    Bound each stadium's cut within each cell of rows from inside and outside.
+
+    A stadium is convex: over a cell, the left end of its cut is a convex function of v and the
+    right end a concave one. So every cut in the cell contains the intersection of the cuts at
+    the cell's two edges (when both exist), and lies within the hull of those cuts and of the
+    stadium's leftmost, rightmost, lowest and highest points inside the cell (those of its end
+    discs, all points of the stadium).
+
+    :param start: Projected segment starts, shape (k, 2).
+    :param end: Projected segment ends, shape (k, 2).
+    :param radius: Radii, shape (k,).
+    :param edge_lo: Cuts at the cell edges, left ends, shape (c + 1, k) (``lo > hi``: none).
+    :param edge_hi: Right ends, shape (c + 1, k).
+    :param first_row: Index of the first cell in the ROI's rows.
+    :param step: Row spacing [m].
+    :return: ``((lo, hi), (lo, hi))``: inner and outer intervals, shape (c, k) each.
+    """
+    present = edge_lo <= edge_hi
+    both = present[:-1] & present[1:]
+    inner_lo = np.where(both, np.maximum(edge_lo[:-1], edge_lo[1:]), np.inf)
+    inner_hi = np.where(both, np.minimum(edge_hi[:-1], edge_hi[1:]), -np.inf)
+    masked_lo = np.where(present, edge_lo, np.inf)
+    masked_hi = np.where(present, edge_hi, -np.inf)
+    outer_lo = np.minimum(masked_lo[:-1], masked_lo[1:])
+    outer_hi = np.maximum(masked_hi[:-1], masked_hi[1:])
+    columns = np.arange(radius.size)
+    extremes = []  # points of the stadium: its end discs' leftmost, rightmost, lowest, highest
+    for centre in (start, end):
+        for axis in (0, 1):
+            for sign in (-1.0, 1.0):
+                point = centre.copy()
+                point[:, axis] += sign * radius
+                extremes.append(point)
+    for point in extremes:
+        cell = np.floor(point[:, 1] / step).astype(np.int64) - first_row
+        inside = (cell >= 0) & (cell < outer_lo.shape[0])
+        np.minimum.at(outer_lo, (cell[inside], columns[inside]), point[inside, 0])
+        np.maximum.at(outer_hi, (cell[inside], columns[inside]), point[inside, 0])
+    return (inner_lo, inner_hi), (outer_lo, outer_hi)
 
 
 __all__ = [
