@@ -37,6 +37,8 @@ setup(
         share('config', '*.yaml'),
         share('config/controllers', '*.yaml'),
         share('urdf', '*.urdf'),
+        share('rviz', '*.rviz'),
+        share('foxglove', '*.json'),
     ],
     # The ROS 2 Python packages (rclpy, *_msgs) come from a ROS install or, for the standalone
     # venv, from the PyPI ros-* wheels pinned in requirements.txt; they are not listed here.

@@ -39,6 +39,7 @@ setup(
     # from a ROS install or the PyPI ros-* wheels, as for pic_ros.
     install_requires=[
         'setuptools', 'pic_ros', 'numpy', 'PyYAML', 'rosbags', 'mujoco', 'matplotlib', 'Pillow',
+        'mcap',
     ],
     extras_require={'bench': ['ikpy'], 'test': ['pytest', 'hypothesis']},
     zip_safe=False,

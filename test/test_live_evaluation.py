@@ -84,9 +84,11 @@ def test_a_robot_doing_the_offline_solution_at_once_scores_the_offline_figures(o
         assert np.allclose(live.arms[name].q, arm.q, atol=1e-9)
     expected = score(trace, demonstration, robot, SolverConfig())
     got = score(live, demonstration, robot, SolverConfig())
-    for key in ('pacc_paper', 'elbow_mae_rad', 'ee_err_cm', 'limit_violations', 'jump_frames'):
+    for key in ('pacc_paper', 'elbow_mae_rad', 'ee_err_cm', 'limit_violations', 'jump_frames',
+                'smoothed_pacc_paper', 'smoothed_elbow_mae_rad', 'smoothed_ee_err_cm'):
         assert got[key] == pytest.approx(expected[key], abs=1e-9), key
     assert got['dir_err_deg'] == pytest.approx(expected['dir_err_deg'], abs=1e-6)
+    assert got['reference'] == expected['reference'] == 'tracked'
 
 
 def test_a_late_robot_shows_its_delay_as_lag_and_scores_lower(offline):

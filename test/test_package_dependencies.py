@@ -43,7 +43,7 @@ ROSDEP_KEYS = {
     'ikpy': 'python3-ikpy-pip',
     'pytest': 'python3-pytest',
     'hypothesis': 'python3-hypothesis',
-    'mcap': 'mcap-ros2-support',
+    'mcap': 'python3-mcap-pip',
     'mcap_ros2': 'mcap-ros2-support',
     'pic_ros': 'pic_ros',
 }
@@ -69,6 +69,7 @@ TOOLS_ONLY = {
     'rosbags': 'python3-rosbags-pip',
     'matplotlib': 'python3-matplotlib',
     'PIL': 'python3-pil',
+    'mcap': 'python3-mcap-pip',
 }
 """Modules (with their rosdep keys) the run-time package must neither import nor declare."""
 

@@ -363,8 +363,10 @@ def test_whole_body_follows_a_crouching_synthetic_person(tiago):
     """
     A crouching generated person: the torso goes down, elbow and hand stay accurate.
 
-    The hierarchy's own accuracy (avoidance off); with the avoidance on, the lowered torso brings
-    the hand near the base, which it keeps clear of: no self-contact in MuJoCo, no limit crossed.
+    The hierarchy's own accuracy (avoidance off; against the person as smoothed, what it was
+    given; against the person as tracked, 0.097 rad and 7.4 cm measured, the smoothing's lag
+    and noise included); with the avoidance on, the lowered torso brings the hand near the base,
+    which it keeps clear of: no self-contact in MuJoCo, no limit crossed.
     """
     spec = suite_specs(50)[0]
     demonstration = demonstration_from_synthetic(crouching_take(spec))
@@ -376,8 +378,10 @@ def test_whole_body_follows_a_crouching_synthetic_person(tiago):
     assert np.all((lift >= 0.0) & (lift <= 0.35))
     record = score(trace, demonstration, tiago, SolverConfig(name='pic'))
     assert record['solver'] == 'whole-body' and record['torso_travel_cm'] > 5.0
-    assert record['elbow_mae_rad'] < 0.1
-    assert record['ee_err_cm'] < 6.0
+    assert record['elbow_mae_rad'] < 0.11
+    assert record['ee_err_cm'] < 8.5
+    assert record['smoothed_elbow_mae_rad'] < 0.1
+    assert record['smoothed_ee_err_cm'] < 6.0
     assert record['limit_violations'] == 0
     guarded = evaluate_one(
         tiago, demonstration, SolverConfig(name='pic'), EvaluationSettings(whole_body=True)
@@ -393,7 +397,8 @@ def test_whole_body_never_jumps_on_a_synthetic_person(tiago):
     Near the straight arm the upper-arm roll barely moves the wrist, so the unbounded hierarchy
     turned it by up to 0.7 rad in one frame on this person (about 20 frames above 0.35 rad);
     the per-frame step bound keeps every change within 0.3 rad, the elbow and hand accurate (the
-    hierarchy's own figures), and so does the self-collision avoidance after it.
+    hierarchy's own figures, against the person as smoothed; against the person as tracked
+    0.098 rad and 7.4 cm measured), and so does the self-collision avoidance after it.
     """
     demonstration = demonstration_from_synthetic(generate_take(suite_specs(50)[0]))
     solver = SolverConfig(name='pic')
@@ -406,8 +411,10 @@ def test_whole_body_never_jumps_on_a_synthetic_person(tiago):
         record = score(trace, demonstration, tiago, solver)
         assert record['jump_frames'] == 0
         if avoidance is UNGUARDED:
-            assert record['elbow_mae_rad'] < 0.05
-            assert record['ee_err_cm'] < 5.0
+            assert record['elbow_mae_rad'] < 0.11
+            assert record['ee_err_cm'] < 8.5
+            assert record['smoothed_elbow_mae_rad'] < 0.05
+            assert record['smoothed_ee_err_cm'] < 5.0
 
 
 def test_evaluate_with_the_torso_on_a_few_seconds_of_a_recording(shared_data, capsys):

@@ -7,18 +7,21 @@ Usage::
     ros2 launch pic_ros gazebo.launch.py robot:=tiago input_topic:=/kinect2/body_tracking_data
     ros2 launch pic_ros gazebo.launch.py robot:=yumi replay_bag:=/data/take start_engaged:=true
     ros2 launch pic_ros gazebo.launch.py robot:=baxter gz_args:='-r -v 2 empty.sdf'
+    ros2 launch pic_ros gazebo.launch.py robot:=tiago follow_base:=true admittance:=true
 
 Needs (a ROS machine): ros_gz_sim, ros_gz_bridge, gz_ros2_control (Humble: ign_ros2_control),
-robot_state_publisher, controller_manager, joint_state_broadcaster and
-joint_trajectory_controller (ros2_controllers).
+robot_state_publisher, controller_manager, and the package of every controller of the controllers
+file (ros2_controllers: joint_state_broadcaster, joint_trajectory_controller; TIAGo also
+diff_drive_controller and force_torque_sensor_broadcaster).
 
 Sequence (as gz_ros2_control_demos' launch files do it):
 
 1. ``robot_state_publisher`` publishes ``robot_description``: the robot's plain URDF plus the
    ``<ros2_control>`` and ``<gazebo>`` tags that
    :func:`pic_ros.robot.gazebo.gazebo_robot_description` adds (hardware plugin chosen by
-   ``distro``; controllers from ``config/controllers/<robot>_controllers.yaml``); the base is
-   welded to the world.
+   ``distro``; controllers from ``config/controllers/<robot>_controllers.yaml``, whose joints
+   and sensors get the interfaces their controllers claim); the base is welded to the world,
+   unless the robot file has a ``mobile_base`` (TIAGo stands on its wheels).
 2. ``ros_gz_sim``'s ``gz_sim.launch.py`` starts Gazebo with ``gz_args``. The default,
    ``-r -s -v 2 empty.sdf``, runs the simulation at once (``-r``: the clock must advance for the
    controllers to switch) and without GUI (``-s``: server only, fine on a headless machine;
@@ -28,11 +31,18 @@ Sequence (as gz_ros2_control_demos' launch files do it):
    starts the controller manager inside Gazebo.
 5. When ``create`` has exited successfully: ``controller_manager spawner`` for
    ``joint_state_broadcaster``, then, each after the previous one exited successfully, one
-   spawner per controller of the controllers file (the arm controllers; TIAGo's torso).
+   spawner per controller of the controllers file (arms, head, grippers; TIAGo's torso, base
+   and wrist force/torque broadcaster).
    A failed step logs why and shuts the launch down.
 6. When the last controller is active: ``teleop.launch.py`` (the three nodes, with
    ``use_sim_time:=true``), and the ``replay`` executable (package ``pic_ros_tools``) with
-   ``replay_bag`` if one is given.
+   ``replay_bag`` if one is given. ``follow_base:=true`` also starts ``base_follower``, its
+   ``cmd_vel`` remapped onto the diff_drive_controller's input of the distro
+   (:func:`pic_ros.robot.gazebo.base_command`: ``mobile_base_controller/cmd_vel_unstamped``,
+   ``Twist``, on Humble; ``mobile_base_controller/cmd_vel``, ``TwistStamped``, from Jazzy on).
+   ``admittance:=true`` makes ``solver_node`` read the wrist sensor the robot file names
+   (TIAGo: ``ft_sensor_controller/wrench``, what the force_torque_sensor_broadcaster
+   publishes).
    The replay publishes the bag's tracker topic at its original pace; it does not publish
    ``/clock`` (Gazebo owns the clock); point ``input_topic`` at the bag's topic. The robot
    follows once engaged: ``start_engaged:=true``, or ``/trajectory_publisher/engage``.
@@ -54,6 +64,7 @@ from launch.actions import (
     OpaqueFunction,
     RegisterEventHandler,
 )
+from launch.conditions import IfCondition
 from launch.event_handlers import OnProcessExit
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import EnvironmentVariable, LaunchConfiguration, PathJoinSubstitution
@@ -62,7 +73,13 @@ from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 from pic_ros.exceptions import PicRosError
 from pic_ros.robot import load_robot
-from pic_ros.robot.gazebo import controller_names, gazebo_names, gazebo_robot_description
+from pic_ros.robot.gazebo import (
+    base_command,
+    controller_names,
+    gazebo_names,
+    gazebo_robot_description,
+    read_controllers,
+)
 from pic_ros.ros.launch_arguments import parameter_arguments
 from pic_ros.ros.launch_support import (
     abort_unless_shutting_down,
@@ -76,11 +93,8 @@ PACKAGE = 'pic_ros'
 TOOLS_PACKAGE = 'pic_ros_tools'
 """The package of sim_robot and replay (:func:`require_tools` checks it is installed)."""
 CONTROLLER_MANAGER = '/controller_manager'
-ROS_PACKAGES = (
-    'robot_state_publisher', 'ros_gz_sim', 'ros_gz_bridge', 'controller_manager',
-    'joint_state_broadcaster', 'joint_trajectory_controller',
-)
-"""ROS packages the sequence needs, besides the distro's gz_ros2_control plugin package."""
+ROS_PACKAGES = ('robot_state_publisher', 'ros_gz_sim', 'ros_gz_bridge', 'controller_manager')
+"""ROS packages the sequence needs, besides the plugin package and the controllers' packages."""
 
 
 def declare_arguments():
@@ -89,7 +103,7 @@ def declare_arguments():
         DeclareLaunchArgument(
             item.name, default_value=item.default, description=item.description,
             **({'choices': list(item.choices)} if item.choices else {}))
-        for item in parameter_arguments(('source', 'solver', 'start_engaged'))
+        for item in parameter_arguments(('source', 'solver', 'admittance', 'start_engaged'))
     ]
     return [
         DeclareLaunchArgument(
@@ -119,6 +133,11 @@ def declare_arguments():
             'controllers_file', default_value='',
             description='ros2_control controllers YAML (empty: the installed '
                         'config/controllers/<robot>_controllers.yaml)'),
+        DeclareLaunchArgument(
+            'follow_base', default_value='false',
+            description="Also start base_follower: the mobile base follows the person's walking "
+                        "through the controllers file's diff_drive_controller (opt-in: the "
+                        'robot drives)'),
     ]
 
 
@@ -146,6 +165,21 @@ def _after(process, what, actions):
 
     # OnProcessExit takes a callable (event, context) -> actions (launch/event_handlers).
     return RegisterEventHandler(OnProcessExit(target_action=process, on_exit=on_exit))
+
+
+def _base_arguments(base):
+    """
+    Return the teleop.launch.py arguments that drive the base controller, or none.
+
+    :param base: ``(topic, stamped)`` of the diff_drive_controller's input
+        (:func:`pic_ros.robot.gazebo.base_command`), or None not to follow.
+    :return: ``follow_base``, ``base_cmd_topic`` and ``base_cmd_stamped``, or an empty dict.
+    """
+    if base is None:
+        return {}
+    topic, stamped = base
+    return {'follow_base': 'true', 'base_cmd_topic': topic,
+            'base_cmd_stamped': 'true' if stamped else 'false'}
 
 
 def _spawner(controller):
@@ -177,13 +211,21 @@ def launch_setup(context):
         names = gazebo_names(distro)
         description = gazebo_robot_description(robot, controllers_file, distro=distro)
         controllers = controller_names(controllers_file)
+        entries = read_controllers(controllers_file)
+        base = base_command(entries, distro)
     except PicRosError as error:
         raise LaunchAbort(f'{error}; nothing was started') from None
+    follow_base = IfCondition(LaunchConfiguration('follow_base')).evaluate(context)
+    if follow_base and base is None:
+        raise LaunchAbort(
+            f'follow_base:=true: {controllers_file} has no diff_drive_controller; nothing was '
+            'started')
     # All or nothing: a missing package found by a Node half-way would leave the processes
     # started before it running.
     plugin_package = names.system_filename.removesuffix('-system')
+    controller_packages = sorted({entry.package for entry in entries})
     require_packages(
-        [*ROS_PACKAGES, plugin_package],
+        [*ROS_PACKAGES, *controller_packages, plugin_package],
         f'gazebo.launch.py (distro {distro})',
         'Install Gazebo with ros_gz and ros2_control (e.g. ros-$ROS_DISTRO-ros-gz, '
         'ros-$ROS_DISTRO-gz-ros2-control, ros-$ROS_DISTRO-ros2-controllers, '
@@ -236,8 +278,10 @@ def launch_setup(context):
                     'source': LaunchConfiguration('source'),
                     'input_topic': LaunchConfiguration('input_topic'),
                     'solver': LaunchConfiguration('solver'),
+                    'admittance': LaunchConfiguration('admittance'),
                     'start_engaged': LaunchConfiguration('start_engaged'),
                     'use_sim_time': 'true',
+                    **_base_arguments(base if follow_base else None),
                 }.items(),
             ),
         ]),

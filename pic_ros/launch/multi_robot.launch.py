@@ -7,22 +7,36 @@ Usage::
     ros2 launch pic_ros multi_robot.launch.py robots:=baxter,tiago solver:=pics eta:=2
     ros2 launch pic_ros multi_robot.launch.py input_topic:=/kinect2/body_tracking_data
     ros2 launch pic_ros multi_robot.launch.py sim:=true   # one MuJoCo robot per namespace
+    ros2 launch pic_ros multi_robot.launch.py robots:=baxter:left_cell,baxter:right_cell
 
 What it starts:
 
 - one ``skeleton_node`` in the root namespace: tracker input (``body_tracking_data`` remapped to
   ``input_topic``, or the Xsens UDP stream) -> the shared ``/skeleton`` topic;
-- for each robot of ``robots`` (default ``baxter,yumi,tiago``; any robot of ``config/``), in the
-  namespace ``/<robot>``: a ``solver_node`` whose ``skeleton`` is remapped to ``/skeleton`` and
-  that publishes ``/<robot>/joint_targets``, and a ``trajectory_publisher`` that reads
-  ``/<robot>/joint_states`` and streams ``/<robot>/<controller>/joint_trajectory`` (so each
+- for each robot of ``robots`` (default ``baxter,yumi,tiago``; any robot of ``config/``), in its
+  namespace ``/<ns>``: a ``solver_node`` whose ``skeleton`` is remapped to ``/skeleton`` and
+  that publishes ``/<ns>/joint_targets``, and a ``trajectory_publisher`` that reads
+  ``/<ns>/joint_states`` and streams ``/<ns>/<controller>/joint_trajectory`` (so each
   robot's controller manager runs in its namespace, e.g. ``/baxter/left_arm_controller``).
 
+Each item of ``robots`` is ``ROBOT`` (namespace ``/<robot>``) or ``ROBOT:NAMESPACE``, so that two
+robots of one type run side by side (``baxter:left_cell,baxter:right_cell``); two robots given
+one namespace stop the launch before anything starts.
+
 With ``sim:=true``, each robot also gets a ``sim_robot`` (MuJoCo, package ``pic_ros_tools``) in
-its namespace that follows its trajectories and publishes ``/<robot>/joint_states``.
+its namespace that follows its trajectories and publishes ``/<ns>/joint_states`` and
+``/<ns>/robot_description``.
+
+When ``robot_state_publisher`` is installed (a ROS install; not on PyPI), each robot gets one in
+its namespace, with its URDF: ``/<ns>/robot_description`` (latched) and the robot's TF on
+``/<ns>/tf`` and ``/<ns>/tf_static`` (remapped from ``/tf``, so that the robots' trees stay
+apart); otherwise the launch says so in its log and runs without TF. The person drawn over each
+robot is ``/<ns>/placed_skeleton_markers`` (frame the robot's base frame). To see one robot
+in RViz: ``rviz2 -d $(ros2 pkg prefix pic_ros)/share/pic_ros/rviz/teleop.rviz -f <base frame>
+--ros-args -r __ns:=/<ns> -r /tf:=tf -r /tf_static:=tf_static``.
 
 Each robot starts disengaged and is engaged on its own
-(``/<robot>/trajectory_publisher/engage``; ``/<robot>/estop`` stops it), or all at once with
+(``/<ns>/trajectory_publisher/engage``; ``/<ns>/estop`` stops it), or all at once with
 ``start_engaged:=true``.
 
 Every process is essential: when one exits while the launch runs, the launch stops as a whole
@@ -40,11 +54,15 @@ from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node, PushRosNamespace, SetParameter
 from launch_ros.parameter_descriptions import ParameterFile
 from launch_ros.substitutions import FindPackageShare
+from pic_ros.exceptions import ConfigError
 from pic_ros.resources import shipped_robots
-from pic_ros.ros.launch_arguments import node_overrides, parameter_arguments
+from pic_ros.robot import load_robot
+from pic_ros.ros.launch_arguments import node_overrides, parameter_arguments, placed_robots
 from pic_ros.ros.launch_support import (
     LaunchAbort,
     require_tools,
+    robot_state_publisher,
+    state_publisher_missing,
     stop_launch_when_exits,
 )
 
@@ -68,7 +86,8 @@ def declare_arguments():
         DeclareLaunchArgument(
             'robots', default_value=','.join(DEFAULT_ROBOTS),
             description='Comma-separated robots to drive, each in its own namespace: any of '
-                        'config/ (baxter, nao, tiago, yumi)'),
+                        'config/ (baxter, nao, tiago, yumi), each as ROBOT (namespace /ROBOT) '
+                        'or ROBOT:NAMESPACE (e.g. baxter:left_cell,baxter:right_cell)'),
         *parameters,
         DeclareLaunchArgument(
             'input_topic', default_value='body_tracking_data',
@@ -100,33 +119,27 @@ def robot_list(text):
     """
     Parse the ``robots`` argument.
 
-    :param text: Comma-separated robot names.
-    :return: The names, in the given order, without duplicates.
-    :raises LaunchAbort: If the list is empty or names an unknown robot.
+    :param text: Comma-separated ``ROBOT`` or ``ROBOT:NAMESPACE`` items.
+    :return: The robots with their namespaces
+        (:class:`~pic_ros.ros.launch_arguments.PlacedRobot`), in the given order.
+    :raises LaunchAbort: If the list is empty, names an unknown robot or a bad namespace, or
+        gives one namespace twice.
     """
-    known = shipped_robots()
-    robots = []
-    for item in text.split(','):
-        name = item.strip()
-        if not name or name in robots:
-            continue
-        if name not in known:
-            raise LaunchAbort(
-                f'robots: {name!r} is not one of {", ".join(known)}; nothing was started')
-        robots.append(name)
-    if not robots:
-        raise LaunchAbort(f'robots is empty; give some of {", ".join(known)}')
-    return robots
+    try:
+        return placed_robots(text, shipped_robots())
+    except ConfigError as error:
+        raise LaunchAbort(str(error)) from None
 
 
 def launch_setup(context):
     """Create the shared skeleton node and one solver + trajectory publisher per robot."""
     parameter_file = ParameterFile(LaunchConfiguration('params_file'), allow_substs=False)
-    robots = robot_list(_text(context, 'robots'))
+    placed = robot_list(_text(context, 'robots'))
     overrides = {
-        robot: node_overrides(lambda name: _text(context, name), robot) for robot in robots
+        one.robot: node_overrides(lambda name: _text(context, name), one.robot)
+        for one in placed
     }
-    skeleton_values = overrides[robots[0]]['skeleton_node']  # one tracker for every robot
+    skeleton_values = overrides[placed[0].robot]['skeleton_node']  # one tracker for every robot
     # name= and namespace given (directly or by PushRosNamespace): launch_ros keys the override
     # dictionaries by the node's full name, which rclpy applies over the wildcard file.
     skeleton = Node(
@@ -140,7 +153,11 @@ def launch_setup(context):
     sim = IfCondition(LaunchConfiguration('sim')).evaluate(context)
     if sim:
         require_tools('sim:=true (a sim_robot per robot)', 'leave sim false')
-    for robot in robots:
+    missing = state_publisher_missing()  # said once, for every robot
+    if missing is not None:
+        actions.append(missing)
+    for one in placed:
+        robot = one.robot
         nodes = {
             'solver_node': Node(
                 package=PACKAGE, executable='solver_node', name='solver_node',
@@ -162,8 +179,11 @@ def launch_setup(context):
             )
         # PushRosNamespace: the Iron+ name is PushROSNamespace; the old one stays exported
         # (launch_ros actions/__init__.py) and is the only one on Humble.
-        actions.append(GroupAction([PushRosNamespace(robot), *nodes.values()]))
-        actions += [_essential(node, f'/{robot}/{name}') for name, node in nodes.items()]
+        actions.append(GroupAction([PushRosNamespace(one.namespace), *nodes.values()]))
+        if missing is None:
+            urdf = load_robot(robot).urdf_file.read_text(encoding='utf-8')
+            actions.append(robot_state_publisher(urdf, one.namespace, separate_tf=True))
+        actions += [_essential(node, f'{one.namespace}/{name}') for name, node in nodes.items()]
     return actions
 
 

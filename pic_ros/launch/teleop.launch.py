@@ -37,7 +37,15 @@ What it starts, in the namespace ``namespace``:
   (default: the robot file's ``mobile_base`` ``command_topic``; TIAGo:
   ``mobile_base_controller/cmd_vel_unstamped``, the Twist input of PAL's ROS 2
   diff_drive_controller configuration); off by default: a moving base is opt-in;
-- RViz if ``use_rviz:=true`` (fixed frame ``pic_human``, the skeleton's frame).
+- ``robot_state_publisher`` when it is installed (a ROS install; it is not on PyPI): the
+  robot's URDF (``urdf/<robot>.urdf``, from the robot file) as its ``robot_description``, so it
+  publishes ``robot_description`` (latched) and the robot's TF on ``/tf`` from ``joint_states``;
+  when it is not installed the launch says so in its log and runs without TF (``sim_robot``
+  still publishes ``robot_description``);
+- RViz if ``use_rviz:=true``, with ``rviz/teleop.rviz``: the robot model, TF, and the person
+  drawn over the robot (solver_node's ``placed_skeleton_markers``, coloured by whether the robot
+  follows), fixed frame the robot's base frame; skeleton_node's ``skeleton_markers`` (frame
+  ``pic_human``, which no TF joins to the robot) are in the configuration, switched off.
 
 ``admittance:=true`` (and ``whole_body:=true``, the solver that honours it) are solver_node
 parameters like ``solver``; the admittance reads each arm's wrist force/torque sensor on the
@@ -77,14 +85,15 @@ from pic_ros.ros.launch_support import (
     LaunchAbort,
     require_packages,
     require_tools,
+    robot_state_publisher,
+    state_publisher_missing,
     stop_launch_when_exits,
 )
-from pic_ros.ros.schema import ROBOT, SKELETON_NODE
+from pic_ros.ros.schema import ROBOT
 
 PACKAGE = 'pic_ros'
 TOOLS_PACKAGE = 'pic_ros_tools'
 """The package of sim_robot and replay (:func:`require_tools` checks it is installed)."""
-BODY_FRAME = SKELETON_NODE['body_frame_id'].default  # the skeleton's frame_id
 
 
 def declare_arguments():
@@ -129,8 +138,8 @@ def declare_arguments():
                         'or Gazebo needed)'),
         DeclareLaunchArgument(
             'use_rviz', default_value='false',
-            description='Start RViz (fixed frame pic_human) to show skeleton_markers; needs '
-                        'rviz2'),
+            description='Start RViz with rviz/teleop.rviz (robot model, TF, the person over the '
+                        "robot; fixed frame the robot's base frame); needs rviz2"),
         DeclareLaunchArgument(
             'follow_base', default_value='false',
             description="Also start base_follower: the mobile base follows the person's walking "
@@ -168,10 +177,11 @@ def check_robot(robot):
     Load the robot file, so that a wrong ``robot`` stops the launch before anything starts.
 
     :param robot: The ``robot`` argument: a name or the path of a robot YAML.
+    :return: The robot.
     :raises LaunchAbort: Saying what is wrong with it.
     """
     try:
-        load_robot(robot)
+        return load_robot(robot)
     except PicRosError as error:
         raise LaunchAbort(f'robot:={robot}: {error}; nothing was started') from None
 
@@ -185,7 +195,7 @@ def launch_setup(context):
     """Check the arguments, then create the pipeline's nodes (all or nothing)."""
     robot = _text(context, 'robot')
     overrides = node_overrides(lambda name: _text(context, name), robot)
-    check_robot(robot)
+    model = check_robot(robot)
     try:
         wrenches = wrench_remappings(robot, _text(context, 'wrench_topic'))
         base_topic = (
@@ -251,9 +261,16 @@ def launch_setup(context):
             ),
             'base_follower',
         )
+    actions.append(
+        state_publisher_missing()
+        or robot_state_publisher(model.urdf_file.read_text(encoding='utf-8'), namespace)
+    )
     if _flag(context, 'use_rviz'):
         actions.append(
-            Node(package='rviz2', executable='rviz2', arguments=['-f', BODY_FRAME],
+            Node(package='rviz2', executable='rviz2', namespace=namespace,
+                 arguments=['-d', PathJoinSubstitution([FindPackageShare(PACKAGE), 'rviz',
+                                                        'teleop.rviz']),
+                            '-f', model.base_frame],
                  output='screen'))
     return actions
 

@@ -556,7 +556,8 @@ def build_parser() -> argparse.ArgumentParser:
         '--duration', type=float, help='--live: play only the first seconds of each recording'
     )
     evaluate.add_argument(
-        '--logs', type=Path, help="--live: keep the processes' logs in this folder"
+        '--logs', type=Path,
+        help="--live: keep the processes' logs and each run's run.mcap (its topics) here",
     )
     evaluate.set_defaults(run=run_evaluate)
     bench = commands.add_parser('bench', help='solver timing against ikpy; pipeline throughput')

@@ -30,18 +30,13 @@ from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
-from pic_ros.correspondence.mapping import human_side_for, MappingMode, MIRROR_REFLECTION
+from pic_ros.correspondence.mapping import human_side_for, MappingMode
+from pic_ros.correspondence.overlay import overlay_person
 from pic_ros.robot.arm import ArmModel
 from pic_ros.robot.robot import Robot
-from pic_ros.skeleton import HumanJoint, Side
+from pic_ros.skeleton import HumanJoint, make_frame, Side
 
 FloatArray = npt.NDArray[np.float64]
-
-TRUNK = (
-    (HumanJoint.PELVIS, HumanJoint.SPINE_CHEST), (HumanJoint.SPINE_CHEST, HumanJoint.NECK),
-    (HumanJoint.NECK, HumanJoint.HEAD),
-)
-"""Trunk bones of the person drawn over the robot."""
 
 SIDE_COLOURS: Final = MappingProxyType({
     Side.LEFT: (0.16, 0.47, 0.86, 0.6), Side.RIGHT: (0.86, 0.35, 0.16, 0.6),
@@ -126,13 +121,14 @@ def person_overlay(
     """
     Return the capsules that draw a person over the robot, in the robot's scale.
 
-    Each placed arm is drawn where the solver node placed it (its targets, robot base frame). The
-    trunk and head keep the person's shape relative to the middle of their shoulders, scaled by
-    the robot's arm length over the person's, from the middle of the placed shoulders, with
-    collar bones to each placed shoulder.
+    The person is placed as the solver node's ``placed_skeleton_markers`` place it
+    (:func:`pic_ros.correspondence.overlay.overlay_person`): each placed arm where the solver
+    node placed it (its targets, robot base frame), the trunk and head keeping the person's shape
+    relative to the middle of their shoulders, scaled by the robot's arm length over the
+    person's, from the middle of the placed shoulders, with collar bones to each placed shoulder.
 
     :param robot: The robot.
-    :param joints: The person's body-frame joints, shape (12, 3), [m] (NaN: invalid).
+    :param joints: The person's body-frame joints, shape (12, 3) or (19, 3), [m] (NaN: invalid).
     :param placed: Per arm, shoulder, elbow and wrist targets, shape (3, 3), [m], base frame.
     :param mode: The mapping mode (``mirror`` reflects the trunk like the arms).
     :return: :class:`~pic_ros_tools.sim.mujoco_robot.Capsule` s, world (robot base) frame.
@@ -142,37 +138,18 @@ def person_overlay(
     capsules: list[Any] = []
     if not placed:
         return capsules
-    robot_length = float(np.mean([
-        np.linalg.norm(p[1] - p[0]) + np.linalg.norm(p[2] - p[1]) for p in placed.values()
-    ]))
+    overlay = overlay_person(make_frame(0.0, joints, frame='body'), placed, mode)
+    robot_length = overlay.arm_length
     radius = LIMB_RADIUS * robot_length
-    for name, points in placed.items():
+    for name, points in overlay.arms.items():
         colour = SIDE_COLOURS[human_side_for(robot.arms[name].side, mode)]
         for start, end in ((0, 1), (1, 2), (2, 2)):
             capsules.append(Capsule(points[start], points[end], radius, colour))
-    shoulders = [HumanJoint.SHOULDER_LEFT, HumanJoint.SHOULDER_RIGHT]
-    if not np.all(np.isfinite(joints[shoulders])):
-        return capsules
-    person_length = np.nanmean([
-        np.linalg.norm(joints[e] - joints[s]) + np.linalg.norm(joints[w] - joints[e])
-        for s, e, w in (
-            (HumanJoint.SHOULDER_LEFT, HumanJoint.ELBOW_LEFT, HumanJoint.WRIST_LEFT),
-            (HumanJoint.SHOULDER_RIGHT, HumanJoint.ELBOW_RIGHT, HumanJoint.WRIST_RIGHT),
-        )
-    ])
-    if not (np.isfinite(person_length) and person_length > 0.0):
-        return capsules
-    relative = (joints - np.mean(joints[shoulders], axis=0)) * (robot_length / person_length)
-    if mode is MappingMode.MIRROR:
-        relative = relative @ MIRROR_REFLECTION
-    anchors = [points[0] for points in placed.values()]
-    trunk = np.mean(anchors, axis=0) + relative
-    for first, second in TRUNK:
-        capsules.append(Capsule(trunk[first], trunk[second], radius, TRUNK_COLOUR))
-    head = trunk[HumanJoint.HEAD]
-    capsules.append(Capsule(head, head, HEAD_RADIUS * robot_length, TRUNK_COLOUR))
-    for anchor in anchors:
-        capsules.append(Capsule(trunk[HumanJoint.SPINE_CHEST], anchor, radius, TRUNK_COLOUR))
+    for start, end in overlay.trunk_bones:
+        capsules.append(Capsule(start, end, radius, TRUNK_COLOUR))
+    head = overlay.trunk.get(HumanJoint.HEAD)
+    if head is not None:
+        capsules.append(Capsule(head, head, HEAD_RADIUS * robot_length, TRUNK_COLOUR))
     return capsules
 
 

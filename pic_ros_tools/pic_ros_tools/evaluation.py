@@ -11,12 +11,20 @@ population standard deviation is reported, like the PIC paper's tables.
 
 What the metrics compare:
 
-- elbow angles and bone directions: the person's (as the pipeline sees them, smoothed, in the body
-  frame, mapped to the robot's axes) against the robot's landmarks after the solve (forward
-  kinematics of the final joint angles);
-- the wrist error: the robot's wrist landmark against the correspondence's wrist target in the
-  robot base frame, anchored at the robot's *neutral* shoulder landmark -- the fixed mapping, so a
-  hand that drifts because the joint before the shoulder swings the shoulder counts as error;
+- the reference person is the person *as tracked*: each frame's skeleton through the same
+  validity rules and body frame as the pipeline's, but unsmoothed
+  (:func:`~pic_ros.human.processing.tracked_body`), placed on the robot by a second instance of
+  the same correspondence. The smoothing is part of the system, so its lag and its corner
+  cutting count as error. Every accuracy figure is also computed against the person *as
+  smoothed* (what the solver was given), under the same key with a ``smoothed_`` prefix: the
+  difference between the two is what the smoothing costs (or, on a noisy tracker, saves);
+- elbow angles and bone directions: the reference person's (in the body frame, mapped to the
+  robot's axes) against the robot's landmarks after the solve (forward kinematics of the final
+  joint angles);
+- the wrist error: the robot's wrist landmark against the correspondence's wrist target for the
+  reference person in the robot base frame, anchored at the robot's *neutral* shoulder landmark
+  -- the fixed mapping, so a hand that drifts because the joint before the shoulder swings the
+  shoulder counts as error;
 - *free* frames: frames where none of the arm's joints is at a limit of its working range
   (within :data:`AT_LIMIT`): the URDF position limits, and for the elbow its straight position
   (:attr:`~pic_ros.robot.arm.ArmModel.work_lower`; TIAGo's landmarks, for one, are never
@@ -52,13 +60,18 @@ from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
-from pic_ros.correspondence import MappingConfig
+from pic_ros.correspondence import (
+    ArmTargets,
+    Correspondence,
+    make_correspondence,
+    MappingConfig,
+)
 from pic_ros.exceptions import SkeletonError
-from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor
+from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor, tracked_body
 from pic_ros.imitation import RobotImitator
 from pic_ros.robot.arm import ArmModel
 from pic_ros.robot.robot import Robot
-from pic_ros.skeleton import Side
+from pic_ros.skeleton import Side, SkeletonFrame
 from pic_ros.solvers import SolverConfig
 from pic_ros.solvers.avoidance import AvoidanceConfig
 from pic_ros.solvers.prioritized import PrioritizedConfig
@@ -121,6 +134,15 @@ SOLVER_SETTINGS: Final = (
 AT_LIMIT: Final = 1e-4
 """A joint this close to a position limit [rad] or [m] counts as at the limit."""
 
+TRACKED: Final = 'tracked'
+"""The reference person as tracked: validated, in the body frame, unsmoothed."""
+
+SMOOTHED: Final = 'smoothed'
+"""The reference person as smoothed: what the pipeline gave the solver."""
+
+SMOOTHED_PREFIX: Final = 'smoothed_'
+"""Prefix of the record keys of the figures against the smoothed person."""
+
 
 def paper_column(solver: str, eta: int) -> int:
     """
@@ -156,6 +178,11 @@ class ArmTrace:
     :param iterations: Point-solver passes, shape (T,); -1 if not solved.
     :param at_limit: Which joints are at a limit of their working range after each frame
         (within :data:`AT_LIMIT`), shape (T, dof).
+    :param tracked: The same person's shoulder, elbow, wrist unsmoothed (as tracked,
+        :func:`~pic_ros.human.processing.tracked_body`), body frame, shape (T, 3, 3), [m]; NaN
+        where not solved or not valid as tracked; None: not known (``human`` is the reference).
+    :param tracked_targets: That arm placed by the same correspondence (at the shoulder of
+        ``targets``), robot base frame, shape (T, 3, 3), [m]; None when ``tracked`` is.
     """
 
     human_side: Side
@@ -167,6 +194,21 @@ class ArmTrace:
     solve_time: FloatArray
     iterations: npt.NDArray[np.int64]
     at_limit: BoolArray
+    tracked: FloatArray | None = None
+    tracked_targets: FloatArray | None = None
+
+    def reference(self, which: str) -> tuple[FloatArray, FloatArray]:
+        """
+        Return the reference person's arm and targets.
+
+        :param which: :data:`TRACKED` or :data:`SMOOTHED`; the tracked person falls back to
+            the smoothed one when the trace does not have it.
+        :return: Arm (shoulder, elbow, wrist; body frame) and targets (robot base frame), shape
+            (T, 3, 3) each, [m].
+        """
+        if which == TRACKED and self.tracked is not None and self.tracked_targets is not None:
+            return self.tracked, self.tracked_targets
+        return self.human, self.targets
 
 
 @dataclass(frozen=True)
@@ -201,7 +243,8 @@ class EvaluationSettings:
     """
     Everything ``evaluate`` varies besides the robot and the recording.
 
-    :param processing: Human-side smoothing.
+    :param processing: Human-side smoothing (the reference person is unsmoothed whatever it
+        is).
     :param mapping: Mapping mode and correspondence; ``None`` uses each robot file's
         ``mapping``.
     :param whole_body: Solve the arms on the robot's torso with it (robots without a torso are
@@ -253,6 +296,7 @@ def run_imitation(
         avoidance=settings.avoidance,
     )
     teleoperation = Teleoperation(imitator)  # the arms: the core step the nodes run
+    reference = reference_correspondences(imitator)
     count = len(demonstration.frames)
     names = list(robot.arms)
     solved = {name: np.zeros(count, dtype=bool) for name in names}
@@ -262,6 +306,8 @@ def run_imitation(
     landmarks = {name: np.full((count, 5, 3), np.nan) for name in names}
     times = {name: np.full(count, np.nan) for name in names}
     iterations = {name: np.full(count, -1, dtype=np.int64) for name in names}
+    tracked = {name: np.full((count, 3, 3), np.nan) for name in names}
+    tracked_targets = {name: np.full((count, 3, 3), np.nan) for name in names}
     sides = {name: imitator.correspondences[name].human_side for name in names}
     stamps = np.empty(count)
     torso = np.full(count, np.nan)
@@ -280,6 +326,7 @@ def run_imitation(
                 None if processor.footprint is None else processor.footprint.height
             )
         step = teleoperation.step(body).imitation if body is not None else None
+        as_tracked = place_tracked(frame, reference) if body is not None else {}
         lift = imitator.torso_value
         torso[index] = np.nan if lift is None else lift
         if step is not None and step.avoidance is not None:
@@ -297,6 +344,11 @@ def run_imitation(
             landmarks[name][index] = imitator.landmarks(name)
             times[name][index] = arm_step.solve_time
             iterations[name][index] = arm_step.result.iterations
+            if name in as_tracked:
+                arm, raw = as_tracked[name]
+                tracked[name][index] = arm
+                moved = raw.moved_to(placed.shoulder)  # the torso's rise, if any
+                tracked_targets[name][index] = (moved.shoulder, moved.elbow, moved.wrist)
     arms = {
         name: ArmTrace(
             human_side=sides[name],
@@ -308,6 +360,8 @@ def run_imitation(
             solve_time=times[name],
             iterations=iterations[name],
             at_limit=at_limit(robot.arms[name], q[name]),
+            tracked=tracked[name],
+            tracked_targets=tracked_targets[name],
         )
         for name in names
     }
@@ -321,6 +375,45 @@ def run_imitation(
         avoided=avoided,
         min_distance=closest,
     )
+
+
+def reference_correspondences(imitator: RobotImitator) -> dict[str, Correspondence]:
+    """
+    Return a second instance of each of an imitator's correspondences, for the tracked person.
+
+    They place the person as tracked and learn from it (e.g. ``position``'s bone lengths)
+    apart from the pipeline's own.
+
+    :param imitator: The pipeline's imitator.
+    :return: New correspondences with nothing learnt, per robot arm.
+    """
+    return {
+        name: make_correspondence(correspondence.config, correspondence.robot)
+        for name, correspondence in imitator.correspondences.items()
+    }
+
+
+def place_tracked(
+    frame: SkeletonFrame, reference: Mapping[str, Correspondence]
+) -> dict[str, tuple[FloatArray, ArmTargets]]:
+    """
+    Place the person as tracked in one frame on every arm.
+
+    :param frame: The recording's frame, ``tracker`` frame.
+    :param reference: The reference correspondences, per robot arm.
+    :return: Per arm whose driving arm is valid as tracked: that arm (shoulder, elbow, wrist;
+        body frame, shape (3, 3), [m]) and its targets.
+    """
+    try:
+        body = tracked_body(frame)
+    except SkeletonError:
+        return {}
+    placed = {}
+    for name, correspondence in reference.items():
+        targets = correspondence.place(body)
+        if targets is not None:
+            placed[name] = (np.asarray(body.arm(correspondence.human_side)), targets)
+    return placed
 
 
 def _mean(values: Iterable[float]) -> float:
@@ -379,13 +472,17 @@ def _average(parts: list[FloatArray]) -> float:
     return float(np.mean(samples)) if samples.size else float('nan')
 
 
-def score_segment(trace: Trace, segment: Segment, task_arms: frozenset[Side]) -> SegmentScore:
+def score_segment(
+    trace: Trace, segment: Segment, task_arms: frozenset[Side], reference: str = TRACKED
+) -> SegmentScore:
     """
     Compute the metrics of one segment from a trace.
 
     :param trace: Pipeline output over the recording.
     :param segment: The segment's frame range.
     :param task_arms: The person's task arm(s) in this segment.
+    :param reference: Score against the person :data:`TRACKED` or :data:`SMOOTHED`
+        (:meth:`ArmTrace.reference`); samples where the reference arm is not valid are left out.
     :return: The segment's metrics (NaN where there are no samples).
     """
     rows = segment.frame_slice
@@ -404,12 +501,14 @@ def score_segment(trace: Trace, segment: Segment, task_arms: frozenset[Side]) ->
         np.zeros(len(trace.stamps), dtype=bool) if trace.avoided is None else trace.avoided
     )[rows]
     for arm in trace.arms.values():
-        mask = arm.solved[rows]
+        person, placed = arm.reference(reference)
+        known = np.all(np.isfinite(person[rows]), axis=(1, 2))
+        mask = arm.solved[rows] & known & np.all(np.isfinite(placed[rows]), axis=(1, 2))
         if not np.any(mask):
             continue
-        human = arm.human[rows][mask]
+        human = person[rows][mask]
         robot = arm.landmarks[rows][mask]
-        target = arm.targets[rows][mask]
+        target = placed[rows][mask]
         avoided = acted[mask]
         free = ~np.any(arm.at_limit[rows][mask], axis=1) & ~avoided
         theta_h = elbow_angle(human[:, 0], human[:, 1], human[:, 2])
@@ -502,9 +601,12 @@ def score(
     :return: The JSON record (keys of ``docs/method.md#definitions`` and more), plain Python types.
     """
     scores: list[SegmentScore] = []
+    smoothed: list[SegmentScore] = []
     for segment, task_arms in zip(demonstration.segments, demonstration.task_arms):
         if len(segment) > 0:
-            scores.append(score_segment(trace, segment, task_arms))
+            scores.append(score_segment(trace, segment, task_arms, TRACKED))
+            smoothed.append(score_segment(trace, segment, task_arms, SMOOTHED))
+    tracked = any(arm.tracked is not None for arm in trace.arms.values())
     in_segments = np.zeros(len(trace.stamps), dtype=bool)
     for segment in demonstration.segments:
         in_segments[segment.frame_slice] = True
@@ -521,7 +623,9 @@ def score(
         'eta': None if trace.whole_body else solver.eta_label,
         'whole_body': trace.whole_body,
         'torso_travel_cm': 100.0 * limits.torso_travel,
+        'reference': TRACKED if tracked else SMOOTHED,
         **_accuracy_figures(scores),
+        **_smoothed_figures(smoothed),
         **_avoidance_figures(trace, robot, counted, scores),
         'limit_share': limits.share,
         'limit_violations': int(np.count_nonzero(limits.violations & in_segments)),
@@ -536,6 +640,15 @@ def score(
         'segment_pacc_paper': [s.pacc_paper for s in scores],
         **occlusion_figures(trace, demonstration, robot),
     }
+
+
+def _smoothed_figures(scores: Sequence[SegmentScore]) -> dict[str, Any]:
+    """Return the accuracy fields against the smoothed person, keys prefixed ``smoothed_``."""
+    figures = _accuracy_figures(scores)
+    del figures['segments'], figures['frames']
+    figures['elbow_mae_avoided_rad'] = _mean(s.elbow_mae_avoided for s in scores)
+    figures['segment_pacc_paper'] = [s.pacc_paper for s in scores]
+    return {SMOOTHED_PREFIX + key: value for key, value in figures.items()}
 
 
 def _accuracy_figures(scores: Sequence[SegmentScore]) -> dict[str, Any]:
@@ -671,10 +784,18 @@ def evaluate_one(
     :param demonstration: The recording.
     :param solver: Solver settings.
     :param settings: Processing and mapping settings.
-    :return: The JSON record (see :func:`score`).
+    :return: The JSON record (see :func:`score`), with the smoothing used (``smoothing``,
+        ``time_constant_s``).
     """
+    settings = settings if settings is not None else EvaluationSettings()
     trace = run_imitation(robot, demonstration, solver, settings)
-    return score(trace, demonstration, robot, solver)
+    record = score(trace, demonstration, robot, solver)
+    processing = settings.processing
+    record['smoothing'] = processing.smoothing
+    record['time_constant_s'] = (
+        processing.time_constant if processing.smoothing == 'exponential' else None
+    )
+    return record
 
 
 __all__ = [
@@ -683,14 +804,19 @@ __all__ = [
     'PAPER_PACC',
     'PAPER_PACC_MEANS',
     'PAPER_TASKS',
+    'SMOOTHED',
+    'SMOOTHED_PREFIX',
     'SOLVER_SETTINGS',
     'SegmentScore',
+    'TRACKED',
     'Trace',
     'AT_LIMIT',
     'at_limit',
     'evaluate_one',
     'histogram_percentile_ms',
     'paper_column',
+    'place_tracked',
+    'reference_correspondences',
     'run_imitation',
     'score',
     'score_segment',

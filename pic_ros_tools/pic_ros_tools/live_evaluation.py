@@ -11,14 +11,18 @@ it: each skeleton the pipeline published is matched to the recording's frame of 
 stamp; the person is that skeleton (as the pipeline saw it), placed on each robot arm by the same
 correspondence; the robot is the simulated robot's ``joint_states`` interpolated at the moment
 the skeleton was published (frames the pipeline did not publish are timed by interpolating the
-stamps). :func:`~pic_ros_tools.evaluation.score` then gives the same figures as ``evaluate``
-(pose accuracy, elbow error, direction errors, wrist error, limits, jumps), so a robot that lags
-or cuts corners scores lower than the offline solution.
+stamps). The reference person is the replayed frame itself as tracked (unsmoothed,
+:func:`~pic_ros_tools.evaluation.place_tracked`), as ``evaluate``'s is; the published skeleton
+is the smoothed one. :func:`~pic_ros_tools.evaluation.score` then gives the same figures as
+``evaluate`` (pose accuracy, elbow error, direction errors, wrist error, limits, jumps, each
+against the person as tracked and as smoothed), so a robot that lags or cuts corners scores
+lower than the offline solution.
 
 :func:`live_record` adds, per arm:
 
-- ``lag_s``: the delay that best aligns the robot's elbow angle with the person's over the whole
-  run, and ``lag_s_p50`` / ``lag_s_p90`` over 2 s windows with motion
+- ``lag_s``: the delay that best aligns the robot's elbow angle with the person's (as published,
+  smoothed: the delay after the skeleton node) over the whole run, and ``lag_s_p50`` /
+  ``lag_s_p90`` over 2 s windows with motion
   (:func:`~pic_ros_tools.metrics.best_delay`, :func:`~pic_ros_tools.metrics.window_delays`,
   searched over 0..500 ms by 5 ms);
 - for the simulated robot (its joint_states, finite differences) and for the streamed commands
@@ -56,8 +60,11 @@ from pic_ros_tools.evaluation import (
     ArmTrace,
     AT_LIMIT,
     EvaluationSettings,
+    place_tracked,
+    reference_correspondences,
     run_imitation,
     score,
+    SMOOTHED_PREFIX,
     Trace,
 )
 from pic_ros_tools.metrics import (
@@ -210,14 +217,19 @@ def live_trace(
     :param delay: Compare each skeleton with the robot this much later [s] (0: at the same
         moment, what the issue's live figures use).
     :return: The trace: ``solved`` where the pipeline published the frame's skeleton and the
-        correspondence placed the arm; ``q`` the robot's joints at every frame's time.
+        correspondence placed the arm; ``q`` the robot's joints at every frame's time; the
+        person as published (``human``, smoothed) and as tracked (``tracked``).
     """
     imitator = RobotImitator(robot, SolverConfig(), mapping)
+    reference = reference_correspondences(imitator)
     placed = place_skeletons(robot, recording, mapping)
     stamps = np.array([frame.stamp for frame in demonstration.frames], dtype=float)
     count = stamps.size
     at = frame_times(demonstration, recording) + delay
     matched = _matches(stamps, recording)
+    as_tracked = {
+        index: place_tracked(demonstration.frames[index], reference) for index in sorted(matched)
+    }
     arms: dict[str, ArmTrace] = {}
     for name, correspondence in imitator.correspondences.items():
         arm = robot.arms[name]
@@ -227,6 +239,8 @@ def live_trace(
         human = np.full((count, 3, 3), np.nan)
         targets = np.full((count, 3, 3), np.nan)
         landmarks = np.full((count, 5, 3), np.nan)
+        tracked = np.full((count, 3, 3), np.nan)
+        tracked_targets = np.full((count, 3, 3), np.nan)
         for index, heard in sorted(matched.items()):
             if name not in placed[heard] or not np.all(np.isfinite(q[index])):
                 continue
@@ -237,6 +251,9 @@ def live_trace(
             human[index] = body.arm(correspondence.human_side)
             targets[index] = placed[heard][name]
             landmarks[index] = arm.landmarks(q[index])
+            if name in as_tracked[index]:
+                tracked[index], raw = as_tracked[index][name]
+                tracked_targets[index] = (raw.shoulder, raw.elbow, raw.wrist)
         arms[name] = ArmTrace(
             human_side=correspondence.human_side,
             solved=solved,
@@ -247,6 +264,8 @@ def live_trace(
             solve_time=np.full(count, np.nan),
             iterations=np.full(count, -1, dtype=np.int64),
             at_limit=(q <= arm.work_lower + AT_LIMIT) | (q >= arm.work_upper - AT_LIMIT),
+            tracked=tracked,
+            tracked_targets=tracked_targets,
         )
     return Trace(
         stamps=stamps,
@@ -557,14 +576,18 @@ def live_tables(records: Sequence[Mapping[str, Any]]) -> str:
     """
     Format live records (:func:`live_record`) as two Markdown tables: imitation and motion.
 
+    The imitation figures are against the person as tracked, the last column against the person
+    as smoothed (what the solver node was given).
+
     :param records: One record per robot x recording x setting.
     :return: The tables.
     """
     lines = [
         '| robot | recording | solver | Pacc offline | Pacc live | elbow MAE offline [rad] '
         '| elbow MAE live [rad] | dir err offline [deg] | dir err live [deg] | lag p50 [ms] '
-        '| lag whole [ms] | self-contact frames offline / live |',
-        '|---|---|---|---|---|---|---|---|---|---|---|---|',
+        '| lag whole [ms] | self-contact frames offline / live '
+        '| Pacc / elbow MAE live, person as smoothed |',
+        '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ]
     for record in records:
         live, offline = record['live'], record['offline'] or {}
@@ -577,7 +600,9 @@ def live_tables(records: Sequence[Mapping[str, Any]]) -> str:
             f"| {_pair(offline.get('dir_err_deg'))} | {_pair(live['dir_err_deg'])} "
             f'| {lags} | {whole} '
             f"| {_number(offline.get('self_contact_frames'))} / "
-            f"{_number(live.get('self_contact_frames'))} |"
+            f"{_number(live.get('self_contact_frames'))} "
+            f"| {_number(live.get(SMOOTHED_PREFIX + 'pacc_paper'))} / "
+            f"{_number(live.get(SMOOTHED_PREFIX + 'elbow_mae_rad'), 3)} |"
         )
     lines += [
         '',

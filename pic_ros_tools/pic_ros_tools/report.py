@@ -2,7 +2,9 @@
 Plain-text tables of ``evaluate`` and ``bench`` results (the JSON is the machine-readable form).
 
 The Pose Accuracy table is laid out like the PIC paper's Table I, with the paper's published value
-in brackets beside ours where the paper has one.
+in brackets beside ours where the paper has one. Every accuracy figure is against the person as
+tracked (unsmoothed); the reference table puts the figures against the person as smoothed beside
+them (``docs/method.md#metrics``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pic_ros_tools.evaluation import (
     PAPER_PACC,
     PAPER_PACC_MEANS,
     PAPER_TASKS,
+    SMOOTHED_PREFIX,
 )
 from pic_ros_tools.occlusion_report import occlusion_table
 
@@ -120,8 +123,8 @@ def pose_accuracy_table(records: Sequence[Record]) -> str:
         if any_value:
             rows.append(cells)
     title = (
-        'Pose accuracy Pacc: share of (frame x arm) samples, both arms, with '
-        '(θ_human - θ_robot)² ≤ 0.087 rad²; mean (population std) over segments; '
+        'Pose accuracy Pacc against the person as tracked: share of (frame x arm) samples, both '
+        'arms, with (θ_human - θ_robot)² ≤ 0.087 rad²; mean (population std) over segments; '
         '[PIC paper, 4-link models without joint limits]'
     )
     return title + '\n' + _table(header, rows)
@@ -210,6 +213,59 @@ def metrics_table(records: Sequence[Record]) -> str:
     )
 
 
+def _smoothings(records: Sequence[Record]) -> str:
+    """Name the smoothing(s) the records were made with (``exponential 0.1 s``)."""
+    names = []
+    for record in records:
+        kind = record.get('smoothing')
+        if kind is None:
+            continue
+        tau = record.get('time_constant_s')
+        names.append(f'{kind} {tau:g} s' if isinstance(tau, (int, float)) else str(kind))
+    return ', '.join(dict.fromkeys(names)) or 'as run'
+
+
+def reference_table(records: Sequence[Record]) -> str:
+    """
+    Format the accuracy figures against the person as tracked and as smoothed, side by side.
+
+    Pooled over recordings per robot x setting, like :func:`metrics_table`; each cell is
+    ``tracked / smoothed``. The difference is what the smoothing costs (its lag, the corners it
+    cuts) or saves (tracker noise the robot does not copy).
+
+    :param records: ``evaluate`` records (records without the smoothed figures show ``–``).
+    :return: The table.
+    """
+    several = _several(records)
+    header = [
+        'robot', 'setting', 'Pacc', 'Pacc task', 'elbow MAE rad', 'elbow MAE free rad',
+        'dir err up deg', 'dir err fore deg', 'wrist err cm',
+    ]
+    fields = (
+        ('pacc_paper', None, 2), ('pacc_task', None, 2), ('elbow_mae_rad', None, 3),
+        ('elbow_mae_free_rad', None, 3), ('dir_err_deg', 0, 1), ('dir_err_deg', 1, 1),
+        ('ee_err_cm', None, 1),
+    )
+    rows = []
+    for robot, setting, group in _groups(records):
+        cells = [robot, _label(setting, several)]
+        for key, index, digits in fields:
+            smoothed = SMOOTHED_PREFIX + key
+            pooled = (
+                _pooled(group, smoothed, index) if all(smoothed in r for r in group)
+                else float('nan')
+            )
+            cells.append(
+                f'{_number(_pooled(group, key, index), digits)} / {_number(pooled, digits)}'
+            )
+        rows.append(cells)
+    return (
+        'Reference person: as tracked (unsmoothed; every other table) / as smoothed (what the '
+        f'solver was given), pooled over recordings; smoothing: {_smoothings(records)}\n'
+        + _table(header, rows)
+    )
+
+
 def limit_table(records: Sequence[Record], threshold: float = 0.005) -> str:
     """
     Format the share of frames each joint spends at a position limit, per robot x setting.
@@ -292,10 +348,11 @@ def evaluation_tables(records: Sequence[Record], suite: bool = False) -> str:
     :return: The tables, separated by blank lines.
     """
     if suite:
-        parts = [suite_table(records), metrics_table(records), limit_table(records)]
+        parts = [suite_table(records), reference_table(records), metrics_table(records),
+                 limit_table(records)]
     else:
-        parts = [pose_accuracy_table(records), metrics_table(records), limit_table(records)]
-        parts.append(occlusion_table(records))
+        parts = [pose_accuracy_table(records), reference_table(records), metrics_table(records),
+                 limit_table(records), occlusion_table(records)]
     return '\n\n'.join(part for part in parts if part)
 
 

@@ -18,7 +18,9 @@ of the transport.
 each frame time) and adds:
 
 - ``lag_s``: the delay that best aligns the robot's elbow angle with the person's (as the
-  pipeline sees them, i.e. what ``evaluate`` compares with) -- the ``d`` that minimises the mean
+  pipeline gave them to the solver, smoothed: the delay of the motion layer and the solver; the
+  smoothing's own shows in the figures against the person as tracked) -- the ``d`` that
+  minimises the mean
   ``|theta_robot(t + d) - theta_person(t)|`` over ``LAG_WINDOW`` windows with motion (elbow
   range >= ``LAG_MIN_RANGE``), searched over ``LAG_SEARCH`` by 5 ms steps (the definitions of
   :mod:`pic_ros_tools.metrics`, shared with ``evaluate --live``); its median
@@ -51,7 +53,7 @@ from pic_ros.motion.limiter import MotionLimits
 from pic_ros.motion.streaming import TrajectoryChunk
 from pic_ros.robot.robot import Robot
 from pic_ros.solvers import SolverConfig
-from pic_ros_tools.evaluation import at_limit, score, Trace
+from pic_ros_tools.evaluation import at_limit, score, SMOOTHED_PREFIX, Trace
 from pic_ros_tools.metrics import (
     best_delay,
     elbow_angle,
@@ -302,7 +304,8 @@ def streamed_metrics(
     :param runs: :func:`stream_trace`'s output for it.
     :return: ``{'offline': record, 'live': record, 'arms': {name: figures}}``; the records are
         ``evaluate``'s (:func:`~pic_ros_tools.evaluation.score`); the arm figures hold the
-        offline and live ``pacc_paper`` and ``elbow_mae_rad`` of that arm alone, the lags
+        offline and live ``pacc_paper`` and ``elbow_mae_rad`` of that arm alone (against the
+        person as tracked; ``_smoothed``: as smoothed), the lags
         (:func:`~pic_ros_tools.metrics.window_delays`: ``lag_s_p50``, ``lag_s_p90``,
         ``lag_offline_s_p50``, whole recording ``lag_s``) and :func:`controller_figures`.
     """
@@ -329,6 +332,10 @@ def streamed_metrics(
             'pacc_live': live_arm['pacc_paper'],
             'elbow_mae_offline': offline_arm['elbow_mae_rad'],
             'elbow_mae_live': live_arm['elbow_mae_rad'],
+            'pacc_offline_smoothed': offline_arm[SMOOTHED_PREFIX + 'pacc_paper'],
+            'pacc_live_smoothed': live_arm[SMOOTHED_PREFIX + 'pacc_paper'],
+            'elbow_mae_offline_smoothed': offline_arm[SMOOTHED_PREFIX + 'elbow_mae_rad'],
+            'elbow_mae_live_smoothed': live_arm[SMOOTHED_PREFIX + 'elbow_mae_rad'],
         }
         if sample_times.size:
             lags = window_delays(trace.stamps, person, sample_times, robot_elbow)

@@ -333,6 +333,27 @@ class Probe:
 
         return record
 
+    def watch(self, topic: str, message_type: Any, qos: Any = None) -> list[Any]:
+        """
+        Record every message of one more topic.
+
+        :param topic: Absolute topic name.
+        :param message_type: Its message class.
+        :param qos: Subscription QoS (default reliable, depth 500).
+        :return: The list the messages are appended to (read it with :meth:`snapshot`).
+        """
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+        received: list[Any] = []
+        profile = qos or QoSProfile(depth=500, reliability=ReliabilityPolicy.RELIABLE)
+        self.node.create_subscription(message_type, topic, self._recorder(received), profile)
+        return received
+
+    def snapshot(self, received: list[Any]) -> list[Any]:
+        """Return a copy of a list :meth:`watch` fills, taken under the probe's lock."""
+        with self._lock:
+            return list(received)
+
     def counts(self) -> dict[str, int]:
         """Return how many trajectories each topic brought so far."""
         with self._lock:

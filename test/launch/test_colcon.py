@@ -40,6 +40,8 @@ SHARED_FOLDERS = {
         'config': '*.yaml',
         'config/controllers': '*.yaml',
         'urdf': '*.urdf',
+        'rviz': '*.rviz',
+        'foxglove': '*.json',
     },
     'pic_ros_tools': {
         'demo': '*',

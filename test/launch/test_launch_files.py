@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 import fnmatch
+import json
 from pathlib import Path
 from typing import Any
 
@@ -37,16 +38,16 @@ DOCUMENTED_ARGUMENTS = {
         'robot', 'source', 'input_topic', 'solver', 'eta', 'mapping', 'correspondence',
         'user_profile', 'namespace', 'use_sim_time', 'single_process', 'udp_address', 'udp_port',
         'params_file', 'use_rviz', 'sim', 'admittance', 'follow_base', 'base_cmd_topic',
-        'base_cmd_stamped', 'wrench_topic', 'whole_body', 'start_engaged',
+        'base_cmd_stamped', 'wrench_topic', 'whole_body', 'start_engaged', 'gripper_interface',
     },
     'multi_robot.launch.py': {
         'robots', 'source', 'input_topic', 'solver', 'eta', 'mapping', 'correspondence',
         'user_profile', 'udp_address', 'udp_port', 'use_sim_time', 'params_file', 'sim',
-        'admittance', 'whole_body', 'start_engaged',
+        'admittance', 'whole_body', 'start_engaged', 'gripper_interface',
     },
     'gazebo.launch.py': {
         'robot', 'source', 'input_topic', 'solver', 'gz_args', 'replay_bag', 'distro',
-        'controllers_file', 'start_engaged',
+        'controllers_file', 'start_engaged', 'admittance', 'follow_base',
     },
     'tiago_whole_body.launch.py': {
         'source', 'input_topic', 'namespace', 'sim', 'single_process', 'use_sim_time',
@@ -80,7 +81,10 @@ TELEOP_NODES = {f'/**/{table.node}': table for table in PIPELINE}
 """Node keys of config/teleop.yaml and the nodes' parameter tables."""
 
 TRAJECTORY_CONTROLLER = 'joint_trajectory_controller/JointTrajectoryController'
+STATE_PUBLISHER = 'robot_state_publisher'
 BROADCASTER = 'joint_state_broadcaster/JointStateBroadcaster'
+DIFF_DRIVE = 'diff_drive_controller/DiffDriveController'
+FORCE_TORQUE = 'force_torque_sensor_broadcaster/ForceTorqueSensorBroadcaster'
 
 
 def _launch_files() -> list[Path]:
@@ -344,14 +348,26 @@ def test_every_controllers_file_belongs_to_a_robot():
 
 @pytest.mark.parametrize('robot', ROBOTS)
 def test_controller_manager_declares_the_broadcaster_and_the_arm_controllers(robot):
-    """update_rate is a positive int; the arm controllers are trajectory controllers."""
+    """
+    update_rate is a positive int; the arm controllers are trajectory controllers.
+
+    Besides trajectory controllers only a robot file's mobile base and wrist sensors bring
+    controllers of their own (a diff_drive_controller, force/torque sensor broadcasters).
+    """
     manager = _controllers(robot)['controller_manager']['ros__parameters']
     assert isinstance(manager['update_rate'], int) and manager['update_rate'] > 0
     types = {name: entry['type'] for name, entry in manager.items() if isinstance(entry, dict)}
     assert types.pop('joint_state_broadcaster') == BROADCASTER
-    arms = {arm['controller'] for arm in _robot_file(robot)['arms'].values()}
+    spec = _robot_file(robot)
+    arms = {arm['controller'] for arm in spec['arms'].values()}
     assert arms <= set(types)
-    assert set(types.values()) == {TRAJECTORY_CONTROLLER}
+    kinds = set(types.values()) - {TRAJECTORY_CONTROLLER}
+    allowed = set()
+    if spec.get('mobile_base'):
+        allowed.add(DIFF_DRIVE)
+    if spec.get('force_torque_sensors'):
+        allowed.add(FORCE_TORQUE)
+    assert kinds <= allowed
 
 
 @pytest.mark.parametrize('robot', ROBOTS)
@@ -443,6 +459,72 @@ def test_teleop_yaml_values_are_accepted_by_the_node_table(key):
     table.check(values)
 
 
+def test_the_rviz_configuration_shows_the_robot_model_tf_and_the_person_over_the_robot():
+    """
+    rviz/teleop.rviz: RobotModel from the latched robot_description, TF, the overlay markers.
+
+    Topic names are relative (RViz runs in the launch's namespace); the human-frame skeleton is
+    there, switched off (no TF joins pic_human to the robot).
+    """
+    config = yaml.safe_load((ROOT / PACKAGE / 'rviz' / 'teleop.rviz').read_text(encoding='utf-8'))
+    displays = config['Visualization Manager']['Displays']
+    by_class: dict[str, list[dict[str, Any]]] = {}
+    for display in displays:
+        by_class.setdefault(display['Class'], []).append(display)
+    (model,) = by_class['rviz_default_plugins/RobotModel']
+    assert model['Enabled'] and model['Description Source'] == 'Topic'
+    topic = model['Description Topic']
+    assert topic['Value'] == 'robot_description'
+    assert topic['Durability Policy'] == 'Transient Local'
+    assert topic['Reliability Policy'] == 'Reliable'
+    (tf,) = by_class['rviz_default_plugins/TF']
+    assert tf['Enabled']
+    markers = {d['Topic']['Value']: d for d in by_class['rviz_default_plugins/MarkerArray']}
+    assert set(markers) == {'placed_skeleton_markers', 'skeleton_markers'}
+    assert markers['placed_skeleton_markers']['Enabled']
+    assert markers['placed_skeleton_markers']['Namespaces'] == {'placed_skeleton': True}
+    assert not markers['skeleton_markers']['Enabled']
+    for display in displays:
+        for key in ('Topic', 'Description Topic'):
+            if key in display:
+                assert not display[key]['Value'].startswith('/'), display['Name']
+
+
+def _mosaic_panels(node: Any) -> list[str]:
+    """Return the panel ids of a Foxglove layout's mosaic tree."""
+    if isinstance(node, str):
+        return [node]
+    return _mosaic_panels(node['first']) + _mosaic_panels(node['second'])
+
+
+def test_the_foxglove_layout_shows_the_robot_the_person_over_it_and_the_state():
+    """
+    foxglove/teleop_layout.json: the robot and the person over it in 3-D, engaged, diagnostics.
+
+    Every panel placed is configured; the 3-D panel draws the URDF from robot_description and
+    placed_skeleton_markers.
+    """
+    layout = json.loads(
+        (ROOT / PACKAGE / 'foxglove' / 'teleop_layout.json').read_text(encoding='utf-8')
+    )
+    panels = _mosaic_panels(layout['layout'])
+    assert sorted(panels) == sorted(layout['configById'])
+    (scene_id,) = [panel for panel in panels if panel.startswith('3D!')]
+    scene = layout['configById'][scene_id]
+    assert scene['topics']['/placed_skeleton_markers']['visible']
+    urdf_layers = [
+        layer for layer in scene['layers'].values() if layer['layerId'] == 'foxglove.Urdf'
+    ]
+    assert [(layer['sourceType'], layer['topic']) for layer in urdf_layers] == [
+        ('topic', '/robot_description'),
+    ]
+    configs = layout['configById']
+    topics = {
+        config.get('topicPath') or config.get('topicToRender') for config in configs.values()
+    }
+    assert {'/engaged', '/diagnostics'} <= topics
+
+
 # With the ROS tools: load each launch file with launch's own loader -------------------------
 
 
@@ -464,3 +546,189 @@ def test_launch_file_loads_and_declares_the_documented_arguments(path, ros_tools
         assert names == DOCUMENTED_ARGUMENTS[path.name]
     for argument in arguments:
         assert argument.description != 'no description given', argument.name
+
+
+# With the ROS tools: what the launch files start, with and without the optional packages ------
+
+
+def _fake_prefix(root: Path, packages: tuple[str, ...]) -> Path:
+    """Make an ament prefix whose index lists some packages (their files are not needed here)."""
+    index = root / 'share' / 'ament_index' / 'resource_index' / 'packages'
+    index.mkdir(parents=True)
+    for package in packages:
+        (index / package).touch()
+    return root
+
+
+def _launch_actions(name: str, arguments: dict[str, str]) -> tuple[list[Any], Any]:
+    """
+    Run a launch file's ``launch_setup`` in this process with the given arguments.
+
+    The other arguments keep their literal defaults (the ones naming installed files are left
+    empty: nothing here reads them).
+
+    :return: The actions it returns, and the launch context.
+    """
+    from launch import LaunchContext
+    from launch.launch_description_sources import python_launch_file_utilities as loader
+    from launch.substitutions import TextSubstitution
+
+    module = loader.load_python_launch_file_as_module(str(LAUNCH_DIR / name))
+    context = LaunchContext()
+    for argument in module.declare_arguments():
+        parts = argument.default_value
+        literal = all(isinstance(part, TextSubstitution) for part in parts)
+        context.launch_configurations[argument.name] = (
+            ''.join(part.perform(context) for part in parts) if literal else ''
+        )
+    context.launch_configurations.update(arguments)
+    return list(module.launch_setup(context)), context
+
+
+def _nodes(actions: list[Any], package: str) -> list[Any]:
+    """Return the ``Node`` actions of a package."""
+    return [action for action in actions if getattr(action, 'node_package', None) == package]
+
+
+def _logged(actions: list[Any], context: Any) -> list[str]:
+    """Return the messages of the ``LogInfo`` actions."""
+    from launch.actions import LogInfo
+
+    return [
+        ''.join(part.perform(context) for part in action.msg)
+        for action in actions if isinstance(action, LogInfo)
+    ]
+
+
+def _performed(value: Any, context: Any) -> str:
+    """Return the text of a string or of substitutions, as launch performs it."""
+    from launch.utilities import normalize_to_list_of_substitutions, perform_substitutions
+
+    return perform_substitutions(context, normalize_to_list_of_substitutions(value))
+
+
+def _robot_description(node: Any, context: Any) -> str:
+    """Return the ``robot_description`` parameter a Node action would be given."""
+    from launch_ros.utilities import evaluate_parameters
+
+    # launch_ros keeps a Node's parameters private until it runs; evaluate them as it does
+    (values,) = evaluate_parameters(context, node._Node__parameters)
+    return values['robot_description']
+
+
+@pytest.mark.parametrize('single_process', ['false', 'true'])
+def test_teleop_launch_starts_robot_state_publisher_with_the_urdf_when_installed(
+    single_process, ros_tools, tmp_path, monkeypatch
+):
+    """robot_state_publisher installed: started in the namespace with the robot's URDF."""
+    del ros_tools  # installed (or the test skipped, naming what is missing)
+    from pic_ros.robot import load_robot
+
+    monkeypatch.setenv('AMENT_PREFIX_PATH', str(_fake_prefix(tmp_path, (STATE_PUBLISHER,))))
+    actions, context = _launch_actions('teleop.launch.py', {
+        'robot': 'yumi', 'namespace': 'arm_a', 'single_process': single_process,
+    })
+    (node,) = _nodes(actions, STATE_PUBLISHER)
+    assert node.node_executable == 'robot_state_publisher'
+    assert _performed(node._Node__node_namespace, context) == 'arm_a'
+    urdf = load_robot('yumi').urdf_file.read_text(encoding='utf-8')
+    assert _robot_description(node, context) == urdf
+    assert not any('robot_state_publisher' in text for text in _logged(actions, context))
+
+
+def test_teleop_launch_without_robot_state_publisher_says_so_and_starts_the_pipeline(
+    ros_tools, tmp_path, monkeypatch
+):
+    """Not installed (the standalone venv): one log naming it and what is lost; nodes start."""
+    del ros_tools
+    monkeypatch.setenv('AMENT_PREFIX_PATH', str(_fake_prefix(tmp_path, ())))
+    actions, context = _launch_actions('teleop.launch.py', {'robot': 'baxter', 'sim': 'false'})
+    assert not _nodes(actions, STATE_PUBLISHER)
+    (message,) = [text for text in _logged(actions, context) if 'robot_state_publisher' in text]
+    assert 'robot_state_publisher is not installed' in message
+    assert str(tmp_path) in message and 'no TF' in message
+    assert {node.node_executable for node in _nodes(actions, PACKAGE)} == {
+        'skeleton_node', 'solver_node', 'trajectory_publisher',
+    }
+
+
+def test_use_rviz_starts_rviz2_with_the_shipped_configuration_in_the_robots_base_frame(
+    ros_tools, tmp_path, monkeypatch
+):
+    """rviz2 installed: started with -d rviz/teleop.rviz and -f the robot's base frame."""
+    del ros_tools
+    from pic_ros.robot import load_robot
+
+    monkeypatch.setenv('AMENT_PREFIX_PATH', str(_fake_prefix(tmp_path, ('rviz2',))))
+    actions, context = _launch_actions('teleop.launch.py', {'robot': 'tiago', 'use_rviz': 'true'})
+    (node,) = _nodes(actions, 'rviz2')
+    arguments = node._Node__arguments
+    assert arguments[0] == '-d' and arguments[2:] == ['-f', load_robot('tiago').base_frame]
+    assert [part.perform(context) for part in arguments[1].substitutions[1:]] == [
+        'rviz', 'teleop.rviz',
+    ]
+
+
+def test_use_rviz_without_rviz2_stops_before_anything_starts(ros_tools, tmp_path, monkeypatch):
+    """rviz2 missing: LaunchAbort naming it, so the launch starts nothing."""
+    del ros_tools
+    from pic_ros.ros.launch_support import LaunchAbort
+
+    monkeypatch.setenv('AMENT_PREFIX_PATH', str(_fake_prefix(tmp_path, (STATE_PUBLISHER,))))
+    with pytest.raises(LaunchAbort, match=r'use_rviz:=true needs ROS packages .*: rviz2 '):
+        _launch_actions('teleop.launch.py', {'robot': 'yumi', 'use_rviz': 'true'})
+
+
+@pytest.mark.parametrize('installed', [False, True], ids=['missing', 'installed'])
+def test_multi_robot_launch_gives_each_robot_its_state_publisher_or_says_once_it_is_missing(
+    installed, ros_tools, tmp_path, monkeypatch
+):
+    """One robot_state_publisher per robot namespace, TF kept apart; else one log line."""
+    del ros_tools
+    packages = (STATE_PUBLISHER,) if installed else ()
+    monkeypatch.setenv('AMENT_PREFIX_PATH', str(_fake_prefix(tmp_path, packages)))
+    actions, context = _launch_actions('multi_robot.launch.py', {'robots': 'baxter,tiago'})
+    nodes = _nodes(actions, STATE_PUBLISHER)
+    missing = [text for text in _logged(actions, context) if 'robot_state_publisher' in text]
+    if not installed:
+        assert not nodes and len(missing) == 1
+        return
+    assert not missing
+    namespaces = [_performed(node._Node__node_namespace, context) for node in nodes]
+    assert namespaces == ['/baxter', '/tiago']
+    for node in nodes:
+        remappings = [
+            tuple(_performed(side, context) for side in pair)
+            for pair in node._Node__remappings
+        ]
+        assert remappings == [('/tf', 'tf'), ('/tf_static', 'tf_static')]
+
+
+@pytest.mark.parametrize('distro', ['humble', 'jazzy'])
+def test_gazebo_follow_base_feeds_the_base_controller_of_the_distro(distro, ros_tools):
+    """
+    follow_base:=true hands teleop.launch.py the diff_drive_controller's input of the distro.
+
+    The arguments it passes are teleop.launch.py's own, and none are passed without following.
+    """
+    del ros_tools  # installed (or the test skipped, naming what is missing)
+    from launch.launch_description_sources import get_launch_description_from_python_launch_file
+    from launch.launch_description_sources.python_launch_file_utilities import (
+        load_python_launch_file_as_module,
+    )
+    from pic_ros.robot.gazebo import base_command, read_controllers
+
+    module = load_python_launch_file_as_module(str(LAUNCH_DIR / 'gazebo.launch.py'))
+    base = base_command(
+        read_controllers(CONFIG_DIR / 'controllers' / 'tiago_controllers.yaml'), distro
+    )
+    passed = module._base_arguments(base)
+    teleop = get_launch_description_from_python_launch_file(str(LAUNCH_DIR / 'teleop.launch.py'))
+    assert set(passed) <= {argument.name for argument in teleop.get_launch_arguments()}
+    stamped = distro != 'humble'
+    assert passed == {
+        'follow_base': 'true',
+        'base_cmd_topic': 'mobile_base_controller/cmd_vel' + ('' if stamped else '_unstamped'),
+        'base_cmd_stamped': str(stamped).lower(),
+    }
+    assert module._base_arguments(None) == {}

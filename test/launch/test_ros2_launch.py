@@ -21,7 +21,9 @@ trajectories within the URDF limits on every controller, ``/diagnostics`` of eve
 param set`` refused with its reason, the calibration service, disengaging, the emergency stop
 with ``ros2 topic pub`` and its reset -- and the other robot / ``single_process`` combinations
 (``start_engaged:=true``) and ``multi_robot.launch.py`` (each robot engaged by its own service)
-more briefly, to keep the launch tests within a few minutes on two cores.
+more briefly, to keep the launch tests within a few minutes on two cores. ``ros2 param list``
+answers while ``replay`` plays, and two Baxters run side by side in the namespaces the
+``robots`` argument gives them.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from launch_harness import (
     controller_joints,
     DOMAIN_ID,
     Probe,
+    ROOT,
     RosProcess,
     STOP_TIMEOUT,
     urdf_limits,
@@ -260,6 +263,34 @@ def echoed(output: str, probe: Probe) -> str:
     return probe.latched_bool('/engaged') if ROS2CLI_NEEDS_NEWER_RCLPY in output else output
 
 
+def check_visualization(
+    skeletons: list, overlays: list, descriptions: list, robot, engaged_colour: tuple
+) -> None:
+    """
+    Check what RViz would show of an engaged run: the model and the person over the robot.
+
+    :param skeletons: The ``skeleton`` messages heard.
+    :param overlays: The ``placed_skeleton_markers`` arrays heard.
+    :param descriptions: The ``robot_description`` strings heard.
+    :param robot: The robot.
+    :param engaged_colour: The arms' colour while the robot follows.
+    """
+    urdf = robot.urdf_file.read_text(encoding='utf-8')
+    assert descriptions and all(message.data == urdf for message in descriptions)
+    assert overlays, 'no placed_skeleton_markers'
+    stamps = {(m.header.stamp.sec, m.header.stamp.nanosec) for m in skeletons}
+    for array in overlays:
+        headers = {(m.header.frame_id, m.header.stamp.sec, m.header.stamp.nanosec)
+                   for m in array.markers}
+        assert len(headers) == 1, headers
+        ((frame_id, sec, nanosec),) = headers
+        assert frame_id == robot.base_frame and (sec, nanosec) in stamps
+    assert any(len(array.markers[0].points) == 3 * len(robot.arms) for array in overlays)
+    arms = overlays[-1].markers[0]  # heard well after the engage
+    colour = (arms.color.r, arms.color.g, arms.color.b, arms.color.a)
+    assert colour == pytest.approx(engaged_colour)
+
+
 def test_teleop_launch_drives_baxter_from_the_azure_kinect_bag(
     ros2, ros2_commands, probe, workspace: Workspace, shared_data
 ):
@@ -274,11 +305,23 @@ def test_teleop_launch_drives_baxter_from_the_azure_kinect_bag(
     ``~/disengage`` answers, ``ros2 topic pub --once /estop`` latches a stop that refuses
     ``~/engage`` and, while the input is true, ``~/reset_estop``; released, the reset is taken.
     ``ros2 topic echo --once /engaged`` reads the latched state. Ctrl-C ends everything with
-    status 0.
+    status 0. What RViz would show: sim_robot's latched ``robot_description`` (Baxter's URDF)
+    and the person over the robot on ``placed_skeleton_markers``, in Baxter's base frame, each
+    array stamped with a skeleton's stamp, the arms green while engaged.
     """
+    from geometry_msgs.msg import PoseArray
+    from pic_ros.correspondence.overlay import FOLLOW_COLOURS, FollowState
+    from pic_ros.robot import load_robot
+    from pic_ros.ros.qos import LATCHED
+    from std_msgs.msg import String
+    from visualization_msgs.msg import MarkerArray
+
     bag = bag_path(shared_data)
     topics = topics_of(workspace.share, 'baxter')
     watcher = probe(list(topics))
+    skeletons = watcher.watch('/skeleton', PoseArray)
+    overlays = watcher.watch('/placed_skeleton_markers', MarkerArray)
+    descriptions = watcher.watch('/robot_description', String, LATCHED)
     launch = ros2(
         'launch', 'pic_ros', 'teleop.launch.py', 'robot:=baxter', 'source:=azure_kinect',
         f'input_topic:={INPUT_TOPIC}', 'sim:=true', log='launch',
@@ -292,6 +335,10 @@ def test_teleop_launch_drives_baxter_from_the_azure_kinect_bag(
     replay = start_replay(ros2, bag, start=2.0, duration=12.0)
     play_and_collect(launch, replay, watcher, list(topics))
     check_trajectories(watcher, workspace.share, 'baxter')
+    check_visualization(
+        watcher.snapshot(skeletons), watcher.snapshot(overlays), watcher.snapshot(descriptions),
+        load_robot('baxter'), FOLLOW_COLOURS[FollowState.ENGAGED],
+    )
 
     # What a user types (--no-daemon: a ros2 daemon would outlive the test), side by side.
     refused, taken, answer, disengaged = ros2_commands(
@@ -473,6 +520,58 @@ def test_multi_robot_launch_drives_every_controller_of_every_robot(
     stop_cleanly(launch)
 
 
+def test_ros2_param_list_answers_while_replay_plays(ros2, ros2_commands, probe):
+    """
+    ``ros2 param list /replay`` and ``ros2 param get`` answer while a looping replay plays.
+
+    The replay of the shipped demo bag runs as a user starts it (``ros2 run``); the ``ros2``
+    commands' own timeouts bound the waits.
+    """
+    bag = ROOT / 'pic_ros_tools' / 'demo' / 'synthetic1_bag'
+    watcher = probe([])
+    replay = ros2('run', 'pic_ros_tools', 'replay', str(bag), '--loop', log='replay')
+    wait_for_nodes(replay, watcher, ['/replay'])
+
+    listed, got = ros2_commands(
+        ['param', 'list', '--no-daemon', '--spin-time', '10', '/replay'],
+        ['param', 'get', '--no-daemon', '--spin-time', '10', '/replay', 'use_sim_time'],
+    )
+
+    assert 'use_sim_time' in listed.split(), f'{listed}\n{replay.output()}'
+    assert 'Boolean value is: False' in got, f'{got}\n{replay.output()}'
+    assert replay.alive(), replay.output()
+    status = replay.stop(timeout=STOP_TIMEOUT)
+    assert status == 0, replay.output()
+
+
+def test_two_robots_of_one_type_run_side_by_side_in_the_namespaces_given(ros2, probe):
+    """
+    ``robots:=baxter:left_cell,baxter:right_cell``: two Baxters, each in its own namespace.
+
+    Both pipelines come up beside the one skeleton node and answer their parameter services
+    under their own names, each with Baxter's arms.
+    """
+    from pic_ros.robot import load_robot
+
+    cells = ('/left_cell', '/right_cell')
+    watcher = probe([])
+    launch = ros2(
+        'launch', 'pic_ros', 'multi_robot.launch.py', 'robots:=baxter:left_cell,baxter:right_cell',
+        log='launch',
+    )
+    nodes = ['/skeleton_node'] + [
+        f'{cell}/{node}' for cell in cells for node in ('solver_node', 'trajectory_publisher')
+    ]
+    wait_for_nodes(launch, watcher, nodes)
+    for cell in cells:
+        assert watcher.get_parameter(f'{cell}/solver_node', 'robot') == 'baxter'
+        assert watcher.get_parameter(f'{cell}/trajectory_publisher', 'robot') == 'baxter'
+        assert list(watcher.get_parameter(f'{cell}/solver_node', 'arms')) == list(
+            load_robot('baxter').arms
+        )
+    stop_cleanly(launch)
+
+
 # Launches that cannot run stop as a whole ------------------------------------------------------
 
 
@@ -484,10 +583,12 @@ def test_multi_robot_launch_drives_every_controller_of_every_robot(
          r"robot:=foo: no robot file for 'foo'"),
         (['multi_robot.launch.py', 'robots:=baxter,foo'],
          rf"robots: 'foo' is not one of {', '.join(shipped_robots())}"),
+        (['multi_robot.launch.py', 'robots:=baxter:cell,yumi:cell'],
+         r'robots: the namespace /cell is given twice'),
         (['teleop.launch.py', 'eta:=7'], r'eta'),
     ],
     ids=['teleop-robot-foo', 'teleop-single-process-robot-foo', 'multi-robot-foo',
-         'teleop-eta-7'],
+         'multi-robot-one-namespace-twice', 'teleop-eta-7'],
 )
 def test_launch_with_a_wrong_argument_starts_nothing(arguments, message, ros2):
     """A wrong argument ends the launch with status 1 and one message, before any node starts."""
@@ -633,13 +734,16 @@ def test_teleop_launch_runs_with_only_pic_ros_installed(runtime_ros2, probe):
     ``ros2 launch pic_ros teleop.launch.py`` with pic_ros alone: the three nodes run, and stop.
 
     None of them imports pic_ros_tools, mujoco, rosbags, matplotlib or PIL (each would fail to
-    import here); Ctrl-C ends the launch with status 0.
+    import here); Ctrl-C ends the launch with status 0. robot_state_publisher (not on PyPI) is
+    named in the log as missing.
     """
     watcher = probe([])
     launch = runtime_ros2('launch', 'pic_ros', 'teleop.launch.py', 'robot:=yumi', log='launch')
     wait_for_nodes(launch, watcher, ['/skeleton_node', '/solver_node', '/trajectory_publisher'])
     output = stop_cleanly(launch)
     assert 'is not installed (only pic_ros is)' not in output, output
+    # no robot_state_publisher in the venv: said once, and the pipeline runs without TF
+    assert output.count('robot_state_publisher is not installed') == 1, output
 
 
 def test_sim_without_pic_ros_tools_says_to_install_it_and_starts_nothing(runtime_ros2):

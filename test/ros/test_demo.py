@@ -28,6 +28,28 @@ OUTPUTS = (
 TIMING_KEYS = ('solve_ms_p50', 'solve_ms_p99', 'solve_us_histogram')
 
 
+def read_mcap(path):
+    """
+    Read a run's MCAP back: every message decoded with mcap_ros2.
+
+    :return: ``(profile, {topic: schema name}, {topic: [decoded message, ...]})``.
+    """
+    from mcap.reader import make_reader
+    from mcap_ros2.decoder import DecoderFactory
+
+    decoded = {}
+    with path.open('rb') as stream:
+        reader = make_reader(stream, decoder_factories=[DecoderFactory()])
+        profile = reader.get_header().profile
+        summary = reader.get_summary()
+        assert {c.message_encoding for c in summary.channels.values()} == {'cdr'}
+        assert {s.encoding for s in summary.schemas.values()} == {'ros2msg'}
+        types = {c.topic: summary.schemas[c.schema_id].name for c in summary.channels.values()}
+        for _, channel, _, message in reader.iter_decoded_messages():
+            decoded.setdefault(channel.topic, []).append(message)
+    return profile, types, decoded
+
+
 def _close_to(value):
     """
     Return what compares equal to a JSON value up to rounding, nested, NaN equal to NaN.
@@ -63,6 +85,23 @@ def test_short_demo_run_writes_every_output(tmp_path):
     assert live['run']['engaged'] == 'engaged by service'  # as an operator engages it
     assert {record['solver'] for record in metrics['evaluate']} == {'fabrik', 'pic', 'pics'}
     assert 'Pacc live' in (out / 'metrics.md').read_text()
+
+    # run.mcap: every topic of the run, with its schema, each message decoded
+    pytest.importorskip('mcap_ros2')
+    from pic_ros_tools.ros.live_run import run_topics
+
+    profile, types, decoded = read_mcap(out / 'run.mcap')
+    assert profile == 'ros2'
+    robot = load_robot('baxter')
+    for topic in run_topics(robot):
+        assert types[topic.name] == topic.msgtype, topic.name
+        assert len(decoded[topic.name]) > 0, topic.name
+    assert sum(len(messages) for messages in decoded.values()) == live['run']['mcap_messages']
+    assert [m.data for m in decoded['/engaged']][-1] is True
+    names = set(decoded['/joint_states'][0].name)
+    for arm in robot.arms.values():
+        assert set(decoded['/joint_targets'][-1].name) >= set(arm.joint_names)
+        assert set(decoded[f'/{arm.controller}/joint_trajectory'][0].joint_names) <= names
 
 
 def test_a_kinect_v2_text_recording_is_replayed_and_scored_offline_as_evaluate_scores_it(

@@ -59,6 +59,21 @@ def test_live_evaluation_of_a_few_seconds_gives_every_figure_beside_the_offline_
         robot = figures['robot']
         assert robot['position_violations'] == 0
         assert 0.0 <= robot['acceleration_rms'] <= robot['acceleration_peak'] < math.inf
+    # the run's MCAP, beside its logs: every topic of the run recorded
+    from mcap.reader import make_reader
+
+    with (tmp_path / 'logs' / 'baxter_pic_direction' / 'run.mcap').open('rb') as stream:
+        summary = make_reader(stream).get_summary()
+    counts = {
+        channel.topic: summary.statistics.channel_message_counts[key]
+        for key, channel in summary.channels.items()
+    }
+    assert sum(counts.values()) == run['mcap_messages']
+    for topic in (
+        '/body_tracking_data', '/skeleton', '/joint_targets', '/joint_states',
+        '/left_arm_controller/joint_trajectory', '/right_arm_controller/joint_trajectory',
+    ):
+        assert counts[topic] > 0, topic
 
 
 def test_live_evaluation_refuses_the_synthetic_suite(capsys):

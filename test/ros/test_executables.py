@@ -7,7 +7,8 @@ are checked to become the parameters of the nodes they name. Then each executabl
 process of its own (``python -m ...``, the run's domain, a namespace of its own): once it is up
 (its start-up log line, a bounded wait) it gets a burst of stop signals, one every few
 milliseconds until it has exited, so that some land while it shuts down, and must exit with
-status 0 and no traceback. Without mujoco, ``sim_robot`` must fail in one line.
+status 0 and no traceback; one signal alone ends it too. Without mujoco, ``sim_robot`` must fail
+in one line. The runner's spin beside a main loop (``replay``'s) serves the nodes meanwhile.
 """
 
 from __future__ import annotations
@@ -196,6 +197,47 @@ def test_list_and_empty_options_keep_the_declared_parameter_types(ros_context) -
             node.destroy_node()
 
 
+def test_spin_while_serves_the_nodes_during_the_work_and_ends_its_thread_after(
+    ros_context,
+) -> None:
+    """
+    ``spin_while``: parameter requests are answered while the work runs in the calling thread.
+
+    The work (``replay``'s playback, here a parameter client's request) never spins the nodes
+    itself; once it returns, the spin thread has ended.
+    """
+    import threading
+
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.parameter_client import AsyncParameterClient
+
+    namespace = f'{NAMESPACE}/spin_while'
+    served = rclpy.create_node('served', namespace=namespace, context=ros_context)
+    asker = rclpy.create_node('asker', namespace=namespace, context=ros_context)
+    before = set(threading.enumerate())
+    spinners: list[threading.Thread] = []
+    answers: list[Any] = []
+
+    def work(nodes) -> None:
+        spinners.extend(set(threading.enumerate()) - before)
+        client = AsyncParameterClient(nodes[1], f'{namespace}/served')
+        assert client.wait_for_services(timeout_sec=START_TIMEOUT)
+        future = client.list_parameters([], 0)
+        deadline = time.monotonic() + START_TIMEOUT
+        while not future.done() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        answers.append(future.result())
+
+    try:
+        runner.spin_while(work)(SingleThreadedExecutor(context=ros_context), [served, asker])
+    finally:
+        asker.destroy_node()
+        served.destroy_node()
+
+    assert answers and 'use_sim_time' in answers[0].result.names
+    assert spinners and not any(thread.is_alive() for thread in spinners)
+
+
 class Executable:
     """An executable in a process of its own, its stdout and stderr in files."""
 
@@ -316,6 +358,31 @@ def test_a_burst_of_sigints_stops_an_executable_cleanly(name, tmp_path) -> None:
 
     assert sent >= 2, executable.output()
     assert executable.process.returncode == 0, executable.output()
+    assert 'Traceback' not in executable.stderr(), executable.output()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('number', [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize('name', sorted(RUNS))
+def test_one_stop_signal_ends_a_running_executable(name, number, tmp_path) -> None:
+    """
+    One SIGINT (Ctrl-C) or SIGTERM to a running executable: it exits by itself, status 0.
+
+    ``scripts/measure_stop_time.py`` measures how long that takes; here the wait is only a bound
+    against hanging.
+    """
+    argv, ready = RUNS[name]
+    executable = start(name, argv, tmp_path)
+    executable.wait_until_logged(ready)
+
+    os.kill(executable.process.pid, number)
+    try:
+        status = executable.process.wait(timeout=EXIT_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        executable.kill()
+        pytest.fail(f'still running {EXIT_TIMEOUT} s after one signal:\n{executable.output()}')
+
+    assert status == 0, executable.output()
     assert 'Traceback' not in executable.stderr(), executable.output()
 
 

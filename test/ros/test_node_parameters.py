@@ -68,6 +68,34 @@ def test_a_node_declares_exactly_its_table(make_node, name):
             assert choice in descriptor.additional_constraints, definition.name
 
 
+@pytest.mark.parametrize('robot', ['baxter', 'tiago'])
+def test_the_solver_node_reports_the_robots_arms_when_given_none(make_node, robot):
+    """``arms`` left empty: its value is the robot's arms, a string array, never a byte array."""
+    from pic_ros.robot import load_robot
+
+    node = make_node(SolverNode, {'robot': robot})
+
+    arms = node.get_parameter('arms')
+    assert arms.type_ is Parameter.Type.STRING_ARRAY
+    assert list(arms.value) == list(load_robot(robot).arms)
+    assert node.describe_parameter('arms').type == Parameter.Type.STRING_ARRAY.value
+    assert schema.SOLVER_NODE['arms'].default == []
+
+
+def test_an_empty_string_array_default_needs_a_node_default(helper_node):
+    """An empty default is refused, naming the parameter: rclpy would declare a byte array."""
+    from pic_ros.ros.parameters import declare_parameters
+    from pic_ros.schema import ParameterDef, ParameterTable
+
+    table = ParameterTable('probe', [ParameterDef('names', [], 'Some names')])
+
+    with pytest.raises(ValueError, match='names'):
+        declare_parameters(helper_node, table)
+    declared = declare_parameters(helper_node, table, {'names': lambda values: ['a']})
+    assert list(declared['names']) == ['a']
+    assert helper_node.get_parameter('names').type_ is Parameter.Type.STRING_ARRAY
+
+
 @pytest.fixture
 def toys(monkeypatch):
     """Register the recipes' toy solver and tracker for one test."""

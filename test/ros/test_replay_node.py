@@ -304,6 +304,49 @@ def test_sigint_stops_a_looping_replay_cleanly(tmp_path: Path, listener, replay)
     assert ids[:10] == ids[10:20]
 
 
+@pytest.mark.parametrize(
+    'phase, options',
+    [('playing', ['--loop']), ('waiting', ['--wait-for-subscribers'])],
+)
+def test_a_running_replay_answers_its_parameter_services(
+    tmp_path: Path, listener, replay, phase, options
+) -> None:
+    """
+    While it plays (or waits for subscribers), ``replay`` lists and reads its parameters.
+
+    What ``ros2 param list`` asks, through rclpy's parameter client; then SIGINT ends it
+    cleanly. Every wait is a bound, never a figure.
+    """
+    from rclpy.parameter_client import AsyncParameterClient
+
+    bag = _two_topic_bag(tmp_path / phase, count=10)
+    namespace = f'/replay_parameters_{phase}'
+    asker = listener(DOMAIN, {})
+    process = replay(DOMAIN, [
+        str(bag), '--topics', '/a', *options, '--ros-args', '-r', f'__ns:={namespace}',
+    ])
+    client = AsyncParameterClient(asker.node, f'{namespace}/replay')  # gone with the node
+    assert client.wait_for_services(timeout_sec=ARRIVAL_SECONDS), process.output()
+    listed = client.list_parameters([], 0)
+    _wait_done(listed, process)
+    got = client.get_parameters(['use_sim_time'])
+    _wait_done(got, process)
+    assert 'use_sim_time' in listed.result().result.names
+    assert got.result().values[0].bool_value is False
+    assert process.process.poll() is None, process.output()  # still playing / waiting
+    assert process.interrupt() == 0, process.output()
+    assert 'replay interrupted' in process.output()
+
+
+def _wait_done(future, process: Replay) -> None:
+    """Wait (bounded) for a service answer that the listener's spin thread receives."""
+    deadline = time.monotonic() + ARRIVAL_SECONDS
+    while not future.done():
+        if time.monotonic() > deadline:
+            pytest.fail(f'no answer in {ARRIVAL_SECONDS} s:\n{process.output()}')
+        time.sleep(0.01)
+
+
 def test_bad_arguments_exit_with_status_2_and_a_reason(tmp_path: Path) -> None:
     """A missing bag, an unknown topic or a bad remap rule exit 2 without starting ROS."""
     from pic_ros_tools.ros.replay_node import run_replay

@@ -6,6 +6,11 @@ import math
 
 from builtin_interfaces.msg import Time
 import numpy as np
+from pic_ros.correspondence.overlay import (
+    FOLLOW_COLOURS,
+    FollowState,
+    overlay_person,
+)
 from pic_ros.exceptions import SkeletonError
 from pic_ros.motion.streaming import stream_chunk
 from pic_ros.ros.conversions import (
@@ -13,6 +18,8 @@ from pic_ros.ros.conversions import (
     joint_state_to_msg,
     marker_positions_from_msg,
     marker_positions_from_raw,
+    person_overlay_to_msg,
+    PLACED_NAMESPACE,
     SKELETON_BONES,
     skeleton_from_msg,
     skeleton_markers_to_msg,
@@ -218,3 +225,58 @@ def test_trajectory_to_msg_carries_the_chunk_stamp():
     message = trajectory_to_msg(chunk)
 
     assert (message.header.stamp.sec, message.header.stamp.nanosec) == (12, 345_000_000)
+
+
+def _xyz(points) -> np.ndarray:
+    return np.array([(p.x, p.y, p.z) for p in points], dtype=float).reshape(-1, 3)
+
+
+@pytest.mark.parametrize('state', list(FollowState))
+def test_placed_markers_carry_the_skeletons_stamp_and_frame_at_the_cores_points(state):
+    """
+    The person over the robot: every marker stamped with the skeleton, in the base frame given.
+
+    The joints and bones are exactly the core overlay's points; the arms take the state's colour.
+    """
+    positions = np.full((JOINT_COUNT, 3), np.nan)
+    positions[:BODY_JOINT_COUNT] = np.array([
+        (0.0, 0.0, -0.5), (0.0, 0.0, -0.05), (0.0, 0.0, 0.1), (0.05, 0.0, 0.25),
+        (0.0, 0.18, 0.0), (0.05, 0.25, -0.28), (0.3, 0.2, -0.3), (0.38, 0.2, -0.3),
+        (0.0, -0.18, 0.0), (0.1, -0.22, -0.27), (0.35, -0.1, -0.2), (0.43, -0.1, -0.2),
+    ])
+    frame = make_frame(1234.000000125, positions, frame='body')
+    placed = {
+        'left': np.array([(0.1, 0.3, 0.4), (0.2, 0.5, 0.2), (0.5, 0.5, 0.2)]),
+        'right': np.array([(0.1, -0.3, 0.4), (0.3, -0.4, 0.1), (0.6, -0.3, 0.1)]),
+    }
+    overlay = overlay_person(frame, placed)
+    message = person_overlay_to_msg(overlay, 'base', state)
+    assert len(message.markers) == 4
+    for marker in message.markers:
+        assert marker.header.frame_id == 'base'
+        assert (marker.header.stamp.sec, marker.header.stamp.nanosec) == (1234, 125)
+        assert marker.ns == PLACED_NAMESPACE
+        assert marker.action == Marker.ADD
+    joints, bones, trunk, head = message.markers
+    assert [m.id for m in message.markers] == [0, 1, 2, 3]
+    np.testing.assert_allclose(_xyz(joints.points), np.concatenate(list(placed.values())))
+    np.testing.assert_allclose(_xyz(bones.points), overlay.arm_bones.reshape(-1, 3))
+    np.testing.assert_allclose(_xyz(trunk.points), overlay.trunk_bones.reshape(-1, 3))
+    np.testing.assert_allclose(_xyz(head.points), overlay.trunk[HumanJoint.HEAD].reshape(1, 3))
+    colour = (joints.color.r, joints.color.g, joints.color.b, joints.color.a)
+    assert colour == pytest.approx(FOLLOW_COLOURS[state])
+    assert bones.color == joints.color
+    assert joints.scale.x > 0.0 and bones.scale.x > 0.0 and head.scale.x > 0.0
+
+
+def test_the_follow_colours_tell_the_states_apart():
+    """Engaged, stopped and unknown each have a colour of their own."""
+    assert len(set(FOLLOW_COLOURS.values())) == len(FollowState)
+
+
+def test_an_empty_overlay_gives_empty_markers_that_clear_the_drawing():
+    """Nothing placed: the four markers are sent with no points (what was drawn is replaced)."""
+    frame = make_frame(5.0, np.zeros((JOINT_COUNT, 3)), frame='body')
+    message = person_overlay_to_msg(overlay_person(frame, {}), 'base')
+    assert [len(marker.points) for marker in message.markers] == [0, 0, 0, 0]
+    assert all(marker.scale.x > 0.0 for marker in message.markers)

@@ -56,6 +56,10 @@ def solver_node(make_node, capture):
     return make
 
 
+SPINS = 6000
+"""Most executor spins a test waits for a message through DDS (each up to 10 ms)."""
+
+
 def limits_of(robot, names):
     """Return the lower and upper position limits of some joints of a robot, in order."""
     lower, upper = {}, {}
@@ -478,3 +482,68 @@ def test_a_context_shut_down_under_the_solver_thread_ends_it_without_an_error(
 
     logged = capfd.readouterr().err
     assert 'ERROR' not in logged, logged
+
+
+def test_placed_skeleton_markers_show_the_person_at_the_targets_coloured_by_engaged(
+    solver_node, capture, helper_node, ros_context, body_frames
+):
+    """
+    placed_skeleton_markers: base frame, the skeleton's stamp, the arms at the solver's targets.
+
+    Grey until ``engaged`` is heard; green once trajectory_publisher's latched ``engaged`` says
+    true (published before the solver listened: the latched value reaches it), red when false.
+    """
+    from pic_ros.correspondence.overlay import (
+        arm_points,
+        FOLLOW_COLOURS,
+        FollowState,
+        overlay_person,
+    )
+    from pic_ros.imitation import RobotImitator
+    from pic_ros.robot import load_robot
+    from pic_ros.ros.qos import LATCHED
+    from pic_ros.solvers import SolverConfig
+    from rclpy.executors import SingleThreadedExecutor
+    from std_msgs.msg import Bool
+
+    node, _, _ = solver_node(robot='baxter')
+    markers = capture(node, node._markers_publisher)
+    frame = body_frames[0]
+    node.handle_skeleton(frame)
+    assert len(markers) == 1
+    message = markers[0].message
+    stamp = message.markers[0].header.stamp
+    assert all(m.header.frame_id == 'base' for m in message.markers)
+    assert all(m.header.stamp == stamp for m in message.markers)
+    assert stamp.sec + stamp.nanosec * 1e-9 == pytest.approx(frame.stamp, abs=1e-9)
+    step = RobotImitator(load_robot('baxter'), SolverConfig()).step(frame)
+    expected = overlay_person(
+        frame, {name: arm_points(arm.targets) for name, arm in step.arms.items()}
+    )
+    joints = message.markers[0]
+    np.testing.assert_allclose(
+        [(p.x, p.y, p.z) for p in joints.points],
+        np.concatenate([expected.arms[name] for name in expected.arms]), atol=1e-12,
+    )
+
+    def colour(published) -> tuple[float, ...]:
+        marker = published.message.markers[0]
+        return (marker.color.r, marker.color.g, marker.color.b, marker.color.a)
+
+    assert colour(markers[0]) == pytest.approx(FOLLOW_COLOURS[FollowState.UNKNOWN])
+    engaged = helper_node.create_publisher(Bool, 'engaged', LATCHED)
+    executor = SingleThreadedExecutor(context=ros_context)
+    executor.add_node(node)
+    try:
+        for value, state in ((True, FollowState.ENGAGED), (False, FollowState.STOPPED)):
+            engaged.publish(Bool(data=value))
+            for _ in range(SPINS):  # bounded by a count of spins, each ends on an event or 10 ms
+                executor.spin_once(timeout_sec=0.01)
+                if node.follow_state is state:
+                    break
+            assert node.follow_state is state, f'engaged = {value} not heard in {SPINS} spins'
+            node.handle_skeleton(frame)
+            assert colour(markers[-1]) == pytest.approx(FOLLOW_COLOURS[state])
+    finally:
+        executor.remove_node(node)
+        executor.shutdown(timeout_sec=1.0)

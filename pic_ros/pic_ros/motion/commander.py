@@ -75,6 +75,7 @@ from pic_ros.motion.prediction import PREDICTION_HORIZON, TargetPredictor
 from pic_ros.motion.streaming import (
     LATE_WINDOW,
     LEAD_TIME,
+    limit_breach,
     MIN_POINT_GAP,
     planned_chunk,
     PlannedState,
@@ -358,8 +359,10 @@ class ArmCommander:
     :attr:`rejected` (incomplete, non-finite or stale ones), :attr:`clamped` (accepted but
     outside the position limits), :attr:`published` (chunks returned), :attr:`clock_restarts`,
     :attr:`stalls` (steps that came after the last chunk's plan had run out: the controller was
-    braking on its tail, or at rest), :attr:`at_rest` (chunks stamped 0: holding still) and
-    :attr:`largest_gap` (the longest time between two steps [s]).
+    braking on its tail, or at rest), :attr:`at_rest` (chunks stamped 0: holding still),
+    :attr:`largest_gap` (the longest time between two steps [s]) and :attr:`limit_refusals`
+    (chunks made beyond a joint limit and not sent, :meth:`_within_limits`; the last one
+    described in :attr:`last_breach`).
 
     :param arm: The arm (joint names, limits, neutral pose).
     :param config: Settings.
@@ -396,6 +399,8 @@ class ArmCommander:
         self.stalls = 0
         self.at_rest = 0
         self.largest_gap = 0.0
+        self.limit_refusals = 0
+        self.last_breach = ''
         self.delay_allowance = 0.0
         """Delay measured on the way to the controller, added to ``plan_ahead`` [s]
         (:class:`~pic_ros.motion.delay.DelayAllowance`; at most ``max_plan_ahead`` in all)."""
@@ -467,6 +472,17 @@ class ArmCommander:
     def state(self) -> TrackingState:
         """Return the tracking state after the last step."""
         return self._supervisor.state
+
+    @property
+    def guidance(self) -> Guidance | None:
+        """
+        Return what the last step that made a chunk tracked (None before one).
+
+        Its ``reference`` is where the command heads: the target while tracking, the neutral
+        pose after a tracking loss, the command itself while holding or disengaged (what a
+        gripper's ``GripperCommand`` goals follow, :mod:`pic_ros.motion.gripper_goals`).
+        """
+        return self._guidance
 
     @property
     def position(self) -> FloatArray | None:
@@ -574,7 +590,7 @@ class ArmCommander:
         chunk = self._chunk(now, guidance, braking=False)
         self._last_step = now
         self.published += 1
-        return chunk
+        return self._within_limits(now, chunk, braking=False)
 
     def _enter(self, now: float) -> TrajectoryChunk:
         """
@@ -629,7 +645,46 @@ class ArmCommander:
         chunk = self._chunk(now, guidance, braking=True)
         self._last_step = now
         self.published += 1
-        return chunk
+        return self._within_limits(now, chunk, braking=True)
+
+    def _within_limits(
+        self, now: float, chunk: TrajectoryChunk, braking: bool
+    ) -> TrajectoryChunk | None:
+        """
+        Return a step's chunk if every point is within the joint limits, else a safe stand-in.
+
+        The last check before a chunk leaves (:func:`~pic_ros.motion.streaming.limit_breach`
+        against the arm's URDF position and velocity limits). The plans keep within them by
+        construction; a chunk that does not is counted (:attr:`limit_refusals`, described in
+        :attr:`last_breach`) and never returned: a step brakes instead (:meth:`brake`); a
+        brake beyond a limit too is undone and nothing is sent, so the controller brakes to
+        rest on the tail of the chunk it already has (every chunk ends at rest).
+
+        :param now: The step's time [s].
+        :param chunk: The chunk made.
+        :param braking: Whether the chunk is a brake.
+        :return: The chunk, the brake that replaces it, or None.
+        """
+        arm = self._arm
+        breach = limit_breach(chunk, arm.lower, arm.upper, arm.velocity)
+        if breach is None:
+            return chunk
+        self.limit_refusals += 1
+        self.last_breach = breach
+        if not braking:
+            return self.brake(now)
+        undo, motion = self._undo, self._motion
+        assert undo is not None and motion is not None  # a brake was made
+        (
+            self._last_step, self._sent, self._plan_start, self._plan_end, self.published,
+            self.at_rest,
+        ) = undo
+        self._undo = None  # nothing to brake again at this step
+        # the generator's plan is no longer what was sent: the next step starts on the points
+        self._plan_start = self._plan_end = math.nan
+        if not isinstance(motion, JerkLimitedGenerator) and self._undo_state is not None:
+            motion.reset(*self._undo_state)
+        return None
 
     def _chunk(self, now: float, guidance: Guidance, braking: bool) -> TrajectoryChunk:
         """

@@ -230,6 +230,46 @@ class TrajectoryChunk:
         return made
 
 
+def limit_breach(
+    chunk: TrajectoryChunk, lower: FloatArray, upper: FloatArray, velocity: FloatArray
+) -> str | None:
+    """
+    Return the first point of a chunk beyond the joints' limits, described, or None.
+
+    The last check before a chunk leaves the commander: positions within ``[lower, upper]``
+    and velocities within ``velocity`` (both with a relative slack of 1e-6 for rounding).
+
+    :param chunk: The chunk.
+    :param lower: Lower position limits, in the chunk's joint order, shape (n,), [rad] or [m].
+    :param upper: Upper position limits, shape (n,).
+    :param velocity: Velocity limits, shape (n,), [rad/s] or [m/s].
+    :return: ``'point k of m (part): joint velocity v over the limit l'`` (part: ``bridge``,
+        ``plan``, ``tail`` or ``hold``, see :class:`TrajectoryChunk`), or None when within.
+    """
+    _, q, v, _ = chunk.arrays()
+    slack = 1e-6 * np.maximum(np.abs(upper - lower), 1.0)
+    outside = (q < lower - slack) | (q > upper + slack)
+    fast = np.abs(v) > velocity * (1.0 + 1e-6)
+    bad = np.flatnonzero(np.any(outside | fast, axis=1))
+    if bad.size == 0:
+        return None
+    index = int(bad[0])
+    joint = int(np.flatnonzero(outside[index] | fast[index])[0])
+    count = len(chunk.points)
+    end = chunk.end % count
+    stop = chunk.stop % count
+    part = (
+        'bridge' if index < chunk.start else 'plan' if index <= end
+        else 'tail' if index <= stop else 'hold'
+    )
+    name = chunk.joint_names[joint]
+    if fast[index, joint]:
+        what = f'velocity {v[index, joint]:.4g} over the limit {velocity[joint]:.4g}'
+    else:
+        what = f'position {q[index, joint]:.6g} outside [{lower[joint]:.6g}, {upper[joint]:.6g}]'
+    return f'point {index + 1} of {count} ({part}): {name} {what}'
+
+
 def _checked_one_by_one(
     points: Sequence[TrajectoryPoint], dof: int
 ) -> tuple[list[TrajectoryPoint], list[int]]:

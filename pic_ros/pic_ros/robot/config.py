@@ -41,6 +41,14 @@ Optional sections drive the head and the grippers (``docs/method.md#head-and-han
         open: [0.025]              # [rad] or [m], one value per joint
         closed: [0.0]
         neutral: [0.025]           # where tracking loss takes it, optional (default: open)
+        action:                    # optional: GripperCommand settings (gripper_interface)
+          max_effort: 20.0         # [N] or [N m], > 0
+          name: left_gripper_controller/gripper_cmd   # optional: this is the default
+          joint: gripper_l_joint   # optional: the goal's position is its value (default: first)
+          threshold: 0.002         # optional: least change sending a goal [m] or [rad]
+
+With the trajectory publisher's ``gripper_interface`` ``gripper_action`` every gripper needs an
+``action`` entry (:class:`GripperActionSpec`); without it the entry is not used.
 
 An optional ``torso`` section makes a prismatic torso joint on the arm chains a commanded group
 (``torso``, :mod:`pic_ros.robot.torso`): held at ``neutral`` (the arm solvers assume that value),
@@ -184,6 +192,37 @@ class HeadSpec:
         return tuple(name for name in (self.yaw, self.pitch) if name is not None)
 
 
+GRIPPER_GOAL_SHARE: Final = 0.05
+"""
+Default least change of a gripper's commanded opening that sends a new ``GripperCommand`` goal,
+as a share of its joint's open-to-closed distance: a rule, not a robot datum.
+"""
+
+
+@dataclass(frozen=True)
+class GripperActionSpec:
+    """
+    How a gripper is commanded through a ``control_msgs/action/GripperCommand`` server.
+
+    The goal's ``command.position`` is the commanded value of one joint (:attr:`joint`), in that
+    joint's unit: [m] for a prismatic joint, [rad] for a revolute one, as ros2_controllers'
+    gripper_action_controller takes it (it commands that one joint's position).
+
+    :param name: Action name, relative to the node's namespace (``<controller>/gripper_cmd``
+        by default, the name gripper_action_controller serves).
+    :param joint: The gripper joint whose value is the goal's position (default: the first).
+    :param max_effort: The goal's ``command.max_effort`` [N] (prismatic) or [N m] (revolute),
+        > 0: an effort-interface controller limits its effort to it (0 would give no force).
+    :param threshold: Least change of the commanded position that sends a new goal, > 0,
+        [m] or [rad] (default: :data:`GRIPPER_GOAL_SHARE` of the open-to-closed distance).
+    """
+
+    name: str
+    joint: str
+    max_effort: float
+    threshold: float
+
+
 @dataclass(frozen=True)
 class GripperSpec:
     """
@@ -196,6 +235,7 @@ class GripperSpec:
     :param closed_position: Joint values of the closed gripper (``closed``) [rad] or [m].
     :param neutral: Joint values tracking loss takes it to (default: ``open``).
     :param limits: Optional limits replacing the URDF's.
+    :param action: Its ``GripperCommand`` settings (``action``), or None when the file has none.
     """
 
     arm: str
@@ -205,6 +245,7 @@ class GripperSpec:
     closed_position: tuple[float, ...]
     neutral: tuple[float, ...]
     limits: GroupLimits = GroupLimits()
+    action: GripperActionSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -356,7 +397,10 @@ def _head_spec(data: Any, where: str) -> HeadSpec:
 
 
 def _gripper_spec(arm: str, data: Any, where: str) -> GripperSpec:
-    _check_keys(data, where, {'controller', 'joints', 'open', 'closed'}, {'neutral'} | _LIMIT_KEYS)
+    _check_keys(
+        data, where, {'controller', 'joints', 'open', 'closed'},
+        {'neutral', 'action'} | _LIMIT_KEYS,
+    )
     joints = _string_list(data['joints'], f'{where}.joints')
     opened = _number_list(data['open'], f'{where}.open', len(joints))
     closed = _number_list(data['closed'], f'{where}.closed', len(joints))
@@ -366,14 +410,60 @@ def _gripper_spec(arm: str, data: Any, where: str) -> GripperSpec:
         _number_list(data['neutral'], f'{where}.neutral', len(joints))
         if 'neutral' in data else opened
     )
+    controller = _name(data['controller'], f'{where}.controller')
+    action = None
+    if data.get('action') is not None:
+        action = _gripper_action_spec(
+            data['action'], f'{where}.action', controller, joints, opened, closed
+        )
     return GripperSpec(
         arm=arm,
-        controller=_name(data['controller'], f'{where}.controller'),
+        controller=controller,
         joints=joints,
         open_position=opened,
         closed_position=closed,
         neutral=neutral,
         limits=_group_limits(data, where, len(joints)),
+        action=action,
+    )
+
+
+def _positive(value: Any, where: str) -> float:
+    if (
+        not isinstance(value, (int, float)) or isinstance(value, bool)
+        or not math.isfinite(value) or value <= 0.0
+    ):
+        raise ConfigError(f'{where} must be a number > 0, got {value!r}')
+    return float(value)
+
+
+def _gripper_action_spec(
+    data: Any, where: str, controller: str, joints: tuple[str, ...],
+    opened: tuple[float, ...], closed: tuple[float, ...],
+) -> GripperActionSpec:
+    """Read a gripper's ``action`` entry, its defaults filled in."""
+    _check_keys(data, where, {'max_effort'}, {'name', 'joint', 'threshold'})
+    joint = _name(data.get('joint', joints[0]), f'{where}.joint')
+    if joint not in joints:
+        raise ConfigError(f'{where}.joint: {joint!r} is not a gripper joint; joints: {joints}')
+    index = joints.index(joint)
+    travel = abs(opened[index] - closed[index])
+    if travel == 0.0:
+        raise ConfigError(f'{where}.joint: {joint!r} is the same open and closed')
+    threshold = (
+        _positive(data['threshold'], f'{where}.threshold') if 'threshold' in data
+        else GRIPPER_GOAL_SHARE * travel
+    )
+    if threshold >= travel:
+        raise ConfigError(
+            f'{where}.threshold must be below the open-to-closed distance {travel!r} of '
+            f'{joint!r} (else opening or closing sends no goal), got {threshold!r}'
+        )
+    return GripperActionSpec(
+        name=_name(data.get('name', f'{controller}/gripper_cmd'), f'{where}.name'),
+        joint=joint,
+        max_effort=_positive(data['max_effort'], f'{where}.max_effort'),
+        threshold=threshold,
     )
 
 

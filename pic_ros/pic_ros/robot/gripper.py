@@ -4,9 +4,11 @@ A gripper (or hand) at the end of an arm: its joints and their open and closed p
 The person's hand state (:class:`~pic_ros.human.hands.HandState`) chooses between the two
 positions of the robot file's ``grippers.<arm>`` entry; the human hand that drives a gripper is
 the one driving its arm (``same_side``: the same side, ``mirror``: the other one). Grippers are
-commanded like every joint group, by a joint_trajectory_controller (``GripperCommand`` action
-servers need ``control_msgs``, which has no PyPI wheel), through the same motion limits and
-tracking-loss behaviour as the arms.
+commanded like every joint group, by a joint_trajectory_controller, through the same motion
+limits and tracking-loss behaviour as the arms; or, with the trajectory publisher's
+``gripper_interface`` ``gripper_action``, by goals to a
+``control_msgs/action/GripperCommand`` server (:mod:`pic_ros.motion.gripper_goals`), as the
+entry's ``action`` settings say.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ChainError
-from pic_ros.robot.config import GripperSpec
+from pic_ros.robot.config import GripperActionSpec, GripperSpec
 from pic_ros.robot.joint_group import JointGroup
 from pic_ros.robot.kinematics.robot_model import RobotModel
 from pic_ros.robot.kinematics.transforms import freeze
@@ -33,12 +35,14 @@ class GripperModel:
     :param arm: The arm it ends.
     :param open_position: Joint values of the open gripper, inside the limits [rad] or [m].
     :param closed_position: Joint values of the closed gripper, inside the limits [rad] or [m].
+    :param action: Its ``GripperCommand`` settings, or None when the robot file gives none.
     """
 
     group: JointGroup
     arm: str
     open_position: FloatArray
     closed_position: FloatArray
+    action: GripperActionSpec | None = None
 
     @classmethod
     def build(cls, model: RobotModel, spec: GripperSpec) -> GripperModel:
@@ -60,7 +64,7 @@ class GripperModel:
                 raise ChainError(f'{group.name}: the {label} position is outside the limits')
         return cls(
             group=group, arm=spec.arm, open_position=freeze(spec.open_position),
-            closed_position=freeze(spec.closed_position),
+            closed_position=freeze(spec.closed_position), action=spec.action,
         )
 
     @property

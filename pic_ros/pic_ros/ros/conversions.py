@@ -16,6 +16,12 @@ from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, PointStamped, Pose, PoseArray, PoseStamped, Twist
 import numpy as np
 import numpy.typing as npt
+from pic_ros.correspondence.overlay import (
+    FOLLOW_COLOURS,
+    FollowState,
+    PersonOverlay,
+    TRUNK_COLOUR,
+)
 from pic_ros.exceptions import SkeletonError
 from pic_ros.human.body_frame import Footprint
 from pic_ros.motion.base_following import BaseCommand
@@ -226,11 +232,14 @@ def skeleton_from_msg(message: PoseArray) -> SkeletonFrame:
     )
 
 
-def _marker(frame_id: str, stamp: Time, marker_id: int, kind: int, color: ColorRGBA) -> Marker:
+def _marker(
+    frame_id: str, stamp: Time, marker_id: int, kind: int, color: ColorRGBA,
+    namespace: str = 'skeleton',
+) -> Marker:
     marker = Marker()
     marker.header.stamp = stamp
     marker.header.frame_id = frame_id
-    marker.ns = 'skeleton'
+    marker.ns = namespace
     marker.id = marker_id
     marker.type = kind
     marker.action = Marker.ADD
@@ -263,6 +272,75 @@ def skeleton_markers_to_msg(frame: SkeletonFrame, frame_id: str) -> MarkerArray:
     ]
     message = MarkerArray()
     message.markers = [joints, bones]
+    return message
+
+
+PLACED_NAMESPACE = 'placed_skeleton'
+"""Marker namespace of the person drawn over the robot (:func:`person_overlay_to_msg`)."""
+
+JOINT_SIZE = 0.08
+"""Diameter of the placed person's joints, as a share of the robot's arm length [-]."""
+
+BONE_WIDTH = 0.035
+"""Width of the placed person's bones, as a share of the robot's arm length [-]."""
+
+HEAD_SIZE = 0.24
+"""Diameter of the placed person's head, as a share of the robot's arm length [-]."""
+
+FALLBACK_ARM_LENGTH = 0.6
+"""Arm length [m] the sizes are taken from when the overlay has none (no placed arm)."""
+
+
+def _points(rows: FloatArray) -> list[Point]:
+    """Convert rows of positions, shape (N, 3), [m], to Points."""
+    return [Point(x=x, y=y, z=z) for x, y, z in np.asarray(rows, dtype=float).tolist()]
+
+
+def _color(rgba: Sequence[float]) -> ColorRGBA:
+    red, green, blue, alpha = (float(value) for value in rgba)
+    return ColorRGBA(r=red, g=green, b=blue, a=alpha)
+
+
+def person_overlay_to_msg(
+    overlay: PersonOverlay, frame_id: str, state: FollowState = FollowState.UNKNOWN
+) -> MarkerArray:
+    """
+    Draw the person placed on the robot for RViz, in the robot base frame.
+
+    Four markers in namespace :data:`PLACED_NAMESPACE`, each stamped with the skeleton's capture
+    time: 0, the placed arms' joints (``SPHERE_LIST``) and 1, their bones (``LINE_LIST``), both
+    coloured by whether the robot follows (:data:`~pic_ros.correspondence.overlay.FOLLOW_COLOURS`);
+    2, the trunk and collar bones (``LINE_LIST``) and 3, the head (``SPHERE_LIST``, empty when
+    unknown), grey. Sizes are shares of the robot's arm length. A marker with no points
+    replaces the previous one with an empty drawing.
+
+    :param overlay: The person over the robot
+        (:func:`~pic_ros.correspondence.overlay.overlay_person`).
+    :param frame_id: The robot's base frame (the targets' frame).
+    :param state: Whether the robot follows the person.
+    :return: The message.
+    """
+    stamp = time_to_msg(overlay.stamp)
+    length = overlay.arm_length
+    if not (math.isfinite(length) and length > 0.0):
+        length = FALLBACK_ARM_LENGTH
+    follow = _color(FOLLOW_COLOURS[state])
+    grey = _color(TRUNK_COLOUR)
+    joints = _marker(frame_id, stamp, 0, Marker.SPHERE_LIST, follow, PLACED_NAMESPACE)
+    joints.scale.x = joints.scale.y = joints.scale.z = JOINT_SIZE * length
+    joints.points = _points([row for points in overlay.arms.values() for row in points])
+    bones = _marker(frame_id, stamp, 1, Marker.LINE_LIST, follow, PLACED_NAMESPACE)
+    bones.scale.x = BONE_WIDTH * length
+    bones.points = _points(overlay.arm_bones.reshape(-1, 3))
+    trunk = _marker(frame_id, stamp, 2, Marker.LINE_LIST, grey, PLACED_NAMESPACE)
+    trunk.scale.x = BONE_WIDTH * length
+    trunk.points = _points(overlay.trunk_bones.reshape(-1, 3))
+    head = _marker(frame_id, stamp, 3, Marker.SPHERE_LIST, grey, PLACED_NAMESPACE)
+    head.scale.x = head.scale.y = head.scale.z = HEAD_SIZE * length
+    head_point = overlay.trunk.get(HumanJoint.HEAD)
+    head.points = [] if head_point is None else _points(head_point.reshape(1, 3))
+    message = MarkerArray()
+    message.markers = [joints, bones, trunk, head]
     return message
 
 

@@ -1,6 +1,9 @@
 """
 The launch arguments of ``teleop.launch.py`` and ``multi_robot.launch.py``, from the tables.
 
+``multi_robot.launch.py``'s ``robots`` (robot types and the namespaces chosen for them) is read
+by :func:`placed_robots`.
+
 The arguments that set node parameters (:data:`~pic_ros.ros.schema.LAUNCH_ARGUMENTS`) take their
 description, choices and checks from the parameter tables, so a solver or tracker registered by a
 plug-in is accepted by the launch files as by the nodes. An empty argument keeps the value of the
@@ -10,9 +13,10 @@ without a ROS installation.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 import os
+import re
 from typing import Any, Final
 
 from pic_ros.exceptions import ConfigError
@@ -100,6 +104,64 @@ def node_overrides(
     if profile:
         overrides['solver_node']['user_profile'] = os.path.expanduser(profile)
     return overrides
+
+
+_NAMESPACE = re.compile(r'[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*')
+"""A relative ROS namespace: name tokens (a letter or ``_`` first) joined by ``/``."""
+
+
+@dataclass(frozen=True)
+class PlacedRobot:
+    """
+    One robot of ``multi_robot.launch.py`` and the namespace its nodes run in.
+
+    :param robot: Robot name (a robot file of ``config/``).
+    :param namespace: Absolute namespace of its nodes and topics, e.g. ``/left_cell``.
+    """
+
+    robot: str
+    namespace: str
+
+
+def placed_robots(text: str, known: Sequence[str]) -> list[PlacedRobot]:
+    """
+    Parse the ``robots`` launch argument: ``ROBOT[:NAMESPACE]`` items, comma-separated.
+
+    A robot without a namespace runs in ``/<robot>``; ``baxter:left_cell,baxter:right_cell``
+    runs two Baxters side by side. An item given twice (same robot, same namespace) counts once.
+
+    :param text: The argument, e.g. ``baxter,tiago`` or ``baxter:left_cell,baxter:right_cell``.
+    :param known: The robot names accepted.
+    :return: The robots in the given order.
+    :raises ConfigError: If the list is empty, names an unknown robot or an invalid namespace,
+        or gives one namespace to two robots (their topics would mix).
+    """
+    placed: list[PlacedRobot] = []
+    owners: dict[str, str] = {}
+    for item in text.split(','):
+        name, _, namespace = (part.strip() for part in item.partition(':'))
+        if not name and not namespace:
+            continue
+        if name not in known:
+            raise ConfigError(
+                f'robots: {name!r} is not one of {", ".join(known)}; nothing was started')
+        relative = (namespace or name).strip('/')
+        if not _NAMESPACE.fullmatch(relative):
+            raise ConfigError(
+                f'robots: {item.strip()!r}: {namespace!r} is not a namespace (name tokens of '
+                'letters, digits and _, not starting with a digit, joined by /)')
+        one = PlacedRobot(name, '/' + relative)
+        if one in placed:
+            continue
+        if one.namespace in owners:
+            raise ConfigError(
+                f'robots: the namespace {one.namespace} is given twice ({owners[one.namespace]} '
+                f'and {name}); give each robot its own, e.g. {name}:{name}_2')
+        owners[one.namespace] = name
+        placed.append(one)
+    if not placed:
+        raise ConfigError(f'robots is empty; give some of {", ".join(known)}')
+    return placed
 
 
 def teleop_options(overrides: Mapping[str, Mapping[str, Any]]) -> list[str]:

@@ -12,6 +12,11 @@ others. Two tools for that:
 - :func:`stop_launch_when_exits` makes a started process essential: when it exits while the
   launch is not shutting down, the launch stops with its name and exit code.
 
+Optional helpers are started only when installed and otherwise named in the launch's log, the
+pipeline running without them: :func:`robot_state_publisher` (TF of the robot from
+``joint_states``; not on PyPI, so never there in the standalone venv), after
+:func:`state_publisher_missing`.
+
 ``ros2 launch`` turns an exception raised while a launch runs into ``Caught exception in launch
 (see debug for traceback): <message>``, shuts every started process down (SIGINT, then SIGTERM
 and SIGKILL after launch's timeouts) and exits with status 1; the ``Shutdown`` action would end
@@ -28,7 +33,7 @@ import os
 from typing import Any
 
 from ament_index_python.packages import get_package_prefix, PackageNotFoundError
-from launch.actions import OpaqueFunction, RegisterEventHandler, TimerAction
+from launch.actions import LogInfo, OpaqueFunction, RegisterEventHandler, TimerAction
 from launch.event_handlers import OnProcessExit
 
 EXIT_GRACE = 1.0
@@ -74,12 +79,66 @@ def require_packages(names: Iterable[str], needed_for: str, advice: str = '') ->
     missing = missing_packages(names)
     if not missing:
         return
-    searched = os.environ.get('AMENT_PREFIX_PATH', '') or '(AMENT_PREFIX_PATH is not set)'
+    searched = searched_prefixes()
     message = (
         f'{needed_for} needs ROS packages that are not installed: {", ".join(missing)} '
         f'(searched AMENT_PREFIX_PATH: {searched}); nothing was started'
     )
     raise LaunchAbort(f'{message}. {advice}' if advice else message)
+
+
+def searched_prefixes() -> str:
+    """Return where ROS packages are looked for, for a message: ``AMENT_PREFIX_PATH``."""
+    return os.environ.get('AMENT_PREFIX_PATH', '') or '(AMENT_PREFIX_PATH is not set)'
+
+
+STATE_PUBLISHER = 'robot_state_publisher'
+"""The ROS package (and executable) that turns ``joint_states`` into TF."""
+
+
+def state_publisher_missing() -> Any:
+    """
+    Return a log saying robot_state_publisher is not installed, or None when it is.
+
+    Without it the pipeline runs all the same: ``sim_robot`` publishes ``robot_description``
+    itself, but nothing publishes TF.
+
+    :return: A ``LogInfo`` naming the package, where it was looked for and what is lost; None
+        when it is installed.
+    """
+    if not missing_packages([STATE_PUBLISHER]):
+        return None
+    return LogInfo(msg=(
+        f'{STATE_PUBLISHER} is not installed (searched AMENT_PREFIX_PATH: '
+        f"{searched_prefixes()}): no TF of the robot's links, so RViz cannot place the "
+        'robot model; robot_description still comes from sim_robot (sim:=true). In a ROS '
+        'install: apt install ros-$ROS_DISTRO-robot-state-publisher'
+    ))
+
+
+def robot_state_publisher(urdf: str, namespace: Any = '', separate_tf: bool = False) -> Any:
+    """
+    Return robot_state_publisher for a robot (check :func:`state_publisher_missing` first).
+
+    It publishes the URDF on ``robot_description`` (latched) and the links' poses on TF from
+    ``joint_states``, in its namespace.
+
+    :param urdf: The robot's URDF text (its ``robot_description`` parameter).
+    :param namespace: The namespace of the robot's nodes (a string or a substitution).
+    :param separate_tf: Publish TF on the namespace's ``tf`` and ``tf_static`` instead of
+        ``/tf`` and ``/tf_static`` (several robots: their trees stay apart).
+    :return: The ``Node`` action.
+    """
+    from launch_ros.actions import Node
+    from launch_ros.parameter_descriptions import ParameterValue
+
+    remappings = [('/tf', 'tf'), ('/tf_static', 'tf_static')] if separate_tf else []
+    description = ParameterValue(urdf, value_type=str)  # as it is, not read as YAML
+    return Node(
+        package=STATE_PUBLISHER, executable=STATE_PUBLISHER, name=STATE_PUBLISHER,
+        namespace=namespace, parameters=[{'robot_description': description}],
+        remappings=remappings, output='screen',
+    )
 
 
 TOOLS_PACKAGE = 'pic_ros_tools'

@@ -44,7 +44,7 @@ YAML_HEADER: Final = """\
 #
 # Not set here, because the launch files choose them per run and per robot:
 #   source (skeleton_node), robot (solver_node, trajectory_publisher) and arms (solver_node;
-#   its default [''] solves every arm of the robot file).
+#   empty by default: every arm of the robot file).
 # Launch arguments of the same name as a parameter override the values below when they are given.
 #
 # Overriding by hand: rclpy (checked with 9.1.2) applies the entries of all parameter sources in

@@ -11,7 +11,7 @@ when either fails (never clamped).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pic_ros.exceptions import ConfigError
@@ -56,18 +56,39 @@ def descriptor(definition: ParameterDef) -> ParameterDescriptor:
     return result
 
 
-def declare_parameters(node: Node, table: ParameterTable) -> Values:
+DefaultOf = Callable[[Values], Any]
+"""The default a node declares for a parameter, from the values of those declared before it."""
+
+
+def declare_parameters(
+    node: Node, table: ParameterTable, defaults: Mapping[str, DefaultOf] | None = None
+) -> Values:
     """
     Declare every parameter of a node and return their values.
 
+    rclpy infers a parameter's type from the value it is declared with, and reads an empty list
+    as a byte array: a string array whose table default is empty (``arms``: every arm) is
+    declared with the value its node gives in ``defaults`` (the robot's arms), never with ``[]``.
+
     :param node: The node.
     :param table: Its parameter table.
+    :param defaults: Parameter name -> the value declared in place of the table default, made
+        from the values of the parameters declared before it (table order).
     :return: Values by name (overrides from launch files or the command line applied).
     :raises ConfigError: If a value breaks a rule the descriptors cannot express (a choice).
+    :raises ValueError: If a string array with an empty default has no entry in ``defaults``.
     """
     values: Values = {}
     for definition in table:
-        node.declare_parameter(definition.name, definition.default, descriptor(definition))
+        default = definition.default
+        if defaults is not None and definition.name in defaults:
+            default = definition.value_for_ros(definition.check(defaults[definition.name](values)))
+        if definition.ros_type is ParameterType.STRING_ARRAY and not default:
+            raise ValueError(
+                f'{definition.name}: rclpy would declare an empty list as a byte array; give the '
+                'default in defaults'
+            )
+        node.declare_parameter(definition.name, default, descriptor(definition))
         values[definition.name] = node.get_parameter(definition.name).value
     table.check(values)
     return values

@@ -11,6 +11,10 @@ Every executable (``skeleton_node``, ``solver_node``, ``trajectory_publisher``, 
   usage and exit 2. A node's options are its parameters (:func:`node_parser`, from its table in
   :mod:`pic_ros.ros.schema`): ``--robot tiago`` is the parameter override ``robot:=tiago``, as
   ``--ros-args -p robot:=tiago`` is, and wins over a ``-p`` of the same parameter.
+- **Spinning.** Every executable's nodes spin for as long as it runs, so their parameter
+  services always answer (``ros2 param list``): until shutdown (:func:`spin_until_shutdown`),
+  for a time (:func:`spin_for`), or in a thread beside a main loop of the executable's own
+  (:func:`spin_while`: ``replay`` publishing a bag).
 - **Signals.** SIGINT and SIGTERM, however many and whenever they arrive, only ask for a stop
   (:class:`StopSignals`). rclpy's handlers, installed by ``rclpy.init`` on top of ours, shut the
   context down, which ends the spin; ours then record the signal instead of raising
@@ -71,6 +75,15 @@ _ROS_TYPES = {
 
 Spin = Callable[[Executor, Sequence[Node]], object]
 """Runs the nodes (with the executor made for them) until done or shut down."""
+
+STOP_JOIN_SECONDS = 1.0
+"""
+Longest wait for a background spin thread to end at a stop [s].
+
+The thread sees its stop flag within one ``spin_once`` period (:class:`BackgroundSpin`), or at
+once when the context is shut down; a thread still in a callback past this bound is a daemon
+thread and does not keep the process alive.
+"""
 
 
 class StopSignals:
@@ -185,7 +198,7 @@ def parameter_overrides(table: ParameterTable, options: argparse.Namespace) -> l
     Turn the parameter options given on the command line into parameter overrides.
 
     An empty list becomes ``['']``: rclpy reads an empty override back as a byte array, which a
-    string-array parameter refuses (the tables' string arrays take ``['']`` for "none given").
+    string-array parameter refuses; the nodes read ``['']`` as empty (``arms``: every arm).
 
     :param table: The node's parameters.
     :param options: From a parser of :func:`node_parser`.
@@ -271,6 +284,33 @@ class BackgroundSpin:
         self._stop.set()
         self._thread.join(timeout=timeout)
         self.executor.shutdown(timeout_sec=timeout)
+
+
+def spin_while(work: Callable[[Sequence[Node]], object]) -> Spin:
+    """
+    Return a spin that runs some work in the calling (main) thread while the nodes spin beside it.
+
+    For an executable whose main work is a loop of its own (``replay`` publishing a bag): the
+    executor spins in a :class:`BackgroundSpin` thread for as long as the work runs, so the nodes'
+    parameter services, ``/clock`` subscription and other callbacks are answered meanwhile. The
+    spin ends when the work returns (or raises), the thread joined before the executor is shut
+    down. The work must return soon after the context is shut down (a stop signal): it should
+    check ``context.ok()`` in its waits.
+
+    :param work: Called with the nodes; its return value is ignored.
+    :return: The spin function.
+    """
+
+    def spin(executor: Executor, nodes: Sequence[Node]) -> None:
+        for node in nodes:
+            executor.add_node(node)
+        background = BackgroundSpin(executor)
+        try:
+            work(nodes)
+        finally:
+            background.stop(timeout=STOP_JOIN_SECONDS)
+
+    return spin
 
 
 def run_nodes(

@@ -27,6 +27,7 @@ from pic_ros.imitation import WHOLE_BODY
 from pic_ros.motion.base_following import BASE_FOLLOWING_PARAMETERS
 from pic_ros.motion.commander import COMMANDER_PARAMETERS
 from pic_ros.motion.engagement import START_ENGAGED
+from pic_ros.motion.gripper_goals import GRIPPER_INTERFACE
 from pic_ros.motion.hand_compliance import HAND_COMPLIANCE_PARAMETERS
 from pic_ros.schema import ParameterDef, ParameterTable
 from pic_ros.solvers.avoidance import SELF_COLLISION_MARGIN
@@ -41,7 +42,8 @@ ROBOT: Final = ParameterDef(
     'Robot name (config/<robot>.yaml + its URDF) or the path of a robot YAML', read_only=True,
 )
 ARMS: Final = ParameterDef(
-    'arms', [''], "Arms to solve (names from the robot file); [''] or [] solves every arm",
+    'arms', [], 'Arms to solve (names from the robot file); empty solves every arm, and the node '
+    "then reports the robot's arms as the value ([''] is read as empty)",
     read_only=True,
 )
 
@@ -113,7 +115,8 @@ SOLVER_NODE: Final = ParameterTable('solver_node', (
 """``solver_node``: skeleton in, joint targets out."""
 
 TRAJECTORY_PUBLISHER: Final = ParameterTable('trajectory_publisher', (
-    ROBOT, START_ENGAGED, COMMANDER_PARAMETERS, SELF_COLLISION_MARGIN, DIAGNOSTICS_PERIOD,
+    ROBOT, START_ENGAGED, COMMANDER_PARAMETERS, SELF_COLLISION_MARGIN, GRIPPER_INTERFACE,
+    DIAGNOSTICS_PERIOD,
 ))
 """``trajectory_publisher``: joint targets in, trajectory chunks out."""
 
@@ -159,6 +162,7 @@ LAUNCH_ARGUMENTS: Final = (
     ('skeleton_node', 'udp_address'),
     ('skeleton_node', 'udp_port'),
     ('trajectory_publisher', 'start_engaged'),
+    ('trajectory_publisher', 'gripper_interface'),
 )
 """Node parameters that ``teleop.launch.py`` exposes as launch arguments of the same name."""
 

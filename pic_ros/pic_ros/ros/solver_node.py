@@ -37,6 +37,15 @@ hand yields to a push and comes back (:mod:`pic_ros.motion.hand_compliance`). A 
 (``whole_body`` true, or the ``position`` correspondence): otherwise the node refuses to start.
 Role, stiffness, deviation and force per arm are in the node's ``/diagnostics`` status.
 
+The person over the robot: ``placed_skeleton_markers`` (``visualization_msgs/MarkerArray``, frame
+the robot's base frame, stamp the skeleton's) draws the person where the correspondence placed
+each solved arm -- at the robot arm's shoulder, robot base frame --, the trunk and head scaled to
+the robot around them (:mod:`pic_ros.correspondence.overlay`), beside skeleton_node's
+``skeleton_markers`` in the human frame. Published for every solved frame while something
+subscribes. The arms are green while the robot follows the person, red while it holds still
+(disengaged or emergency-stopped), grey before anything was heard: the node reads ``engaged``
+(``std_msgs/Bool``, latched, from trajectory_publisher).
+
 Engage gesture (``engage_gesture_time`` > 0; off by default): when the person holds both wrists
 above the head that long (:mod:`pic_ros.human.engage_gesture`), the node publishes
 ``engage_gesture`` (``std_msgs/Empty``), which trajectory_publisher takes as a request to engage
@@ -56,6 +65,12 @@ from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import PointStamped, PoseArray, WrenchStamped
 import numpy as np
 from pic_ros.correspondence import Calibrator, MappingConfig
+from pic_ros.correspondence.overlay import (
+    arm_points,
+    FollowState,
+    overlay_person,
+    PersonOverlay,
+)
 from pic_ros.exceptions import ConfigError, PicRosError, SkeletonError
 from pic_ros.freshness import NewestMailbox
 from pic_ros.head_and_hands import HeadAndHandsConfig, HeadAndHandsImitator
@@ -69,9 +84,15 @@ from pic_ros.motion.hand_compliance import (
     wrench_topic,
 )
 from pic_ros.robot.robot import load_robot, Robot
-from pic_ros.ros.conversions import joint_state_to_msg, skeleton_from_msg, status_to_msg
+from pic_ros.ros.conversions import (
+    joint_state_to_msg,
+    person_overlay_to_msg,
+    skeleton_from_msg,
+    status_to_msg,
+)
 from pic_ros.ros.diagnostics import DiagnosticsReporter, RateMeter
 from pic_ros.ros.parameters import declare_parameters, validation_callback, Values
+from pic_ros.ros.qos import LATCHED
 from pic_ros.ros.runner import run_node
 from pic_ros.ros.schema import SOLVER_NODE
 from pic_ros.skeleton import SkeletonFrame
@@ -82,8 +103,9 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Empty
+from std_msgs.msg import Bool, Empty
 from std_srvs.srv import Trigger
+from visualization_msgs.msg import MarkerArray
 
 PARAMETERS = SOLVER_NODE
 """The node's parameters (:data:`pic_ros.ros.schema.SOLVER_NODE`)."""
@@ -127,14 +149,16 @@ class SolverNode(Node):
         # First: destroy_node needs them, also when rclpy destroys a node that failed to start.
         self._mailbox: NewestMailbox[SkeletonFrame] = NewestMailbox()
         self._thread: threading.Thread | None = None
-        self._values: Values = declare_parameters(self, PARAMETERS)
+        self.robot: Robot
+        self._values: Values = declare_parameters(
+            self, PARAMETERS, defaults={'arms': self._robot_arms}
+        )
         self._mailbox.max_age = float(self._values['max_frame_age'])
         self._lock = threading.Lock()
         self._chest_lock = threading.Lock()
         self._chest: tuple[float | None] | None = None  # a chest height not yet applied
         self._handlers: list[TargetsHandler] = []
         self._gesture_handlers: list[GestureHandler] = []
-        self.robot: Robot = load_robot(str(self._values['robot']))
         chosen = dict.fromkeys(str(name) for name in self._values['arms'] if str(name))
         self._arms = list(chosen) or list(self.robot.arms)
         self._teleoperation = Teleoperation(  # refuses unknown arms
@@ -165,6 +189,11 @@ class SolverNode(Node):
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self._publisher = self.create_publisher(JointState, 'joint_targets', reliable)
         self._gesture_publisher = self.create_publisher(Empty, 'engage_gesture', reliable)
+        self._follow = FollowState.UNKNOWN
+        self._markers_publisher = self.create_publisher(
+            MarkerArray, 'placed_skeleton_markers', reliable
+        )
+        self.create_subscription(Bool, 'engaged', self._on_engaged, LATCHED)
         if subscribe:
             self.create_subscription(
                 PoseArray, 'skeleton', self._on_skeleton, qos_profile_sensor_data
@@ -241,6 +270,14 @@ class SolverNode(Node):
         """
         with self._chest_lock:
             self._chest = (height,)
+
+    def _on_engaged(self, message: Bool) -> None:
+        self._follow = FollowState.ENGAGED if message.data else FollowState.STOPPED
+
+    @property
+    def follow_state(self) -> FollowState:
+        """Return whether the robot follows, as last heard on ``engaged`` (the markers' colour)."""
+        return self._follow
 
     def _on_chest(self, message: PointStamped) -> None:
         self.set_chest_height(float(message.point.z))
@@ -390,8 +427,8 @@ class SolverNode(Node):
             if frame is None:
                 self._warn_too_old()
                 return False
-            targets = self._solve(frame)
-        self._hand_on(targets)
+            targets, overlay = self._solve(frame)
+        self._hand_on(targets, overlay)
         return True
 
     def _warn_too_old(self) -> None:
@@ -431,11 +468,15 @@ class SolverNode(Node):
         """
         with self._lock:
             self._direct += 1
-            targets = self._solve(frame)
-        self._hand_on(targets)
+            targets, overlay = self._solve(frame)
+        self._hand_on(targets, overlay)
 
-    def _hand_on(self, targets: RobotTargets | None) -> None:
+    def _hand_on(self, targets: RobotTargets | None, overlay: PersonOverlay | None) -> None:
         """Publish the joint targets of a solved frame and hand them over (lock not held)."""
+        if overlay is not None:
+            self._markers_publisher.publish(
+                person_overlay_to_msg(overlay, self.robot.base_frame, self._follow)
+            )
         if targets is None or not targets.groups:
             return
         if self._publisher.get_subscription_count() > 0:
@@ -445,11 +486,14 @@ class SolverNode(Node):
         for handler in self._handlers:
             handler(targets)
 
-    def _solve(self, frame: SkeletonFrame) -> RobotTargets | None:
+    def _solve(
+        self, frame: SkeletonFrame
+    ) -> tuple[RobotTargets | None, PersonOverlay | None]:
         """
         Solve one skeleton (lock held) and count what the step did.
 
-        :return: The targets; None when the frame was refused.
+        :return: The targets, None when the frame was refused; the person over the robot when
+            something subscribes to ``placed_skeleton_markers`` and an arm was placed.
         """
         with self._chest_lock:
             chest, self._chest = self._chest, None
@@ -460,7 +504,7 @@ class SolverNode(Node):
         except PicRosError as err:
             self._rejected += 1
             self.get_logger().warning(f'dropping skeleton: {err}', throttle_duration_sec=2.0)
-            return None
+            return None, None
         finally:
             self._count_gesture()
         self._solved_frames += 1
@@ -468,7 +512,15 @@ class SolverNode(Node):
         if targets.groups:
             self._joints.update(zip(targets.joint_names, targets.positions, strict=True))
             self._solved.tick()
-        return targets
+        return targets, self._overlay(frame, targets)
+
+    def _overlay(self, frame: SkeletonFrame, targets: RobotTargets) -> PersonOverlay | None:
+        """Place the person on the robot where the solved arms were placed (lock held)."""
+        step = targets.imitation
+        if step is None or not step.arms or self._markers_publisher.get_subscription_count() == 0:
+            return None
+        placed = {name: arm_points(arm.targets) for name, arm in step.arms.items()}
+        return overlay_person(frame, placed, self._imitator.mapping_config.mode)
 
     def _count_gesture(self) -> None:
         """Ask to engage when the gesture was completed, solved or not (lock held)."""
@@ -559,6 +611,11 @@ class SolverNode(Node):
         self._too_old_reported = counts.too_old
         name = f'pic_ros: {self.get_fully_qualified_name()}'
         return [status_to_msg(name, self.robot.name, level, summary, values)]
+
+    def _robot_arms(self, values: Values) -> list[str]:
+        """Load the robot the ``robot`` parameter names; return its arms (``arms``' default)."""
+        self.robot = load_robot(str(values['robot']))
+        return list(self.robot.arms)
 
     def destroy_node(self) -> None:
         """Stop the solver thread (it finishes the solve in progress) and destroy the node."""

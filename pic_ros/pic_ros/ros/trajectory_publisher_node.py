@@ -10,6 +10,13 @@ Subscribes ``joint_targets`` (``sensor_msgs/JointState`` from solver_node) and `
 controller joint named) -- the form joint_trajectory_controller accepts for streaming (set
 ``allow_nonzero_velocity_at_trajectory_end: true`` on Jazzy and later).
 
+Grippers, with ``gripper_interface`` ``gripper_action``: instead of a trajectory stream, each
+gripper's ``control_msgs/action/GripperCommand`` action (robot file: ``grippers.<arm>.action``,
+default ``<controller>/gripper_cmd``) gets a goal when the position its commander heads to
+changes by more than the file's threshold, and a cancel when the robot is disengaged or stopped
+(:mod:`pic_ros.motion.gripper_goals`; the client: :mod:`pic_ros.ros.gripper_action`). The node
+refuses to start when a gripper has no ``action`` entry or ``control_msgs`` cannot be imported.
+
 What is sent is decided by one :class:`~pic_ros.motion.commander.ArmCommander` per group (position,
 velocity and acceleration limits; hold, neutral and re-engagement on tracking loss; pacing; clock
 jumps); this node only wires it: it times the targets on its own clock when they arrive
@@ -65,6 +72,7 @@ from pic_ros.motion.engagement import (
     EngagementState,
     Transition,
 )
+from pic_ros.motion.gripper_goals import GoalKind, GRIPPER_ACTION, GripperGoals
 from pic_ros.motion.guard import CollisionGuard, GuardVerdict
 from pic_ros.motion.limiter import MotionLimits
 from pic_ros.motion.streaming import ContinuityMonitor, TrajectoryChunk
@@ -77,14 +85,20 @@ from pic_ros.ros.conversions import (
     trajectory_to_msg,
 )
 from pic_ros.ros.diagnostics import DiagnosticsReporter
+from pic_ros.ros.gripper_action import (
+    ActionGripperClient,
+    GripperClient,
+    GripperClientFactory,
+    require_control_msgs,
+)
 from pic_ros.ros.parameters import declare_parameters, validation_callback, Values
+from pic_ros.ros.qos import LATCHED  # engaged: the last value kept for later subscribers
 from pic_ros.ros.runner import run_node
 from pic_ros.ros.schema import TRAJECTORY_PUBLISHER
 from pic_ros.teleoperation import RobotTargets
 from rclpy.node import Node
 from rclpy.publisher import Publisher
 from rclpy.qos import (
-    DurabilityPolicy,
     HistoryPolicy,
     qos_profile_sensor_data,
     QoSProfile,
@@ -97,11 +111,6 @@ from trajectory_msgs.msg import JointTrajectory
 
 PARAMETERS = TRAJECTORY_PUBLISHER
 """The node's parameters (:data:`pic_ros.ros.schema.TRAJECTORY_PUBLISHER`)."""
-
-LATCHED = QoSProfile(
-    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
-)
-"""QoS of ``engaged``: the last value is kept for subscribers that come later."""
 
 EVERY_VALUE = QoSProfile(
     depth=1, history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE
@@ -119,16 +128,67 @@ class _Timing:
         self.gap = 0.0
 
 
+class _GripperLink:
+    """A gripper commanded by action: its goal decisions and its client (lock held)."""
+
+    def __init__(
+        self, name: str, goals: GripperGoals, client: GripperClient, resolved: str
+    ) -> None:
+        self.name = name
+        self.goals = goals
+        self.client = client
+        self.resolved = resolved
+        self.unsent = 0
+        """Goals decided but not sent since the last one sent (no server)."""
+
+    def step(self, commander: ArmCommander) -> None:
+        """Decide on the step the commander just made, and carry it out."""
+        guidance = commander.guidance
+        if guidance is None:
+            return
+        decision = self.goals.decide(guidance.state, guidance.reference)
+        if decision.kind is GoalKind.SEND:
+            if self.client.send(decision.position, decision.max_effort):
+                self.goals.done(decision)
+                self.unsent = 0
+            else:
+                self.unsent += 1  # decided again at the next step
+        elif decision.kind is GoalKind.CANCEL:
+            self.client.cancel()
+            self.goals.done(decision)
+
+    def values(self) -> dict[str, object]:
+        """Return the diagnostics' values of the gripper's action."""
+        last = self.goals.last_position
+        return {
+            'interface': 'gripper_action',
+            'action': self.resolved,
+            'action_server': 'ready' if self.client.ready() else 'not available',
+            'goals_sent': self.goals.sent,
+            'cancels_sent': self.goals.cancelled,
+            'last_goal_position': '-' if math.isnan(last) else f'{last:.4f}',
+            'goals_waiting_for_server': self.unsent,
+        }
+
+
 class TrajectoryPublisherNode(Node):
     """
     Stream the commands of every arm controller of one robot.
 
     :param subscribe: Subscribe ``joint_targets`` (the one-process teleop hands them over
         directly instead).
+    :param gripper_client: Makes a gripper's action client with ``gripper_interface``
+        ``gripper_action`` (default: :class:`~pic_ros.ros.gripper_action.ActionGripperClient`,
+        which needs ``control_msgs``).
     :param kwargs: Passed to :class:`rclpy.node.Node` (e.g. ``parameter_overrides``).
+    :raises ConfigError: With ``gripper_action``, if a gripper has no ``action`` entry or
+        ``control_msgs`` cannot be imported (and no ``gripper_client`` was given).
     """
 
-    def __init__(self, *, subscribe: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self, *, subscribe: bool = True, gripper_client: GripperClientFactory | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__('trajectory_publisher', **kwargs)
         self._values: Values = declare_parameters(self, PARAMETERS)
         self._lock = threading.Lock()
@@ -138,19 +198,21 @@ class TrajectoryPublisherNode(Node):
             bool(self._values['start_engaged']), self._now(), EngagementSource.PARAMETER
         )
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-        self._groups: dict[str, tuple[ArmCommander, Publisher]] = {}
+        self._groups: dict[str, tuple[ArmCommander, Publisher | None]] = {}
         self._timing: dict[str, _Timing] = {}
         self._state_delay = 0.0
         self._target_age = -math.inf
         self._delays = DelayAllowance()
+        self._grippers = self._gripper_links(gripper_client)
         for name, model in self.robot.groups.items():
-            publisher = self.create_publisher(
+            publisher = None if name in self._grippers else self.create_publisher(
                 JointTrajectory, f'{model.controller}/joint_trajectory', reliable
             )
             commander = ArmCommander(model, config, engaged=self._engagement.engaged)
             self._groups[name] = (commander, publisher)
             self._timing[name] = _Timing(MotionLimits.from_arm(model))
         self._clock_restarts = 0
+        self._limit_refusals = 0
         self._guard = CollisionGuard(self.robot, float(self._values['self_collision_margin']))
         self._guard_last = GuardVerdict(frozenset(), float('inf'))
         self._engaged_publisher = self.create_publisher(Bool, 'engaged', LATCHED)
@@ -178,9 +240,46 @@ class TrajectoryPublisherNode(Node):
         self._diagnostics = DiagnosticsReporter(
             self, float(self._values['diagnostics_period']), self._statuses
         )
-        topics = ', '.join(publisher.topic_name for _, publisher in self._groups.values())
+        topics = ', '.join(
+            publisher.topic_name for _, publisher in self._groups.values() if publisher
+        )
         self.get_logger().info(f'{self.robot.name}: streaming to {topics}')
+        for link in self._grippers.values():
+            self.get_logger().info(
+                f'{link.name}: GripperCommand goals to {link.resolved} (position of '
+                f'{link.goals.action.joint}, max_effort {link.goals.action.max_effort:g})'
+            )
         self.get_logger().info(self._engagement.last_transition.reason)
+
+    def _gripper_links(
+        self, factory: GripperClientFactory | None
+    ) -> dict[str, _GripperLink]:
+        """
+        Return the grippers commanded by action, by group name (none with ``trajectory``).
+
+        :param factory: The clients' factory, or None for the rclpy one.
+        :raises ConfigError: If a gripper has no ``action`` entry, or ``control_msgs`` is
+            missing while the rclpy clients are to be made.
+        """
+        if self._values['gripper_interface'] != GRIPPER_ACTION:
+            return {}
+        if not self.robot.grippers:
+            self.get_logger().warning(
+                f'gripper_interface is gripper_action but {self.robot.name} has no grippers'
+            )
+            return {}
+        goals = {
+            gripper.group.name: GripperGoals(gripper) for gripper in self.robot.grippers.values()
+        }  # the robot file's entries are checked before the package
+        if factory is None:
+            require_control_msgs()
+            factory = ActionGripperClient
+        links = {}
+        for name, item in goals.items():
+            client = factory(self, item.name)
+            resolved = self.resolve_topic_name(item.name)
+            links[name] = _GripperLink(name, item, client, resolved)
+        return links
 
     @property
     def engagement(self) -> EngagementState:
@@ -366,9 +465,24 @@ class TrajectoryPublisherNode(Node):
                     f'collision guard: {", ".join(sorted(verdict.refused))} braking, '
                     f'{verdict.where} within the margin', throttle_duration_sec=1.0,
                 )
+        refusals = sum(item.limit_refusals for item, _ in self._groups.values())
+        if refusals != self._limit_refusals:
+            self._limit_refusals = refusals
+            breaches = [f'{name}: {item.last_breach}' for name, (item, _) in self._groups.items()]
+            self.get_logger().error(
+                'a chunk beyond a joint limit was made and not sent (the arm braked): '
+                + '; '.join(breach for breach in breaches if not breach.endswith(': '))
+            )
         for name, chunk in chunks.items():
-            self._groups[name][1].publish(trajectory_to_msg(chunk))
+            link = self._grippers.get(name)
+            publisher = self._groups[name][1]
+            if link is not None:
+                link.step(self._groups[name][0])
+            elif publisher is not None:
+                publisher.publish(trajectory_to_msg(chunk))
         for name, chunk in chunks.items():  # the diagnostics' checks once every chunk is out
+            if name in self._grippers:
+                continue  # no stream: the server moves the gripper
             timing = self._timing[name]
             timing.monitor.add(chunk, now)
             if timing.last_step is not None:
@@ -418,9 +532,14 @@ class TrajectoryPublisherNode(Node):
                     'plan_ahead [ms]': f'{1e3 * commander.plan_ahead:.1f}',
                     'delay_measured_max [ms]': f'{1e3 * self._delays.largest:.1f}',
                     'segment_violations': checked.violations + checked.ran_out,
+                    'chunks_beyond_limits_not_sent': commander.limit_refusals,
+                    'last_beyond_limits': commander.last_breach or '-',
                     'segment_peak': f'{checked.peak:.3f}',
                 }
                 timing.gap = 0.0
+                link = self._grippers.get(name)
+                if link is not None:
+                    values.update(link.values())
                 stalled = commander.stalls - timing.reported_stalls
                 timing.reported_stalls = commander.stalls
                 level = DiagnosticStatus.OK if started else DiagnosticStatus.WARN
@@ -431,9 +550,15 @@ class TrajectoryPublisherNode(Node):
                         f', {stalled} steps since the last report came after the last plan '
                         'had run out (the arm braked: this node was starved or its clock stalled)'
                     )
+                if commander.limit_refusals:
+                    level = DiagnosticStatus.ERROR
+                    summary += f', {commander.limit_refusals} chunks beyond a limit not sent'
                 if checked.violations or checked.ran_out:
                     level = DiagnosticStatus.ERROR
                     summary += f', {values["segment_violations"]} chunks beyond a limit'
+                if link is not None and link.unsent:
+                    level = max(level, DiagnosticStatus.WARN)
+                    summary += f', {link.resolved}: no action server (goals not sent)'
                 title = f'pic_ros: {self.get_fully_qualified_name()} {model.name}'
                 statuses.append(status_to_msg(title, self.robot.name, level, summary, values))
             statuses.append(self._engagement_status())

@@ -7,7 +7,10 @@ the markers) -> solver_node -> trajectory_publisher -> sim_robot (MuJoCo), each 
 talking DDS on loopback in the exported ``ROS_DOMAIN_ID`` (else a domain id of its own). This
 process records the topics, stops every process (also on failure), and writes into the output
 folder the animation (skeleton beside the simulated robot), the joint plot and the metrics
-(:mod:`pic_ros_tools.demo_report`), with the offline ``evaluate`` table of what was replayed.
+(:mod:`pic_ros_tools.demo_report`), with the offline ``evaluate`` table of what was replayed, and
+``run.mcap``: the topics of the run as a rosbag2-compatible MCAP
+(:func:`~pic_ros_tools.ros.live_run.run_topics`), to open in Foxglove or play with
+``ros2 bag play``.
 A run that does not show what the pipeline does -- a controller rejected trajectories, the
 simulation slipped behind real time, the robot exceeded a limit
 (:func:`~pic_ros_tools.live_evaluation.run_warnings`) -- prints one ``WARNING`` line per cause
@@ -40,7 +43,7 @@ from pic_ros_tools.demo_report import (
     write_metrics,
 )
 from pic_ros_tools.recordings.demonstration import Demonstration
-from pic_ros_tools.ros.live_run import record_pipeline
+from pic_ros_tools.ros.live_run import MCAP_NAME, record_pipeline
 from pic_ros_tools.ros.processes import run_stopping_children
 
 
@@ -119,7 +122,7 @@ def _run(
     try:
         recording = record_pipeline(
             robot, replayed, solver_values, out / 'logs', args.duration,
-            say=lambda line: print(f'demo: {line}'),
+            say=lambda line: print(f'demo: {line}'), mcap=out / MCAP_NAME,
         )
     except PicRosError as err:
         print(f'demo: {err}')
@@ -183,6 +186,8 @@ def _write_outputs(
           f'{sum(len(t) for t in recording.command_times.values())} trajectories, '
           f'{frames} animation frames, {live["run"]["wall_time_total_s"]} s in all')
     print(f'demo: look at {gif} (one frame: {png}), {elbows}, {joints} and {markdown}')
+    print(f"demo: the run's topics: {out / MCAP_NAME} ({recording.notes.get('mcap_messages', 0)} "
+          'messages; open it in Foxglove or play it with ros2 bag play)')
     for line in live['warnings']:  # also in metrics.json ("valid": false) and metrics.md
         print(f'demo: WARNING: invalid run: {line}')
     return 0

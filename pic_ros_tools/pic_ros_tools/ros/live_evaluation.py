@@ -4,7 +4,10 @@
 Each robot x recording x setting is played through the five processes of the demo
 (:func:`pic_ros_tools.ros.live_run.record_pipeline`, on sim_robot's ``/clock``) without drawing
 anything, then scored by :func:`pic_ros_tools.live_evaluation.live_record` beside the offline
-``evaluate`` of the same skeletons and settings.
+``evaluate`` of the same skeletons and settings. With ``--logs``, each run's folder there
+(``<robot>_<solver>_<correspondence>``, behind the recording's name when several are played)
+holds its processes' logs and ``run.mcap``, the run's topics as a rosbag2-compatible MCAP
+(:func:`~pic_ros_tools.ros.live_run.run_topics`).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from pic_ros_tools.catalog import replay_path
 from pic_ros_tools.convert import replayable_recording
 from pic_ros_tools.evaluation import EvaluationSettings, run_imitation, score
 from pic_ros_tools.live_evaluation import live_record
-from pic_ros_tools.ros.live_run import record_pipeline
+from pic_ros_tools.ros.live_run import MCAP_NAME, record_pipeline
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,8 @@ class LiveSettings:
     :param mappings: Mapping and correspondence settings (command-line overrides).
     :param processing: The skeleton node's smoothing (as ``evaluate --filter`` sets it).
     :param duration: Play only the first seconds of each recording [s]; None: all of it.
-    :param logs: Folder kept for the processes' logs; None: a temporary one.
+    :param logs: Folder kept for the processes' logs and each run's ``run.mcap``; None: a
+        temporary one (and no MCAP).
     :param user_profile: solver_node's ``user_profile`` (``position`` correspondence).
     """
 
@@ -93,10 +97,13 @@ def live_records(settings: LiveSettings) -> list[dict[str, Any]]:
                 settings.robots, settings.mappings, settings.solvers
             ):
                 _progress(f'{robot.name}, {played.name}, {solver.label}, {mapping.correspondence}')
+                run = f'{robot.name}_{solver.name}_{mapping.correspondence}'
+                # one folder per run: the recording's name too when several are played
+                folder = logs / (f'{played.name}_{run}' if len(settings.recordings) > 1 else run)
                 recording = record_pipeline(
                     robot, replayed, _solver_values(solver, mapping, settings.user_profile),
-                    logs / f'{robot.name}_{solver.name}_{mapping.correspondence}',
-                    settings.duration, say=_progress,
+                    folder, settings.duration, say=_progress,
+                    mcap=folder / MCAP_NAME if settings.logs is not None else None,
                     skeleton_values={
                         'smoothing': settings.processing.smoothing,
                         'time_constant': settings.processing.time_constant,

@@ -11,6 +11,12 @@ process is stopped at the end, also on failure. The trajectory publisher starts 
 on a real robot: once the pipeline is up the recorder engages it as an operator would, with
 ``/trajectory_publisher/engage`` (:meth:`Recorder.engage`), before the replay starts.
 
+Given a path, the recorder also writes what the graph carried into a rosbag2-compatible MCAP
+(:class:`~pic_ros_tools.ros.mcap_recorder.McapRecorder`, raw CDR bytes): the replayed input,
+skeleton_node's skeleton and markers, the joint targets, every trajectory topic, joint_states and
+the engaged state (:func:`run_topics`), and whatever MarkerArray, JointTrajectory or
+``robot_description`` topic the graph shows while the run goes on (:data:`DISCOVERED`).
+
 Clock: with ``sim_time`` (the default) sim_robot publishes its simulation time on ``/clock``
 (``publish_clock``) and stamps ``joint_states`` with it, and skeleton_node, solver_node,
 trajectory_publisher and the recorder run on it (``use_sim_time``), so the trajectory publisher's
@@ -37,6 +43,7 @@ from pic_ros.ros.conversions import time_from_msg
 from pic_ros.ros.runner import BackgroundSpin
 from pic_ros_tools.convert import ReplayableRecording
 from pic_ros_tools.demo_report import DemoRecording
+from pic_ros_tools.ros.mcap_recorder import DiscoveryRule, McapRecorder, RecordedTopic
 from pic_ros_tools.ros.processes import (
     loopback_environment,
     ManagedProcess,
@@ -77,6 +84,43 @@ SETTLE = 1.5
 ENGAGE_SERVICE = '/trajectory_publisher/engage'
 """The service the recorder engages the robot with once the pipeline is up."""
 
+MCAP_NAME = 'run.mcap'
+"""The file name of a run's MCAP recording."""
+
+TRAJECTORY_TYPE = 'trajectory_msgs/msg/JointTrajectory'
+"""The type of the trajectory topics."""
+
+DISCOVERED = DiscoveryRule(
+    types=frozenset(('visualization_msgs/msg/MarkerArray', TRAJECTORY_TYPE)),
+    names=frozenset(('/tf', '/tf_static')),
+    suffixes=('/robot_description',),
+)
+"""Topics of the graph the MCAP also records when they appear (``/tf`` needs ``tf2_msgs``)."""
+
+
+def run_topics(robot: Robot) -> list[RecordedTopic]:
+    """
+    Return the topics of a run the MCAP records from the start.
+
+    :param robot: The robot (a trajectory topic per controlled group).
+    :return: The replayed input (best effort: whatever the bag's QoS), skeleton_node's
+        ``/skeleton`` and ``/skeleton_markers``, ``/joint_targets``, ``/joint_states``, each
+        ``/<controller>/joint_trajectory`` and the latched ``/engaged``.
+    """
+    topics = [
+        RecordedTopic(INPUT_TOPIC, 'visualization_msgs/msg/MarkerArray', reliable=False),
+        RecordedTopic('/skeleton', 'geometry_msgs/msg/PoseArray'),
+        RecordedTopic('/skeleton_markers', 'visualization_msgs/msg/MarkerArray'),
+        RecordedTopic('/joint_targets', 'sensor_msgs/msg/JointState'),
+        RecordedTopic('/joint_states', 'sensor_msgs/msg/JointState'),
+    ]
+    topics += [
+        RecordedTopic(f'/{model.controller}/joint_trajectory', TRAJECTORY_TYPE)
+        for model in robot.groups.values()
+    ]
+    topics.append(RecordedTopic('/engaged', 'std_msgs/msg/Bool', latched=True))
+    return topics
+
 
 class Recorder:
     """
@@ -87,9 +131,13 @@ class Recorder:
     :param sim_time: Time everything on ``/clock`` (the recorder's ``use_sim_time``, and the
         joint_states by their stamps, the simulation time); else on this process's monotonic
         clock from the recorder's start.
+    :param mcap: Also record the run's topics into this MCAP file (:func:`run_topics`, then
+        :data:`DISCOVERED` at each :meth:`discover`); None: no file.
     """
 
-    def __init__(self, context: Context, robot: Robot, sim_time: bool = True) -> None:
+    def __init__(
+        self, context: Context, robot: Robot, sim_time: bool = True, mcap: Path | None = None
+    ) -> None:
         self.node = Node(
             'demo_recorder', context=context,
             parameter_overrides=[Parameter('use_sim_time', value=sim_time)],
@@ -115,6 +163,9 @@ class Recorder:
                 JointTrajectory, f'/{controller}/joint_trajectory', self._commands(controller),
                 RELIABLE,
             ))
+        self.mcap = None if mcap is None else McapRecorder(
+            node, mcap, run_topics(robot), DISCOVERED
+        )
         executor = SingleThreadedExecutor(context=context)
         executor.add_node(node)
         self._spin = BackgroundSpin(executor)
@@ -128,6 +179,11 @@ class Recorder:
         in between never reaches the recorder.
         """
         return all(item.get_publisher_count() > 0 for item in self._subscriptions)
+
+    def discover(self) -> None:
+        """Let the MCAP recorder subscribe to the graph's new topics it records (if any)."""
+        if self.mcap is not None:
+            self.mcap.discover()
 
     def _now(self) -> float:
         if self._sim_time:
@@ -220,8 +276,12 @@ class Recorder:
         return str(answer.message)
 
     def close(self) -> None:
-        """Stop spinning (the thread ends first), then destroy the node."""
+        """Stop spinning (the thread ends first), finish the MCAP file, destroy the node."""
         self._spin.stop()
+        if self.mcap is not None:
+            counts = self.mcap.close()
+            self.recording.notes['mcap'] = str(self.mcap.path)
+            self.recording.notes['mcap_messages'] = sum(counts.values())
         self.node.destroy_node()
 
 
@@ -267,6 +327,7 @@ def record_pipeline(
     sim_time: bool = True,
     say: Callable[[str], None] = print,
     skeleton_values: Mapping[str, Any] | None = None,
+    mcap: Path | None = None,
 ) -> DemoRecording:
     """
     Play a recording through the five processes and record what they publish.
@@ -280,6 +341,7 @@ def record_pipeline(
     :param say: Called with one progress line when the pipeline is up.
     :param skeleton_values: skeleton_node's parameters to set besides ``source`` (e.g.
         ``{'smoothing': 'kalman'}``).
+    :param mcap: Also record the run's topics into this MCAP file (:class:`Recorder`).
     :return: What was recorded; its ``notes`` hold the clock, the domain, the tracker source, the
         skeleton node's counts and the simulation's slips.
     :raises PicRosError: If the pipeline does not come up, the replay does not end in time or
@@ -294,7 +356,7 @@ def record_pipeline(
     processes: list[ManagedProcess] = []
     recorder = None
     try:
-        recorder = Recorder(context, robot, sim_time)
+        recorder = Recorder(context, robot, sim_time, mcap)
         for name, argv in _commands(
             robot.name, replayed.source, solver_values, skeleton_values or {}, sim_time
         ).items():
@@ -311,9 +373,13 @@ def record_pipeline(
         processes.append(replay)
         pipeline = processes[:-1]
         limit = (duration or replayed.seconds) + START_TIMEOUT
-        ended = wait_until(
-            lambda: not replay.alive() or _exited(pipeline) is not None, timeout=limit, period=0.2
-        )
+        watched = recorder
+
+        def replay_ended() -> bool:
+            watched.discover()
+            return not replay.alive() or _exited(pipeline) is not None
+
+        ended = wait_until(replay_ended, timeout=limit, period=0.2)
         _check_running(pipeline)
         if not ended:
             raise PicRosError(f'the replay did not finish within {limit:.0f} s')
@@ -348,14 +414,19 @@ def _check_running(processes: list[ManagedProcess]) -> None:
 
 def _wait_for_pipeline(recorder: Recorder, logs: Path, processes: list[ManagedProcess]) -> None:
     node = recorder.node
-    ready = wait_until(
-        lambda: _exited(processes) is not None or (
-            node.count_subscribers(INPUT_TOPIC) > 0
+
+    def up() -> bool:
+        recorder.discover()
+        return _exited(processes) is not None or (
+            any(  # skeleton_node's (the MCAP recorder subscribes it too)
+                info.node_name != node.get_name()
+                for info in node.get_subscriptions_info_by_topic(INPUT_TOPIC)
+            )
             and recorder.matched()
             and len(recorder.recording.state_times) > 10
-        ),
-        timeout=START_TIMEOUT,
-    )
+        )
+
+    ready = wait_until(up, timeout=START_TIMEOUT)
     _check_running(processes)
     if not ready:
         raise PicRosError(

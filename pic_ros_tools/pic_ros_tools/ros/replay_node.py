@@ -21,9 +21,11 @@ topic was best-effort, transient-local for ``/tf_static`` or when every recorded
 transient-local, else volatile. ``/clock`` is reliable, keep-last 1 (a best-effort clock
 subscriber still matches).
 
-The process exits when the bag has been played (after waiting, bounded, for the subscribers'
-acknowledgements of the reliable topics), unless ``--loop``; SIGINT or SIGTERM stops it cleanly
-(exit status 0).
+Publishing runs in the main thread while the node spins in a thread beside it
+(:func:`pic_ros.ros.runner.spin_while`), so its parameter services answer (``ros2 param list``)
+during the whole playback. The process exits when the bag has been played (after waiting,
+bounded, for the subscribers' acknowledgements of the reliable topics), unless ``--loop``; SIGINT
+or SIGTERM stops it cleanly (exit status 0).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from typing import Any
 
 import numpy as np
 from pic_ros.exceptions import ConfigError, PicRosError
-from pic_ros.ros.runner import run_nodes
+from pic_ros.ros.runner import run_nodes, spin_while
 from pic_ros_tools.recordings.rosbag import (
     bag_info,
     BagInfo,
@@ -360,7 +362,7 @@ def run_replay(
     began = time.monotonic()
     finished = False
 
-    def play(executor: object, nodes: Sequence[Node]) -> None:
+    def play(nodes: Sequence[Node]) -> None:
         nonlocal finished
         finished = nodes[0].play()
 
@@ -369,7 +371,7 @@ def run_replay(
             print(_summary(nodes[0], finished, time.monotonic() - began), flush=True)
 
     return run_nodes(
-        prog, ros_arguments, lambda: [ReplayNode(options, info)], spin=play,
+        prog, ros_arguments, lambda: [ReplayNode(options, info)], spin=spin_while(play),
         before_destroy=summary, error_status=2,  # what it cannot play is an input error
     )
 

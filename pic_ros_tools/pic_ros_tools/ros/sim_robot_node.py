@@ -9,7 +9,11 @@ SystemDefaultsQoS) and follows the trajectories the way joint_trajectory_control
 / cubic / quintic interpolation, joints by name, JTC's validation). It publishes ``joint_states``
 (``sensor_msgs/JointState``: every movable URDF joint, positions and velocities, stamped) at
 ``rate``; with ``publish_clock`` it also publishes the simulation time on ``/clock`` and stamps
-``joint_states`` with it (for ``use_sim_time`` graphs).
+``joint_states`` with it (for ``use_sim_time`` graphs). It publishes the robot's URDF (the
+file it simulates) once on ``robot_description`` (``std_msgs/String``, latched: reliable,
+transient local, depth 1, as robot_state_publisher does), so that RViz's RobotModel and Foxglove
+find the model without a ROS install; TF from ``joint_states`` needs robot_state_publisher
+(``tf2_msgs`` has no PyPI wheel), which the launch files start when it is installed.
 
 The simulation is advanced by a wall-clock (steady) timer, so it runs in real time whatever
 ``use_sim_time`` says; when the host cannot keep up, simulated time slips (reported) rather than
@@ -61,6 +65,7 @@ from pic_ros.exceptions import ConfigError
 from pic_ros.ros.conversions import status_to_msg, time_from_msg, time_to_msg
 from pic_ros.ros.diagnostics import DiagnosticsReporter, RateMeter
 from pic_ros.ros.parameters import declare_parameters, validation_callback, Values
+from pic_ros.ros.qos import LATCHED
 from pic_ros.ros.runner import (
     node_parser,
     parameter_overrides,
@@ -81,6 +86,7 @@ from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock as ClockMessage
 from sensor_msgs.msg import JointState
+from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory
 
 PARAMETERS = SIM_ROBOT
@@ -168,6 +174,10 @@ class SimRobotNode(Node):
                 lambda message, name=controller: self._on_trajectory(name, message), reliable,
             )
         self._joint_states = self.create_publisher(JointState, 'joint_states', reliable)
+        self._description = self.create_publisher(String, 'robot_description', LATCHED)
+        self._description.publish(
+            String(data=self.sim.robot.urdf_file.read_text(encoding='utf-8'))
+        )
         base = self.sim.mobile_base
         self._odometry: Any = None
         if base is not None:
