@@ -37,6 +37,8 @@ What the metrics compare:
   are taken at the solved torso lift, and the wrist target moves with the lift target (the
   shoulder rides on the torso), so the wrist error includes any torso miss. The record's solver
   is ``whole-body`` and it reports the torso's travel;
+- the occlusion of the task surface (the PIC paper's PO), for the person and the robot, where
+  the recording has one: :mod:`pic_ros_tools.occlusion_scores`;
 - solve time: CPU time of the solving thread per arm solve (joint recovery included), so that
   preemption on a busy machine does not pass for solver cost; percentiles are pooled over every
   solve (records carry a histogram in microseconds so that tables can pool them exactly).
@@ -83,6 +85,7 @@ from pic_ros_tools.metrics import (
     percentile_ms,
     pose_hits,
 )
+from pic_ros_tools.occlusion_scores import occlusion_figures
 from pic_ros_tools.recordings.demonstration import Demonstration
 from pic_ros_tools.recordings.paper import Segment
 
@@ -635,6 +638,7 @@ def score(
         ),
         'dropped_frames': int(trace.dropped),
         'segment_pacc_paper': [s.pacc_paper for s in scores],
+        **occlusion_figures(trace, demonstration, robot),
     }
 
 

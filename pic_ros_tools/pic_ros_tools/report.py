@@ -22,6 +22,7 @@ from pic_ros_tools.evaluation import (
     PAPER_TASKS,
     SMOOTHED_PREFIX,
 )
+from pic_ros_tools.occlusion_report import occlusion_table
 
 Record = Mapping[str, Any]
 
@@ -351,8 +352,8 @@ def evaluation_tables(records: Sequence[Record], suite: bool = False) -> str:
                  limit_table(records)]
     else:
         parts = [pose_accuracy_table(records), reference_table(records), metrics_table(records),
-                 limit_table(records)]
-    return '\n\n'.join(parts)
+                 limit_table(records), occlusion_table(records)]
+    return '\n\n'.join(part for part in parts if part)
 
 
 def bench_tables(result: Mapping[str, Any]) -> str:

@@ -7,11 +7,12 @@ turned into a :class:`Demonstration`; ``evaluate`` and ``bench`` take nothing el
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from pic_ros.skeleton import Side, SkeletonFrame
 from pic_ros_tools.recordings.paper import PaperDemonstration, Segment
+from pic_ros_tools.recordings.paper_task import PaperPad
 
 
 @dataclass(frozen=True)
@@ -24,12 +25,15 @@ class Demonstration:
     :param segments: Demonstration segments (frame index ranges); one covering everything when the
         recording has no segment file.
     :param task_arms: The person's task arm(s) per segment.
+    :param pads: The task surface per paper robot name, for the occlusion metric
+        (:mod:`pic_ros_tools.occlusion_scores`); empty when the recording has no task surface.
     """
 
     name: str
     frames: tuple[SkeletonFrame, ...]
     segments: tuple[Segment, ...]
     task_arms: tuple[frozenset[Side], ...]
+    pads: Mapping[str, PaperPad] = field(default_factory=dict)
 
     @classmethod
     def from_paper(cls, paper: PaperDemonstration) -> Demonstration:
@@ -44,6 +48,7 @@ class Demonstration:
             frames=tuple(paper.recording.frames()),
             segments=paper.segments,
             task_arms=paper.task_arms,
+            pads=paper.pads,
         )
 
     @classmethod

@@ -12,7 +12,8 @@ The formats are described in ``docs/method.md#the-pic-papers-recordings`` (and i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 import json
 import logging
 from pathlib import Path
@@ -27,6 +28,7 @@ from pic_ros_tools.recordings.kinect_v2_text import (
     read_lines,
     SKELETON_SUFFIX,
 )
+from pic_ros_tools.recordings.paper_task import load_paper_pad, PaperPad
 
 _LOG = logging.getLogger(__name__)
 
@@ -170,6 +172,8 @@ class PaperDemonstration:
     :param recording: The skeleton recording (camera space, [m], [s]).
     :param segments: The demonstrations, in file order, single-cursor semantics.
     :param task_arms: The person's task arm(s) for each segment, same length as ``segments``.
+    :param pads: The task surface of each paper robot's configuration that has one, by robot
+        name (:mod:`pic_ros_tools.recordings.paper_task`); empty when no configuration does.
     :raises RecordingError: If ``segments`` and ``task_arms`` differ in length or a segment
         lies beyond the recording.
     """
@@ -178,6 +182,7 @@ class PaperDemonstration:
     recording: KinectV2Recording
     segments: tuple[Segment, ...]
     task_arms: tuple[frozenset[Side], ...]
+    pads: Mapping[str, PaperPad] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if len(self.segments) != len(self.task_arms):
@@ -219,13 +224,25 @@ def _task_arms(data_dir: Path, name: str) -> tuple[frozenset[Side], ...]:
     return reference
 
 
+def _pads(data_dir: Path, name: str) -> dict[str, PaperPad]:
+    """Read the task surface of every paper-config robot whose configuration has one."""
+    pads: dict[str, PaperPad] = {}
+    for robot in _PAPER_ROBOTS:
+        path = data_dir / _PAPER_CONFIG_DIR / f'{robot}_config_{name}.json'
+        pad = load_paper_pad(path) if path.is_file() else None
+        if pad is not None:
+            pads[robot] = pad
+    return pads
+
+
 def load_paper_demonstration(data_dir: Path | str, name: str) -> PaperDemonstration:
     """
     Load one PIC paper demonstration by recording name.
 
-    Reads ``<name>_skel.txt`` (+ ``_skelts.txt``), the segment file ``<task>_<n>.txt`` and the
-    task arms of ``paper_configs/baxter_config_<name>.json`` (checked against the YuMi paper
-    config when present) or, for recordings of the same layout that are not the paper's (the
+    Reads ``<name>_skel.txt`` (+ ``_skelts.txt``), the segment file ``<task>_<n>.txt``, the
+    task surfaces of the paper configs (:func:`load_paper_pad`) and the task arms of
+    ``paper_configs/baxter_config_<name>.json`` (checked against the YuMi paper config when
+    present) or, for recordings of the same layout that are not the paper's (the
     project's synthetic demo), of ``<name>_config.json`` beside the skeleton.
 
     :param data_dir: The ``pic_demos`` directory.
@@ -246,7 +263,8 @@ def load_paper_demonstration(data_dir: Path | str, name: str) -> PaperDemonstrat
     recording = load_kinect_v2_recording(skeleton)
     segments = load_segments(segment_path, frame_count=len(recording))
     return PaperDemonstration(
-        name=name, recording=recording, segments=segments, task_arms=_task_arms(data_dir, name)
+        name=name, recording=recording, segments=segments, task_arms=_task_arms(data_dir, name),
+        pads=_pads(data_dir, name),
     )
 
 
