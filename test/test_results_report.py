@@ -159,3 +159,21 @@ def test_missing_markers_are_an_error_before_anything_is_measured(tmp_path, caps
     with pytest.raises(ReportError, match='comes before'):
         replace_tables(f'{end}\nold\n{begin}\n', {'offline': 'new'})
     assert replace_tables(partial, {'offline': 'new'}) == f'# Results\n\n{begin}\nnew\n{end}\n'
+
+
+def test_a_labelled_run_rewrites_its_own_blocks_and_leaves_the_others(tmp_path):
+    """``--label busy`` fills ``offline-busy`` and the like; the unlabelled blocks stay."""
+    results = tmp_path / 'results.md'
+    labelled = ''.join(
+        f'{begin}\nold\n{end}\n' for begin, end in (markers(f'{n}-busy') for n in BLOCKS)
+    )
+    plain = ''.join(f'{begin}\nkept\n{end}\n' for begin, end in (markers(n) for n in BLOCKS))
+    results.write_text(plain + labelled, encoding='utf-8')
+    collection = write_collection(tmp_path / 'c')
+    assert main(['report', '--render', str(collection), '--results', str(results),
+                 '--label', 'busy']) == 0
+    text = results.read_text(encoding='utf-8')
+    assert text.startswith(plain) and 'old' not in text
+    assert LIVE_ROWS[0] in text.split(markers('live-busy')[0], 1)[1]
+    with pytest.raises(ReportError, match='label'):
+        results_tables(collection, label='Busy!')

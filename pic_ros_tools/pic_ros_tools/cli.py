@@ -401,7 +401,7 @@ def run_report(args: argparse.Namespace) -> int:
     if args.readme is not None:
         read_readme(args.readme)  # its markers checked before any measurement
     if args.results is not None:
-        read_results(args.results)
+        read_results(args.results, args.label)
     writes = args.readme is not None or args.results is not None
     robots = ordered_robots(args.robots or list(shipped_robots()))
     directory = args.render or args.collect
@@ -428,7 +428,7 @@ def run_report(args: argparse.Namespace) -> int:
         said = 'results table rewritten' if changed else 'unchanged'
         print(f'pic_ros_tools report: {args.readme}: {said}', file=sys.stderr)
     if args.results is not None:
-        changed = write_results(args.results, results_tables(directory, chosen))
+        changed = write_results(args.results, results_tables(directory, chosen, args.label))
         said = 'generated tables rewritten' if changed else 'unchanged'
         print(f'pic_ros_tools report: {args.results}: {said}', file=sys.stderr)
     return 0
@@ -611,6 +611,11 @@ def build_parser() -> argparse.ArgumentParser:
         '--results', type=Path, metavar='RESULTS_MD',
         help='rewrite the blocks between <!-- report:NAME:begin --> and <!-- report:NAME:end --> '
         'of this file (docs/results.md; NAME: offline, live, bench)',
+    )
+    report.add_argument(
+        '--label', default='', metavar='LABEL',
+        help='with --results: rewrite the blocks NAME-LABEL instead (a second run beside the '
+        'first, e.g. busy: the same tables on a loaded host)',
     )
     report.add_argument(
         '--robots', nargs='+', choices=shipped_robots(), metavar='ROBOT',

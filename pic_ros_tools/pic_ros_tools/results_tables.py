@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+import re
 from typing import Any, Final
 
 from pic_ros_tools.results_collection import BENCH, LIVE, OFFLINE, WITHOUT_AVOIDANCE
@@ -44,6 +45,7 @@ from pic_ros_tools.results_reading import (
     paragraph,
     read_text,
     replace_block,
+    ReportError,
     TITLES,
     total,
     write_if_changed,
@@ -324,19 +326,38 @@ RENDERERS: Final[Mapping[str, tuple[
 """Table and note of each block."""
 
 
-def results_tables(directory: Path, robots: Sequence[str] | None = None) -> dict[str, str]:
+def block_names(label: str = '') -> tuple[str, ...]:
+    """
+    Return the names of one set of blocks: :data:`BLOCKS`, or each with ``-<label>``.
+
+    A label keeps a second run's tables beside the first (``live-busy``: the same tables of a
+    run on a loaded host).
+
+    :param label: Lower-case letters, digits and ``_``, or '' (none).
+    :return: The block names, in :data:`BLOCKS` order.
+    :raises ReportError: If the label has other characters.
+    """
+    if label and not re.fullmatch(r'[a-z0-9_]+', label):
+        raise ReportError(f'a block label is lower-case letters, digits and _, got {label!r}')
+    return tuple(f'{name}-{label}' if label else name for name in BLOCKS)
+
+
+def results_tables(
+    directory: Path, robots: Sequence[str] | None = None, label: str = ''
+) -> dict[str, str]:
     """
     Render every block of ``docs/results.md`` from a collection directory.
 
     :param directory: The collection.
     :param robots: Row robots (default: the collection's, else
         :data:`~pic_ros_tools.results_reading.ROBOT_ORDER`).
-    :return: Per name of :data:`BLOCKS`, the table, a blank line and its note.
+    :param label: Which set of blocks (:func:`block_names`).
+    :return: Per block name, the table, a blank line and its note.
     """
     collection, chosen = load_collection(directory, robots)
     return {
         name: table(collection, chosen) + '\n\n' + note(collection, chosen)
-        for name, (table, note) in RENDERERS.items()
+        for name, (table, note) in zip(block_names(label), RENDERERS.values())
     }
 
 
@@ -356,16 +377,17 @@ def replace_tables(text: str, blocks: Mapping[str, str], where: str = 'the file'
     return text
 
 
-def read_results(path: Path) -> str:
+def read_results(path: Path, label: str = '') -> str:
     """
-    Read a file that can take every block of :data:`BLOCKS`.
+    Read a file that can take every block of a set (:func:`block_names`).
 
     :param path: The file (``docs/results.md``).
+    :param label: Which set of blocks.
     :return: Its text.
     :raises ReportError: If it cannot be read or a block's markers are missing.
     """
     text = read_text(path)
-    replace_tables(text, dict.fromkeys(BLOCKS, ''), str(path))
+    replace_tables(text, dict.fromkeys(block_names(label), ''), str(path))
     return text
 
 
@@ -378,12 +400,13 @@ def write_results(path: Path, blocks: Mapping[str, str]) -> bool:
     :return: Whether the file changed.
     :raises ReportError: If markers are missing (the file is left as it is).
     """
-    text = read_results(path)
+    text = read_text(path)
     return write_if_changed(path, text, replace_tables(text, blocks, str(path)))
 
 
 __all__ = [
     'bench_note',
+    'block_names',
     'bench_row',
     'bench_table',
     'BLOCKS',
