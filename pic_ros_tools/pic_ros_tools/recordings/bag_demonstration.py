@@ -20,7 +20,12 @@ from pic_ros_tools.recordings.annotations import (
     task_arms_from_text,
 )
 from pic_ros_tools.recordings.demonstration import Demonstration
-from pic_ros_tools.recordings.paper import load_segments, load_task_arms, Segment
+from pic_ros_tools.recordings.paper import (
+    load_segments,
+    load_task_arms,
+    pads_beside,
+    Segment,
+)
 from pic_ros_tools.recordings.rosbag import BAG_SUFFIXES, read_metadata, resolve_bag_path
 from pic_ros_tools.recordings.skeleton_bag_reader import decode_skeleton_bag, DecodedBag
 
@@ -70,7 +75,8 @@ def demonstration_from_bag(
         :func:`~pic_ros_tools.recordings.skeleton_bag_reader.skeleton_frames_from_bag`).
     :param segments: Optional segment file.
     :param task_arms: Optional paper configuration JSON whose ``arm`` field lists the task
-        arm(s) of each segment.
+        arm(s) of each segment; its task surface and its siblings' for the other paper robots
+        (:func:`~pic_ros_tools.recordings.paper.pads_beside`) give the occlusion metric's.
     :param source: ``'auto'``, ``'azure_kinect'`` or ``'kinect_v2'``.
     :param name: Recording name; default the bag directory name (or the file stem).
     :return: The demonstration, ``'tracker'``-frame skeletons.
@@ -161,7 +167,8 @@ def demonstration_from_decoded(
         )
         for segment in found
     )
-    return Demonstration(label, decoded.frames, mapped, arms)
+    pads = pads_beside(task_arms) if task_arms is not None else {}
+    return Demonstration(label, decoded.frames, mapped, arms, pads)
 
 
 __all__ = ['demonstration_from_bag', 'demonstration_from_decoded', 'is_bag_path']

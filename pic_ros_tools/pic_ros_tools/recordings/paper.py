@@ -226,9 +226,35 @@ def _task_arms(data_dir: Path, name: str) -> tuple[frozenset[Side], ...]:
 
 def _pads(data_dir: Path, name: str) -> dict[str, PaperPad]:
     """Read the task surface of every paper-config robot whose configuration has one."""
+    return pads_of_configs(data_dir / _PAPER_CONFIG_DIR, name)
+
+
+def pads_beside(config: Path | str) -> dict[str, PaperPad]:
+    """
+    Read the task surfaces of a paper configuration and its siblings for the other robots.
+
+    :param config: A paper configuration, ``<robot>_config_<recording>.json``.
+    :return: The task surface per paper robot whose configuration of that recording, in the
+        same folder, has one (empty when the name is not of that form).
+    """
+    path = Path(config)
+    robot, marker, name = path.stem.partition('_config_')
+    if not marker or robot not in _PAPER_ROBOTS:
+        return {}
+    return pads_of_configs(path.parent, name)
+
+
+def pads_of_configs(folder: Path, name: str) -> dict[str, PaperPad]:
+    """
+    Read the task surface of every paper robot's configuration of a recording in a folder.
+
+    :param folder: The folder of the ``<robot>_config_<name>.json`` files.
+    :param name: The recording name.
+    :return: The task surface per paper robot whose configuration has one.
+    """
     pads: dict[str, PaperPad] = {}
     for robot in _PAPER_ROBOTS:
-        path = data_dir / _PAPER_CONFIG_DIR / f'{robot}_config_{name}.json'
+        path = folder / f'{robot}_config_{name}.json'
         pad = load_paper_pad(path) if path.is_file() else None
         if pad is not None:
             pads[robot] = pad
