@@ -79,6 +79,8 @@ from pic_ros.teleoperation import Teleoperation
 from pic_ros_tools.metrics import (
     angle_between,
     elbow_angle,
+    finite_mean,
+    finite_std,
     jump_frames,
     limit_violation_frames,
     PACC_THRESHOLD,
@@ -416,16 +418,6 @@ def place_tracked(
     return placed
 
 
-def _mean(values: Iterable[float]) -> float:
-    finite = [v for v in values if math.isfinite(v)]
-    return float(np.mean(finite)) if finite else float('nan')
-
-
-def _std(values: Iterable[float]) -> float:
-    finite = [v for v in values if math.isfinite(v)]
-    return float(np.std(finite)) if finite else float('nan')
-
-
 @dataclass(frozen=True)
 class SegmentScore:
     """
@@ -646,7 +638,7 @@ def _smoothed_figures(scores: Sequence[SegmentScore]) -> dict[str, Any]:
     """Return the accuracy fields against the smoothed person, keys prefixed ``smoothed_``."""
     figures = _accuracy_figures(scores)
     del figures['segments'], figures['frames']
-    figures['elbow_mae_avoided_rad'] = _mean(s.elbow_mae_avoided for s in scores)
+    figures['elbow_mae_avoided_rad'] = finite_mean(s.elbow_mae_avoided for s in scores)
     figures['segment_pacc_paper'] = [s.pacc_paper for s in scores]
     return {SMOOTHED_PREFIX + key: value for key, value in figures.items()}
 
@@ -656,18 +648,20 @@ def _accuracy_figures(scores: Sequence[SegmentScore]) -> dict[str, Any]:
     return {
         'segments': len(scores),
         'frames': int(sum(s.frames for s in scores)),
-        'pacc_paper': _mean(s.pacc_paper for s in scores),
-        'pacc_paper_std': _std(s.pacc_paper for s in scores),
-        'pacc_task': _mean(s.pacc_task for s in scores),
-        'pacc_task_std': _std(s.pacc_task for s in scores),
-        'elbow_mae_rad': _mean(s.elbow_mae for s in scores),
-        'elbow_mae_free_rad': _mean(s.elbow_mae_free for s in scores),
-        'dir_err_deg': [_mean(s.dir_err[0] for s in scores), _mean(s.dir_err[1] for s in scores)],
-        'dir_err_free_deg': [
-            _mean(s.dir_err_free[0] for s in scores),
-            _mean(s.dir_err_free[1] for s in scores),
+        'pacc_paper': finite_mean(s.pacc_paper for s in scores),
+        'pacc_paper_std': finite_std(s.pacc_paper for s in scores),
+        'pacc_task': finite_mean(s.pacc_task for s in scores),
+        'pacc_task_std': finite_std(s.pacc_task for s in scores),
+        'elbow_mae_rad': finite_mean(s.elbow_mae for s in scores),
+        'elbow_mae_free_rad': finite_mean(s.elbow_mae_free for s in scores),
+        'dir_err_deg': [
+            finite_mean(s.dir_err[0] for s in scores), finite_mean(s.dir_err[1] for s in scores),
         ],
-        'ee_err_cm': 100.0 * _mean(s.ee_err for s in scores),
+        'dir_err_free_deg': [
+            finite_mean(s.dir_err_free[0] for s in scores),
+            finite_mean(s.dir_err_free[1] for s in scores),
+        ],
+        'ee_err_cm': 100.0 * finite_mean(s.ee_err for s in scores),
     }
 
 
@@ -685,7 +679,7 @@ def _avoidance_figures(
     return {
         'free_share': free / samples if samples else float('nan'),
         'avoided_share': float(np.mean(acted[counted])) if counted.any() else float('nan'),
-        'elbow_mae_avoided_rad': _mean(s.elbow_mae_avoided for s in scores),
+        'elbow_mae_avoided_rad': finite_mean(s.elbow_mae_avoided for s in scores),
         'min_distance_cm': 100.0 * float(distances.min()) if distances.size else float('nan'),
         'self_contact_frames': self_contact_frames(robot, trace, counted),
     }

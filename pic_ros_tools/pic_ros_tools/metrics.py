@@ -18,6 +18,8 @@ Imitation metrics (``docs/method.md#metrics``): pure functions over arrays.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+import math
 from typing import Final, NamedTuple
 
 import numpy as np
@@ -327,3 +329,25 @@ def share_at_limit(
         return float('nan')
     at = np.abs(array.reshape(array.shape[0], -1)) >= fraction * np.asarray(limits, dtype=float)
     return float(np.mean(np.any(at, axis=1)))
+
+
+def finite_mean(values: Iterable[float]) -> float:
+    """
+    Return the mean of the finite values (NaN marks a sample that could not be scored).
+
+    :param values: Numbers, NaN or infinite where missing.
+    :return: The mean of the finite ones; NaN when there is none.
+    """
+    finite = [v for v in values if math.isfinite(v)]
+    return float(np.mean(finite)) if finite else float('nan')
+
+
+def finite_std(values: Iterable[float]) -> float:
+    """
+    Return the population standard deviation of the finite values.
+
+    :param values: Numbers, NaN or infinite where missing.
+    :return: The deviation of the finite ones; NaN when there is none.
+    """
+    finite = [v for v in values if math.isfinite(v)]
+    return float(np.std(finite)) if finite else float('nan')

@@ -38,6 +38,7 @@ from pic_ros.human.body_frame import body_axes
 from pic_ros.robot.collision import STATIC
 from pic_ros.robot.robot import Robot
 from pic_ros.skeleton import HumanJoint, Side, SkeletonFrame
+from pic_ros_tools.metrics import finite_mean, finite_std
 from pic_ros_tools.occlusion import Coverage, covered_fraction, RegionOfInterest
 from pic_ros_tools.recordings.demonstration import Demonstration
 from pic_ros_tools.recordings.paper_task import PaperPad
@@ -312,25 +313,15 @@ def occlusion_figures(trace: Any, demonstration: Demonstration, robot: Robot) ->
         human_means.append(float(np.mean(human_values)) if human_values else float('nan'))
         robot_means.append(float(np.mean(robot_values)) if robot_values else float('nan'))
     return {
-        'po_human': _finite_mean(human_means),
-        'po_human_std': _finite_std(human_means),
-        'po_robot': _finite_mean(robot_means),
-        'po_robot_std': _finite_std(robot_means),
+        'po_human': finite_mean(human_means),
+        'po_human_std': finite_std(human_means),
+        'po_robot': finite_mean(robot_means),
+        'po_robot_std': finite_std(robot_means),
         'segment_po_human': human_means,
         'segment_po_robot': robot_means,
         'po_frames': counted,
         'po_error': worst,
     }
-
-
-def _finite_mean(values: Sequence[float]) -> float:
-    finite = [v for v in values if math.isfinite(v)]
-    return float(np.mean(finite)) if finite else float('nan')
-
-
-def _finite_std(values: Sequence[float]) -> float:
-    finite = [v for v in values if math.isfinite(v)]
-    return float(np.std(finite)) if finite else float('nan')
 
 
 __all__ = [
