@@ -41,25 +41,37 @@ def body_axes(frame: SkeletonFrame) -> tuple[FloatArray, FloatArray]:
     valid = frame.valid
     if not (valid[HumanJoint.SHOULDER_LEFT] and valid[HumanJoint.SHOULDER_RIGHT]):
         raise SkeletonError('both shoulders are needed for the body frame')
-    left = frame.positions[HumanJoint.SHOULDER_LEFT]
-    right = frame.positions[HumanJoint.SHOULDER_RIGHT]
+    positions = frame.positions
+    left = positions[HumanJoint.SHOULDER_LEFT]
+    right = positions[HumanJoint.SHOULDER_RIGHT]
     across = left - right
-    width = float(np.linalg.norm(across))
+    width = _norm(across)
     if width < MIN_BONE_LENGTH:
         raise SkeletonError('the shoulders coincide')
     y_axis = across / width
     if valid[HumanJoint.PELVIS] and valid[HumanJoint.SPINE_CHEST]:
-        up = frame.positions[HumanJoint.SPINE_CHEST] - frame.positions[HumanJoint.PELVIS]
+        up = positions[HumanJoint.SPINE_CHEST] - positions[HumanJoint.PELVIS]
     else:
         up = _TRACKER_UP
     z_axis = up - float(up @ y_axis) * y_axis
-    height = float(np.linalg.norm(z_axis))
-    if height < 1e-6 * max(float(np.linalg.norm(up)), 1.0):
+    height = _norm(z_axis)
+    if height < 1e-6 * max(_norm(up), 1.0):
         raise SkeletonError('the spine is parallel to the shoulder line')
     z_axis = z_axis / height
-    x_axis = np.cross(y_axis, z_axis)
-    rotation = np.column_stack((x_axis, y_axis, z_axis))
+    # x = y cross z, with the products and differences of numpy.cross, on Python floats
+    y0, y1, y2 = y_axis.tolist()
+    z0, z1, z2 = z_axis.tolist()
+    rotation = np.array((
+        (y1 * z2 - y2 * z1, y0, z0),
+        (y2 * z0 - y0 * z2, y1, z1),
+        (y0 * z1 - y1 * z0, y2, z2),
+    ))
     return rotation, 0.5 * (left + right)
+
+
+def _norm(vector: FloatArray) -> float:
+    """Return the length of a vector, shape (3,): what :func:`numpy.linalg.norm` computes."""
+    return math.sqrt(float(vector.dot(vector)))
 
 
 def to_body_frame(

@@ -58,6 +58,15 @@ def _near(frame: SkeletonFrame, point: int, anchor: int, reach: float) -> bool:
     return distance <= reach  # False for NaN or inf
 
 
+_CERTAIN: Final = 1e-9
+"""
+Relative margin of a squared distance from a reach's square beyond which the batch decides.
+
+The batch sums three squares in its own order, a few units in the last place from
+:func:`numpy.linalg.norm`'s; a point this close to its reach is decided by :func:`_near` itself.
+"""
+
+
 def implausible_extremities(frame: SkeletonFrame) -> list[HumanJoint]:
     """
     List the valid extremity points that :func:`screen_extremities` would invalidate.
@@ -65,19 +74,40 @@ def implausible_extremities(frame: SkeletonFrame) -> list[HumanJoint]:
     :param frame: Skeleton, any frame, [m].
     :return: The joints, in :class:`~pic_ros.skeleton.HumanJoint` order.
     """
-    valid = frame.valid
+    valid = frame.valid.tolist()
+    points: list[int] = []
+    anchors: list[int] = []
+    reaches: list[float] = []
     bad: list[HumanJoint] = []
-    for joint in FACE_JOINTS:
-        if valid[joint] and not (
-            valid[HumanJoint.HEAD] and _near(frame, joint, HumanJoint.HEAD, FACE_REACH)
-        ):
-            bad.append(joint)
+    if valid[HumanJoint.HEAD]:
+        for joint in FACE_JOINTS:
+            if valid[joint]:
+                points.append(joint)
+                anchors.append(HumanJoint.HEAD)
+                reaches.append(FACE_REACH)
+    else:
+        bad.extend(joint for joint in FACE_JOINTS if valid[joint])
     for joint, parent, other in _FINGERS:
         if not valid[joint]:
             continue
         anchor = parent if valid[parent] else other if valid[other] else None
-        if anchor is None or not _near(frame, joint, anchor, HAND_REACH):
+        if anchor is None:
             bad.append(joint)
+        else:
+            points.append(joint)
+            anchors.append(anchor)
+            reaches.append(HAND_REACH)
+    if points:
+        positions = frame.positions
+        with np.errstate(over='ignore', invalid='ignore'):
+            offsets = positions[points] - positions[anchors]
+            squares = np.add.reduce(offsets * offsets, axis=1).tolist()
+        for point, base, reach, square in zip(points, anchors, reaches, squares):
+            limit = reach * reach
+            if square <= limit * (1.0 - _CERTAIN):
+                continue  # near, whatever the rounding
+            if square > limit * (1.0 + _CERTAIN) or not _near(frame, point, base, reach):
+                bad.append(HumanJoint(point))  # far, or NaN (never near)
     return sorted(bad)
 
 

@@ -17,12 +17,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+import numpy as np
 from pic_ros.checks import check_number
 from pic_ros.human.body_frame import body_axes, Footprint, footprint, to_body_frame
 from pic_ros.human.extremities import screen_extremities
 from pic_ros.human.filters import FILTER_KINDS, make_filter, SkeletonFilter
 from pic_ros.schema import ParameterDef
-from pic_ros.skeleton import make_frame, SkeletonFrame
+from pic_ros.skeleton import JOINT_COUNT, make_frame, SkeletonFrame
 
 SMOOTHING: Final = ParameterDef(
     'smoothing', 'exponential',
@@ -136,10 +137,15 @@ class SkeletonProcessor:
             smoothed joints (missing or coincident shoulders).
         """
         frame = screen_extremities(frame)
-        smoothed = make_frame(
-            frame.stamp, self._filter.update(frame.stamp, frame.positions, frame.valid),
-            frame.valid,
-        )
+        # What make_frame does, on the filter's output (a new array, owned from here on).
+        points = self._filter.update(frame.stamp, frame.positions, frame.valid)
+        if points.shape != (JOINT_COUNT, 3):
+            smoothed = make_frame(frame.stamp, points, frame.valid)
+        else:
+            valid = np.isfinite(points).all(axis=1)
+            valid &= frame.valid
+            points[~valid] = np.nan
+            smoothed = SkeletonFrame(stamp=float(frame.stamp), positions=points, valid=valid)
         self.footprint = None
         axes = body_axes(smoothed)  # once per frame, for the body frame and the footprint
         body = to_body_frame(smoothed, axes)

@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.schema import ParameterDef
 from pic_ros.skeleton import (
+    ARM_JOINTS,
     BODY_JOINT_COUNT,
     HumanJoint,
     MAX_BONE_LENGTH,
@@ -111,6 +112,14 @@ recordings).
 _BONE_STARTS: Final = np.array([bone[0] for bone in CHECKED_BONES])
 _BONE_ENDS: Final = np.array([bone[1] for bone in CHECKED_BONES])
 _BONE_MINIMA: Final = np.array([bone[2] for bone in CHECKED_BONES])
+_ARM_ROWS: Final = tuple(np.array(ARM_JOINTS[side]) for side in Side)
+
+_CERTAIN: Final = 1e-9
+"""
+Relative margin of a squared distance from the radius' square beyond which the sum of three
+squares on Python floats decides; closer, numpy's sum (a few units in the last place apart)
+does.
+"""
 
 
 class DropCounter:
@@ -155,12 +164,15 @@ class DropCounter:
 
 def _centre(frame: SkeletonFrame) -> FloatArray | None:
     """Return the mean [m] of the finite valid joints, shape (3,), or None if there is none."""
-    rows = frame.valid & np.all(np.isfinite(frame.positions), axis=1)
-    if not np.any(rows):
+    positions = frame.positions
+    rows = np.isfinite(positions).all(axis=1)
+    rows &= frame.valid
+    count = int(np.count_nonzero(rows))
+    if not count:
         return None
-    with np.errstate(over='ignore', invalid='ignore'):
-        centre: FloatArray = np.mean(frame.positions[rows], axis=0)
-    return centre if np.all(np.isfinite(centre)) else None
+    with np.errstate(over='ignore', invalid='ignore'):  # numpy.mean's sum and division
+        centre: FloatArray = np.add.reduce(positions[rows], axis=0) / count
+    return centre if all(map(math.isfinite, centre.tolist())) else None
 
 
 def _distance(frame: SkeletonFrame) -> float:
@@ -360,7 +372,14 @@ class BodySelector:
         """Whether a body with the followed id is where the person was (or either is unknown)."""
         if self._place is None or centre is None:
             return True
-        with np.errstate(over='ignore', invalid='ignore'):
+        x, y, z = (a - b for a, b in zip(centre.tolist(), self._place.tolist()))
+        square = x * x + y * y + z * z  # Python floats: inf on overflow, never a warning
+        limit = self._radius * self._radius
+        if square <= limit * (1.0 - _CERTAIN):
+            return True
+        if square > limit * (1.0 + _CERTAIN):
+            return False
+        with np.errstate(over='ignore', invalid='ignore'):  # this close: numpy's rounding
             offset = centre - self._place
             return bool(math.sqrt(float(offset @ offset)) <= self._radius)
 
@@ -473,15 +492,15 @@ class FrameValidator:
             return DropReason.NON_FINITE
         if not frame.stamp > self._last_stamp:
             return DropReason.OLD_STAMP
-        if not (frame.has_arm(Side.LEFT) or frame.has_arm(Side.RIGHT)):
+        if not any(valid[arm].all() for arm in _ARM_ROWS):
             return DropReason.MISSING_ARM_JOINTS
         present = valid[_BONE_STARTS] & valid[_BONE_ENDS]
+        starts, ends, minima = _BONE_STARTS, _BONE_ENDS, _BONE_MINIMA
+        if not present.all():
+            starts, ends, minima = starts[present], ends[present], minima[present]
         with np.errstate(over='ignore', invalid='ignore'):
-            lengths = np.linalg.norm(
-                frame.positions[_BONE_STARTS[present]] - frame.positions[_BONE_ENDS[present]],
-                axis=1,
-            )
-        minima = _BONE_MINIMA[present]
-        if np.any(~((lengths >= minima) & (lengths <= MAX_BONE_LENGTH))):
+            offsets = frame.positions[starts] - frame.positions[ends]
+            lengths = np.sqrt(np.add.reduce(offsets * offsets, axis=1))  # numpy.linalg.norm's
+        if not ((lengths >= minima) & (lengths <= MAX_BONE_LENGTH)).all():
             return DropReason.BAD_BONE
         return None

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import struct
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -53,12 +54,14 @@ class MarkerPositions:
 class _Reader:
     """Cursor over a CDR payload; alignment is relative to the payload start (after 4 bytes)."""
 
-    __slots__ = ('data', 'offset', 'prefix')
+    __slots__ = ('data', 'lengths', 'offset', 'prefix')
 
     def __init__(self, data: bytes, prefix: str) -> None:
         self.data = data
         self.offset = 4
         self.prefix = prefix
+        self.lengths: list[int] = []
+        """Offsets of the length fields read so far (string lengths, sequence counts)."""
 
     def align(self, size: int) -> None:
         shift = (self.offset - 4) % size
@@ -76,6 +79,12 @@ class _Reader:
         self.offset += 4
         return int(value)
 
+    def length(self) -> int:
+        """Read a string length or a sequence count, noting where it was."""
+        self.align(4)
+        self.lengths.append(self.offset)
+        return self.uint32()
+
     def int32(self) -> int:
         self.align(4)
         self.need(4)
@@ -89,7 +98,7 @@ class _Reader:
         self.offset += size
 
     def string(self) -> str:
-        length = self.uint32()
+        length = self.length()
         if length == 0:
             return ''
         self.need(length)
@@ -100,12 +109,12 @@ class _Reader:
         return raw[:-1].decode('utf-8', errors='replace')
 
     def skip_string(self) -> None:
-        length = self.uint32()
+        length = self.length()
         self.need(length)
         self.offset += length
 
     def skip_sequence(self, element_size: int, alignment: int) -> None:
-        count = self.uint32()
+        count = self.length()
         if count:
             self.skip(count * element_size, alignment)
 
@@ -122,9 +131,121 @@ def _skip_header(reader: _Reader) -> None:
     reader.skip_string()
 
 
+class _Layout(NamedTuple):
+    """Where one marker's fields lie, relative to the marker's first byte."""
+
+    size: int
+    """Bytes of the marker."""
+    stride: int
+    """Bytes from the marker to the next one (its size, aligned to 4: a marker starts with
+    an int32)."""
+    lengths: npt.NDArray[np.intp]
+    """Every byte of its length fields (string lengths, sequence counts)."""
+    frame_nul: int | None
+    """The terminating NUL of its header's frame id (None for an empty frame id)."""
+    marker_id: int
+    """Its ``id`` (int32)."""
+    position: int
+    """Its ``pose.position`` (three float64)."""
+
+
+def _walk_marker(
+    reader: _Reader, ids: IntArray, positions: FloatArray, index: int
+) -> tuple[float, str, _Layout]:
+    """
+    Read one marker at the reader's offset into row ``index``; return its stamp, frame, layout.
+
+    :raises MarkerCdrError: If the marker does not parse.
+    """
+    start = reader.offset
+    first_length = len(reader.lengths)
+    seconds = reader.int32()
+    nanoseconds = reader.uint32()
+    name = reader.string()
+    frame_nul = reader.offset - 1 - start if reader.offset > reader.lengths[-1] + 4 else None
+    reader.skip_string()  # ns
+    ids[index] = reader.int32()
+    id_offset = reader.offset - 4 - start
+    reader.skip(8, 4)  # type, action
+    pose = reader.float64s(7)
+    position_offset = reader.offset - 56 - start
+    positions[index] = pose[:3]
+    reader.skip(24, 8)  # scale
+    reader.skip(16, 4)  # color
+    reader.skip(8, 4)  # lifetime
+    reader.skip(1, 1)  # frame_locked
+    reader.skip_sequence(24, 8)  # points
+    reader.skip_sequence(16, 4)  # colors
+    reader.skip_string()  # texture_resource
+    _skip_header(reader)  # texture.header
+    reader.skip_string()  # texture.format
+    reader.skip_sequence(1, 1)  # texture.data
+    reader.skip_sequence(8, 4)  # uv_coordinates
+    reader.skip_string()  # text
+    reader.skip_string()  # mesh_resource
+    reader.skip_string()  # mesh_file.filename
+    reader.skip_sequence(1, 1)  # mesh_file.data
+    reader.skip(1, 1)  # mesh_use_embedded_materials
+    fields = np.array(reader.lengths[first_length:], dtype=np.intp) - start
+    size = reader.offset - start
+    layout = _Layout(
+        size=size,
+        stride=size + (4 - (reader.offset - 4) % 4) % 4,
+        lengths=(fields[:, np.newaxis] + np.arange(4)).ravel(),
+        frame_nul=frame_nul,
+        marker_id=id_offset,
+        position=position_offset,
+    )
+    return seconds + nanoseconds * 1e-9, name, layout
+
+
+def _read_repeated(
+    reader: _Reader, layout: _Layout, ids: IntArray, positions: FloatArray
+) -> bool:
+    """
+    Read markers 1 to N-1 at once when they repeat the first one's layout.
+
+    The layout of a marker is set by its length fields alone (every other field has a fixed
+    size) and by its alignment, which repeats when the stride is a multiple of 8. When
+    every later marker has the first one's length fields (and a NUL where its frame id ends),
+    each would be walked exactly as the first one was, so its id and position lie at the first
+    one's offsets: they are read for all markers in one array operation, with the values the
+    walk would read. Otherwise nothing is read (the caller walks them one by one).
+
+    :param reader: At the end of the first marker.
+    :param layout: The first marker's layout.
+    :param ids: Marker ids, row 0 read; rows 1 to N-1 are filled.
+    :param positions: Marker positions, row 0 read; rows 1 to N-1 are filled.
+    :return: Whether the markers were read (the reader is then past the last one).
+    """
+    count = ids.shape[0]
+    start = reader.offset - layout.size
+    end = start + (count - 1) * layout.stride + layout.size
+    if layout.stride % 8 or end > len(reader.data):
+        return False
+    rows: npt.NDArray[np.uint8] = np.ndarray(
+        (count, layout.size), dtype=np.uint8, buffer=reader.data, offset=start,
+        strides=(layout.stride, 1),
+    )
+    lengths = rows[:, layout.lengths]
+    if not np.array_equal(lengths[1:], np.broadcast_to(lengths[0], lengths[1:].shape)):
+        return False
+    if layout.frame_nul is not None and np.any(rows[1:, layout.frame_nul]):
+        return False
+    order = reader.prefix
+    ids[1:] = rows[1:, layout.marker_id: layout.marker_id + 4].copy().view(f'{order}i4')[:, 0]
+    positions[1:] = rows[1:, layout.position: layout.position + 24].copy().view(f'{order}f8')
+    reader.offset = end
+    return True
+
+
 def parse_marker_array(data: bytes) -> MarkerPositions:
     """
     Extract stamps, ids and positions from a serialized MarkerArray.
+
+    The first marker is walked field by field; the others are read in one array operation when
+    they repeat its layout (the driver's arrays: same frame id, namespace and empty
+    variable-length fields), and walked one by one otherwise.
 
     :param data: CDR bytes with their 4-byte encapsulation header, as delivered by a raw
         subscription or stored in a rosbag2.
@@ -148,34 +269,11 @@ def parse_marker_array(data: bytes) -> MarkerPositions:
     positions = np.empty((count, 3))
     stamp = float('nan')
     frame_id = ''
-    for index in range(count):
-        seconds = reader.int32()
-        nanoseconds = reader.uint32()
-        name = reader.string()
-        if index == 0:
-            stamp = seconds + nanoseconds * 1e-9
-            frame_id = name
-        reader.skip_string()  # ns
-        ids[index] = reader.int32()
-        reader.skip(8, 4)  # type, action
-        pose = reader.float64s(7)
-        positions[index] = pose[:3]
-        reader.skip(24, 8)  # scale
-        reader.skip(16, 4)  # color
-        reader.skip(8, 4)  # lifetime
-        reader.skip(1, 1)  # frame_locked
-        reader.skip_sequence(24, 8)  # points
-        reader.skip_sequence(16, 4)  # colors
-        reader.skip_string()  # texture_resource
-        _skip_header(reader)  # texture.header
-        reader.skip_string()  # texture.format
-        reader.skip_sequence(1, 1)  # texture.data
-        reader.skip_sequence(8, 4)  # uv_coordinates
-        reader.skip_string()  # text
-        reader.skip_string()  # mesh_resource
-        reader.skip_string()  # mesh_file.filename
-        reader.skip_sequence(1, 1)  # mesh_file.data
-        reader.skip(1, 1)  # mesh_use_embedded_materials
+    if count:
+        stamp, frame_id, layout = _walk_marker(reader, ids, positions, 0)
+        if count > 1 and not _read_repeated(reader, layout, ids, positions):
+            for index in range(1, count):
+                _walk_marker(reader, ids, positions, index)
     if len(data) - reader.offset > 8:
         raise MarkerCdrError('trailing bytes after the last marker: not the expected layout')
     return MarkerPositions(stamp=stamp, frame_id=frame_id, ids=ids, positions=positions)

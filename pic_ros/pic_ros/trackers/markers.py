@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
@@ -180,18 +181,31 @@ class TrackerFormat:
         if any(index is None for index in self.to_human[:BODY_JOINT_COUNT]):
             raise ConfigError(f'{self.name}: every body row (0 to 11) needs a tracker joint')
 
-    @property
+    @cached_property
     def sources(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
         """
         Return the rows the tracker fills and their tracker joint indices.
 
-        :return: ``(rows, joints)``, both shape (K,): :class:`HumanJoint` rows with a source,
-            and the tracker joint index of each.
+        :return: ``(rows, joints)``, both shape (K,), read-only: :class:`HumanJoint` rows with
+            a source, and the tracker joint index of each.
         """
         pairs = [(row, index) for row, index in enumerate(self.to_human) if index is not None]
         rows = np.array([row for row, _ in pairs], dtype=np.intp)
         joints = np.array([index for _, index in pairs], dtype=np.intp)
+        rows.setflags(write=False)
+        joints.setflags(write=False)
         return rows, joints
+
+    @cached_property
+    def joint_ids(self) -> IntArray:
+        """
+        Return the joint indices in order, ``0 .. J-1``: the ids of one whole body's markers.
+
+        :return: Shape (J,), read-only.
+        """
+        ids = np.arange(self.joint_count, dtype=np.int64)
+        ids.setflags(write=False)
+        return ids
 
     @property
     def joint_count(self) -> int:
@@ -367,6 +381,14 @@ def decode_markers(
     """
     rows, sources = tracker.sources
     when = float(stamp)
+    whole = _whole_body(tracker, ids, positions)
+    if whole is not None:  # what the general path gives, without grouping the markers
+        body, points = whole
+        table = np.full((JOINT_COUNT, 3), np.nan)
+        present = np.zeros(JOINT_COUNT, dtype=bool)
+        table[rows] = tracker.to_tracker(points)[sources]
+        present[rows] = True
+        return {body: SkeletonFrame(stamp=when, positions=table, valid=present)}
     frames = {}
     for body, joints in decode_joints(tracker, ids, positions, counts).items():
         points = np.full((JOINT_COUNT, 3), np.nan)
@@ -375,6 +397,27 @@ def decode_markers(
         present[rows] = joints.present[sources]
         frames[body] = SkeletonFrame(stamp=when, positions=points, valid=present)
     return frames
+
+
+def _whole_body(
+    tracker: TrackerFormat, ids: npt.ArrayLike, positions: npt.ArrayLike
+) -> tuple[int, FloatArray] | None:
+    """
+    Recognise the usual array: one body, every joint once, in joint order.
+
+    :return: ``(body_id, positions)`` (camera frame, one row per tracker joint) when the ids are
+        ``body_id * 100 + (0, 1, ..., J-1)`` with ``body_id >= 0``; None otherwise. Such an
+        array has no marker ignored and no duplicate.
+    """
+    if not (isinstance(ids, np.ndarray) and ids.shape == (tracker.joint_count,)):
+        return None
+    marker_ids, points = _marker_arrays(ids, positions)
+    first = int(marker_ids[0])
+    if first < 0 or first % MARKER_ID_STRIDE:
+        return None
+    if not np.array_equal(marker_ids - first, tracker.joint_ids):
+        return None
+    return first // MARKER_ID_STRIDE, points
 
 
 class MarkerArrayTracker(TrackerSource):
