@@ -11,6 +11,11 @@ Solver benchmark (``python -m pic_ros_tools bench``): solve time, an IK peer, pi
   times slower, so it runs on a contiguous stretch of frames per arm (``--ikpy-frames``).
 - Throughput is frames per second of the whole offline pipeline (filter, body frame, mapping,
   every arm solved, robot FK for the metrics), i.e. of ``evaluate``.
+- Skeleton processing (:func:`bench_skeleton`) is the skeleton node's work per tracker message,
+  without ROS: the serialized ``MarkerArray`` as a bag stores it (as the node's raw subscription
+  receives it) read by the CDR reader, decoded by the ``azure_kinect`` tracker and fed to the
+  front end (body selection, checks, smoothing, body frame, footprint), timed per message as CPU
+  time of the thread; percentiles over every message of a few passes over each bag.
 
 Timings depend on the machine and its load; the JSON records the Python and numpy versions.
 """
@@ -20,15 +25,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 import gc
 import os
+from pathlib import Path
 import platform
 import time
 from typing import Any
 import warnings
 
 import numpy as np
+from pic_ros.human.front_end import SkeletonFrontEnd
 from pic_ros.robot.arm import ArmModel
 from pic_ros.robot.robot import Robot
 from pic_ros.solvers import SolverConfig
+from pic_ros.trackers import make_tracker
+from pic_ros.trackers.marker_cdr import parse_marker_array
 from pic_ros_tools.evaluation import EvaluationSettings, run_imitation
 from pic_ros_tools.metrics import percentile_ms
 from pic_ros_tools.recordings.demonstration import Demonstration
@@ -181,3 +190,70 @@ def bench_solvers(
             'processor_count': os.cpu_count() or 0,
         },
     }
+
+
+def skeleton_bags() -> list[Path]:
+    """
+    Return the Azure Kinect bags :func:`bench_skeleton` runs by default.
+
+    :return: The real recording ``azure_kinect/body_tracking_ergonomics`` beside the paper's
+        recordings when it is there, then the shipped synthetic demo bag.
+    """
+    from pic_ros_tools.catalog import pic_demos_dir
+    from pic_ros_tools.resources import demo_dir
+
+    bags = []
+    demos = pic_demos_dir()
+    if demos is not None:
+        real = demos.parent / 'azure_kinect' / 'body_tracking_ergonomics'
+        if real.exists():
+            bags.append(real)
+    bags.append(demo_dir() / 'synthetic1_bag')
+    return bags
+
+
+def bench_skeleton(bags: Sequence[Path], passes: int = 5) -> list[dict[str, Any]]:
+    """
+    Time the skeleton node's processing of each tracker message (see the module docstring).
+
+    Each pass plays a bag's ``MarkerArray`` messages in order into a new tracker and front end
+    (default settings, receive time = the recorded time); the first pass is a warm-up.
+
+    :param bags: Rosbag2 paths holding Azure Kinect ``MarkerArray`` messages.
+    :param passes: Timed passes over each bag.
+    :return: Per bag: ``{'recording', 'messages', 'skeletons', 'ms_p50', 'ms_p99', 'ms_max'}``,
+        messages and skeletons (those accepted) per pass, times in milliseconds of CPU time.
+    """
+    from pic_ros_tools.recordings.rosbag import MARKER_ARRAY, read_messages
+
+    rows = []
+    for bag in bags:
+        messages = [
+            (message.timestamp_ns * 1e-9, message.data)
+            for message in read_messages(bag) if message.msgtype == MARKER_ARRAY
+        ]
+        times: list[float] = []
+        skeletons = 0
+        for index in range(passes + 1):
+            tracker = make_tracker('azure_kinect')
+            front = SkeletonFrontEnd()
+            gc.collect()
+            elapsed = []
+            for received, data in messages:
+                start = time.thread_time()
+                reading = tracker.decode(parse_marker_array(data), received)
+                if reading is not None:
+                    front.feed(reading)
+                elapsed.append(time.thread_time() - start)
+            if index > 0:
+                times += elapsed
+            skeletons = front.accepted
+        rows.append({
+            'recording': Path(bag).name,
+            'messages': len(messages),
+            'skeletons': skeletons,
+            'ms_p50': percentile_ms(times, 50.0),
+            'ms_p99': percentile_ms(times, 99.0),
+            'ms_max': percentile_ms(times, 100.0),
+        })
+    return rows

@@ -336,7 +336,7 @@ def run_bench(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from pic_ros_tools.bench import bench_solvers
+    from pic_ros_tools.bench import bench_skeleton, bench_solvers, skeleton_bags
     from pic_ros_tools.report import bench_tables
 
     result: dict[str, Any] = {}
@@ -360,6 +360,7 @@ def _bench(args: argparse.Namespace) -> int:
         )
         result = bench_solvers(robots, demonstrations, settings, args.ikpy_frames, evaluation)
         result['recordings'] = [d.name for d in demonstrations]
+        result['skeleton'] = bench_skeleton(skeleton_bags())
     if args.latency or args.latency_only:
         from pic_ros_tools.ros.latency_bench import run_latency_bench
 

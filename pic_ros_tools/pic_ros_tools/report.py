@@ -366,6 +366,8 @@ def bench_tables(result: Mapping[str, Any]) -> str:
     parts = []
     if 'solvers' in result:
         parts.append(_solver_tables(result))
+    if 'skeleton' in result:
+        parts.append(skeleton_table(result['skeleton']))
     if 'latency' in result:
         parts.append(latency_table(result['latency']))
     if 'stress' in result:
@@ -373,6 +375,25 @@ def bench_tables(result: Mapping[str, Any]) -> str:
     environment = result.get('environment', {})
     parts.append(', '.join(f'{key} {value}' for key, value in environment.items()))
     return '\n\n'.join(part for part in parts if part)
+
+
+def skeleton_table(rows: Sequence[Record]) -> str:
+    """
+    Format the skeleton processing time per tracker message.
+
+    :param rows: Records of :func:`pic_ros_tools.bench.bench_skeleton`.
+    :return: The table.
+    """
+    body = [
+        [r['recording'], str(r['messages']), str(r['skeletons']), _number(r['ms_p50'], 3),
+         _number(r['ms_p99'], 3), _number(r['ms_max'], 2)]
+        for r in rows
+    ]
+    return (
+        'Skeleton processing per Azure Kinect MarkerArray (CDR bytes -> body-frame skeleton, '
+        'CPU time)\n'
+        + _table(['recording', 'messages', 'skeletons', 'p50 ms', 'p99 ms', 'max ms'], body)
+    )
 
 
 def latency_table(rows: Sequence[Record]) -> str:

@@ -307,6 +307,6 @@ class SkeletonFrontEnd:
                 body = self.processor.process(frame)
         except SkeletonError:
             return DropReason.BAD_FRAME
-        if not np.all(np.isfinite(body.positions[body.valid])):
+        if not np.isfinite(body.positions[body.valid]).all():
             return DropReason.BAD_FRAME
         return body

@@ -144,7 +144,8 @@ class SkeletonProcessor:
         else:
             valid = np.isfinite(points).all(axis=1)
             valid &= frame.valid
-            points[~valid] = np.nan
+            if not valid.all():
+                points[~valid] = np.nan
             smoothed = SkeletonFrame(stamp=float(frame.stamp), positions=points, valid=valid)
         self.footprint = None
         axes = body_axes(smoothed)  # once per frame, for the body frame and the footprint

@@ -16,6 +16,7 @@ or a zero pose.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import nullcontext
 import enum
 import math
 from types import MappingProxyType
@@ -113,6 +114,9 @@ _BONE_STARTS: Final = np.array([bone[0] for bone in CHECKED_BONES])
 _BONE_ENDS: Final = np.array([bone[1] for bone in CHECKED_BONES])
 _BONE_MINIMA: Final = np.array([bone[2] for bone in CHECKED_BONES])
 _ARM_ROWS: Final = tuple(np.array(ARM_JOINTS[side]) for side in Side)
+
+_TAME: Final = 1e150
+"""Coordinates below this in magnitude [m] square and sum without overflow."""
 
 _CERTAIN: Final = 1e-9
 """
@@ -488,7 +492,8 @@ class FrameValidator:
     def _reason(self, frame: SkeletonFrame) -> DropReason | None:
         valid = frame.valid
         body = frame.positions[:BODY_JOINT_COUNT][valid[:BODY_JOINT_COUNT]]
-        if not math.isfinite(frame.stamp) or not np.all(np.isfinite(body)):
+        tame = bool((np.abs(body) < _TAME).all())  # finite, and no bone can overflow
+        if not math.isfinite(frame.stamp) or not (tame or np.isfinite(body).all()):
             return DropReason.NON_FINITE
         if not frame.stamp > self._last_stamp:
             return DropReason.OLD_STAMP
@@ -498,7 +503,7 @@ class FrameValidator:
         starts, ends, minima = _BONE_STARTS, _BONE_ENDS, _BONE_MINIMA
         if not present.all():
             starts, ends, minima = starts[present], ends[present], minima[present]
-        with np.errstate(over='ignore', invalid='ignore'):
+        with np.errstate(over='ignore', invalid='ignore') if not tame else nullcontext():
             offsets = frame.positions[starts] - frame.positions[ends]
             lengths = np.sqrt(np.add.reduce(offsets * offsets, axis=1))  # numpy.linalg.norm's
         if not ((lengths >= minima) & (lengths <= MAX_BONE_LENGTH)).all():

@@ -85,6 +85,10 @@ class _Reader:
         self.lengths.append(self.offset)
         return self.uint32()
 
+    def uint32_at(self, offset: int) -> int:
+        """Read a uint32 at an offset already checked, leaving the cursor."""
+        return int(struct.unpack_from(self.prefix + 'I', self.data, offset)[0])
+
     def int32(self) -> int:
         self.align(4)
         self.need(4)
@@ -141,12 +145,27 @@ class _Layout(NamedTuple):
     an int32)."""
     lengths: npt.NDArray[np.intp]
     """Every byte of its length fields (string lengths, sequence counts)."""
+    length_bytes: npt.NDArray[np.uint8]
+    """The values of those bytes."""
     frame_nul: int | None
     """The terminating NUL of its header's frame id (None for an empty frame id)."""
     marker_id: int
     """Its ``id`` (int32)."""
     position: int
     """Its ``pose.position`` (three float64)."""
+
+
+_FIRST = 8
+"""Offset of the first marker: the encapsulation header and the marker count."""
+
+_STAMP = struct.Struct('<iI'), struct.Struct('>iI')
+"""A marker's header stamp (seconds, nanoseconds), at its start, little and big endian."""
+
+
+class _LayoutMemory:
+    """The layout of the last array's first marker: the next array's markers likely repeat it."""
+
+    layout: _Layout | None = None
 
 
 def _walk_marker(
@@ -188,10 +207,14 @@ def _walk_marker(
     reader.skip(1, 1)  # mesh_use_embedded_materials
     fields = np.array(reader.lengths[first_length:], dtype=np.intp) - start
     size = reader.offset - start
+    lengths = (fields[:, np.newaxis] + np.arange(4)).ravel()
     layout = _Layout(
         size=size,
         stride=size + (4 - (reader.offset - 4) % 4) % 4,
-        lengths=(fields[:, np.newaxis] + np.arange(4)).ravel(),
+        lengths=lengths,
+        length_bytes=np.frombuffer(reader.data, dtype=np.uint8, count=size, offset=start)[
+            lengths
+        ],
         frame_nul=frame_nul,
         marker_id=id_offset,
         position=position_offset,
@@ -199,53 +222,65 @@ def _walk_marker(
     return seconds + nanoseconds * 1e-9, name, layout
 
 
-def _read_repeated(
-    reader: _Reader, layout: _Layout, ids: IntArray, positions: FloatArray
+def _read_alike(
+    reader: _Reader, start: int, layout: _Layout, ids: IntArray, positions: FloatArray
 ) -> bool:
     """
-    Read markers 1 to N-1 at once when they repeat the first one's layout.
+    Read the markers from ``start`` on at once when they all have the given layout.
 
     The layout of a marker is set by its length fields alone (every other field has a fixed
-    size) and by its alignment, which repeats when the stride is a multiple of 8. When
-    every later marker has the first one's length fields (and a NUL where its frame id ends),
-    each would be walked exactly as the first one was, so its id and position lie at the first
-    one's offsets: they are read for all markers in one array operation, with the values the
-    walk would read. Otherwise nothing is read (the caller walks them one by one).
+    size) and by its alignment, which repeats when the stride is a multiple of 8. A marker
+    at the same alignment with the same length fields (and a NUL where its frame id ends) is
+    walked exactly as the layout's marker was, so its id and position lie at the same offsets:
+    they are read for all markers in one array operation, with the values the walk would read.
+    Otherwise nothing is read.
 
-    :param reader: At the end of the first marker.
-    :param layout: The first marker's layout.
-    :param ids: Marker ids, row 0 read; rows 1 to N-1 are filled.
-    :param positions: Marker positions, row 0 read; rows 1 to N-1 are filled.
-    :return: Whether the markers were read (the reader is then past the last one).
+    :param reader: Its data is read; its offset is set past the last marker when they are read.
+    :param start: Offset of the first marker to read, at the alignment of the layout's marker.
+    :param layout: The layout of a marker walked at that alignment.
+    :param ids: Marker ids, the rows to fill (one per marker).
+    :param positions: Marker positions, the rows to fill.
+    :return: Whether the markers were read.
     """
     count = ids.shape[0]
-    start = reader.offset - layout.size
     end = start + (count - 1) * layout.stride + layout.size
-    if layout.stride % 8 or end > len(reader.data):
+    if (count > 1 and layout.stride % 8) or end > len(reader.data):
         return False
     rows: npt.NDArray[np.uint8] = np.ndarray(
         (count, layout.size), dtype=np.uint8, buffer=reader.data, offset=start,
         strides=(layout.stride, 1),
     )
-    lengths = rows[:, layout.lengths]
-    if not np.array_equal(lengths[1:], np.broadcast_to(lengths[0], lengths[1:].shape)):
+    if not (rows[:, layout.lengths] == layout.length_bytes).all():
         return False
-    if layout.frame_nul is not None and np.any(rows[1:, layout.frame_nul]):
+    if layout.frame_nul is not None and rows[:, layout.frame_nul].any():
         return False
     order = reader.prefix
-    ids[1:] = rows[1:, layout.marker_id: layout.marker_id + 4].copy().view(f'{order}i4')[:, 0]
-    positions[1:] = rows[1:, layout.position: layout.position + 24].copy().view(f'{order}f8')
+    ids[:] = rows[:, layout.marker_id: layout.marker_id + 4].copy().view(f'{order}i4')[:, 0]
+    positions[:] = rows[:, layout.position: layout.position + 24].copy().view(f'{order}f8')
     reader.offset = end
     return True
+
+
+def _first_header(reader: _Reader) -> tuple[float, str]:
+    """Return the stamp [s] and frame id of the first marker (its layout already checked)."""
+    data = reader.data
+    seconds, nanoseconds = _STAMP[reader.prefix == '>'].unpack_from(data, _FIRST)
+    length = reader.uint32_at(_FIRST + 8)
+    if length == 0:
+        return seconds + nanoseconds * 1e-9, ''
+    text = data[_FIRST + 12: _FIRST + 11 + length].decode('utf-8', errors='replace')
+    return seconds + nanoseconds * 1e-9, text
 
 
 def parse_marker_array(data: bytes) -> MarkerPositions:
     """
     Extract stamps, ids and positions from a serialized MarkerArray.
 
-    The first marker is walked field by field; the others are read in one array operation when
-    they repeat its layout (the driver's arrays: same frame id, namespace and empty
-    variable-length fields), and walked one by one otherwise.
+    The markers are read in one array operation when they all have the layout of the last
+    array's first marker (the driver's arrays: the same frame id, namespace and empty
+    variable-length fields in every marker, array after array). Otherwise the first marker is
+    walked field by field, and the others are read in one array operation when they repeat its
+    layout, else walked one by one. Either way the values are those of the walk.
 
     :param data: CDR bytes with their 4-byte encapsulation header, as delivered by a raw
         subscription or stored in a rosbag2.
@@ -270,10 +305,18 @@ def parse_marker_array(data: bytes) -> MarkerPositions:
     stamp = float('nan')
     frame_id = ''
     if count:
-        stamp, frame_id, layout = _walk_marker(reader, ids, positions, 0)
-        if count > 1 and not _read_repeated(reader, layout, ids, positions):
-            for index in range(1, count):
-                _walk_marker(reader, ids, positions, index)
+        known = _LayoutMemory.layout
+        if known is not None and _read_alike(reader, _FIRST, known, ids, positions):
+            stamp, frame_id = _first_header(reader)
+        else:
+            stamp, frame_id, layout = _walk_marker(reader, ids, positions, 0)
+            _LayoutMemory.layout = layout
+            if count > 1 and not _read_alike(
+                reader, reader.offset - layout.size + layout.stride, layout, ids[1:],
+                positions[1:],
+            ):
+                for index in range(1, count):
+                    _walk_marker(reader, ids, positions, index)
     if len(data) - reader.offset > 8:
         raise MarkerCdrError('trailing bytes after the last marker: not the expected layout')
     return MarkerPositions(stamp=stamp, frame_id=frame_id, ids=ids, positions=positions)

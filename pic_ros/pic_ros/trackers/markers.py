@@ -120,6 +120,7 @@ person's left), so left rows take left joints.
 """
 
 _AZURE_SIGNS: Final = np.array([1.0, -1.0, -1.0])
+_AZURE_AXES: Final = np.array([2, 0, 1])
 
 
 def azure_camera_to_tracker(points: npt.ArrayLike) -> FloatArray:
@@ -140,7 +141,7 @@ def azure_camera_to_tracker(points: npt.ArrayLike) -> FloatArray:
     array = np.asarray(points, dtype=np.float64)
     if array.ndim == 0 or array.shape[-1] != 3:
         raise SkeletonError(f'points must have shape (..., 3), got {array.shape}')
-    converted: FloatArray = array[..., [2, 0, 1]] * _AZURE_SIGNS
+    converted: FloatArray = array[..., _AZURE_AXES] * _AZURE_SIGNS
     return converted
 
 
@@ -384,10 +385,14 @@ def decode_markers(
     whole = _whole_body(tracker, ids, positions)
     if whole is not None:  # what the general path gives, without grouping the markers
         body, points = whole
-        table = np.full((JOINT_COUNT, 3), np.nan)
-        present = np.zeros(JOINT_COUNT, dtype=bool)
-        table[rows] = tracker.to_tracker(points)[sources]
-        present[rows] = True
+        if rows.shape[0] == JOINT_COUNT:  # every row has a joint: rows are 0 .. 18
+            table = tracker.to_tracker(points)[sources]
+            present = np.ones(JOINT_COUNT, dtype=bool)
+        else:
+            table = np.full((JOINT_COUNT, 3), np.nan)
+            present = np.zeros(JOINT_COUNT, dtype=bool)
+            table[rows] = tracker.to_tracker(points)[sources]
+            present[rows] = True
         return {body: SkeletonFrame(stamp=when, positions=table, valid=present)}
     frames = {}
     for body, joints in decode_joints(tracker, ids, positions, counts).items():
@@ -415,7 +420,7 @@ def _whole_body(
     first = int(marker_ids[0])
     if first < 0 or first % MARKER_ID_STRIDE:
         return None
-    if not np.array_equal(marker_ids - first, tracker.joint_ids):
+    if (marker_ids - first != tracker.joint_ids).any():
         return None
     return first // MARKER_ID_STRIDE, points
 
