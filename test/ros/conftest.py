@@ -114,6 +114,8 @@ def capture(helper_node: Any) -> Callable[[Any, Any], list[Published]]:
     """
 
     def start(node: Any, publisher: Any) -> list[Published]:
+        from rclpy.serialization import deserialize_message
+
         helper_node.create_subscription(
             publisher.msg_type, publisher.topic_name, lambda message: None, 10
         )
@@ -125,7 +127,10 @@ def capture(helper_node: Any) -> Callable[[Any, Any], list[Published]]:
         original = publisher.publish
 
         def publish(message: Any) -> None:
-            captured.append(Published(node_seconds(node), message))
+            sent = message
+            if isinstance(message, bytes):  # published serialized: captured as the message
+                sent = deserialize_message(message, publisher.msg_type)
+            captured.append(Published(node_seconds(node), sent))
             original(message)
 
         publisher.publish = publish

@@ -10,6 +10,8 @@ from __future__ import annotations
 from array import array
 from collections.abc import Mapping, Sequence
 import math
+import struct
+from typing import Final
 
 from builtin_interfaces.msg import Duration, Time
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
@@ -70,6 +72,20 @@ def time_from_msg(stamp: Time) -> float:
     return float(stamp.sec) + float(stamp.nanosec) * 1e-9
 
 
+def stamp_parts(seconds: float) -> tuple[int, int]:
+    """
+    Split seconds into the ``sec`` and ``nanosec`` of a ``builtin_interfaces/Time``.
+
+    :param seconds: Time [s], finite and non-negative.
+    :return: Whole seconds and nanoseconds (0 to 999999999), rounded to the nanosecond.
+    """
+    whole = math.floor(seconds)
+    nanoseconds = int(round((seconds - whole) * 1e9))
+    if nanoseconds >= 1_000_000_000:
+        whole, nanoseconds = whole + 1, nanoseconds - 1_000_000_000
+    return int(whole), nanoseconds
+
+
 def time_to_msg(seconds: float) -> Time:
     """
     Convert seconds to a ``builtin_interfaces/Time``.
@@ -77,11 +93,8 @@ def time_to_msg(seconds: float) -> Time:
     :param seconds: Time [s], finite and non-negative.
     :return: The stamp.
     """
-    whole = math.floor(seconds)
-    nanoseconds = int(round((seconds - whole) * 1e9))
-    if nanoseconds >= 1_000_000_000:
-        whole, nanoseconds = whole + 1, nanoseconds - 1_000_000_000
-    return Time(sec=int(whole), nanosec=nanoseconds)
+    whole, nanoseconds = stamp_parts(seconds)
+    return Time(sec=whole, nanosec=nanoseconds)
 
 
 def marker_positions_from_raw(data: bytes) -> MarkerPositions:
@@ -147,6 +160,51 @@ def skeleton_to_msg(frame: SkeletonFrame, frame_id: str) -> PoseArray:
     return message
 
 
+_IDENTITY_POSES: Final = np.zeros((JOINT_COUNT, 7))
+_IDENTITY_POSES[:, 6] = 1.0
+
+_CDR_LITTLE_ENDIAN: Final = b'\x00\x01\x00\x00'
+"""Encapsulation header of little-endian CDR, as ROS 2 middlewares serialize."""
+
+
+def _header_cdr(seconds: float, frame_id: str, alignment: int) -> bytes:
+    """
+    Serialize a ``std_msgs/Header`` at the start of a message, padded for the next field.
+
+    :param seconds: Stamp [s].
+    :param frame_id: Frame name.
+    :param alignment: Alignment of the field that follows (4 or 8), from the payload's start.
+    :return: The encapsulation header, the header and the padding (zeros).
+    """
+    name = frame_id.encode('utf-8') + b'\x00'
+    size = 16 + len(name)
+    return b''.join((
+        struct.pack('<4siiI', _CDR_LITTLE_ENDIAN, *stamp_parts(seconds), len(name)), name,
+        bytes(-(size - 4) % alignment),
+    ))
+
+
+def skeleton_to_cdr(frame: SkeletonFrame, frame_id: str) -> bytes:
+    """
+    Serialize a body-frame skeleton as the ``skeleton`` topic's PoseArray, without a message.
+
+    The message of :func:`skeleton_to_msg`, serialized as ROS 2 middlewares do (little-endian
+    CDR, padding as zeros) but written directly: a publisher sends the bytes as they are, which
+    spares building 19 Pose objects and converting them.
+
+    :param frame: Skeleton (``body`` frame), stamp = capture time [s].
+    :param frame_id: Name of the body-centred human frame.
+    :return: The serialized message, with its 4-byte encapsulation header.
+    """
+    header = _header_cdr(frame.stamp, frame_id, 4)
+    poses = _IDENTITY_POSES.copy()
+    poses[:, :3] = frame.positions
+    return b''.join((
+        header, struct.pack('<I', poses.shape[0]), bytes(-len(header) % 8),
+        poses.astype('<f8', copy=False).tobytes(),
+    ))
+
+
 def footprint_to_msg(footprint: Footprint, frame_id: str) -> PoseStamped:
     """
     Convert a person's footprint to the ``body_pose`` topic's PoseStamped.
@@ -163,6 +221,33 @@ def footprint_to_msg(footprint: Footprint, frame_id: str) -> PoseStamped:
     message.pose.orientation.z = math.sin(0.5 * footprint.heading)
     message.pose.orientation.w = math.cos(0.5 * footprint.heading)
     return message
+
+
+def footprint_to_cdr(footprint: Footprint, frame_id: str) -> bytes:
+    """
+    Serialize the message of :func:`footprint_to_msg` directly (see :func:`skeleton_to_cdr`).
+
+    :param footprint: Pelvis x-y and heading in the tracker frame, stamp = capture time [s].
+    :param frame_id: Name of the tracker frame.
+    :return: The serialized PoseStamped, with its 4-byte encapsulation header.
+    """
+    half = 0.5 * footprint.heading
+    return _header_cdr(footprint.stamp, frame_id, 8) + struct.pack(
+        '<7d', footprint.x, footprint.y, 0.0, 0.0, 0.0, math.sin(half), math.cos(half)
+    )
+
+
+def chest_to_cdr(footprint: Footprint, frame_id: str) -> bytes:
+    """
+    Serialize the message of :func:`chest_to_msg` directly (see :func:`skeleton_to_cdr`).
+
+    :param footprint: The footprint (its pelvis x-y and chest height, tracker frame).
+    :param frame_id: Name of the tracker frame.
+    :return: The serialized PointStamped, with its 4-byte encapsulation header.
+    """
+    return _header_cdr(footprint.stamp, frame_id, 8) + struct.pack(
+        '<3d', footprint.x, footprint.y, footprint.height
+    )
 
 
 def chest_to_msg(footprint: Footprint, frame_id: str) -> PointStamped:

@@ -35,11 +35,11 @@ from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import PointStamped, PoseArray, PoseStamped
 from pic_ros.human.front_end import FrontEndConfig, SkeletonFrontEnd
 from pic_ros.ros.conversions import (
-    chest_to_msg,
-    footprint_to_msg,
+    chest_to_cdr,
+    footprint_to_cdr,
     marker_positions_from_raw,
     skeleton_markers_to_msg,
-    skeleton_to_msg,
+    skeleton_to_cdr,
     status_to_msg,
 )
 from pic_ros.ros.diagnostics import DiagnosticsReporter, RateMeter
@@ -274,14 +274,16 @@ class SkeletonNode(Node):
             return
         self._published.tick()
         frame_id = str(self._values['body_frame_id'])
+        # Published as serialized bytes: the messages of skeleton_to_msg, footprint_to_msg and
+        # chest_to_msg without building and converting message objects.
         if self._skeleton_pub.get_subscription_count() > 0:
-            self._skeleton_pub.publish(skeleton_to_msg(result, frame_id))
+            self._skeleton_pub.publish(skeleton_to_cdr(result, frame_id))
         footprint = self._front.processor.footprint
         tracker_frame = str(self._values['tracker_frame_id'])
         if footprint is not None and self._footprint_pub.get_subscription_count() > 0:
-            self._footprint_pub.publish(footprint_to_msg(footprint, tracker_frame))
+            self._footprint_pub.publish(footprint_to_cdr(footprint, tracker_frame))
         if footprint is not None and self._chest_pub.get_subscription_count() > 0:
-            self._chest_pub.publish(chest_to_msg(footprint, tracker_frame))
+            self._chest_pub.publish(chest_to_cdr(footprint, tracker_frame))
         rate = float(self._values['marker_rate'])
         if rate > 0.0 and self._markers_pub.get_subscription_count() > 0:
             now = time.monotonic()
