@@ -16,7 +16,6 @@ or a zero pose.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from contextlib import nullcontext
 import enum
 import math
 from types import MappingProxyType
@@ -110,13 +109,8 @@ no minimum: Kinect v2 puts the hand within a few millimetres of the wrist (3 mm 
 recordings).
 """
 
-_BONE_STARTS: Final = np.array([bone[0] for bone in CHECKED_BONES])
-_BONE_ENDS: Final = np.array([bone[1] for bone in CHECKED_BONES])
-_BONE_MINIMA: Final = np.array([bone[2] for bone in CHECKED_BONES])
+_BONES: Final = tuple((int(first), int(second), least) for first, second, least in CHECKED_BONES)
 _ARM_ROWS: Final = tuple(np.array(ARM_JOINTS[side]) for side in Side)
-
-_TAME: Final = 1e150
-"""Coordinates below this in magnitude [m] square and sum without overflow."""
 
 _CERTAIN: Final = 1e-9
 """
@@ -491,21 +485,26 @@ class FrameValidator:
 
     def _reason(self, frame: SkeletonFrame) -> DropReason | None:
         valid = frame.valid
-        body = frame.positions[:BODY_JOINT_COUNT][valid[:BODY_JOINT_COUNT]]
-        tame = bool((np.abs(body) < _TAME).all())  # finite, and no bone can overflow
-        if not math.isfinite(frame.stamp) or not (tame or np.isfinite(body).all()):
+        positions = frame.positions
+        whole = bool(valid[:BODY_JOINT_COUNT].all())  # every body row: both arms, every bone
+        body = positions[:BODY_JOINT_COUNT]
+        if not whole:
+            body = body[valid[:BODY_JOINT_COUNT]]
+        if not math.isfinite(frame.stamp) or not np.isfinite(body).all():
             return DropReason.NON_FINITE
         if not frame.stamp > self._last_stamp:
             return DropReason.OLD_STAMP
-        if not any(valid[arm].all() for arm in _ARM_ROWS):
+        if not whole and not any(valid[arm].all() for arm in _ARM_ROWS):
             return DropReason.MISSING_ARM_JOINTS
-        present = valid[_BONE_STARTS] & valid[_BONE_ENDS]
-        starts, ends, minima = _BONE_STARTS, _BONE_ENDS, _BONE_MINIMA
-        if not present.all():
-            starts, ends, minima = starts[present], ends[present], minima[present]
-        with np.errstate(over='ignore', invalid='ignore') if not tame else nullcontext():
-            offsets = frame.positions[starts] - frame.positions[ends]
-            lengths = np.sqrt(np.add.reduce(offsets * offsets, axis=1))  # numpy.linalg.norm's
-        if not ((lengths >= minima) & (lengths <= MAX_BONE_LENGTH)).all():
-            return DropReason.BAD_BONE
+        rows = positions[:BODY_JOINT_COUNT].tolist()
+        flags = valid[:BODY_JOINT_COUNT].tolist()
+        for start, end, shortest in _BONES:
+            if not (flags[start] and flags[end]):
+                continue
+            (x0, y0, z0), (x1, y1, z1) = rows[start], rows[end]
+            x, y, z = x0 - x1, y0 - y1, z0 - z1
+            # numpy.linalg.norm's sum of squares, on Python floats (inf on overflow, no warning)
+            length = math.sqrt(x * x + y * y + z * z)
+            if not shortest <= length <= MAX_BONE_LENGTH:
+                return DropReason.BAD_BONE
         return None
