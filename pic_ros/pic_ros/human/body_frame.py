@@ -148,10 +148,10 @@ def footprint(
     forward_x, forward_y = float(rotation[0, 0]), float(rotation[1, 0])
     if math.hypot(forward_x, forward_y) < 1e-3:
         return None
-    pelvis = frame.positions[HumanJoint.PELVIS]
-    if not np.all(np.isfinite(pelvis)):
+    x, y, z = frame.positions[HumanJoint.PELVIS].tolist()
+    if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
         return None
     return Footprint(
-        stamp=frame.stamp, x=float(pelvis[0]), y=float(pelvis[1]),
-        heading=math.atan2(forward_y, forward_x), height=float(chest[2]),
+        stamp=frame.stamp, x=x, y=y, heading=math.atan2(forward_y, forward_x),
+        height=float(chest[2]),
     )

@@ -60,10 +60,10 @@ def _near(frame: SkeletonFrame, point: int, anchor: int, reach: float) -> bool:
 
 _CERTAIN: Final = 1e-9
 """
-Relative margin of a squared distance from a reach's square beyond which the batch decides.
+Relative margin of a squared distance from a reach's square beyond which it decides.
 
-The batch sums three squares in its own order, a few units in the last place from
-:func:`numpy.linalg.norm`'s; a point this close to its reach is decided by :func:`_near` itself.
+The squares are summed on Python floats, at most a few units in the last place from
+:func:`numpy.linalg.norm`'s sum; a point this close to its reach is decided by :func:`_near`.
 """
 
 
@@ -98,11 +98,11 @@ def implausible_extremities(frame: SkeletonFrame) -> list[HumanJoint]:
             anchors.append(anchor)
             reaches.append(HAND_REACH)
     if points:
-        positions = frame.positions
-        with np.errstate(over='ignore', invalid='ignore'):
-            offsets = positions[points] - positions[anchors]
-            squares = np.add.reduce(offsets * offsets, axis=1).tolist()
-        for point, base, reach, square in zip(points, anchors, reaches, squares):
+        rows = frame.positions.tolist()
+        for point, base, reach in zip(points, anchors, reaches):
+            (x0, y0, z0), (x1, y1, z1) = rows[point], rows[base]
+            x, y, z = x0 - x1, y0 - y1, z0 - z1
+            square = x * x + y * y + z * z  # Python floats: inf or NaN, never a warning
             limit = reach * reach
             if square <= limit * (1.0 - _CERTAIN):
                 continue  # near, whatever the rounding

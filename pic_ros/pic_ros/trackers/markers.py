@@ -299,7 +299,7 @@ def _marker_arrays(ids: npt.ArrayLike, positions: npt.ArrayLike) -> tuple[IntArr
         raise SkeletonError(
             f'marker positions must have shape ({marker_ids.shape[0]}, 3), got {points.shape}'
         )
-    return marker_ids.astype(np.int64), points
+    return marker_ids.astype(np.int64, copy=False), points
 
 
 def decode_joints(
