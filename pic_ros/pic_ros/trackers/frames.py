@@ -162,15 +162,21 @@ class DropCounter:
 
 def _centre(frame: SkeletonFrame) -> FloatArray | None:
     """Return the mean [m] of the finite valid joints, shape (3,), or None if there is none."""
-    positions = frame.positions
-    rows = np.isfinite(positions).all(axis=1)
-    rows &= frame.valid
-    count = int(np.count_nonzero(rows))
-    if not count:
+    total: list[float] | None = None
+    count = 0
+    for row, valid in zip(frame.positions.tolist(), frame.valid.tolist()):
+        x, y, z = row
+        if not (valid and math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
+            continue
+        count += 1
+        if total is None:
+            total = row
+        else:  # numpy.mean's sum along the rows, in their order (inf on overflow, no warning)
+            total = [total[0] + x, total[1] + y, total[2] + z]
+    if total is None:
         return None
-    with np.errstate(over='ignore', invalid='ignore'):  # numpy.mean's sum and division
-        centre: FloatArray = np.add.reduce(positions[rows], axis=0) / count
-    return centre if all(map(math.isfinite, centre.tolist())) else None
+    mean = [total[0] / count, total[1] / count, total[2] / count]
+    return np.array(mean) if all(map(math.isfinite, mean)) else None
 
 
 def _distance(frame: SkeletonFrame) -> float:

@@ -144,9 +144,10 @@ class _Layout(NamedTuple):
     """Bytes from the marker to the next one (its size, aligned to 4: a marker starts with
     an int32)."""
     lengths: npt.NDArray[np.intp]
-    """Every byte of its length fields (string lengths, sequence counts)."""
-    length_bytes: npt.NDArray[np.uint8]
-    """The values of those bytes."""
+    """Its length fields (string lengths, sequence counts), as indices of 4-byte words (a
+    length field is aligned to 4, and so is a marker)."""
+    length_values: npt.NDArray[np.uint32]
+    """Their values (as stored: compared, never interpreted)."""
     frame_nul: int | None
     """The terminating NUL of its header's frame id (None for an empty frame id)."""
     marker_id: int
@@ -205,16 +206,15 @@ def _walk_marker(
     reader.skip_string()  # mesh_file.filename
     reader.skip_sequence(1, 1)  # mesh_file.data
     reader.skip(1, 1)  # mesh_use_embedded_materials
-    fields = np.array(reader.lengths[first_length:], dtype=np.intp) - start
+    lengths = (np.array(reader.lengths[first_length:], dtype=np.intp) - start) // 4
     size = reader.offset - start
-    lengths = (fields[:, np.newaxis] + np.arange(4)).ravel()
     layout = _Layout(
         size=size,
         stride=size + (4 - (reader.offset - 4) % 4) % 4,
         lengths=lengths,
-        length_bytes=np.frombuffer(reader.data, dtype=np.uint8, count=size, offset=start)[
-            lengths
-        ],
+        length_values=np.frombuffer(
+            reader.data, dtype=np.uint32, count=size // 4, offset=start
+        )[lengths],
         frame_nul=frame_nul,
         marker_id=id_offset,
         position=position_offset,
@@ -246,12 +246,16 @@ def _read_alike(
     end = start + (count - 1) * layout.stride + layout.size
     if (count > 1 and layout.stride % 8) or end > len(reader.data):
         return False
+    words: npt.NDArray[np.uint32] = np.ndarray(
+        (count, layout.size // 4), dtype=np.uint32, buffer=reader.data, offset=start,
+        strides=(layout.stride, 4),
+    )
+    if not (words[:, layout.lengths] == layout.length_values).all():
+        return False
     rows: npt.NDArray[np.uint8] = np.ndarray(
         (count, layout.size), dtype=np.uint8, buffer=reader.data, offset=start,
         strides=(layout.stride, 1),
     )
-    if not (rows[:, layout.lengths] == layout.length_bytes).all():
-        return False
     if layout.frame_nul is not None and rows[:, layout.frame_nul].any():
         return False
     order = reader.prefix
