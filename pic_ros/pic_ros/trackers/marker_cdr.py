@@ -4,7 +4,9 @@ Read the marker ids and positions straight out of a serialized ``visualization_m
 rclpy turns a 32-marker MarkerArray into Python objects in 1-3 ms, most of which is spent on
 fields the skeleton node never reads (colours, textures, meshes). This module walks the CDR bytes
 (XCDR1, as ROS 2 middlewares serialize by default) and keeps only the header stamp, the frame id
-and, per marker, its ``id`` and ``pose.position``; it takes a few tenths of a millisecond.
+and, per marker, its ``id`` and ``pose.position``. A marker's layout is set by its length fields;
+the markers of one array (and of the arrays that follow) usually share it, and are then read in
+one array operation instead of field by field (:func:`parse_marker_array`).
 
 The layout is the ``Marker`` of ROS 2 Humble and later (with ``texture_resource``, ``texture``,
 ``uv_coordinates``, ``mesh_file``); older layouts (Foxy) fail the consistency checks, and callers
