@@ -76,6 +76,7 @@ _ROS_TYPES = {
 Spin = Callable[[Executor, Sequence[Node]], object]
 """Runs the nodes (with the executor made for them) until done or shut down."""
 
+
 class StopSignals:
     """
     SIGINT and SIGTERM as stop requests: recorded, never raised as ``KeyboardInterrupt``.
