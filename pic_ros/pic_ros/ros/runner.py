@@ -96,7 +96,7 @@ class StopSignals:
 
     def install(self) -> StopSignals:
         """
-        Install the handlers, keeping the previous ones for :meth:`restore`.
+        Install the handlers (in the main thread only).
 
         :return: This object.
         """
@@ -119,12 +119,6 @@ class StopSignals:
         if self._previous:
             for number in STOP_SIGNALS:
                 signal.signal(number, signal.SIG_IGN)
-
-    def restore(self) -> None:
-        """Put back the handlers that were installed before :meth:`install`."""
-        for number, handler in self._previous.items():
-            signal.signal(number, handler)
-        self._previous.clear()
 
 
 def parse_command_line(
@@ -247,13 +241,13 @@ def run_nodes(
     spin: Spin = spin_until_shutdown,
     before_destroy: Callable[[Sequence[Node]], None] | None = None,
     error_status: int = START_FAILED,
-    exiting: bool = True,
 ) -> int:
     """
     Initialise rclpy, build the nodes, spin them until done or stopped, then clean up.
 
     The executor is made right after ``rclpy.init``, before the nodes: rclpy cannot make one once
-    a signal has shut the context down.
+    a signal has shut the context down. On return the stop signals are ignored (the process is
+    to exit next, :meth:`StopSignals.ignore`).
 
     :param prog: The executable's name, for the one-line error messages.
     :param ros_arguments: The ROS arguments for ``rclpy.init`` (``--ros-args ...``).
@@ -263,8 +257,6 @@ def run_nodes(
     :param before_destroy: Called with the nodes before they are destroyed (e.g. a summary).
     :param error_status: Exit status when a node cannot be built or run for a reason the user
         can fix (:data:`USER_ERRORS`, reported in one line).
-    :param exiting: The process exits after this: the stop signals stay ignored through the
-        interpreter's teardown. False puts the previous handlers back instead.
     :return: Exit status: 0 (also when stopped by signals), ``error_status`` for an error the
         user can fix, 2 for malformed ROS arguments.
     """
@@ -277,10 +269,7 @@ def run_nodes(
             return USAGE_ERROR
         return _run(prog, build, executor, spin, before_destroy, error_status, stop)
     finally:
-        if exiting:
-            stop.ignore()
-        else:
-            stop.restore()
+        stop.ignore()
 
 
 def _run(
