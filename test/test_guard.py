@@ -295,3 +295,34 @@ def test_no_pair_distance_nor_depth_changes_more_than_the_motion_bound_allows(ro
         change = np.abs(after - before)
         allowed = bounds.rows @ np.abs(y - x)
         assert np.all(change <= allowed + 1e-9)
+
+
+def test_a_step_repeating_the_last_one_that_passed_is_not_measured_again():
+    """The same paths from the same commands pass again unmeasured; other commands do not."""
+    robot = load_robot('yumi')
+    guard = CollisionGuard(robot, -1.0)
+    model = robot.collision
+    calls = []
+    original = model.check
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    resting = {name: arm.neutral for name, arm in robot.arms.items()}
+    hold = {
+        name: TrajectoryChunk(tuple(arm.joint_names), (
+            TrajectoryPoint(0.1, arm.neutral, np.zeros(arm.dof)),
+        )) for name, arm in robot.arms.items()
+    }
+    object.__setattr__(model, 'check', counted)
+    try:
+        first = guard.check(hold, resting, None, 1.0)
+        measured = len(calls)
+        again = guard.check(hold, resting, None, 1.0)
+        assert first.safe and again.safe and len(calls) == measured > 0
+        moved = {name: value + 1e-3 for name, value in resting.items()}
+        assert guard.check(hold, moved, None, 1.0).safe and len(calls) > measured
+    finally:
+        object.__delattr__(model, 'check')
+    assert guard.checks == 3
