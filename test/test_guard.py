@@ -8,7 +8,9 @@ from pic_ros.human.processing import SkeletonProcessor
 from pic_ros.imitation import RobotImitator
 from pic_ros.motion.commander import ArmCommander, CommanderConfig
 from pic_ros.motion.guard import CollisionGuard
+from pic_ros.motion.streaming import TrajectoryChunk, TrajectoryPoint
 from pic_ros.robot import load_robot
+from pic_ros.robot.collision import half_space_rows
 from pic_ros.solvers import SolverConfig
 from pic_ros_tools.catalog import load_demonstration
 import pytest
@@ -206,3 +208,121 @@ def test_arms_braked_close_together_are_let_go_one_at_a_time():
     assert guard.refusals > 100  # the arms do come close
     assert longest < 1.0
     assert lowest >= -5e-3
+
+
+def random_chunk(rng, arm, start):
+    """Return a chunk from ``start`` through a few random points within the arm's limits."""
+    count = int(rng.integers(1, 6))
+    times = np.cumsum(rng.uniform(0.01, 0.12, count))
+    positions = np.clip(
+        start + np.cumsum(rng.normal(0.0, 0.25, (count, arm.dof)), axis=0),
+        arm.lower, arm.upper,
+    )
+    velocities = rng.normal(0.0, 0.3, (count, arm.dof))
+    velocities[-1] *= rng.integers(0, 2)  # half of them end at rest
+    points = tuple(
+        TrajectoryPoint(float(t), q, v) for t, q, v in zip(times, positions, velocities)
+    )
+    return TrajectoryChunk(tuple(arm.joint_names), points)
+
+
+@pytest.mark.parametrize('robot_name', ('yumi', 'baxter'))
+def test_skipping_samples_refuses_exactly_what_measuring_every_sample_refuses(robot_name):
+    """
+    The guard skips the samples its motion bound proves safe: never a sample that refuses.
+
+    Random commands and random paths from them, many running the arms into each other or
+    the table: the guard refuses the same arms as one that measures every sample, and
+    measures fewer.
+    """
+    robot = load_robot(robot_name)
+    guard = CollisionGuard(robot, -1.0)
+    dense = CollisionGuard(robot, -1.0, dense=True)
+    rng = np.random.default_rng(7)
+    refusing = 0
+    measured = {'skipping': 0, 'dense': 0}
+    model = robot.collision
+    original = model.check
+
+    for trial in range(300):
+        commands = {
+            name: rng.uniform(arm.lower, arm.upper) if trial % 2 else
+            np.clip(arm.neutral + rng.normal(0.0, 0.4, arm.dof), arm.lower, arm.upper)
+            for name, arm in robot.arms.items()
+        }
+        chunks = {
+            name: random_chunk(rng, robot.arms[name], commands[name])
+            for name in robot.arms if rng.uniform() < 0.8
+        }
+        verdicts = {}
+        for label, checker in (('skipping', guard), ('dense', dense)):
+            def counted(*args, label=label, **kwargs):
+                measured[label] += 1
+                return original(*args, **kwargs)
+
+            object.__setattr__(model, 'check', counted)
+            try:
+                verdicts[label] = checker.check(chunks, commands, None, 0.0)
+            finally:
+                object.__delattr__(model, 'check')
+        assert verdicts['skipping'].refused == verdicts['dense'].refused
+        refusing += bool(verdicts['dense'].refused)
+    assert refusing > 30  # the paths do run into the margin
+    assert measured['skipping'] < 0.8 * measured['dense']
+
+
+@pytest.mark.parametrize('robot_name', ('yumi', 'baxter'))
+def test_no_pair_distance_nor_depth_changes_more_than_the_motion_bound_allows(robot_name):
+    """Between two configurations each row's distance changes at most ``row . |x - y|``."""
+    robot = load_robot(robot_name)
+    guard = CollisionGuard(robot, -1.0)
+    bounds = guard._bounds
+    model = robot.collision
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        x = rng.uniform(model.lower, model.upper)
+        y = np.clip(x + rng.normal(0.0, rng.choice((0.01, 0.3)), model.dof),
+                    model.lower, model.upper)
+        checks = [model.check(q) for q in (x, y)]
+        depths = [
+            half_space_rows(model, check, guard._landmarks, guard._spaces, gradients=False)[0]
+            if guard._spaces else np.zeros(0)
+            for check in checks
+        ]
+        # a zero room per pair and per bound: the change is the room each row's pairs keep
+        before = bounds.room(checks[0].distances, depths[0])
+        after = bounds.room(checks[1].distances, depths[1])
+        change = np.abs(after - before)
+        allowed = bounds.rows @ np.abs(y - x)
+        assert np.all(change <= allowed + 1e-9)
+
+
+def test_a_step_repeating_the_last_one_that_passed_is_not_measured_again():
+    """The same paths from the same commands pass again unmeasured; other commands do not."""
+    robot = load_robot('yumi')
+    guard = CollisionGuard(robot, -1.0)
+    model = robot.collision
+    calls = []
+    original = model.check
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    resting = {name: arm.neutral for name, arm in robot.arms.items()}
+    hold = {
+        name: TrajectoryChunk(tuple(arm.joint_names), (
+            TrajectoryPoint(0.1, arm.neutral, np.zeros(arm.dof)),
+        )) for name, arm in robot.arms.items()
+    }
+    object.__setattr__(model, 'check', counted)
+    try:
+        first = guard.check(hold, resting, None, 1.0)
+        measured = len(calls)
+        again = guard.check(hold, resting, None, 1.0)
+        assert first.safe and again.safe and len(calls) == measured > 0
+        moved = {name: value + 1e-3 for name, value in resting.items()}
+        assert guard.check(hold, moved, None, 1.0).safe and len(calls) > measured
+    finally:
+        object.__delattr__(model, 'check')
+    assert guard.checks == 3

@@ -13,22 +13,27 @@ import math
 import numpy as np
 from pic_ros.human.processing import SkeletonProcessor
 from pic_ros.robot.robot import load_robot
-from pic_ros.skeleton import HumanJoint
+from pic_ros.skeleton import HumanJoint, Side
 from pic_ros.solvers import SolverConfig
 from pic_ros_tools.catalog import load_demonstration
 from pic_ros_tools.demo_report import DemoRecording, person_overlay
 from pic_ros_tools.evaluation import run_imitation, score
 from pic_ros_tools.live_evaluation import (
     avoided_skeletons,
+    live_occlusion,
     live_record,
     live_tables,
     live_trace,
+    occlusion_rows,
     place_skeletons,
     run_warnings,
     stream_table,
 )
 from pic_ros_tools.metrics import LAG_STEP
+from pic_ros_tools.occlusion_scores import occlusion_figures
 from pic_ros_tools.recordings.demonstration import Demonstration
+from pic_ros_tools.recordings.paper import Segment
+from pic_ros_tools.recordings.paper_task import PaperPad, SIM_TO_TRACKER
 import pytest
 
 HEARD_AFTER = 0.004
@@ -117,8 +122,10 @@ def test_a_late_robot_shows_its_delay_as_lag_and_scores_lower(offline):
     assert bound['elbow_mae_live_over_bound'] == pytest.approx(
         record['live']['elbow_mae_rad'] / bound['bound_elbow_mae_rad']
     )
+    assert record['occlusion'] is None  # the demo has no task surface
     tables = live_tables([record])
     assert 'Pacc live' in tables and '| targets |' in tables
+    assert 'PO robot live' not in tables
     assert 'Pacc / elbow MAE bound' in tables
     assert 'delay p50' not in tables  # no controller figures in a made-up run
 
@@ -220,3 +227,74 @@ def test_a_run_that_does_not_show_the_pipeline_is_marked_invalid_with_every_caus
     ]
     record['warnings'] = warnings
     assert 'invalid run**: left_arm_controller rejected 1740' in live_tables([record])
+
+
+def _task_under_the_right_wrist(frames, played: int) -> Demonstration:
+    """
+    Make a recording with a 60 cm pad 10 cm under the person's median right wrist.
+
+    Two right-arm segments; the first ``played`` frames end inside the second one.
+    """
+    shoulder = np.median([f.positions[HumanJoint.SHOULDER_RIGHT] for f in frames], axis=0)
+    wrist = np.median([f.positions[HumanJoint.WRIST_RIGHT] for f in frames], axis=0)
+    below = SIM_TO_TRACKER.T @ (wrist - shoulder) * 100.0 - np.array([0.0, 10.0, 0.0])
+    pad = PaperPad(scale=1.0, dims=(60.0, 2.0, 60.0), axis=(1.0, 0.0, 0.0),
+                   centre=tuple(below - np.array([0.0, 1.0, 0.0])))
+    half = (played + len(frames)) // 2 - played // 2
+    segments = (
+        Segment(index=0, start=0, stop=half, first_line=1, last_line=half),
+        Segment(index=1, start=half, stop=len(frames), first_line=half + 1,
+                last_line=len(frames)),
+    )
+    right = frozenset({Side.RIGHT})
+    return Demonstration('pad', tuple(frames), segments, (right, right), {'baxter': pad})
+
+
+def test_the_live_po_scores_the_frames_played_of_the_whole_recordings_segments(offline):
+    """
+    A robot doing the offline solution at once has the offline PO on the frames played.
+
+    The run played the first frames of a longer recording with a task surface: its PO is that of
+    the person and the robot on those frames only, in the whole recording's segments.
+    """
+    robot, demonstration, trace = offline
+    played = len(demonstration.frames)
+    more = load_demonstration('demo').frames[played:played + 200]
+    task = _task_under_the_right_wrist(demonstration.frames + more, played)
+    recording = _run(robot, demonstration, trace, delay=0.0)
+    record = live_record(
+        robot, demonstration, recording, SolverConfig(), targets=trace, bound=False, task=task
+    )
+    figures = record['occlusion']
+    assert figures is not None and figures['po_frames'] > 0
+    every = np.ones(played, dtype=bool)
+    expected = occlusion_figures(trace, task, robot, every)
+    assert figures['po_frames'] == expected['po_frames'] <= played
+    for key in ('po_human', 'po_robot'):
+        assert 0.0 < figures[key] < 1.0
+        assert figures[key] == pytest.approx(expected[key], abs=1e-9), key
+    assert figures['po_robot_offline'] == pytest.approx(figures['po_robot'], abs=1e-9)
+    assert len(figures['segment_po_robot']) == len(figures['segment_po_robot_offline']) == 2
+    assert all(math.isfinite(value) for value in figures['segment_po_human'])
+    whole = live_occlusion(robot, task, live_trace(robot, demonstration, recording))
+    assert whole is not None and math.isnan(whole['po_robot_offline'])
+    assert whole['po_robot'] == pytest.approx(figures['po_robot'], abs=1e-9)
+    lines = live_tables([record]).splitlines()
+    row = lines[next(i for i, line in enumerate(lines) if 'PO robot live' in line) + 2]
+    assert f"| {figures['po_frames']} | {100 * figures['po_human']:.1f} (" in row
+    read_back = {**record, 'occlusion': {**figures, 'po_robot_offline': None}}  # NaN in JSON
+    assert ' | - (' in occlusion_rows([read_back])
+
+
+def test_the_live_po_leaves_out_the_frames_the_pipeline_did_not_publish(offline):
+    """Frames without a published skeleton have no live robot pose of theirs: not scored."""
+    robot, demonstration, trace = offline
+    task = _task_under_the_right_wrist(demonstration.frames, len(demonstration.frames))
+    recording = _run(robot, demonstration, trace, delay=0.0)
+    live = live_trace(robot, demonstration, recording)
+    full = live_occlusion(robot, task, live, trace)
+    for index in range(0, len(recording.skeletons), 2):  # every other skeleton never heard
+        recording.skeleton_stamps[index] = -1.0
+    halved = live_occlusion(robot, task, live_trace(robot, demonstration, recording), trace)
+    assert full is not None and halved is not None
+    assert 0.3 * full['po_frames'] < halved['po_frames'] < 0.7 * full['po_frames']

@@ -10,6 +10,7 @@ import numpy as np
 from pic_ros.exceptions import ConfigError, RecordingError
 from pic_ros.robot import load_robot
 from pic_ros.solvers import SolverConfig
+from pic_ros_tools.catalog import recording_pads
 from pic_ros_tools.evaluation import evaluate_one
 from pic_ros_tools.occlusion import covered_fraction, RegionOfInterest, TaskPlane
 from pic_ros_tools.occlusion_report import occlusion_table
@@ -217,6 +218,21 @@ def test_the_shared_paper_configs_are_read_as_published(shared_data: Path):
     assert len(list(folder.glob('*_config_*.json'))) == 10
     for path in folder.glob('*_config_*.json'):
         assert load_paper_pad(path) is not None
+
+
+def test_a_paper_text_recording_finds_its_task_surfaces_in_the_configs_beside_it(tmp_path: Path):
+    """``evaluate --live`` of a *_skel.txt: its robots' pads from paper_configs beside it."""
+    scale, dims, axis, offset, _ = PUBLISHED['baxter_config_incision_straight3.json']
+    configs = tmp_path / 'paper_configs'
+    configs.mkdir()
+    (configs / 'baxter_config_cut1.json').write_text(json.dumps(
+        {'scale': scale, 'pad_dim': dims, 'pad_axis': axis, 'pad_offset': offset, 'arm': []}
+    ))
+    (configs / 'yumi_config_cut1.json').write_text(json.dumps({'arm': []}))
+    pads = recording_pads(str(tmp_path / 'cut1_skel.txt'))
+    assert set(pads) == {'baxter'} and pads['baxter'].scale == scale
+    assert recording_pads(str(tmp_path / 'cut2_skel.txt')) == {}
+    assert recording_pads('demo') == recording_pads(str(tmp_path / 'a_bag')) == {}
 
 
 def test_a_config_without_a_pad_has_no_task_surface(tmp_path: Path):

@@ -12,6 +12,7 @@ from pic_ros_tools.readme_results import (
     Collection,
     END,
     HEADER,
+    incision_po,
     replace_results_block,
     ReportError,
     results_block,
@@ -36,9 +37,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 ROWS = {
     'baxter': '| Baxter | 0.999 | 54 → 0 | 0.83 / 0.155 | 0.96 / 0.080 | 0 | 9 / 16 of 2,193 '
-    '| 0.297 |',
+    '| 0.297 | – |',
     'tiago': '| TIAGo | 1.000 | 3,369 → 0 | 0.94 / 0.097 | 0.96 / 0.080 | 0 | 8 of 2,146 '
-    '| 0.368 |',
+    '| 0.368 | – |',
 }
 
 
@@ -85,8 +86,8 @@ def test_missing_sources_render_as_dashes_with_a_note_saying_why(tmp_path):
     directory = write_partial_collection(tmp_path / 'c')
     block = results_block(directory)
     assert _rows(block) == [
-        '| Baxter | 0.999 | – → 0 | – | – | – | – | 0.297 |',
-        '| TIAGo | 1.000 | 3,369 → 0 | – | – | – | – | – |',
+        '| Baxter | 0.999 | – → 0 | – | – | – | – | 0.297 | – |',
+        '| TIAGo | 1.000 | 3,369 → 0 | – | – | – | – | – | – |',
     ]
     note = ' '.join(block.split('\n\n', 1)[1].split())
     assert 'bench for tiago (failed)' in note
@@ -96,12 +97,25 @@ def test_missing_sources_render_as_dashes_with_a_note_saying_why(tmp_path):
 
 def test_an_empty_or_foreign_collection_renders_every_cell_missing(tmp_path):
     block = results_block(tmp_path, ['nao'])
-    assert _rows(block) == ['| NAO | – | – | – | – | – | – | – |']
+    assert _rows(block) == ['| NAO | – | – | – | – | – | – | – | – |']
     assert 'not collected' in block
     _write(tmp_path / 'offline_nao.json', {'results': [_record('a', 'yumi', 'pic', 1.0, 0)]})
     _write(tmp_path / 'live_nao.json', [])
-    assert _rows(results_block(tmp_path, ['nao'])) == ['| NAO | – | – | – | – | – | – | – |']
+    assert _rows(results_block(tmp_path, ['nao'])) == ['| NAO | – | – | – | – | – | – | – | – |']
     assert 'no PIC record of the robot' in results_block(tmp_path, ['nao'])
+
+
+def test_the_po_cell_is_the_robot_and_the_person_on_the_incision_recordings(tmp_path):
+    """PO robot / person in percent, the incision recordings only; – without a PO."""
+    incision = {**_record('incision_straight3', 'nao', 'pic', 0.9, 0),
+                'po_robot': 0.417, 'po_human': 0.252}
+    assembly = {**_record('assembly1', 'nao', 'pic', 0.9, 0), 'po_robot': 0.9, 'po_human': 0.1}
+    assert incision_po([assembly, incision]) == '41.7 / 25.2'
+    assert incision_po([assembly]) == incision_po([]) == '–'
+    assert incision_po([{**incision, 'po_robot': float('nan')}]) == '–'
+    directory = write_collection(tmp_path / 'c', ('baxter',))
+    _write(directory / 'offline_baxter.json', {'results': [incision | {'robot': 'baxter'}]})
+    assert _rows(results_block(directory))[0].endswith('| 41.7 / 25.2 |')
 
 
 def test_missing_markers_are_an_error_that_leaves_the_readme_alone(tmp_path, capsys):

@@ -57,11 +57,6 @@ class MailboxCounts(NamedTuple):
     too_old: int
     waiting: int
 
-    @property
-    def balanced(self) -> bool:
-        """Return whether ``put = taken + superseded + too_old + waiting`` (always, by design)."""
-        return self.put == self.taken + self.superseded + self.too_old + self.waiting
-
 
 class NewestMailbox(Generic[T]):
     """

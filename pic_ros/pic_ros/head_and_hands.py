@@ -102,23 +102,6 @@ class HeadAndHandsStep:
     head: FloatArray | None
     grippers: Mapping[str, FloatArray]
 
-    def joint_targets(self, robot: Robot) -> tuple[list[str], list[float]]:
-        """
-        List the targets as joint names and values, head first, then the grippers.
-
-        :param robot: The robot the step was made for.
-        :return: ``(names, positions)`` [rad] or [m].
-        """
-        names: list[str] = []
-        positions: list[float] = []
-        if self.head is not None and robot.head is not None:
-            names += robot.head.joint_names
-            positions += self.head.tolist()
-        for arm, values in self.grippers.items():
-            names += robot.grippers[arm].joint_names
-            positions += values.tolist()
-        return names, positions
-
 
 class HeadAndHandsImitator:
     """

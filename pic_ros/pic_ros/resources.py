@@ -1,5 +1,5 @@
 """
-Where the package's data files are: ``urdf/``, ``config/`` and ``launch/``.
+Where the package's data files are (``urdf/``, ``config/``, ``launch/``); reading a YAML file.
 
 The same code runs from a source checkout (``pip install -e pic_ros``, the standalone venv: the
 package's folder), from a wheel install (``<prefix>/share/pic_ros``) and from a colcon install
@@ -14,8 +14,10 @@ import functools
 import os
 from pathlib import Path
 import sys
+from typing import Any
 
 from pic_ros.exceptions import ConfigError
+import yaml
 
 PACKAGE = 'pic_ros'
 
@@ -85,3 +87,18 @@ def shipped_robots() -> tuple[str, ...]:
         if urdf_path(path.stem).exists():
             names.append(path.stem)
     return tuple(names)
+
+
+def read_yaml(path: str | Path, what: str) -> Any:
+    """
+    Read a YAML file.
+
+    :param path: The file.
+    :param what: What the file is, for the message (``robot file``, ``user profile``).
+    :return: The parsed document (not validated).
+    :raises ConfigError: If the file cannot be read or is not YAML.
+    """
+    try:
+        return yaml.safe_load(Path(path).read_text(encoding='utf-8'))
+    except (OSError, yaml.YAMLError) as err:
+        raise ConfigError(f'cannot read {what} {path}: {err}') from err

@@ -56,14 +56,12 @@ class RobotTargets:
         with nothing to command in this frame (an arm not in view) is absent.
     :param imitation: The arms' step: per-arm results, solve times, the avoidance's verdict.
     :param head_and_hands: The head and hands step (None without head and hands imitation).
-    :param engage_gesture: The person completed the engage gesture with this frame.
     """
 
     stamp: float
     groups: Mapping[str, GroupTargets] = field(default_factory=dict)
     imitation: ImitationStep | None = None
     head_and_hands: HeadAndHandsStep | None = None
-    engage_gesture: bool = False
 
     @property
     def joint_names(self) -> list[str]:
@@ -148,16 +146,13 @@ class Teleoperation:
             a bad hand offset); the calibration and the gesture have seen it.
         """
         self.calibrator.add(frame)
-        gesture = self.gesture.update(frame)
-        self.gestures += int(gesture)
+        self.gestures += int(self.gesture.update(frame))
         arms = (
             self.imitator.step(frame) if hand_offsets is None
             else self.imitator.step(frame, hand_offsets=hand_offsets)
         )
         extra = None if self.head_and_hands is None else self.head_and_hands.step(frame)
-        return RobotTargets(
-            frame.stamp, MappingProxyType(self._groups(arms, extra)), arms, extra, gesture
-        )
+        return RobotTargets(frame.stamp, MappingProxyType(self._groups(arms, extra)), arms, extra)
 
     def _groups(
         self, arms: ImitationStep, extra: HeadAndHandsStep | None

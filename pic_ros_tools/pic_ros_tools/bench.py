@@ -38,7 +38,7 @@ from pic_ros.robot.robot import Robot
 from pic_ros.solvers import SolverConfig
 from pic_ros.trackers import make_tracker
 from pic_ros.trackers.marker_cdr import parse_marker_array
-from pic_ros_tools.evaluation import EvaluationSettings, run_imitation
+from pic_ros_tools.evaluation import eta_label, EvaluationSettings, run_imitation
 from pic_ros_tools.metrics import percentile_ms
 from pic_ros_tools.recordings.demonstration import Demonstration
 
@@ -131,7 +131,7 @@ def bench_solvers(
         for config in settings:
             if whole_body and config is not settings[0]:
                 continue  # the arms on the torso take the whole-body solver whatever the setting
-            label, eta = ('whole-body', None) if whole_body else (config.name, config.eta_label)
+            label, eta = ('whole-body', None) if whole_body else (config.name, eta_label(config))
             times: dict[str, list[np.ndarray]] = {name: [] for name in robot.arms}
             frames = 0
             elapsed = 0.0

@@ -35,7 +35,8 @@ from pic_ros_tools.recordings.kinect_v2_text import (
     load_kinect_v2_recording,
     synthetic_stamps_notice,
 )
-from pic_ros_tools.recordings.paper import load_paper_demonstration, Segment
+from pic_ros_tools.recordings.paper import load_paper_demonstration, paper_pads, Segment
+from pic_ros_tools.recordings.paper_task import PaperPad
 from pic_ros_tools.resources import demo_dir
 from pic_ros_tools.synthetic import generate_take, SUITE_COUNT, suite_specs, SyntheticRecording
 
@@ -105,6 +106,25 @@ def replay_path(name: str) -> Path:
             raise RecordingError(_NOT_SHIPPED.format(name=name))
         return folder / f'{name}_skel.txt'
     return Path(name)
+
+
+def recording_pads(name: str) -> dict[str, PaperPad]:
+    """
+    Read the task surfaces of a paper recording named as ``evaluate`` names them.
+
+    :param name: A paper recording name, or a path to a ``*_skel.txt`` file (its configurations
+        in ``paper_configs`` beside it, as in the paper's folder).
+    :return: The task surface per paper robot whose configuration has one; empty for any other
+        recording, or when the paper's folder is not on this machine.
+    """
+    suffix = '_skel.txt'
+    if name in PAPER_RECORDINGS:
+        folder, stem = pic_demos_dir(), name
+    elif name.endswith(suffix):
+        folder, stem = Path(name).parent, Path(name).name[: -len(suffix)]
+    else:
+        return {}
+    return paper_pads(folder, stem) if folder is not None else {}
 
 
 def load_demonstration(name: str) -> Demonstration:

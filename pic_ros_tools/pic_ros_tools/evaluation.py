@@ -161,6 +161,18 @@ def paper_column(solver: str, eta: int) -> int:
     return 1 + eta
 
 
+def eta_label(config: SolverConfig) -> int | None:
+    """
+    Return a solver setting's η as reported in results.
+
+    :param config: The solver setting.
+    :return: 0 for PIC, η (1..3) for PICs, ``None`` for the others.
+    """
+    if config.name == 'pics':
+        return config.eta
+    return 0 if config.name == 'pic' else None
+
+
 @dataclass(frozen=True)
 class ArmTrace:
     """
@@ -612,7 +624,7 @@ def score(
         'robot': robot.name,
         'correspondence': trace.correspondence,
         'solver': 'whole-body' if trace.whole_body else solver.name,
-        'eta': None if trace.whole_body else solver.eta_label,
+        'eta': None if trace.whole_body else eta_label(solver),
         'whole_body': trace.whole_body,
         'torso_travel_cm': 100.0 * limits.torso_travel,
         'reference': TRACKED if tracked else SMOOTHED,

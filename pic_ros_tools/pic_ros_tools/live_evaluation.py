@@ -37,10 +37,12 @@ lower than the offline solution.
   against the same limits -- what the person asks of the arm, so the share of time the robot
   must spend at its velocity limit whatever the motion layer does.
 
-and, for the whole robot, ``bound``: the feasibility bound of the same recording
-(:func:`~pic_ros_tools.feasibility.feasibility_bound`: the best tracking of the offline targets
-within the limits the commands are planned with, with perfect foresight of them) --
-``bound_pacc``, ``bound_elbow_mae_rad`` -- and the live figures against it
+and, for the whole robot, ``occlusion``: the PIC paper's PO (:func:`live_occlusion`) of the
+simulated robot on the run's frames, beside the person's and the offline solution's on the same
+frames, when the recording has a task surface; and ``bound``: the feasibility bound of the same
+recording (:func:`~pic_ros_tools.feasibility.feasibility_bound`: the best tracking of the
+offline targets within the limits the commands are planned with, with perfect foresight of
+them) -- ``bound_pacc``, ``bound_elbow_mae_rad`` -- and the live figures against it
 (:func:`~pic_ros_tools.feasibility.bound_ratios`): how much of the gap to the offline figures
 is the robot's limits and how much the software's.
 """
@@ -85,6 +87,7 @@ from pic_ros_tools.metrics import (
     share_at_limit,
     window_delays,
 )
+from pic_ros_tools.occlusion_scores import occlusion_figures
 from pic_ros_tools.recordings.demonstration import Demonstration
 
 FloatArray = npt.NDArray[np.float64]
@@ -420,6 +423,50 @@ def target_figures(
     return figures
 
 
+def live_occlusion(
+    robot: Robot, task: Demonstration, live: Trace, offline: Trace | None = None
+) -> dict[str, Any] | None:
+    """
+    Score the PIC paper's PO on the frames of a live run: the person, the robot live and offline.
+
+    The frames scored are those ``evaluate`` scores (:mod:`pic_ros_tools.occlusion_scores`: in
+    the task's segments, a task wrist over the ROI) among those the pipeline published
+    (``solved`` in an arm of ``live``); the surface is placed as for the whole recording. The
+    robot's links are placed at the simulated robot's joints at the moment the frame's skeleton
+    was published (:func:`live_trace`), its torso, if any, at its neutral lift.
+
+    :param robot: The robot.
+    :param task: The replayed recording with its segments, task arms and task surfaces; the
+        run played its first ``len(live.stamps)`` frames.
+    :param live: :func:`live_trace` of the run.
+    :param offline: The offline imitation of the played frames (its robot scored on the same
+        frames), or None.
+    :return: ``po_human``, ``po_robot`` (live), ``po_robot_offline`` (NaN without
+        ``offline``), each with ``_std`` (mean and population std over segments, shares of the
+        ROI), ``segment_po_human`` / ``segment_po_robot`` / ``segment_po_robot_offline`` (NaN
+        for a segment with no frame scored), ``po_frames`` and ``po_error``
+        (:func:`~pic_ros_tools.occlusion_scores.occlusion_figures`); None when the recording
+        has no task surface or the trace is longer than it.
+    """
+    count = len(live.stamps)
+    if count > len(task.frames):
+        return None
+    heard = np.zeros(count, dtype=bool)
+    for arm in live.arms.values():
+        heard |= arm.solved
+    figures = occlusion_figures(live, task, robot, heard)
+    if not figures:
+        return None
+    asked = occlusion_figures(offline, task, robot, heard) if offline is not None else {}
+    figures['po_robot_offline'] = asked.get('po_robot', math.nan)
+    figures['po_robot_offline_std'] = asked.get('po_robot_std', math.nan)
+    figures['segment_po_robot_offline'] = asked.get(
+        'segment_po_robot', [math.nan] * len(figures['segment_po_robot'])
+    )
+    figures['po_error'] = max(figures['po_error'], asked.get('po_error', 0.0))
+    return figures
+
+
 def live_record(
     robot: Robot,
     demonstration: Demonstration,
@@ -429,6 +476,7 @@ def live_record(
     offline: Mapping[str, Any] | None = None,
     targets: Trace | None = None,
     bound: bool = True,
+    task: Demonstration | None = None,
 ) -> dict[str, Any]:
     """
     Score a live run: ``evaluate``'s figures of what the robot did, lags and motion figures.
@@ -442,8 +490,12 @@ def live_record(
     :param targets: The offline imitation that record scores (default: run here with the
         default processing and ``mapping``).
     :param bound: Compute the feasibility bound of those targets (``bound``; else None).
+    :param task: The whole replayed recording, with its segments, task arms and task surfaces,
+        when ``demonstration`` is only the first part of it that was played (default
+        ``demonstration``); it gives ``occlusion``.
     :return: ``{'live': record, 'offline': record, 'arms': {name: figures}, 'run': notes,
-        'bound': figures, 'warnings': [line, ...], 'valid': bool}``; the records are
+        'occlusion': figures, 'bound': figures, 'warnings': [line, ...], 'valid': bool}``;
+        ``occlusion`` is :func:`live_occlusion`'s (None without a task surface); the records are
         :func:`~pic_ros_tools.evaluation.score`'s; each arm's figures hold its lags [s], and
         ``robot`` and ``command`` motion figures, and ``targets``, those of the offline
         imitation's targets (:func:`target_figures`); ``warnings`` say why the run is invalid
@@ -491,6 +543,9 @@ def live_record(
         'offline': dict(offline) if offline is not None else None,
         'arms': arms,
         'run': dict(recording.notes),
+        'occlusion': live_occlusion(
+            robot, task if task is not None else demonstration, trace, asked
+        ),
         'bound': None,
     }
     if bound:
@@ -657,6 +712,8 @@ def live_tables(records: Sequence[Mapping[str, Any]]) -> str:
                     f"| {_number(figures.get('acceleration_peak'))} / "
                     f"{_number(figures.get('acceleration_rms'))} | {jerk} | {violations} |"
                 )
+    occlusion = occlusion_rows(records)
+    lines = lines + ['', occlusion] if occlusion else lines
     stream = stream_table(records)
     lines = lines + ['', stream] if stream else lines
     invalid = [
@@ -664,6 +721,34 @@ def live_tables(records: Sequence[Mapping[str, Any]]) -> str:
         for record in records for line in record.get('warnings', [])
     ]
     return '\n'.join(lines + ['', *invalid] if invalid else lines)
+
+
+def occlusion_rows(records: Sequence[Mapping[str, Any]]) -> str:
+    """
+    Format the PO of the live runs (:func:`live_occlusion`), one row per run with a task surface.
+
+    :param records: Live records (:func:`live_record`).
+    :return: The Markdown table in percent, mean (population std) over segments; an empty
+        string when no run has a PO.
+    """
+    lines = [
+        '| robot | recording | solver | PO frames | PO person [%] | PO robot offline [%] '
+        '| PO robot live [%] |',
+        '|---|---|---|---|---|---|---|',
+    ]
+    for record in records:
+        figures = record.get('occlusion')
+        if not figures:
+            continue
+        cells = ' | '.join(
+            f"{_po_percent(figures.get(key))} ({_po_percent(figures.get(key + '_std'))})"
+            for key in ('po_human', 'po_robot_offline', 'po_robot')
+        )
+        lines.append(
+            f"| {record['live']['robot']} | {record['live']['recording']} "
+            f"| {record['live']['solver']} | {figures['po_frames']} | {cells} |"
+        )
+    return '\n'.join(lines) if len(lines) > 2 else ''
 
 
 def stream_table(records: Sequence[Mapping[str, Any]]) -> str:
@@ -704,6 +789,13 @@ def stream_table(records: Sequence[Mapping[str, Any]]) -> str:
     return '\n'.join(lines) if len(lines) > 2 else ''
 
 
+def _po_percent(value: Any) -> str:
+    """Format a share in percent, one decimal; ``-`` for anything but a finite number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return '-'
+    return _number(100.0 * float(value), 1)
+
+
 def _ms(value: float) -> str:
     return f'{1e3 * value:.0f}' if math.isfinite(value) else '-'
 
@@ -724,9 +816,11 @@ __all__ = [
     'elbow_traces',
     'frame_times',
     'live_record',
+    'live_occlusion',
     'live_tables',
     'live_trace',
     'motion_figures',
+    'occlusion_rows',
     'place_skeletons',
     'run_warnings',
     'stream_table',

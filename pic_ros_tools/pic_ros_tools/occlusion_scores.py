@@ -258,13 +258,22 @@ def pad_for(robot: str, pads: Mapping[str, PaperPad]) -> PaperPad | None:
     return pads.get(robot, pads.get(PAPER_ROBOT_FOR_PAD))
 
 
-def occlusion_figures(trace: Any, demonstration: Demonstration, robot: Robot) -> dict[str, Any]:
+def occlusion_figures(
+    trace: Any,
+    demonstration: Demonstration,
+    robot: Robot,
+    scored: npt.ArrayLike | None = None,
+) -> dict[str, Any]:
     """
     Compute the PO figures of one recording x robot x setting.
 
-    :param trace: The pipeline's output (:class:`pic_ros_tools.evaluation.Trace`).
-    :param demonstration: The recording, with its task surfaces and task arms.
+    :param trace: The pipeline's output (:class:`pic_ros_tools.evaluation.Trace`), over the
+        recording's frames or (with ``scored``) over its first ``len(scored)`` frames.
+    :param demonstration: The recording, with its task surfaces and task arms; the surface is
+        placed from its segments whatever ``scored`` is.
     :param robot: The robot.
+    :param scored: The frames that may be scored, shape (n,), n <= the recording's frames: the
+        first n frames (those of the trace), the others never; None: every frame.
     :return: ``po_human`` and ``po_robot`` (mean over segments), their ``_std`` (population),
         ``segment_po_human`` / ``segment_po_robot`` (NaN for a segment with no frame over the
         ROI), ``po_frames`` (frames scored) and ``po_error`` (the largest per-frame error bound
@@ -287,11 +296,14 @@ def occlusion_figures(trace: Any, demonstration: Demonstration, robot: Robot) ->
     _, human_cache = _HUMAN_CACHE.setdefault(
         (id(demonstration.frames), pad), (demonstration.frames, {})
     )
+    allowed = None if scored is None else np.asarray(scored, dtype=bool)
     for segment, task_arms in zip(demonstration.segments, demonstration.task_arms):
         human_values: list[float] = []
         robot_values: list[float] = []
         working = [p for p in placements.values() if p.human_side in task_arms]
         for index in range(segment.start, segment.stop):
+            if allowed is not None and (index >= allowed.size or not allowed[index]):
+                continue
             frame = frames[index]
             wrists = [frame.positions[_ARM_JOINTS[side][2]] for side in task_arms
                       if frame.valid[_ARM_JOINTS[side][2]]]

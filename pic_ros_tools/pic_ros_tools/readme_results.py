@@ -12,7 +12,12 @@ A collection (:mod:`pic_ros_tools.results_collection`) holds per robot the JSON 
   (``pacc_paper``, ``elbow_mae_rad``, ``self_contact_frames``);
 - *chunks joined per arm*: the simulated arm controllers' ``<controller>_joined`` of the run's
   notes, per arm in the robot file's order, of the trajectories they accepted;
-- *solve time p50*: ``bench``'s ``ms_p50`` of PIC (CPU time per arm solve).
+- *solve time p50*: ``bench``'s ``ms_p50`` of PIC (CPU time per arm solve);
+- *PO incision, robot / person*: the PIC paper's occlusion of the task surface
+  (``po_robot`` / ``po_human``, :mod:`pic_ros_tools.occlusion_scores`) on the incision recordings
+  (:data:`~pic_ros_tools.evaluation.PAPER_TASKS` ``I-…``), offline, PIC, with the avoidance, in
+  percent (the mean of the recordings' when several); the paper claims the robot's is not above
+  the person's.
 
 A source that is missing (skipped, failed, not collected, unreadable, without the robot's
 record) shows ``–`` in its cells, and a note under the table says which and why. The README
@@ -22,10 +27,11 @@ and how (``meta.json``: date, commit, host load); nothing else of the README cha
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
+from pic_ros_tools.evaluation import PAPER_TASKS
 from pic_ros_tools.results_collection import BENCH, LIVE, OFFLINE, WITHOUT_AVOIDANCE
 from pic_ros_tools.results_reading import (
     Collection,
@@ -58,9 +64,30 @@ END: Final = '<!-- results:end -->'
 HEADER: Final = (
     '| robot | Pacc offline | self-contact frames offline, without → with the avoidance '
     '| live Pacc / elbow MAE [rad] | feasibility bound Pacc / elbow MAE [rad] '
-    '| live self-contact frames | chunks joined per arm | solve time p50 [ms] |'
+    '| live self-contact frames | chunks joined per arm | solve time p50 [ms] '
+    '| PO incision, robot / person [%] |'
 )
-RULE: Final = '|---|---|---|---|---|---|---|---|'
+RULE: Final = '|---|---|---|---|---|---|---|---|---|'
+
+
+def incision_po(records: Sequence[Mapping[str, Any]]) -> str:
+    """
+    Return the PO cell: robot / person on the incision recordings, in percent.
+
+    :param records: A robot's ``evaluate`` records.
+    :return: ``robot / person`` (the means over the incision recordings with a PO, one
+        decimal), :data:`~pic_ros_tools.results_reading.MISSING` without any.
+    """
+    incisions = [
+        record for record in records
+        if PAPER_TASKS.get(str(record.get('recording')), '').startswith('I')
+        and finite(record.get('po_robot')) is not None
+    ]
+    robot = mean(record.get('po_robot') for record in incisions)
+    person = mean(record.get('po_human') for record in incisions)
+    if robot is None or person is None:
+        return MISSING
+    return f'{100.0 * robot:.1f} / {100.0 * person:.1f}'
 
 
 def headline_row(robot: str, collection: Collection) -> list[str]:
@@ -69,7 +96,7 @@ def headline_row(robot: str, collection: Collection) -> list[str]:
 
     :param robot: Robot name.
     :param collection: The measurements.
-    :return: Eight cells, ``–`` where a source is missing.
+    :return: Nine cells, ``–`` where a source is missing.
     """
     offline = collection.records(OFFLINE, robot)
     without = collection.records(WITHOUT_AVOIDANCE, robot)
@@ -99,6 +126,7 @@ def headline_row(robot: str, collection: Collection) -> list[str]:
         live_contacts,
         joined,
         fixed(bench[0].get('ms_p50') if bench else None, 3),
+        incision_po(offline),
     ]
 
 
@@ -205,6 +233,7 @@ __all__ = [
     'END',
     'headline_row',
     'headline_table',
+    'incision_po',
     'joined_cell',
     'measured_note',
     'missing_sources',

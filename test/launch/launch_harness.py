@@ -300,7 +300,7 @@ class Probe:
 
     def __init__(self, topics: Sequence[str], domain_id: int = DOMAIN_ID) -> None:
         from diagnostic_msgs.msg import DiagnosticArray
-        from pic_ros.ros.runner import BackgroundSpin
+        from pic_ros_tools.ros.background_spin import BackgroundSpin
         import rclpy
         from rclpy.context import Context
         from rclpy.executors import SingleThreadedExecutor

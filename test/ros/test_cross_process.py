@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 from pic_ros.robot import load_robot
-from pic_ros.ros.runner import BackgroundSpin
+from pic_ros_tools.ros.background_spin import BackgroundSpin
 from pic_ros_tools.ros.processes import (
     domain_id,
     loopback_environment,

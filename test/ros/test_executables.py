@@ -24,6 +24,7 @@ import time
 from typing import Any
 
 from pic_ros.ros import runner, schema
+from pic_ros_tools.ros.background_spin import spin_while
 from pic_ros_tools.ros.processes import loopback_environment
 from pic_ros_tools.ros.schema import SIM_ROBOT
 import pytest
@@ -229,7 +230,7 @@ def test_spin_while_serves_the_nodes_during_the_work_and_ends_its_thread_after(
         answers.append(future.result())
 
     try:
-        runner.spin_while(work)(SingleThreadedExecutor(context=ros_context), [served, asker])
+        spin_while(work)(SingleThreadedExecutor(context=ros_context), [served, asker])
     finally:
         asker.destroy_node()
         served.destroy_node()

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pic_ros.ros.runner import BackgroundSpin
 from pic_ros_tools.recordings import rosbag as bags
+from pic_ros_tools.ros.background_spin import BackgroundSpin
 import pytest
 import yaml
 

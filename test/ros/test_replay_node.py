@@ -18,8 +18,8 @@ import sys
 import time
 
 import numpy as np
-from pic_ros.ros.runner import BackgroundSpin
 from pic_ros_tools.recordings import rosbag as bags
+from pic_ros_tools.ros.background_spin import BackgroundSpin
 from pic_ros_tools.ros.processes import domain_id, loopback_environment
 import pytest
 

@@ -14,11 +14,11 @@ import numpy as np
 from pic_ros.exceptions import ConfigError
 from pic_ros.human.body_frame import to_body_frame
 from pic_ros.human.front_end import RESTART_READINGS
-from pic_ros.ros.runner import BackgroundSpin
 from pic_ros.ros.skeleton_node import SkeletonNode
 from pic_ros.skeleton import HumanJoint, JOINT_COUNT, make_frame
 from pic_ros.trackers.markers import TRACKER_FORMATS
 from pic_ros.trackers.xsens_wire import XsensDropReason
+from pic_ros_tools.ros.background_spin import BackgroundSpin
 from pic_ros_tools.ros.latency_bench import xsens_datagrams
 from pic_ros_tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
 import pytest

@@ -38,6 +38,7 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.checks import check_integer, check_number
 from pic_ros.exceptions import ConfigError
+from pic_ros.resources import read_yaml
 from pic_ros.skeleton import Side, SkeletonFrame
 import yaml
 
@@ -176,12 +177,7 @@ def load_user_profile(path: str | Path) -> UserProfile:
     :return: The validated profile.
     :raises ConfigError: If the file cannot be read or is invalid.
     """
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding='utf-8'))
-    except (OSError, yaml.YAMLError) as err:
-        raise ConfigError(f'cannot read user profile {path}: {err}') from err
-    return profile_from_dict(data, source=str(path))
+    return profile_from_dict(read_yaml(path, 'user profile'), source=str(path))
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,9 @@ Units: metres, radians, seconds; positions in the robot base frame.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+import math
 from typing import Final
 
 import numpy as np
@@ -36,11 +37,12 @@ import numpy.typing as npt
 from pic_ros.motion.streaming import TrajectoryChunk
 from pic_ros.robot.collision import (
     CollisionCheck,
+    CollisionModel,
     half_space_rows,
-    joint_reach,
     landmark_points,
     STATIC,
 )
+from pic_ros.robot.collision_spec import HalfSpace
 from pic_ros.robot.robot import Robot
 from pic_ros.solvers.avoidance import resolve_margin
 
@@ -59,6 +61,10 @@ WORSE: Final = 1e-4
 
 SAMPLE_SPACING: Final = 0.02
 """Time between two checked samples of a chunk's path [s]."""
+
+ROUNDING: Final = 1e-9
+"""A sample is skipped only when its motion bound keeps this far from every floor [m] (the
+distances measured are rounded)."""
 
 
 @dataclass(frozen=True)
@@ -92,18 +98,22 @@ class CollisionGuard:
     :param robot: The robot (its collision model, arms, torso and workspace).
     :param margin: ``self_collision_margin`` [m]: negative, the robot file's margin; 0 turns
         the guard off.
+    :param dense: Measure every sample of the paths; False (the default) skips the samples
+        that provably cannot break the floor (:class:`_MotionBounds`), with the same verdicts.
     """
 
-    def __init__(self, robot: Robot, margin: float) -> None:
+    def __init__(self, robot: Robot, margin: float, dense: bool = False) -> None:
         self.robot = robot
+        self.dense = dense
+        """Whether every sample is measured (the reference the skipping is tested against)."""
         self.margin = resolve_margin(margin, robot.spec.collision)
         """The margin kept [m] (0: off)."""
         model = robot.collision
         self._model = model
         self._required = GUARD_SHARE * model.required(self.margin)
-        self._reach = joint_reach(model)
         self._spaces = () if robot.spec.workspace is None else robot.spec.workspace.half_spaces
         self._landmarks = landmark_points(model, robot.arms) if self._spaces else []
+        self._bounds = _MotionBounds(model, self._landmarks, self._spaces)
         owner = {}
         for name, where in model.arm_slices.items():
             for index in range(where.start, where.stop):
@@ -114,6 +124,8 @@ class CollisionGuard:
         ]
         self.checks = 0
         """Steps checked."""
+        # the last step that passed: what it checked (:func:`_step_key`) and its verdict
+        self._passed: tuple[tuple[object, ...], GuardVerdict] | None = None
         self.refusals = 0
         """Chunks refused (each made to brake instead)."""
 
@@ -142,7 +154,8 @@ class CollisionGuard:
         staying braked for as long as each one's path toward its answer goes deeper first
         (which held both of Baxter's arms for seconds, 3 mm apart). With ``brake``, the
         refused arms' braking chunks are made and the arms let go are checked again against
-        them until none fails.
+        them until none fails. A step whose paths, commands and torso lift are exactly those
+        of the last step, when that one passed, passes again without being measured.
 
         :param chunks: The chunk about to be sent per arm name (arms without one hold their
             command).
@@ -163,6 +176,9 @@ class CollisionGuard:
             for name, chunk in chunks.items()
         }
         held = {name: np.asarray(value, dtype=float) for name, value in commands.items()}
+        key = _step_key(paths, held, torso)
+        if self._passed is not None and self._passed[0] == key:
+            return self._passed[1]  # the same paths from the same commands: the same verdict
         start = self._model.check(self._model.vector(held, torso), self.margin + 0.05)
         start_depth = (
             half_space_rows(self._model, start, self._landmarks, self._spaces, gradients=False)[0]
@@ -196,9 +212,13 @@ class CollisionGuard:
                 late = self._refusals(moving, *now_state)[0] & set(kept)
                 refused |= late  # an arm let go that meets another's real braking brakes too
                 kept = {name: path for name, path in kept.items() if name not in late}
+        verdict = GuardVerdict(frozenset(refused), float(lowest), where, braking)
+        self._passed = None
         if refused:
             self.refusals += len(refused)
-        return GuardVerdict(frozenset(refused), float(lowest), where, braking)
+        else:
+            self._passed = (key, verdict)
+        return verdict
 
     def _refusals(
         self,
@@ -220,9 +240,10 @@ class CollisionGuard:
         :param first: Return at the first sample that refuses an arm (a yes / no check; the
             smallest distance and its place are then those sampled so far).
         :return: The moving arms that break the floor while coming closer, the smallest pair
-            distance [m] and what was closest to breaking, over the samples measured: a sample
-            whose joints moved too little since the last one measured to bring anything to the
-            floor (:func:`~pic_ros.robot.collision.joint_reach`) is not measured.
+            distance [m] and what was closest to breaking, over the samples measured: unless
+            :attr:`dense`, a sample whose joints moved too little since the last one measured
+            to bring any pair or bound to its floor (:class:`_MotionBounds`) is not measured;
+            it could refuse nothing, so the arms refused are those of the dense check.
         """
         model = self._model
         horizon = max((times[-1] for times, _ in paths.values()), default=0.0)
@@ -230,50 +251,51 @@ class CollisionGuard:
         refused: set[str] = set()
         lowest, where = np.inf, ''
         required, floor = self._required, GUARD_SHARE * self.margin
-        # the last configuration measured (first: the commands now), and how far it was from
-        # breaking anything, pairs and bounds [m]
+        # a pair (a bound) at a sample breaks the floor only below both of these [m]
+        pair_floor = np.minimum(required, start.distances - WORSE)
+        depth_floor = np.minimum(floor, start_depth - WORSE)
+        # the configurations of every sample, shape (s, k); the last one measured (first: the
+        # commands now), and per pair group and bound row, how far it was from its floor [m]
         measured = model.vector(held, torso)
-        room = float(np.min(start.distances - required, initial=np.inf))
-        if self._spaces:
-            room = min(room, float(np.min(start_depth - floor, initial=np.inf)))
-        for when in samples:
-            arms = dict(held)
-            for name, (times, positions) in paths.items():
-                arms[name] = _at(times, positions, when)
-            x = model.vector(arms, torso)
-            if float(self._reach @ np.abs(x - measured)) < room:
-                continue  # nothing moved far enough since to break the floor: skip the check
+        configurations = np.tile(measured, (len(samples), 1))
+        when = np.array(samples)
+        for name, (times, positions) in paths.items():
+            configurations[:, model.arm_slices[name]] = _along(times, positions, when)
+        room = self._bounds.room(start.distances - pair_floor, start_depth - depth_floor)
+        index = 0
+        while index < len(samples):
+            if not self.dense:
+                index += self._bounds.unreachable(configurations[index:], measured, room)
+                if index == len(samples):
+                    break
+            x = configurations[index]
+            index += 1
             check = model.check(x, self.margin + 0.05)
             # below the floor, and closer than the arms are now: a command that does not make
             # things worse (an arm already in the band, moving off) passes
-            broken = np.flatnonzero(
-                (check.distances < required)
-                & (check.distances < start.distances - WORSE)
-            )
+            broken = np.flatnonzero(check.distances < pair_floor)
             if check.distances.size and check.minimum < lowest:
                 lowest = check.minimum
                 where = ' / '.join(model.pair_links(int(np.argmin(check.distances))))
-            for index in broken:
-                for capsule in model.pairs[index]:
+            for pair in broken:
+                for capsule in model.pairs[pair]:
                     arm = self._capsule_arm[capsule]
                     if arm is not None and arm in paths:
                         refused.add(arm)
+            depth = np.zeros(0)
             if self._spaces:
                 depth, _, labels = half_space_rows(
                     model, check, self._landmarks, self._spaces, gradients=False
                 )
-                for value, before, label in zip(depth, start_depth, labels):
-                    if value < floor and value < before - WORSE:
-                        arm = label.split(' ', 1)[0]
-                        if arm in paths:
-                            refused.add(arm)
-                        where = label
+                for row in np.flatnonzero(depth < depth_floor):
+                    arm = labels[row].split(' ', 1)[0]
+                    if arm in paths:
+                        refused.add(arm)
+                    where = labels[row]
             if first and refused:
                 break
             measured = x
-            room = float(np.min(check.distances - required, initial=np.inf))
-            if self._spaces:
-                room = min(room, float(np.min(depth - floor, initial=np.inf)))
+            room = self._bounds.room(check.distances - pair_floor, depth - depth_floor)
         return refused, lowest, where
 
     def _braking(
@@ -319,6 +341,123 @@ class CollisionGuard:
         return times + [times[-1] + after], np.vstack((positions, stop))
 
 
+class _MotionBounds:
+    """
+    How far the joints' motion can bring each checked pair, and each bound, toward its floor.
+
+    The guard's conservative advancement along a path: between two configurations ``x`` and
+    ``y``, the distance of a capsule pair changes by at most ``row . |x - y|``, the row of its
+    two capsules' anchors holding per moving joint 0 when the joint moves both capsules or
+    neither (it moves them together, rigidly: their distance stays), else how far a unit of its
+    motion can move a point of the capsule it moves (:func:`_anchor_reach`); a landmark's depth
+    inside a bound by at most ``|normal|`` times how far its joint origin moves. A sample whose
+    motion since the last one measured stays below every row's *room* (how far that measure
+    was from its floor) therefore breaks no floor, whatever it measures: it need not be.
+
+    :param model: The collision model.
+    :param landmarks: The elbow and wrist landmarks (:func:`landmark_points`).
+    :param spaces: The workspace's half-spaces.
+    """
+
+    def __init__(
+        self,
+        model: CollisionModel,
+        landmarks: Sequence[tuple[str, str, int]],
+        spaces: Sequence[HalfSpace],
+    ) -> None:
+        capsule_reach, origin_reach = _anchor_reach(model)
+        keys = np.stack((model.anchor[model.pair_first], model.anchor[model.pair_second]), 1)
+        groups, group = np.unique(keys.reshape(-1, 2), axis=0, return_inverse=True)
+        group = group.reshape(-1)
+        self._order = np.argsort(group, kind='stable')
+        self._starts = np.searchsorted(group[self._order], np.arange(len(groups)))
+        moves_first, moves_second = model.moved_by[groups[:, 0]], model.moved_by[groups[:, 1]]
+        pair_rows = (
+            np.where(moves_first & ~moves_second, capsule_reach[groups[:, 0]], 0.0)
+            + np.where(moves_second & ~moves_first, capsule_reach[groups[:, 1]], 0.0)
+        )
+        bound_rows = [
+            float(np.linalg.norm(space.normal)) * origin_reach[joint]
+            for _, _, joint in landmarks for space in spaces
+        ]
+        self.rows = np.vstack([pair_rows.reshape(-1, model.dof)] + bound_rows)
+        """Per pair group, then per (landmark, bound) row as :func:`half_space_rows` orders
+        them: how far a unit of each joint's motion can change its distance, shape (r, k)
+        [m/rad] or [m/m]."""
+
+    def room(self, pair_room: FloatArray, bound_room: FloatArray) -> FloatArray:
+        """
+        Return each row's room: its pairs' smallest, or its bound's.
+
+        :param pair_room: Per checked pair, its distance less its floor [m].
+        :param bound_room: Per (landmark, bound) row, its depth less its floor [m].
+        :return: Per row of :attr:`rows`, shape (r,) [m].
+        """
+        if not pair_room.size:
+            return bound_room
+        return np.concatenate(
+            (np.minimum.reduceat(pair_room[self._order], self._starts), bound_room)
+        )
+
+    def unreachable(
+        self, configurations: FloatArray, measured: FloatArray, room: FloatArray
+    ) -> int:
+        """
+        Return how many of the first configurations provably break no floor.
+
+        :param configurations: The samples, in order, shape (s, k).
+        :param measured: The last configuration measured, shape (k,).
+        :param room: Each row's room at ``measured`` (:meth:`room`) [m].
+        :return: The number of leading samples whose motion from ``measured`` stays below every
+            row's room (by more than :data:`ROUNDING`).
+        """
+        if not room.size:
+            return len(configurations)
+        motion = np.abs(configurations - measured) @ self.rows.T
+        reaching = (motion >= room - ROUNDING).any(axis=1)
+        return int(np.argmax(reaching)) if reaching.any() else len(configurations)
+
+
+def _anchor_reach(model: CollisionModel) -> tuple[FloatArray, FloatArray]:
+    """
+    Return, per anchor and moving joint, how far a unit of the joint's motion moves it.
+
+    The bound of :func:`~pic_ros.robot.collision.joint_reach`, per anchor the joint carries
+    instead of over all of them: for a turning joint, the link offsets along the path from the
+    joint to the anchor added up (each sliding joint's travel included), plus the largest
+    offset of the anchor's capsule ends for its capsules; for a sliding joint, 1; 0 for a joint
+    that does not carry the anchor.
+
+    :param model: The collision model.
+    :return: ``(capsules, origin)``: bounds for the points of the anchor's capsules and for its
+        joint's origin, each shape (k + 1, k), row ``a`` for anchor ``a``, the last row (index
+        :data:`STATIC`) zero.
+    """
+    count = model.dof
+    travel = [
+        max(abs(low), abs(high)) if slides else 0.0
+        for low, high, slides in zip(model.lower.tolist(), model.upper.tolist(), model.prismatic)
+    ]
+    offset = [math.hypot(rows[3], rows[7], rows[11]) for rows in model.fixed_rows]
+    ends = np.zeros(count)  # per anchor, its capsule ends' largest offset
+    for anchor, local in zip(model.anchor.tolist(), model.local):
+        if anchor != STATIC:
+            ends[anchor] = max(ends[anchor], float(np.max(np.linalg.norm(local, axis=1))))
+    capsules, origin = np.zeros((count + 1, count)), np.zeros((count + 1, count))
+    for carried in range(count):
+        for joint in np.flatnonzero(model.carries[carried]).tolist():
+            if model.prismatic[joint]:
+                capsules[carried, joint] = origin[carried, joint] = 1.0
+                continue
+            length, node = 0.0, carried
+            while node != joint:  # the path from the carried frame back to this joint
+                length += offset[node] + travel[node]
+                node = model.parents[node]
+            origin[carried, joint] = length
+            capsules[carried, joint] = length + ends[carried]
+    return capsules, origin
+
+
 def _path(chunk: TrajectoryChunk, now: float) -> tuple[list[float], FloatArray]:
     """
     Return a chunk's point times after ``now`` [s] and their positions, shape (n, dof).
@@ -333,14 +472,38 @@ def _path(chunk: TrajectoryChunk, now: float) -> tuple[list[float], FloatArray]:
     return times, positions
 
 
-def _at(times: list[float], positions: FloatArray, when: float) -> FloatArray:
-    """Return the positions of a path at a time, linear between its points, held at its ends."""
-    if when <= times[0]:
-        return np.asarray(positions[0], dtype=float)
-    if when >= times[-1]:
-        return np.asarray(positions[-1], dtype=float)
-    index = int(np.searchsorted(times, when))
-    share = (when - times[index - 1]) / (times[index] - times[index - 1])
-    return np.asarray(
-        positions[index - 1] + share * (positions[index] - positions[index - 1]), dtype=float
+def _along(times: list[float], positions: FloatArray, when: FloatArray) -> FloatArray:
+    """
+    Return the positions of a path at several times, linear between its points, held at its ends.
+
+    :param times: The path's point times [s].
+    :param positions: Its points' positions, shape (n, dof).
+    :param when: The times, shape (s,) [s].
+    :return: The positions, shape (s, dof).
+    """
+    points = np.asarray(times, dtype=float)
+    rows = np.asarray(positions, dtype=float)
+    result = np.empty((len(when), rows.shape[1]))
+    result[when >= points[-1]] = rows[-1]
+    result[when <= points[0]] = rows[0]
+    inside = np.flatnonzero((when > points[0]) & (when < points[-1]))
+    if inside.size:
+        index = np.searchsorted(points, when[inside])
+        share = (when[inside] - points[index - 1]) / (points[index] - points[index - 1])
+        result[inside] = rows[index - 1] + share[:, None] * (rows[index] - rows[index - 1])
+    return result
+
+
+def _step_key(
+    paths: Mapping[str, tuple[list[float], FloatArray]],
+    held: Mapping[str, FloatArray],
+    torso: float | None,
+) -> tuple[object, ...]:
+    """Return what a step's check depends on, exactly: its paths, commands and torso lift."""
+    return (
+        tuple((name, tuple(times), positions.dtype.str, positions.shape, positions.tobytes())
+              for name, (times, positions) in sorted(paths.items())),
+        tuple((name, value.dtype.str, value.shape, value.tobytes())
+              for name, value in sorted(held.items())),
+        torso,
     )

@@ -82,6 +82,7 @@ from typing import Any, Final
 
 from pic_ros.checks import check_choice
 from pic_ros.exceptions import ConfigError
+from pic_ros.resources import read_yaml
 from pic_ros.robot.collision_spec import CollisionSpec, WorkspaceSpec
 from pic_ros.robot.mapping_defaults import MappingDefaults
 from pic_ros.robot.mobile_base import (
@@ -91,7 +92,6 @@ from pic_ros.robot.mobile_base import (
     MobileBaseSpec,
 )
 from pic_ros.skeleton import Side
-import yaml
 
 LANDMARKS = ('shoulder', 'elbow', 'wrist')
 
@@ -687,9 +687,4 @@ def load_robot_spec(path: str | Path) -> RobotSpec:
     :return: The validated spec.
     :raises ConfigError: If the file cannot be read or is invalid.
     """
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding='utf-8'))
-    except (OSError, yaml.YAMLError) as err:
-        raise ConfigError(f'cannot read robot file {path}: {err}') from err
-    return robot_spec_from_dict(data, source=str(path))
+    return robot_spec_from_dict(read_yaml(path, 'robot file'), source=str(path))

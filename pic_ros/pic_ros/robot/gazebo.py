@@ -73,6 +73,7 @@ from xml.sax.saxutils import escape, quoteattr
 import numpy as np
 from pic_ros.checks import check_choice
 from pic_ros.exceptions import ChainError, ConfigError
+from pic_ros.resources import read_yaml
 from pic_ros.robot.kinematics.robot_model import JointType
 from pic_ros.robot.kinematics.transforms import transform_from_xyz_rpy
 from pic_ros.robot.robot import load_robot, Robot
@@ -233,10 +234,7 @@ def read_controllers(controllers_file: str | Path) -> tuple[ControllerEntry, ...
     :raises ConfigError: If the file cannot be read or has no controller.
     """
     path = Path(controllers_file)
-    try:
-        data = yaml.safe_load(path.read_text(encoding='utf-8'))
-    except (OSError, yaml.YAMLError) as err:
-        raise ConfigError(f'cannot read controllers file {path}: {err}') from err
+    data = read_yaml(path, 'controllers file')
     try:
         manager = data['controller_manager']['ros__parameters']
     except (KeyError, TypeError) as err:

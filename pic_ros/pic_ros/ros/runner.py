@@ -1,9 +1,9 @@
 """
 The ``main()`` of every node executable: its command line, signals and a clean shutdown.
 
-Every executable (``skeleton_node``, ``solver_node``, ``trajectory_publisher``, ``sim_robot``,
-``teleop``, ``replay``) runs its nodes through :func:`run_nodes`; :func:`run_node` is the whole
-``main`` of an executable whose options are its node's parameters.
+Every executable (``skeleton_node``, ``solver_node``, ``trajectory_publisher``, ``teleop``, and
+pic_ros_tools' ``sim_robot`` and ``replay``) runs its nodes through :func:`run_nodes`;
+:func:`run_node` is the whole ``main`` of an executable whose options are its node's parameters.
 
 - **Command line.** :func:`parse_command_line` sets the ROS arguments apart with
   ``rclpy.utilities.remove_ros_args`` and parses the rest strictly: ``--help`` prints the usage
@@ -13,8 +13,8 @@ Every executable (``skeleton_node``, ``solver_node``, ``trajectory_publisher``, 
   ``--ros-args -p robot:=tiago`` is, and wins over a ``-p`` of the same parameter.
 - **Spinning.** Every executable's nodes spin for as long as it runs, so their parameter
   services always answer (``ros2 param list``): until shutdown (:func:`spin_until_shutdown`),
-  for a time (:func:`spin_for`), or in a thread beside a main loop of the executable's own
-  (:func:`spin_while`: ``replay`` publishing a bag).
+  or for a time (:func:`spin_for`); pic_ros_tools' ``replay`` spins them in a thread beside its
+  own main loop (``pic_ros_tools.ros.background_spin``).
 - **Signals.** SIGINT and SIGTERM, however many and whenever they arrive, only ask for a stop
   (:class:`StopSignals`). rclpy's handlers, installed by ``rclpy.init`` on top of ours, shut the
   context down, which ends the spin; ours then record the signal instead of raising
@@ -76,15 +76,6 @@ _ROS_TYPES = {
 Spin = Callable[[Executor, Sequence[Node]], object]
 """Runs the nodes (with the executor made for them) until done or shut down."""
 
-STOP_JOIN_SECONDS = 1.0
-"""
-Longest wait for a background spin thread to end at a stop [s].
-
-The thread sees its stop flag within one ``spin_once`` period (:class:`BackgroundSpin`), or at
-once when the context is shut down; a thread still in a callback past this bound is a daemon
-thread and does not keep the process alive.
-"""
-
 
 class StopSignals:
     """
@@ -105,7 +96,7 @@ class StopSignals:
 
     def install(self) -> StopSignals:
         """
-        Install the handlers, keeping the previous ones for :meth:`restore`.
+        Install the handlers (in the main thread only).
 
         :return: This object.
         """
@@ -128,12 +119,6 @@ class StopSignals:
         if self._previous:
             for number in STOP_SIGNALS:
                 signal.signal(number, signal.SIG_IGN)
-
-    def restore(self) -> None:
-        """Put back the handlers that were installed before :meth:`install`."""
-        for number, handler in self._previous.items():
-            signal.signal(number, handler)
-        self._previous.clear()
 
 
 def parse_command_line(
@@ -247,72 +232,6 @@ def spin_for(seconds: float) -> Spin:
     return spin
 
 
-class BackgroundSpin:
-    """
-    Spin an executor in a daemon thread until :meth:`stop`, which ends the thread first.
-
-    For a process's own helper node (a recorder, a probe) beside its main work. rclpy's
-    ``Executor.shutdown`` called while another thread is in ``spin`` races with it: the spin may
-    still be handling a callback and then use the executor's guard condition that shutdown has
-    destroyed (``'NoneType' object has no attribute 'trigger'`` in the spinning thread). Here the
-    thread leaves its loop and is joined before the executor is shut down.
-
-    :param executor: The executor, its nodes added.
-    :param period: Longest wait of one ``spin_once`` [s]: how soon the thread sees :meth:`stop`.
-    """
-
-    def __init__(self, executor: Executor, period: float = 0.05) -> None:
-        self.executor = executor
-        self._period = period
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._spin, name='background_spin', daemon=True)
-        self._thread.start()
-
-    def _spin(self) -> None:
-        try:
-            while not self._stop.is_set() and self.executor.context.ok():
-                self.executor.spin_once(timeout_sec=self._period)
-        except ExternalShutdownException:  # the context was shut down first
-            pass
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """
-        End the thread (a bounded wait), then shut the executor down.
-
-        :param timeout: Longest wait for each of the two [s].
-        """
-        self._stop.set()
-        self._thread.join(timeout=timeout)
-        self.executor.shutdown(timeout_sec=timeout)
-
-
-def spin_while(work: Callable[[Sequence[Node]], object]) -> Spin:
-    """
-    Return a spin that runs some work in the calling (main) thread while the nodes spin beside it.
-
-    For an executable whose main work is a loop of its own (``replay`` publishing a bag): the
-    executor spins in a :class:`BackgroundSpin` thread for as long as the work runs, so the nodes'
-    parameter services, ``/clock`` subscription and other callbacks are answered meanwhile. The
-    spin ends when the work returns (or raises), the thread joined before the executor is shut
-    down. The work must return soon after the context is shut down (a stop signal): it should
-    check ``context.ok()`` in its waits.
-
-    :param work: Called with the nodes; its return value is ignored.
-    :return: The spin function.
-    """
-
-    def spin(executor: Executor, nodes: Sequence[Node]) -> None:
-        for node in nodes:
-            executor.add_node(node)
-        background = BackgroundSpin(executor)
-        try:
-            work(nodes)
-        finally:
-            background.stop(timeout=STOP_JOIN_SECONDS)
-
-    return spin
-
-
 def run_nodes(
     prog: str,
     ros_arguments: Sequence[str],
@@ -322,13 +241,13 @@ def run_nodes(
     spin: Spin = spin_until_shutdown,
     before_destroy: Callable[[Sequence[Node]], None] | None = None,
     error_status: int = START_FAILED,
-    exiting: bool = True,
 ) -> int:
     """
     Initialise rclpy, build the nodes, spin them until done or stopped, then clean up.
 
     The executor is made right after ``rclpy.init``, before the nodes: rclpy cannot make one once
-    a signal has shut the context down.
+    a signal has shut the context down. On return the stop signals are ignored (the process is
+    to exit next, :meth:`StopSignals.ignore`).
 
     :param prog: The executable's name, for the one-line error messages.
     :param ros_arguments: The ROS arguments for ``rclpy.init`` (``--ros-args ...``).
@@ -338,8 +257,6 @@ def run_nodes(
     :param before_destroy: Called with the nodes before they are destroyed (e.g. a summary).
     :param error_status: Exit status when a node cannot be built or run for a reason the user
         can fix (:data:`USER_ERRORS`, reported in one line).
-    :param exiting: The process exits after this: the stop signals stay ignored through the
-        interpreter's teardown. False puts the previous handlers back instead.
     :return: Exit status: 0 (also when stopped by signals), ``error_status`` for an error the
         user can fix, 2 for malformed ROS arguments.
     """
@@ -352,10 +269,7 @@ def run_nodes(
             return USAGE_ERROR
         return _run(prog, build, executor, spin, before_destroy, error_status, stop)
     finally:
-        if exiting:
-            stop.ignore()
-        else:
-            stop.restore()
+        stop.ignore()
 
 
 def _run(

@@ -104,13 +104,6 @@ class SolverConfig:
         )
 
     @property
-    def eta_label(self) -> int | None:
-        """Return η as reported in results: 0 for PIC, 1..3 for PICs, ``None`` for the others."""
-        if self.name == 'pics':
-            return self.eta
-        return 0 if self.name == 'pic' else None
-
-    @property
     def label(self) -> str:
         """Short label for tables, e.g. ``PICs(η=2)``."""
         if self.name == 'pics':

@@ -224,8 +224,14 @@ def _task_arms(data_dir: Path, name: str) -> tuple[frozenset[Side], ...]:
     return reference
 
 
-def _pads(data_dir: Path, name: str) -> dict[str, PaperPad]:
-    """Read the task surface of every paper-config robot whose configuration has one."""
+def paper_pads(data_dir: Path, name: str) -> dict[str, PaperPad]:
+    """
+    Read the task surface of every paper robot's configuration of a paper recording.
+
+    :param data_dir: The paper's demonstration folder (its configurations in ``paper_configs``).
+    :param name: The recording name (``incision_straight3``).
+    :return: The task surface per paper robot whose configuration has one.
+    """
     return pads_of_configs(data_dir / _PAPER_CONFIG_DIR, name)
 
 
@@ -290,7 +296,7 @@ def load_paper_demonstration(data_dir: Path | str, name: str) -> PaperDemonstrat
     segments = load_segments(segment_path, frame_count=len(recording))
     return PaperDemonstration(
         name=name, recording=recording, segments=segments, task_arms=_task_arms(data_dir, name),
-        pads=_pads(data_dir, name),
+        pads=paper_pads(data_dir, name),
     )
 
 

@@ -41,9 +41,9 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 from pic_ros.motion.commander import CommanderConfig, minimum_rate
-from pic_ros.ros.runner import BackgroundSpin
 from pic_ros.trackers.xsens_wire import XsensSegment
 from pic_ros_tools.metrics import percentile_ms
+from pic_ros_tools.ros.background_spin import BackgroundSpin
 from pic_ros_tools.ros.processes import (
     loopback_environment,
     ManagedProcess,

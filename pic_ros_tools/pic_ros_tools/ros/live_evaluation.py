@@ -4,17 +4,19 @@
 Each robot x recording x setting is played through the five processes of the demo
 (:func:`pic_ros_tools.ros.live_run.record_pipeline`, on sim_robot's ``/clock``) without drawing
 anything, then scored by :func:`pic_ros_tools.live_evaluation.live_record` beside the offline
-``evaluate`` of the same skeletons and settings. With ``--logs``, each run's folder there
-(``<robot>_<solver>_<correspondence>``, behind the recording's name when several are played)
-holds its processes' logs and ``run.mcap``, the run's topics as a rosbag2-compatible MCAP
-(:func:`~pic_ros_tools.ros.live_run.run_topics`), with ``run_scene.mcap`` beside it (the robot
-and the person as Foxglove scene entities: :mod:`pic_ros_tools.ros.foxglove_scene`).
+``evaluate`` of the same skeletons and settings, with the PIC paper's PO on the run's frames
+when the recording has a task surface (a paper recording's configurations). With ``--logs``,
+each run's folder there (``<robot>_<solver>_<correspondence>``, behind the recording's name
+when several are played) holds its processes' logs and ``run.mcap``, the run's topics as a
+rosbag2-compatible MCAP (:func:`~pic_ros_tools.ros.live_run.run_topics`), with
+``run_scene.mcap`` beside it (the robot and the person as Foxglove scene entities:
+:mod:`pic_ros_tools.ros.foxglove_scene`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 import itertools
 from pathlib import Path
 import sys
@@ -25,7 +27,7 @@ from pic_ros.correspondence import MappingConfig
 from pic_ros.human.processing import ProcessingConfig
 from pic_ros.robot.robot import Robot
 from pic_ros.solvers import SolverConfig
-from pic_ros_tools.catalog import replay_path
+from pic_ros_tools.catalog import recording_pads, replay_path
 from pic_ros_tools.convert import replayable_recording
 from pic_ros_tools.evaluation import EvaluationSettings, run_imitation, score
 from pic_ros_tools.live_evaluation import live_record
@@ -94,6 +96,9 @@ def live_records(settings: LiveSettings) -> list[dict[str, Any]]:
         for name in settings.recordings:
             replayed = replayable_recording(replay_path(name), scratch, notice=_progress)
             played = replayed.played(settings.duration)
+            task = replayed.demonstration  # its segments and task surfaces give the live PO
+            if not task.pads:
+                task = replace(task, pads=recording_pads(name))
             for robot, mapping, solver in itertools.product(
                 settings.robots, settings.mappings, settings.solvers
             ):
@@ -116,6 +121,8 @@ def live_records(settings: LiveSettings) -> list[dict[str, Any]]:
                 )
                 offline = score(asked, played, robot, solver)
                 records.append(
-                    live_record(robot, played, recording, solver, mapping, offline, asked)
+                    live_record(
+                        robot, played, recording, solver, mapping, offline, asked, task=task
+                    )
                 )
     return records

@@ -42,9 +42,9 @@ import numpy as np
 from pic_ros.exceptions import PicRosError
 from pic_ros.robot.robot import Robot
 from pic_ros.ros.conversions import time_from_msg
-from pic_ros.ros.runner import BackgroundSpin
 from pic_ros_tools.convert import ReplayableRecording
 from pic_ros_tools.demo_report import DemoRecording
+from pic_ros_tools.ros.background_spin import BackgroundSpin
 from pic_ros_tools.ros.foxglove_scene import write_scene
 from pic_ros_tools.ros.mcap_recorder import DiscoveryRule, McapRecorder, RecordedTopic
 from pic_ros_tools.ros.processes import (

@@ -22,10 +22,10 @@ transient-local, else volatile. ``/clock`` is reliable, keep-last 1 (a best-effo
 subscriber still matches).
 
 Publishing runs in the main thread while the node spins in a thread beside it
-(:func:`pic_ros.ros.runner.spin_while`), so its parameter services answer (``ros2 param list``)
-during the whole playback. The process exits when the bag has been played (after waiting,
-bounded, for the subscribers' acknowledgements of the reliable topics), unless ``--loop``; SIGINT
-or SIGTERM stops it cleanly (exit status 0).
+(:func:`pic_ros_tools.ros.background_spin.spin_while`), so its parameter services answer
+(``ros2 param list``) during the whole playback. The process exits when the bag has been played
+(after waiting, bounded, for the subscribers' acknowledgements of the reliable topics), unless
+``--loop``; SIGINT or SIGTERM stops it cleanly (exit status 0).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 from pic_ros.exceptions import ConfigError, PicRosError
-from pic_ros.ros.runner import run_nodes, spin_while
+from pic_ros.ros.runner import run_nodes
 from pic_ros_tools.recordings.rosbag import (
     bag_info,
     BagInfo,
@@ -50,6 +50,7 @@ from pic_ros_tools.recordings.rosbag import (
     format_bag_info,
     read_messages,
 )
+from pic_ros_tools.ros.background_spin import spin_while
 from pic_ros_tools.ros.replay_options import (
     build_parser,
     DEFAULT_DEPTH,
