@@ -36,7 +36,9 @@ smallest and largest delay of the joined ones and those peaks (``joined_*``).
 A trajectory reaches its simulated controller when the middleware received it (the message
 info's ``received_timestamp``; the physics is first stepped to that time), not when this node's
 one thread, which also steps the physics and publishes, gets to its callback: JTC takes its
-topic in the controller manager's executor thread, apart from the control loop. The longest
+topic in the controller manager's executor thread, apart from the control loop. So before each
+physics update (whose timer the executor runs before the subscriptions) the trajectories
+waiting in the subscriptions' queues are taken, in the order of their reception. The longest
 wait in this process since the previous report is on ``/diagnostics`` (``queued_max``); a
 reception time the middleware does not give, or more than :data:`MAX_QUEUED` back, is not used
 (the trajectory arrives when its callback runs).
@@ -92,6 +94,7 @@ from pic_ros_tools.sim.frame_recorder import FrameRecorder
 from pic_ros_tools.sim.mujoco_robot import SimRobot
 from pic_ros_tools.sim.trajectory import Trajectory, TrajectoryStatus, Waypoint
 from rclpy.clock import Clock, ClockType
+from rclpy.exceptions import InvalidHandle
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -189,8 +192,9 @@ class SimRobotNode(Node):
         self._names = list(self.sim.joint_names)
         self._reports = {controller: _ControllerReport() for controller in self.sim.controllers}
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        self._trajectory_subscriptions: dict[str, Any] = {}
         for controller in self.sim.controllers:
-            self.create_subscription(
+            self._trajectory_subscriptions[controller] = self.create_subscription(
                 JointTrajectory, f'{controller}/joint_trajectory',
                 self._trajectory_callback(controller), reliable,
             )
@@ -259,14 +263,43 @@ class SimRobotNode(Node):
         if values['diagnostics_period'] != self._values['diagnostics_period']:
             self._diagnostics.set_period(float(values['diagnostics_period']))
 
-    def _advance(self, wall: float | None = None) -> None:
+    def _advance(self) -> None:
         """
-        Step the simulation to the wall-clock time since the first update (minus slips).
+        Step the simulation to now, first taking the trajectories received meanwhile.
 
-        :param wall: The steady clock's time to reach [s]; None: now. A time the simulation has
-            passed already does nothing.
+        Every trajectory waiting in a subscription's queue is taken, in the order of reception
+        over all controllers, each once the physics reached its reception: a trajectory waits
+        behind this node's own work (the physics, the publishing: the executor runs the timer
+        before the subscriptions) no more than it would in JTC's executor thread.
         """
-        now = self._wall_now() if wall is None else wall
+        pending: list[tuple[float, int, str, JointTrajectory, int]] = []
+        for controller, subscription in self._trajectory_subscriptions.items():
+            while True:
+                try:
+                    with subscription.handle:
+                        taken = subscription.handle.take_message(
+                            subscription.msg_type, subscription.raw
+                        )
+                except InvalidHandle:  # destroyed: shutting down
+                    break
+                if taken is None:
+                    break
+                message, info = taken
+                received = int(info['received_timestamp'])
+                reception = self._reception(received)
+                order = math.inf if reception is None else reception
+                pending.append((order, len(pending), controller, message, received))
+        for _, _, controller, message, received in sorted(pending):
+            self._on_trajectory(controller, message, received)
+        self._step_wall(self._wall_now())
+
+    def _step_wall(self, now: float) -> None:
+        """
+        Step the simulation to a steady-clock time, as the time since the first update.
+
+        :param now: The steady clock's time to reach [s] (minus slips); a time the simulation
+            has passed already does nothing.
+        """
         if self._wall_start is None:
             self._wall_start = now
         target = self._sim_origin + now - self._wall_start - self._slipped
@@ -293,6 +326,7 @@ class SimRobotNode(Node):
         """Return the subscription callback of a controller's trajectories (with message info)."""
         def on_message(message: JointTrajectory, info: MessageInfo) -> None:
             self._on_trajectory(controller, message, int(info['received_timestamp']))
+            self._advance()  # the rest of the queues, and the physics to now
 
         return on_message
 
@@ -315,17 +349,15 @@ class SimRobotNode(Node):
         reception = self._reception(received)
         report = self._reports[controller]
         queued = math.nan
+        now = self._wall_now()
         if reception is not None:  # taken when received, as JTC's own executor thread does
-            queued = self._wall_now() - reception
+            queued = now - reception
             report.queued_max = max(report.queued_max, queued)
-            self._advance(reception)
-        else:
-            self._advance()
+        self._step_wall(now if reception is None else reception)
         trajectory = trajectory_from_msg(message, self._to_sim_time(message.header.stamp))
         stats = self.sim.follower(controller).stats
         joined = stats.joined
         verdict = self.sim.command(controller, trajectory)
-        now = self._wall_now()
         if verdict.accepted and stats.joined > joined and stats.last_join is not None:
             self._log_join(controller, report, now, queued, *stats.last_join)
         if verdict.accepted:
