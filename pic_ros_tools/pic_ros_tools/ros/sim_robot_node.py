@@ -263,7 +263,7 @@ class SimRobotNode(Node):
         if values['diagnostics_period'] != self._values['diagnostics_period']:
             self._diagnostics.set_period(float(values['diagnostics_period']))
 
-    def _advance(self) -> None:
+    def _advance(self, taken: tuple[str, JointTrajectory, int] | None = None) -> None:
         """
         Step the simulation to now, first taking the trajectories received meanwhile.
 
@@ -271,20 +271,26 @@ class SimRobotNode(Node):
         over all controllers, each once the physics reached its reception: a trajectory waits
         behind this node's own work (the physics, the publishing: the executor runs the timer
         before the subscriptions) no more than it would in JTC's executor thread.
+
+        :param taken: A trajectory the executor took already, with its controller and its
+            ``received_timestamp`` [ns], or None.
         """
         pending: list[tuple[float, int, str, JointTrajectory, int]] = []
+        if taken is not None:
+            reception = self._reception(taken[2])
+            pending.append((math.inf if reception is None else reception, 0, *taken))
         for controller, subscription in self._trajectory_subscriptions.items():
             while True:
                 try:
                     with subscription.handle:
-                        taken = subscription.handle.take_message(
+                        waiting = subscription.handle.take_message(
                             subscription.msg_type, subscription.raw
                         )
                 except InvalidHandle:  # destroyed: shutting down
                     break
-                if taken is None:
+                if waiting is None:
                     break
-                message, info = taken
+                message, info = waiting
                 received = int(info['received_timestamp'])
                 reception = self._reception(received)
                 order = math.inf if reception is None else reception
@@ -325,8 +331,7 @@ class SimRobotNode(Node):
     def _trajectory_callback(self, controller: str) -> Any:
         """Return the subscription callback of a controller's trajectories (with message info)."""
         def on_message(message: JointTrajectory, info: MessageInfo) -> None:
-            self._on_trajectory(controller, message, int(info['received_timestamp']))
-            self._advance()  # the rest of the queues, and the physics to now
+            self._advance((controller, message, int(info['received_timestamp'])))
 
         return on_message
 
