@@ -67,7 +67,7 @@ import argparse
 from collections.abc import Sequence
 import math
 import sys
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticStatus
@@ -94,15 +94,24 @@ from pic_ros_tools.sim.frame_recorder import FrameRecorder
 from pic_ros_tools.sim.mujoco_robot import SimRobot
 from pic_ros_tools.sim.trajectory import Trajectory, TrajectoryStatus, Waypoint
 from rclpy.clock import Clock, ClockType
-from rclpy.exceptions import InvalidHandle
+import rclpy.exceptions
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from rclpy.subscription import MessageInfo
+from rclpy.subscription import Subscription
 from rosgraph_msgs.msg import Clock as ClockMessage
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory
+
+if TYPE_CHECKING:
+    from rclpy.subscription import MessageInfo
+
+MESSAGE_INFO = hasattr(Subscription, 'CallbackType')
+"""Whether rclpy gives a subscription callback the message info (Iron and later; not Humble's,
+where a trajectory's reception is not known and it arrives when it is taken)."""
+
+_INVALID_HANDLE: type[Exception] = getattr(rclpy.exceptions, 'InvalidHandle', RuntimeError)
 
 PARAMETERS = SIM_ROBOT
 """The node's parameters (:data:`pic_ros_tools.ros.schema.SIM_ROBOT`)."""
@@ -286,12 +295,12 @@ class SimRobotNode(Node):
                         waiting = subscription.handle.take_message(
                             subscription.msg_type, subscription.raw
                         )
-                except InvalidHandle:  # destroyed: shutting down
+                except _INVALID_HANDLE:  # destroyed: shutting down
                     break
                 if waiting is None:
                     break
-                message, info = waiting
-                received = int(info['received_timestamp'])
+                message, info = waiting if isinstance(waiting, tuple) else (waiting, {})
+                received = int(info.get('received_timestamp', 0))
                 reception = self._reception(received)
                 order = math.inf if reception is None else reception
                 pending.append((order, len(pending), controller, message, received))
@@ -333,7 +342,10 @@ class SimRobotNode(Node):
         def on_message(message: JointTrajectory, info: MessageInfo) -> None:
             self._advance((controller, message, int(info['received_timestamp'])))
 
-        return on_message
+        def on_message_only(message: JointTrajectory) -> None:
+            self._advance((controller, message, 0))
+
+        return on_message if MESSAGE_INFO else on_message_only
 
     def _reception(self, received: int) -> float | None:
         """
