@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import numpy as np
 from pic_ros.exceptions import ConfigError
+from pic_ros.motion.limiter import MotionLimits
 from pic_ros_tools.sim.trajectory import (
     DELAY_WINDOW,
     FollowerConfig,
@@ -440,3 +441,31 @@ def test_the_delay_of_stamped_trajectories_is_recorded_and_of_unstamped_ones_not
     assert len(follower.stats.delays) == DELAY_WINDOW
     assert follower.stats.delay_ms(100.0) == pytest.approx(1.0)
     assert follower.stats.delay_max == pytest.approx(0.030)
+
+
+def test_a_joined_trajectory_records_its_delay_and_the_shares_of_the_limits_it_reaches():
+    """
+    A late stamped trajectory that leaves the command is joined: its delay and peaks are kept.
+
+    The join delays are the smallest and the largest of the joined ones only (a trajectory
+    taken on arrival is not one), and the peaks those of the joins as followed.
+    """
+    limits = MotionLimits(
+        lower=LOWER, upper=UPPER, velocity=np.full(3, 1.0), acceleration=np.full(3, 2.0),
+        jerk=np.full(3, 20.0),
+    )
+    follower = TrajectoryFollower(NAMES, LOWER, UPPER, [0.0] * 3, limits=limits)
+    assert math.isnan(follower.stats.join_delays[0]) and follower.stats.last_join is None
+    assert follower.set_trajectory(one_point(0.5, [0.1] * 3), now=1.0).accepted
+    assert follower.stats.joined == 0 and math.isnan(follower.stats.join_delays[1])
+    for delay in (0.05, 0.02):
+        points = [Waypoint(0.01, [0.3] * 3, [0.0] * 3), Waypoint(1.0, [0.3] * 3, [0.0] * 3)]
+        now = 1.2 + delay
+        assert follower.set_trajectory(Trajectory(NAMES, points, stamp=now - delay), now).accepted
+    stats = follower.stats
+    assert stats.joined == 2
+    assert stats.join_delays == pytest.approx((0.02, 0.05))
+    assert stats.last_join is not None and stats.last_join[0] == pytest.approx(0.02)
+    assert stats.join_peaks.pairs > 0
+    assert stats.join_peaks.peak == max(stats.join_peaks.velocity, stats.join_peaks.acceleration,
+                                        stats.join_peaks.jerk) > 0.0

@@ -410,8 +410,9 @@ def test_a_trajectory_arriving_after_its_first_point_is_joined_and_reported(prob
     """
     A trajectory stamped 0.3 s before it is sent is joined and reported as a WARN.
 
-    The WARN names plan_ahead and the figures carry the delay; the next report, with no new join
-    (and no rejection), is OK again.
+    The WARN names plan_ahead and the figures carry the delay (the joined ones' too, and the
+    wait of the trajectories in the node between reception and callback); the next report,
+    with no new join (and no rejection), is OK again.
     """
     go_to_neutral(probe)
     controller = 'right_arm_controller'
@@ -434,6 +435,9 @@ def test_a_trajectory_arriving_after_its_first_point_is_joined_and_reported(prob
     assert 'plan_ahead' in message
     assert float(values['delay_max [ms]']) >= 300.0
     assert float(values['delay_p50 [ms]']) <= float(values['delay_p99 [ms]'])
+    assert float(values['joined_delay_max [ms]']) >= 300.0  # the join's own delay
+    assert float(values['joined_delay_min [ms]']) <= float(values['joined_delay_max [ms]'])
+    assert float(values['queued_max [ms]']) >= 0.0
     assert next_values['joined'] == values['joined']
     if next_values['rejected'] == '0':
         assert next_level == DiagnosticStatus.OK[0]

@@ -29,7 +29,19 @@ controller's status is WARN after a rejection and in a report with a new join or
 trajectory beyond a limit: a streamed chunk is joined rather than continued when it arrives
 more than the trajectory publisher's
 ``plan_ahead`` after the step that made it (its stamp is up to one point spacing, 10 ms, before
-that step), which the delay tells.
+that step), which the delay tells; each join is logged (throttled) with its delay and the shares
+of the velocity, acceleration and jerk limits it reaches, and ``/diagnostics`` gives the
+smallest and largest delay of the joined ones and those peaks (``joined_*``).
+
+A trajectory reaches its simulated controller when the middleware received it (the message
+info's ``received_timestamp``; the physics is first stepped to that time), not when this node's
+one thread, which also steps the physics and publishes, gets to its callback: JTC takes its
+topic in the controller manager's executor thread, apart from the control loop. So before each
+physics update (whose timer the executor runs before the subscriptions) the trajectories
+waiting in the subscriptions' queues are taken, in the order of their reception. The longest
+wait in this process since the previous report is on ``/diagnostics`` (``queued_max``); a
+reception time the middleware does not give, or more than :data:`MAX_QUEUED` back, is not used
+(the trajectory arrives when its callback runs).
 
 A robot file with ``mobile_base`` (:mod:`pic_ros.robot.mobile_base`) adds the base's interface of
 the real robot: the node subscribes its velocity command topic (``geometry_msgs/Twist``, a relative
@@ -55,13 +67,14 @@ import argparse
 from collections.abc import Sequence
 import math
 import sys
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import Twist, WrenchStamped
 from nav_msgs.msg import Odometry
 from pic_ros.exceptions import ConfigError
+from pic_ros.motion.streaming import SegmentPeaks
 from pic_ros.ros.conversions import status_to_msg, time_from_msg, time_to_msg
 from pic_ros.ros.diagnostics import DiagnosticsReporter, RateMeter
 from pic_ros.ros.parameters import declare_parameters, validation_callback, Values
@@ -81,13 +94,24 @@ from pic_ros_tools.sim.frame_recorder import FrameRecorder
 from pic_ros_tools.sim.mujoco_robot import SimRobot
 from pic_ros_tools.sim.trajectory import Trajectory, TrajectoryStatus, Waypoint
 from rclpy.clock import Clock, ClockType
+import rclpy.exceptions
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.subscription import Subscription
 from rosgraph_msgs.msg import Clock as ClockMessage
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory
+
+if TYPE_CHECKING:
+    from rclpy.subscription import MessageInfo
+
+MESSAGE_INFO = hasattr(Subscription, 'CallbackType')
+"""Whether rclpy gives a subscription callback the message info (Iron and later; not Humble's,
+where a trajectory's reception is not known and it arrives when it is taken)."""
+
+_INVALID_HANDLE: type[Exception] = getattr(rclpy.exceptions, 'InvalidHandle', RuntimeError)
 
 PARAMETERS = SIM_ROBOT
 """The node's parameters (:data:`pic_ros_tools.ros.schema.SIM_ROBOT`)."""
@@ -97,6 +121,11 @@ MAX_CATCH_UP = 0.1
 
 PUSH_HOLD = 0.1
 """How long one ``sim/push`` message pushes [s] (simulation time)."""
+
+MAX_QUEUED = 1.0
+"""Longest wait of a trajectory between its reception and its callback taken as such [s]: a
+reception time further back (another clock's, or none) is not used and the trajectory arrives
+when its callback runs."""
 
 LOG_THROTTLE = 2.0
 """Shortest interval between two logs of the same rejection reason of a controller [s]."""
@@ -137,6 +166,9 @@ class _ControllerReport:
         self.last_error = 0.0
         self.joined = 0  # the follower's joined count at the previous report
         self.segment_violations = 0  # and its count of trajectories beyond a limit
+        self.join_logged = -math.inf  # wall-clock time of the last join logged
+        self.queued_max = 0.0  # longest wait of a trajectory in this process since the report
+        self.joins_suppressed = 0
         self.last_logged: dict[TrajectoryStatus, float] = {}
         self.suppressed: dict[TrajectoryStatus, int] = {}
 
@@ -161,6 +193,7 @@ class SimRobotNode(Node):
             self.destroy_node()  # a node that failed to start leaves nothing behind for rclpy
             raise
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self._system = Clock(clock_type=ClockType.SYSTEM_TIME)  # the middleware's timestamps
         self._wall_start: float | None = None
         self._sim_origin = self.sim.time
         self._slipped = 0.0
@@ -168,10 +201,11 @@ class SimRobotNode(Node):
         self._names = list(self.sim.joint_names)
         self._reports = {controller: _ControllerReport() for controller in self.sim.controllers}
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        self._trajectory_subscriptions: dict[str, Any] = {}
         for controller in self.sim.controllers:
-            self.create_subscription(
+            self._trajectory_subscriptions[controller] = self.create_subscription(
                 JointTrajectory, f'{controller}/joint_trajectory',
-                lambda message, name=controller: self._on_trajectory(name, message), reliable,
+                self._trajectory_callback(controller), reliable,
             )
         self._joint_states = self.create_publisher(JointState, 'joint_states', reliable)
         self._description = self.create_publisher(String, 'robot_description', LATCHED)
@@ -238,9 +272,49 @@ class SimRobotNode(Node):
         if values['diagnostics_period'] != self._values['diagnostics_period']:
             self._diagnostics.set_period(float(values['diagnostics_period']))
 
-    def _advance(self) -> None:
-        """Step the simulation to the wall-clock time since the first update (minus slips)."""
-        now = self._wall_now()
+    def _advance(self, taken: tuple[str, JointTrajectory, int] | None = None) -> None:
+        """
+        Step the simulation to now, first taking the trajectories received meanwhile.
+
+        Every trajectory waiting in a subscription's queue is taken, in the order of reception
+        over all controllers, each once the physics reached its reception: a trajectory waits
+        behind this node's own work (the physics, the publishing: the executor runs the timer
+        before the subscriptions) no more than it would in JTC's executor thread.
+
+        :param taken: A trajectory the executor took already, with its controller and its
+            ``received_timestamp`` [ns], or None.
+        """
+        pending: list[tuple[float, int, str, JointTrajectory, int]] = []
+        if taken is not None:
+            reception = self._reception(taken[2])
+            pending.append((math.inf if reception is None else reception, 0, *taken))
+        for controller, subscription in self._trajectory_subscriptions.items():
+            while True:
+                try:
+                    with subscription.handle:
+                        waiting = subscription.handle.take_message(
+                            subscription.msg_type, subscription.raw
+                        )
+                except _INVALID_HANDLE:  # destroyed: shutting down
+                    break
+                if waiting is None:
+                    break
+                message, info = waiting if isinstance(waiting, tuple) else (waiting, {})
+                received = int(info.get('received_timestamp', 0))
+                reception = self._reception(received)
+                order = math.inf if reception is None else reception
+                pending.append((order, len(pending), controller, message, received))
+        for _, _, controller, message, received in sorted(pending):
+            self._on_trajectory(controller, message, received)
+        self._step_wall(self._wall_now())
+
+    def _step_wall(self, now: float) -> None:
+        """
+        Step the simulation to a steady-clock time, as the time since the first update.
+
+        :param now: The steady clock's time to reach [s] (minus slips); a time the simulation
+            has passed already does nothing.
+        """
         if self._wall_start is None:
             self._wall_start = now
         target = self._sim_origin + now - self._wall_start - self._slipped
@@ -263,14 +337,48 @@ class SimRobotNode(Node):
         ros_now = self.get_clock().now().nanoseconds * 1e-9
         return seconds - ros_now + self.sim.time
 
-    def _on_trajectory(self, controller: str, message: JointTrajectory) -> None:
-        self._advance()
+    def _trajectory_callback(self, controller: str) -> Any:
+        """Return the subscription callback of a controller's trajectories (with message info)."""
+        def on_message(message: JointTrajectory, info: MessageInfo) -> None:
+            self._advance((controller, message, int(info['received_timestamp'])))
+
+        def on_message_only(message: JointTrajectory) -> None:
+            self._advance((controller, message, 0))
+
+        return on_message if MESSAGE_INFO else on_message_only
+
+    def _reception(self, received: int) -> float | None:
+        """
+        Return when the middleware received a message, on the steady clock [s].
+
+        :param received: ``received_timestamp`` of its message info, system time [ns] (0: not
+            given by the middleware).
+        :return: That time, or None when unknown or not in the last :data:`MAX_QUEUED`.
+        """
+        if received <= 0:
+            return None
+        age = self._system.now().nanoseconds * 1e-9 - received * 1e-9
+        if not 0.0 <= age <= MAX_QUEUED:
+            return None
+        return self._wall_now() - age
+
+    def _on_trajectory(self, controller: str, message: JointTrajectory, received: int = 0) -> None:
+        reception = self._reception(received)
+        report = self._reports[controller]
+        queued = math.nan
+        now = self._wall_now()
+        if reception is not None:  # taken when received, as JTC's own executor thread does
+            queued = now - reception
+            report.queued_max = max(report.queued_max, queued)
+        self._step_wall(now if reception is None else reception)
         trajectory = trajectory_from_msg(message, self._to_sim_time(message.header.stamp))
+        stats = self.sim.follower(controller).stats
+        joined = stats.joined
         verdict = self.sim.command(controller, trajectory)
+        if verdict.accepted and stats.joined > joined and stats.last_join is not None:
+            self._log_join(controller, report, now, queued, *stats.last_join)
         if verdict.accepted:
             return
-        report = self._reports[controller]
-        now = self._wall_now()
         last = report.last_logged.get(verdict.status)
         if last is not None and now - last < LOG_THROTTLE:
             report.suppressed[verdict.status] = report.suppressed.get(verdict.status, 0) + 1
@@ -280,6 +388,26 @@ class SimRobotNode(Node):
         report.last_logged[verdict.status] = now
         self.get_logger().warning(
             f'{controller}: rejected trajectory ({verdict.status.value}): {verdict.detail}{more}'
+        )
+
+    def _log_join(
+        self, controller: str, report: _ControllerReport, now: float, queued: float,
+        delay: float, peaks: SegmentPeaks,
+    ) -> None:
+        """Log a joined trajectory: its delays and the shares of the limits the join reaches."""
+        if now - report.join_logged < LOG_THROTTLE:
+            report.joins_suppressed += 1
+            return
+        more = f' ({report.joins_suppressed} more since the last log)' if (
+            report.joins_suppressed
+        ) else ''
+        report.join_logged, report.joins_suppressed = now, 0
+        self.get_logger().warning(
+            f'{controller}: joined a trajectory {_milliseconds(1e3 * delay)} ms after its stamp '
+            f'(received {_milliseconds(1e3 * queued)} ms before its callback); '
+            f'the join reaches {peaks.velocity:.2f} x the velocity, {peaks.acceleration:.2f} x '
+            f'the acceleration and {peaks.jerk:.2f} x the jerk limit'
+            f"{f' ({peaks.where})' if peaks.where else ''}{more}"
         )
 
     def _on_base_command(self, message: Twist) -> None:
@@ -385,6 +513,12 @@ class SimRobotNode(Node):
                 'delay_max [ms]': _milliseconds(1e3 * stats.delay_max),
                 'segment_violations': stats.segment_violations,
                 'segment_peak': f'{stats.segment_peak:.3f}',
+                'queued_max [ms]': f'{1e3 * report.queued_max:.1f}',
+                'joined_delay_min [ms]': _milliseconds(1e3 * stats.join_delays[0]),
+                'joined_delay_max [ms]': _milliseconds(1e3 * stats.join_delays[1]),
+                'joined_peak_velocity': f'{stats.join_peaks.velocity:.3f}',
+                'joined_peak_acceleration': f'{stats.join_peaks.acceleration:.3f}',
+                'joined_peak_jerk': f'{stats.join_peaks.jerk:.3f}',
                 'tracking_error_now [rad]': f'{report.last_error:.4f}',
                 'tracking_error_max [rad]': f'{report.max_error:.4f}',
             }
@@ -393,6 +527,7 @@ class SimRobotNode(Node):
             if stats.last_rejection is not None:
                 values['last_rejection'] = stats.last_rejection.detail
             report.max_error = 0.0
+            report.queued_max = 0.0
             joined, report.joined = stats.joined - report.joined, stats.joined
             level = DiagnosticStatus.WARN if stats.rejected or joined else DiagnosticStatus.OK
             summary = f'{stats.accepted} accepted, {stats.rejected} rejected'

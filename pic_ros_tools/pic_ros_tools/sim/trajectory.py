@@ -78,6 +78,7 @@ from pic_ros.motion.streaming import (
     LimitsLike,
     segment_peaks,
     segment_state,
+    SegmentPeaks,
 )
 from pic_ros.schema import ParameterDef
 
@@ -247,6 +248,13 @@ class FollowerStats:
         between two of them, or that the command jumps onto
         (:func:`~pic_ros.motion.streaming.segment_peaks`; only with ``limits``).
     :param segment_peak: The largest share of a limit over them (0 before the first).
+    :param join_delays: Arrival minus ``header.stamp`` of the stamped trajectories that were
+        joined, the smallest and the largest [s] (NaN before the first): how late a chunk was
+        when it found the controller past the part it repeats.
+    :param join_peaks: What the joins as followed imply, merged over every joined trajectory
+        (:class:`~pic_ros.motion.streaming.SegmentPeaks`: shares of the velocity, acceleration
+        and jerk limits, the worst segment); only with ``limits``.
+    :param last_join: The latest joined trajectory's delay [s] (NaN for stamp 0) and peaks.
     """
 
     accepted: int = 0
@@ -260,6 +268,9 @@ class FollowerStats:
     delay_max: float = math.nan
     segment_violations: int = 0
     segment_peak: float = 0.0
+    join_delays: tuple[float, float] = (math.nan, math.nan)
+    join_peaks: SegmentPeaks = field(default_factory=SegmentPeaks)
+    last_join: tuple[float, SegmentPeaks] | None = None
 
     def delay_ms(self, percentile: float) -> float:
         """
@@ -404,6 +415,7 @@ class TrajectoryFollower:
         :return: The verdict; on rejection the previous command continues unchanged.
         """
         current = self.sample(now)
+        joined = self.stats.joined
         try:
             plan, clamped = self._plan_for(trajectory, now)
         except _Rejected as rejected:
@@ -413,21 +425,33 @@ class TrajectoryFollower:
             counts[verdict.status] = counts.get(verdict.status, 0) + 1
             self.stats.last_rejection = verdict
             return verdict
+        joined = self.stats.joined > joined
+        peaks = SegmentPeaks()
         if self._limits is not None:
-            self._check_segments(plan, current, now)
+            peaks = self._check_segments(plan, current, now)
+            if joined:
+                self.stats.join_peaks = self.stats.join_peaks.merged(peaks)
         self._plan = plan
         self.stats.accepted += 1
         stamp = float(trajectory.stamp)
+        if joined:
+            self.stats.last_join = (now - stamp if stamp != 0.0 else math.nan, peaks)
         if stamp != 0.0:
             delay = now - stamp
             self.stats.delays.append(delay)
             if math.isnan(self.stats.delay_max) or delay > self.stats.delay_max:
                 self.stats.delay_max = delay
+            if joined:
+                low, high = self.stats.join_delays
+                self.stats.join_delays = (
+                    delay if math.isnan(low) else min(low, delay),
+                    delay if math.isnan(high) else max(high, delay),
+                )
         self.stats.clamped_points += clamped
         detail = f'{clamped} point(s) clamped into the position limits' if clamped else ''
         return Verdict(TrajectoryStatus.ACCEPTED, detail, clamped)
 
-    def _check_segments(self, plan: _Plan, current: JointCommand, now: float) -> None:
+    def _check_segments(self, plan: _Plan, current: JointCommand, now: float) -> SegmentPeaks:
         """Count a trajectory whose states as followed break a limit or are jumped onto."""
         assert self._limits is not None
         states: list[tuple[float, FloatArray, FloatArray | None, FloatArray | None]] = []
@@ -454,6 +478,7 @@ class TrajectoryFollower:
         stats = self.stats
         stats.segment_peak = max(stats.segment_peak, math.inf if jumped else peaks.peak)
         stats.segment_violations += int(jumped or peaks.violations > 0)
+        return peaks
 
     def _order(self, names: Sequence[str]) -> list[int]:
         """Return, per controller joint, its column in the trajectory, or reject."""
