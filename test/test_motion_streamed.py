@@ -24,7 +24,12 @@ from pic_ros_tools.catalog import load_demonstration
 from pic_ros_tools.evaluation import run_imitation
 from pic_ros_tools.recordings.demonstration import Demonstration
 from pic_ros_tools.sim.trajectory import TrajectoryFollower
-from pic_ros_tools.streamed import _chunk_trajectory, stream_trace, streamed_metrics
+from pic_ros_tools.streamed import (
+    _chunk_trajectory,
+    foresight_trace,
+    stream_trace,
+    streamed_metrics,
+)
 import pytest
 
 
@@ -103,6 +108,30 @@ def test_streamed_evaluation_of_a_few_seconds_gives_every_figure(
             assert arm['velocity_violations'] == 0
             assert arm['acceleration_violations'] == 0
             assert arm['jerk_violations'] == 0
+
+
+def test_foresight_moves_only_the_targets_and_holds_the_last_one_past_the_end(
+    demo_start: Demonstration,
+) -> None:
+    """Perfect prediction changes the solved targets only; past the end it is the last one."""
+    robot = load_robot('tiago')
+    trace = run_imitation(robot, Demonstration.whole('short', demo_start.frames[:60]),
+                          SolverConfig())
+    assert foresight_trace(trace, 0.0) is trace
+    with pytest.raises(ValueError):
+        foresight_trace(trace, -0.1)
+    shifted = foresight_trace(trace, 0.05)
+    beyond = foresight_trace(trace, 100.0)
+    for name, arm in trace.arms.items():
+        solved = arm.solved
+        assert np.array_equal(shifted.arms[name].solved, solved)
+        assert np.array_equal(shifted.arms[name].human, arm.human, equal_nan=True)
+        assert np.array_equal(shifted.arms[name].q[~solved], arm.q[~solved])
+        last = arm.q[np.flatnonzero(solved)[-1]]
+        assert np.allclose(beyond.arms[name].q[solved], last)
+        low, high = arm.q[solved].min(axis=0), arm.q[solved].max(axis=0)
+        moved = shifted.arms[name].q[solved]
+        assert np.all((moved >= low) & (moved <= high))
 
 
 def follow(arm: ArmModel, commander: ArmCommander, events: list[tuple[float, object]]) -> dict:

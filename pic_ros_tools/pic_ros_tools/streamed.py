@@ -34,6 +34,13 @@ each frame time) and adds:
 
 The limits are those the commander enforces (:meth:`~pic_ros.motion.limiter.MotionLimits.
 from_arm` with the config's scales), jerk from the robot file.
+
+:func:`foresight_trace` gives the imitation with each arm's targets taken ``d`` seconds later
+than their frame (the solved frames' joint targets interpolated at ``t + d``): streamed, it shows
+what the motion layer would do with a *perfect* prediction ``d`` ahead, which splits the gap
+between the streamed figures and the feasibility bound (:mod:`pic_ros_tools.feasibility`, whose
+tracker knows the whole future) into what foresight buys and what the causal tracking costs
+anyway.
 """
 
 from __future__ import annotations
@@ -240,6 +247,37 @@ def followed_trace(robot: Robot, trace: Trace, runs: Mapping[str, ArmRun]) -> Tr
     return replace(trace, arms=MappingProxyType(arms))
 
 
+def foresight_trace(trace: Trace, ahead: float) -> Trace:
+    """
+    Return the imitation with its joint targets known ``ahead`` seconds early.
+
+    Each arm's target at a solved frame becomes its targets linearly interpolated at the
+    frame's stamp plus ``ahead`` (over the solved frames; the last one held at the end). The
+    people, and so the scores' references, are unchanged: streaming the result
+    (:func:`stream_trace`) measures the motion layer fed by a perfect prediction.
+
+    :param trace: The offline imitation (:func:`~pic_ros_tools.evaluation.run_imitation`).
+    :param ahead: Foresight [s], finite, >= 0 (0: the trace unchanged).
+    :return: The trace with each arm's ``q`` replaced at its solved frames.
+    :raises ValueError: If ``ahead`` is negative or not finite.
+    """
+    if not math.isfinite(ahead) or ahead < 0.0:
+        raise ValueError(f'ahead must be finite and >= 0 [s], got {ahead!r}')
+    if ahead == 0.0:
+        return trace
+    stamps = np.asarray(trace.stamps, dtype=float)
+    arms = {}
+    for name, arm_trace in trace.arms.items():
+        solved = np.flatnonzero(arm_trace.solved)
+        q = arm_trace.q.copy()
+        if solved.size:
+            times = stamps[solved]
+            for joint in range(q.shape[1]):
+                q[solved, joint] = np.interp(times + ahead, times, arm_trace.q[solved, joint])
+        arms[name] = replace(arm_trace, q=q)
+    return replace(trace, arms=MappingProxyType(arms))
+
+
 def _one_arm(trace: Trace, name: str) -> Trace:
     return replace(trace, arms=MappingProxyType({name: trace.arms[name]}))
 
@@ -363,6 +401,7 @@ __all__ = [
     'ArmRun',
     'controller_figures',
     'followed_trace',
+    'foresight_trace',
     'stream_trace',
     'streamed_metrics',
 ]
