@@ -208,33 +208,51 @@ def closest_points(ends: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray
     """
     if ends.shape[1] <= FEW:
         return _closest_few(ends)
+    distance, closest = closest_pairs(ends)
+    return distance, closest[0], closest[1]
+
+
+def closest_pairs(ends: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """
+    Return what :func:`closest_points` returns, the closest points as one array.
+
+    :param ends: Per pair, the first segment's start and end, then the second's, stacked
+        first, shape (4, n, 3) [m].
+    :return: ``(distance, closest)``: the distance between each pair, shape (n,) [m], and the
+        closest points on the first and on the second segments, shape (2, n, 3) [m].
+    """
+    if ends.shape[1] <= FEW:
+        distance, first, second = _closest_few(ends)
+        return distance, np.stack((first, second))
     vectors = ends.take(_TIPS, axis=0) - ends.take(_TAILS, axis=0)  # d1, d2, r
     products = dots(vectors.take(_DOTS[0], axis=0), vectors.take(_DOTS[1], axis=0))
     a, e, b, c, f = products
     safe_a, safe_e = np.maximum(products[:2], _PARALLEL)
     denominator = a * e - b * b
-    # s on the first segment where the infinite lines come closest (0 for parallel lines)
-    parallel = denominator <= 1e-12 * a * e + 1e-300
-    s = (b * f - c * e) / np.where(parallel, 1.0, denominator)
-    s[parallel] = 0.0
-    s = np.minimum(np.maximum(s, 0.0), 1.0)
-    t = (b * s + f) / safe_e
+    # s on the first segment where the infinite lines come closest (0 for parallel lines);
+    # s and t side by side, so that one call clamps both
+    along = np.zeros((2, len(a)))
+    s, t = along
+    np.divide(b * f - c * e, denominator, out=s, where=denominator > 1e-12 * a * e + 1e-300)
+    np.minimum(np.maximum(s, 0.0, out=s), 1.0, out=s)
+    np.divide(b * s + f, safe_e, out=t)
     # t outside [0, 1]: clamp it and take the s closest to the clamped end (with this many
     # pairs some usually are; for the others it changes nothing)
-    s = np.where(t < 0.0, -c / safe_a, np.where(t > 1.0, (b - c) / safe_a, s))
-    s = np.minimum(np.maximum(s, 0.0), 1.0)
-    t = np.minimum(np.maximum(t, 0.0), 1.0)
+    s[...] = np.where(t < 0.0, -c / safe_a, np.where(t > 1.0, (b - c) / safe_a, s))
+    np.minimum(np.maximum(along, 0.0, out=along), 1.0, out=along)
     # degenerate segments (spheres): a point against a segment, or two points
     points = products[:2] <= _PARALLEL
     if points.any():
         point1, point2 = points
         along1 = np.minimum(np.maximum(-c / safe_a, 0.0), 1.0)
         along2 = np.minimum(np.maximum(f / safe_e, 0.0), 1.0)
-        s = np.where(point1, 0.0, np.where(point2, along1, s))
-        t = np.where(point2, 0.0, np.where(point1, along2, t))
-    closest = ends[0::2] + vectors[:2] * np.stack((s, t))[:, :, None]
+        s[...], t[...] = (
+            np.where(point1, 0.0, np.where(point2, along1, s)),
+            np.where(point2, 0.0, np.where(point1, along2, t)),
+        )
+    closest = ends[0::2] + vectors[:2] * along[:, :, None]
     gap = closest[0] - closest[1]
-    return np.sqrt(dots(gap, gap)), closest[0], closest[1]
+    return np.sqrt(dots(gap, gap)), closest
 
 
 def dots(x: FloatArray, y: FloatArray) -> FloatArray:

@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
 from pic_ros.robot.arm import ArmModel
-from pic_ros.robot.capsules import Capsule, closest_points, covering_capsules, dots
+from pic_ros.robot.capsules import Capsule, closest_pairs, covering_capsules, dots
 from pic_ros.robot.collision_spec import CollisionSpec, HalfSpace
 from pic_ros.robot.kinematics.robot_model import Joint, JointType, RobotModel
 from pic_ros.robot.kinematics.transforms import (
@@ -45,7 +45,6 @@ from pic_ros.robot.kinematics.transforms import (
     affine,
     freeze,
     IDENTITY,
-    joint_frame,
     Pose,
     rotation_taking_z_to,
     skew,
@@ -139,6 +138,8 @@ class CollisionModel:
     :param body_second: The second body of each body pair.
     :param pair_first: The first capsule of each checked pair (``pairs[:, 0]``).
     :param pair_second: The second capsule of each checked pair.
+    :param pair_anchors: The anchors of each checked pair's first and of its second capsule,
+        shape (2, p).
     :param pair_ends: Per checked pair, the rows of its four segment ends (the first capsule's
         start and end, the second's) in the capsule ends taken as rows of 3, shape (4, p).
     :param body_centre: Per body, the centre of a sphere around its capsules, anchor frame,
@@ -181,6 +182,7 @@ class CollisionModel:
     body_second: IntArray
     pair_first: IntArray
     pair_second: IntArray
+    pair_anchors: IntArray
     pair_ends: IntArray
     body_centre: FloatArray
     body_radius: FloatArray
@@ -251,13 +253,10 @@ class CollisionModel:
             positions (k + 1, 3) [m] (row 0 the base frame), the joints' unit axes (k, 3) and
             origins (k, 3) [m], base frame.
         """
-        poses: list[Pose] = [IDENTITY] * (self.dof + 1)
-        values = x.tolist() if isinstance(x, np.ndarray) else list(x)
-        fixed, prismatic, parents = self.fixed_rows, self.prismatic, self.parents
-        for index in self.order:
-            poses[index + 1], _ = joint_frame(
-                poses[parents[index] + 1], fixed[index], values[index], prismatic[index]
-            )
+        poses = _anchor_poses(
+            x.tolist() if isinstance(x, np.ndarray) else list(x),
+            self.order, self.parents, self.fixed_rows, self.prismatic,
+        )
         table = np.fromiter(itertools.chain.from_iterable(poses), float, 12 * len(poses))
         table = table.reshape(-1, 12)
         rotations = table[:, :9].reshape(-1, 3, 3)
@@ -322,21 +321,21 @@ class CollisionModel:
         turned = self.local_rows @ rotations.transpose(2, 0, 1).reshape(3, -1)
         ends = turned.reshape(-1).take(self.end_picks).reshape(-1, 2, 3)
         ends += positions.take(anchors, axis=0)[:, None, :]
-        first, second = self.pair_first[near], self.pair_second[near]
+        first, second = self.pair_first.take(near), self.pair_second.take(near)
         middles = ends[:, 0] + ends[:, 1]  # twice the midpoints
         between = middles.take(first, axis=0) - middles.take(second, axis=0)
         apart = 0.5 * np.sqrt(dots(between, between))
-        apart -= self.pair_reach[near]
-        distances[near] = np.maximum(distances[near], apart)
+        apart -= self.pair_reach.take(near)
+        distances[near] = np.maximum(distances.take(near), apart)
         close = apart < exact_within
         if not close.all():
             near, first, second = near[close], first[close], second[close]
         if near.size:
-            gap, c1, c2 = closest_points(
+            gap, closest = closest_pairs(
                 ends.reshape(-1, 3).take(self.pair_ends.take(near, axis=1), axis=0)
             )
-            distances[near] = gap - self.radii[first] - self.radii[second]
-            points[0, near], points[1, near] = c1, c2
+            distances[near] = gap - self.radii.take(first) - self.radii.take(second)
+            points[:, near] = closest
         return CollisionCheck(
             distances, points, (rotations, positions), axes, origins, ends
         )
@@ -418,12 +417,12 @@ class CollisionModel:
         :return: Gradients, shape (len(pairs), k) [m/rad] or [m/m].
         """
         chosen = np.asarray(pairs, dtype=np.int64)
-        first, second = self.pair_first[chosen], self.pair_second[chosen]
-        c1, c2 = check.points[0].take(chosen, axis=0), check.points[1].take(chosen, axis=0)
-        normal = c1 - c2
+        sides = check.points.take(chosen, axis=1)  # the closest points on the first capsules,
+        normal = sides[0] - sides[1]  # then the second's
         length = np.sqrt((normal * normal).sum(axis=1))  # as np.linalg.norm, fewer calls
         crossing = length < 1e-9
         if crossing.any():  # crossing segments: apart along the line of their midpoints
+            first, second = self.pair_first[chosen], self.pair_second[chosen]
             middle = check.ends[first].mean(axis=1) - check.ends[second].mean(axis=1)
             normal[crossing] = middle[crossing]
             length = np.sqrt((normal * normal).sum(axis=1))
@@ -434,11 +433,66 @@ class CollisionModel:
         # both sides in one pass: the first capsule's points, then the second's
         rows = self.moved_along(
             self.screws(check) if screws is None else screws,
-            self.anchor[np.concatenate((first, second))],
-            np.concatenate((c1, c2)),
+            self.pair_anchors.take(chosen, axis=1).reshape(-1),
+            sides.reshape(-1, 3),
             np.concatenate((normal, normal)),
         )
         return rows[: len(chosen)] - rows[len(chosen):]
+
+
+def _anchor_poses(
+    values: list[float],
+    order: Sequence[int],
+    parents: Sequence[int],
+    fixed: Sequence[Affine],
+    prismatic: Sequence[bool],
+) -> list[Pose]:
+    """
+    Return the anchor frames of a configuration, row 0 the base (:meth:`CollisionModel.frames`).
+
+    :func:`~pic_ros.robot.kinematics.transforms.joint_frame` written out in the loop, the same
+    products and sums in the same order (the per-check hot path: a call per joint costs about
+    as much as its arithmetic).
+
+    :param values: Moving-joint values, [rad] or [m].
+    :param order: The moving joints, each after its parent.
+    :param parents: Per moving joint, its parent anchor or :data:`STATIC`.
+    :param fixed: Per moving joint, its constant transform (:attr:`CollisionModel.fixed_rows`).
+    :param prismatic: Per moving joint, whether it slides.
+    :return: Per anchor frame, the 12 numbers of its rotation (row-major) and position.
+    """
+    poses: list[Pose] = [IDENTITY] * (len(values) + 1)
+    cos, sin = math.cos, math.sin
+    for index in order:
+        r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz = poses[parents[index] + 1]
+        a00, a01, a02, ax, a10, a11, a12, ay, a20, a21, a22, az = fixed[index]
+        value = values[index]
+        n00 = r00 * a00 + r01 * a10 + r02 * a20
+        n01 = r00 * a01 + r01 * a11 + r02 * a21
+        n02 = r00 * a02 + r01 * a12 + r02 * a22
+        n10 = r10 * a00 + r11 * a10 + r12 * a20
+        n11 = r10 * a01 + r11 * a11 + r12 * a21
+        n12 = r10 * a02 + r11 * a12 + r12 * a22
+        n20 = r20 * a00 + r21 * a10 + r22 * a20
+        n21 = r20 * a01 + r21 * a11 + r22 * a21
+        n22 = r20 * a02 + r21 * a12 + r22 * a22
+        ox = r00 * ax + r01 * ay + r02 * az + px
+        oy = r10 * ax + r11 * ay + r12 * az + py
+        oz = r20 * ax + r21 * ay + r22 * az + pz
+        if prismatic[index]:
+            poses[index + 1] = (
+                n00, n01, n02, n10, n11, n12, n20, n21, n22,
+                ox + n02 * value, oy + n12 * value, oz + n22 * value,
+            )
+            continue
+        cosine, sine = cos(value), sin(value)
+        poses[index + 1] = (
+            n00 * cosine + n01 * sine, n01 * cosine - n00 * sine, n02,
+            n10 * cosine + n11 * sine, n11 * cosine - n10 * sine, n12,
+            n20 * cosine + n21 * sine, n21 * cosine - n20 * sine, n22,
+            ox, oy, oz,
+        )
+    return poses
 
 
 _NEXT: Final = np.array([1, 2, 0])
@@ -834,6 +888,7 @@ def _with_pairs(
         body_second=np.ascontiguousarray(pair_array[:, 1]),
         pair_first=np.ascontiguousarray(pairs[:, 0]),
         pair_second=np.ascontiguousarray(pairs[:, 1]),
+        pair_anchors=np.ascontiguousarray(anchor[pairs].reshape(-1, 2).T),
         pair_ends=np.stack((
             2 * pairs[:, 0], 2 * pairs[:, 0] + 1, 2 * pairs[:, 1], 2 * pairs[:, 1] + 1
         )),

@@ -32,7 +32,7 @@ Units: metres and radians; positions in the robot base frame.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 import enum
 import math
@@ -47,6 +47,20 @@ from pic_ros.robot.collision_spec import CollisionSpec, WorkspaceSpec
 from pic_ros.schema import ParameterDef
 
 FloatArray = npt.NDArray[np.float64]
+
+
+def _solve_routine() -> Callable[..., FloatArray] | None:
+    """Return the routine ``np.linalg.solve`` runs for one right-hand side, when found."""
+    try:
+        from numpy.linalg import _umath_linalg
+    except ImportError:  # pragma: no cover - another numpy layout: np.linalg.solve itself
+        return None
+    routine: Callable[..., FloatArray] | None = getattr(_umath_linalg, 'solve1', None)
+    return routine
+
+
+_SOLVE: Final = _solve_routine()
+"""``np.linalg.solve``'s own routine for one right-hand side, or None (:func:`_solved`)."""
 
 SELF_COLLISION_MARGIN: Final = ParameterDef(
     'self_collision_margin', -1.0,
@@ -167,6 +181,11 @@ class AvoidanceConfig:
                               f'{self.max_iterations!r}')
 
 
+_NONE: Final = np.zeros(0)
+"""No values (read-only)."""
+_NONE.setflags(write=False)
+
+
 def _lowest(values: FloatArray) -> float:
     """Return the smallest value, inf for none."""
     return float(values.min()) if values.size else math.inf
@@ -178,10 +197,21 @@ def _clipped(values: FloatArray, low: FloatArray, high: FloatArray) -> FloatArra
 
 
 def _solved(matrix: FloatArray, values: FloatArray) -> FloatArray:
-    """Return ``np.linalg.solve(matrix, values)``; one equation by a division (far cheaper)."""
+    """
+    Return ``np.linalg.solve(matrix, values)``; one equation by a division (far cheaper).
+
+    Several equations go to the routine ``np.linalg.solve`` itself calls, without its checks
+    and floating-point error handling (most of its cost on systems this small): the same
+    numbers. A result that is not finite (a singular system) is solved again by
+    ``np.linalg.solve``, which raises as it always did.
+    """
     if len(values) == 1:
         quotient: FloatArray = values / matrix[0]
         return quotient
+    if _SOLVE is not None:
+        solution: FloatArray = _SOLVE(matrix, values, signature='dd->d')
+        if np.isfinite(solution).all():
+            return solution
     return np.linalg.solve(matrix, values).astype(np.float64, copy=False)
 
 
@@ -201,33 +231,51 @@ def smallest_step(rows: FloatArray, needed: FloatArray, damping: float = 1e-4) -
     :return: The step, shape (k,).
     """
     step = np.zeros(rows.shape[1])
+    if not needed.size:
+        return step
     active: list[int] = []
+    # the first round's step is zero: its slack is -needed (the product with it adds zeros)
+    slack = -needed
     for _ in range(2 * len(needed) + 1):
-        slack = rows @ step - needed
         if active:
+            slack = rows @ step - needed
             slack[active] = np.inf
-        worst = int(slack.argmin()) if slack.size else 0
-        if not slack.size or slack[worst] >= -1e-9:
+        worst = int(slack.argmin())
+        if slack[worst] >= -1e-9:
             break
         active.append(worst)
         multipliers: FloatArray | None = None  # of the active set as it stands, when solved
         for _ in range(len(active)):
             chosen = rows.take(active, axis=0)
-            gram = chosen @ chosen.T + damping**2 * np.eye(len(active))
-            multipliers = _solved(gram, needed[active])
+            gram = chosen @ chosen.T + _damped_identity(damping, len(active))
+            multipliers = _solved(gram, needed.take(active))
             if multipliers.min() >= 0.0:
                 break
-            del active[int(np.argmin(multipliers))]
+            del active[int(multipliers.argmin())]
             multipliers = None
         if not active:
             break
         if multipliers is None:
             chosen = rows.take(active, axis=0)
             multipliers = _solved(
-                chosen @ chosen.T + damping**2 * np.eye(len(active)), needed[active]
+                chosen @ chosen.T + _damped_identity(damping, len(active)), needed.take(active)
             )
         step = chosen.T @ multipliers  # chosen: the active rows
     return step
+
+
+_IDENTITIES: dict[tuple[float, int], FloatArray] = {}
+
+
+def _damped_identity(damping: float, size: int) -> FloatArray:
+    """Return ``damping**2 * np.eye(size)``, made once per damping and size (read-only)."""
+    key = (damping, size)
+    identity = _IDENTITIES.get(key)
+    if identity is None:
+        identity = damping**2 * np.eye(size)
+        identity.setflags(write=False)
+        _IDENTITIES[key] = identity
+    return identity
 
 
 class SelfCollisionAvoidance:
@@ -283,6 +331,7 @@ class SelfCollisionAvoidance:
         self._near = float(self._target.max()) + 1e-3 if self._target.size else 0.0
         self._safe: FloatArray = model.neutral.copy()
         self._safe_check: CollisionCheck | None = None  # the check at it, when made
+        self._memo: tuple[CollisionCheck, FloatArray, FloatArray] | None = None
 
     @property
     def enabled(self) -> bool:
@@ -299,20 +348,35 @@ class SelfCollisionAvoidance:
         model = self.model
         start = model.neutral.copy() if x is None else np.asarray(x, dtype=float)
         if x is not None and self.enabled:
-            if _lowest(self._excess(model.check(start, self._reach), strict=True)) < 0.0:
+            if self._slack(model.check(start, self._reach)) < 0.0:
                 start = model.neutral.copy()
         self._safe = start
         self._safe_check = None
 
-    def _excess(self, check: CollisionCheck, strict: bool) -> FloatArray:
-        """Return every constraint's excess over its target (or, strict, its floor) [m]."""
-        floors = self._required if strict else self._target
-        excess = check.distances - floors
-        if not self._spaces:
-            return excess
-        depth = self._depths(check)
-        wanted = self.margin + (0.0 if strict else self._clearance)
-        return np.concatenate((excess, depth - wanted))
+    def _over_target(self, check: CollisionCheck) -> tuple[FloatArray, FloatArray]:
+        """
+        Return each pair's and each bound's excess over its target [m], for a check.
+
+        Kept for the last check asked about: a step asks several times about the same one.
+
+        :param check: A check.
+        :return: ``(pairs, bounds)``; bounds empty without a workspace.
+        """
+        memo = self._memo
+        if memo is not None and memo[0] is check:
+            return memo[1], memo[2]
+        pairs = check.distances - self._target
+        bounds = (
+            self._depths(check) - (self.margin + self._clearance) if self._spaces
+            else _NONE
+        )
+        self._memo = (check, pairs, bounds)
+        return pairs, bounds
+
+    def _lowest_over_target(self, check: CollisionCheck) -> float:
+        """Return the smallest excess of any constraint over its target [m]."""
+        pairs, bounds = self._over_target(check)
+        return min(_lowest(pairs), _lowest(bounds))
 
     def _depths(self, check: CollisionCheck) -> FloatArray:
         """Return how far each landmark is inside each bound [m] (negative: outside)."""
@@ -322,15 +386,17 @@ class SelfCollisionAvoidance:
 
     def _slack(self, check: CollisionCheck) -> float:
         """Return the smallest excess of any constraint over its floor [m]."""
-        return _lowest(self._excess(check, strict=True))
+        lowest = _lowest(check.distances - self._required)
+        if self._spaces:
+            return min(lowest, _lowest(self._depths(check) - self.margin))
+        return lowest
 
     def _labels(self, check: CollisionCheck, below: float) -> set[str]:
         """Return what the constraints under ``below`` of their target are (pairs, bounds)."""
-        excess = check.distances - self._target
+        excess, extra = self._over_target(check)
         names = self._pair_names
         labels = {names[index] for index in (excess < below).nonzero()[0].tolist()}
         if self._spaces:
-            extra = self._depths(check) - (self.margin + self._clearance)
             labels |= {
                 name for name, value in zip(self._bound_names, extra.tolist()) if value < below
             }
@@ -341,7 +407,7 @@ class SelfCollisionAvoidance:
         steps = int(np.ceil(np.abs(end - start).max() / PATH_STEP))
         for share in np.arange(1, steps) / max(steps, 1):
             check = self.model.check(start + share * (end - start), self._near)
-            if _lowest(self._excess(check, strict=True)) < 0.0:
+            if self._slack(check) < 0.0:
                 return False
         return True
 
@@ -373,7 +439,7 @@ class SelfCollisionAvoidance:
         else:
             free = np.asarray(movable, dtype=bool)
         check = model.check(goal, self._near)
-        lowest = _lowest(self._excess(check, strict=False))
+        lowest = self._lowest_over_target(check)
         previous = self._safe
         low = np.maximum(model.lower, previous - FRAME_STEP)
         high = np.minimum(model.upper, previous + FRAME_STEP)
@@ -394,8 +460,12 @@ class SelfCollisionAvoidance:
             )
         binding = self._labels(check, 0.0)
         current = previous.copy()
-        current[~free] = goal[~free]
-        if self._safe_check is not None and np.array_equal(current, previous):
+        unchanged = True  # current is previous
+        if not free.all():
+            held = ~free
+            current[held] = goal[held]
+            unchanged = bool((current == previous).all())
+        if self._safe_check is not None and unchanged:
             check = self._safe_check  # where the last answer was checked
         else:
             check = model.check(current, self._reach)
@@ -415,16 +485,16 @@ class SelfCollisionAvoidance:
                 step *= MAX_STEP / largest
             current = _clipped(current + step, low, high)
             check = model.check(current, self._reach)
-            settled = _lowest(self._excess(check, strict=False)) >= -0.5 * self._clearance
+            settled = self._lowest_over_target(check) >= -0.5 * self._clearance
             if settled and largest < SETTLED_STEP:
                 break
         binding |= self._labels(check, 0.5 * self._clearance)
-        floors = self._excess(check, strict=True)
-        if _lowest(floors) >= 0.0:
+        slack = self._slack(check)
+        if slack >= 0.0:
             self._safe, self._safe_check = current, check
             return AvoidanceResult(
                 current, AvoidanceTermination.PUSHED, iteration, check.minimum,
-                _lowest(floors), tuple(sorted(binding)),
+                slack, tuple(sorted(binding)),
             )
         kept = previous
         final = model.check(kept, self._reach)
@@ -436,7 +506,7 @@ class SelfCollisionAvoidance:
     def _linearized(self, check: CollisionCheck) -> tuple[FloatArray, FloatArray]:
         """Return the gradients and needed changes of the constraints near their targets."""
         model = self.model
-        excess = check.distances - self._target
+        excess, extra = self._over_target(check)
         near = (excess < LOOKAHEAD).nonzero()[0]
         aim = OVERSHOOT * self._clearance
         rows: list[FloatArray] = []
@@ -446,7 +516,6 @@ class SelfCollisionAvoidance:
             rows.append(model.gradients(check, near, screws))
             needed.append(aim - excess[near])
         if self._spaces:
-            extra = self._depths(check) - (self.margin + self._clearance)
             close = (extra < LOOKAHEAD).nonzero()[0]
             if close.size:  # only the bounds within reach get gradients
                 rows.append(model.moved_along(
@@ -457,6 +526,8 @@ class SelfCollisionAvoidance:
                 needed.append(aim - extra[close])
         if not rows:
             return np.zeros((0, model.dof)), np.zeros(0)
+        if len(rows) == 1:  # pairs or bounds only: nothing to join
+            return rows[0], needed[0]
         return np.vstack(rows), np.concatenate(needed)
 
     def _step(
