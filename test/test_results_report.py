@@ -83,6 +83,7 @@ def test_the_three_tables_have_one_row_per_robot_and_recording_and_a_note(tmp_pa
     assert 'assembly1, body_tracking_ergonomics' in _note(blocks['offline'])
     assert '2 of 2 runs flagged invalid' in _note(blocks['live'])
     assert '`bench --solver pic --ikpy-frames 0` on assembly1:' in _note(blocks['bench'])
+    assert 'p50 / p99 ms): synthetic1_bag: 0.092 / 0.310.' in _note(blocks['bench'])
 
 
 def test_the_results_file_has_each_block_once_in_the_rendered_layout():

@@ -310,10 +310,38 @@ def bench_note(collection: Collection, robots: Sequence[str]) -> str:
         f'`bench --solver pic --ikpy-frames 0` on {recordings}: CPU time per arm solve (point '
         "solver, joint recovery and the arm's share of the avoidance), pooled over every solve; "
         'imitation: frames per second of wall time through the whole offline pipeline.',
+        skeleton_sentence(collection, robots),
         _measured(collection),
         load_sentence(collection.meta, (BENCH,)),
         missing_sentence(collection, robots, (BENCH,)),
     ])
+
+
+def skeleton_sentence(collection: Collection, robots: Sequence[str]) -> str:
+    """
+    Say what the skeleton stage cost per tracker message in the first robot's bench run.
+
+    The stage does not depend on the robot: one run's figures (``bench``'s ``skeleton`` rows).
+
+    :param collection: The measurements.
+    :param robots: The table's robots, in row order.
+    :return: One sentence, or an empty string when no bench run has the rows.
+    """
+    for robot in robots:
+        parsed = collection.data.get((BENCH, robot))
+        rows = parsed.get('skeleton') if isinstance(parsed, dict) else None
+        if not rows:
+            continue
+        cells = '; '.join(
+            f"{row.get('recording')}: {fixed(row.get('ms_p50'), 3)} / "
+            f"{fixed(row.get('ms_p99'), 3)}"
+            for row in rows if isinstance(row, dict)
+        )
+        return (
+            'Skeleton processing per Azure Kinect MarkerArray (CDR bytes to the body-frame '
+            f'skeleton, CPU time, p50 / p99 ms): {cells}.'
+        )
+    return ''
 
 
 RENDERERS: Final[Mapping[str, tuple[

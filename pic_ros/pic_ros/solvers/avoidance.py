@@ -32,7 +32,7 @@ Units: metres and radians; positions in the robot base frame.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 import enum
 import math
@@ -48,19 +48,6 @@ from pic_ros.schema import ParameterDef
 
 FloatArray = npt.NDArray[np.float64]
 
-
-def _solve_routine() -> Callable[..., FloatArray] | None:
-    """Return the routine ``np.linalg.solve`` runs for one right-hand side, when found."""
-    try:
-        from numpy.linalg import _umath_linalg
-    except ImportError:  # pragma: no cover - another numpy layout: np.linalg.solve itself
-        return None
-    routine: Callable[..., FloatArray] | None = getattr(_umath_linalg, 'solve1', None)
-    return routine
-
-
-_SOLVE: Final = _solve_routine()
-"""``np.linalg.solve``'s own routine for one right-hand side, or None (:func:`_solved`)."""
 
 SELF_COLLISION_MARGIN: Final = ParameterDef(
     'self_collision_margin', -1.0,
@@ -200,18 +187,13 @@ def _solved(matrix: FloatArray, values: FloatArray) -> FloatArray:
     """
     Return ``np.linalg.solve(matrix, values)``; one equation by a division (far cheaper).
 
-    Several equations go to the routine ``np.linalg.solve`` itself calls, without its checks
-    and floating-point error handling (most of its cost on systems this small): the same
-    numbers. A result that is not finite (a singular system) is solved again by
-    ``np.linalg.solve``, which raises as it always did.
+    :param matrix: The system, shape (k, k).
+    :param values: The right-hand side, shape (k,).
+    :return: The solution, shape (k,); a singular system raises as ``np.linalg.solve`` does.
     """
     if len(values) == 1:
         quotient: FloatArray = values / matrix[0]
         return quotient
-    if _SOLVE is not None:
-        solution: FloatArray = _SOLVE(matrix, values, signature='dd->d')
-        if np.isfinite(solution).all():
-            return solution
     return np.linalg.solve(matrix, values).astype(np.float64, copy=False)
 
 
