@@ -264,12 +264,17 @@ def echoed(output: str, probe: Probe) -> str:
 
 
 def check_visualization(
-    skeletons: list, overlays: list, descriptions: list, robot, engaged_colour: tuple
+    skeletons: Callable[[], list], overlays: list, descriptions: list, robot,
+    engaged_colour: tuple,
 ) -> None:
     """
     Check what RViz would show of an engaged run: the model and the person over the robot.
 
-    :param skeletons: The ``skeleton`` messages heard.
+    The overlays are read first: the solver's overlay of a skeleton and the skeleton itself come
+    from two processes, so the probe may hear the overlay first; the skeletons heard are read
+    until they hold every overlay's stamp (bounded wait).
+
+    :param skeletons: Returns the ``skeleton`` messages heard so far.
     :param overlays: The ``placed_skeleton_markers`` arrays heard.
     :param descriptions: The ``robot_description`` strings heard.
     :param robot: The robot.
@@ -278,7 +283,15 @@ def check_visualization(
     urdf = robot.urdf_file.read_text(encoding='utf-8')
     assert descriptions and all(message.data == urdf for message in descriptions)
     assert overlays, 'no placed_skeleton_markers'
-    stamps = {(m.header.stamp.sec, m.header.stamp.nanosec) for m in skeletons}
+    placed = {
+        (m.header.stamp.sec, m.header.stamp.nanosec) for array in overlays for m in array.markers
+    }
+
+    def heard() -> set:
+        return {(m.header.stamp.sec, m.header.stamp.nanosec) for m in skeletons()}
+
+    wait_for(lambda: placed <= heard(), 'the skeleton of every overlay heard', 30.0)
+    stamps = heard()
     for array in overlays:
         headers = {(m.header.frame_id, m.header.stamp.sec, m.header.stamp.nanosec)
                    for m in array.markers}
@@ -336,8 +349,8 @@ def test_teleop_launch_drives_baxter_from_the_azure_kinect_bag(
     play_and_collect(launch, replay, watcher, list(topics))
     check_trajectories(watcher, workspace.share, 'baxter')
     check_visualization(
-        watcher.snapshot(skeletons), watcher.snapshot(overlays), watcher.snapshot(descriptions),
-        load_robot('baxter'), FOLLOW_COLOURS[FollowState.ENGAGED],
+        lambda: watcher.snapshot(skeletons), watcher.snapshot(overlays),
+        watcher.snapshot(descriptions), load_robot('baxter'), FOLLOW_COLOURS[FollowState.ENGAGED],
     )
 
     # What a user types (--no-daemon: a ros2 daemon would outlive the test), side by side.
