@@ -45,6 +45,7 @@ from pic_ros.robot.kinematics.transforms import (
     affine,
     freeze,
     IDENTITY,
+    joint_frame,
     Pose,
     rotation_taking_z_to,
     skew,
@@ -253,10 +254,13 @@ class CollisionModel:
             positions (k + 1, 3) [m] (row 0 the base frame), the joints' unit axes (k, 3) and
             origins (k, 3) [m], base frame.
         """
-        poses = _anchor_poses(
-            x.tolist() if isinstance(x, np.ndarray) else list(x),
-            self.order, self.parents, self.fixed_rows, self.prismatic,
-        )
+        poses: list[Pose] = [IDENTITY] * (self.dof + 1)
+        values = x.tolist() if isinstance(x, np.ndarray) else list(x)
+        fixed, prismatic, parents = self.fixed_rows, self.prismatic, self.parents
+        for index in self.order:
+            poses[index + 1], _ = joint_frame(
+                poses[parents[index] + 1], fixed[index], values[index], prismatic[index]
+            )
         table = np.fromiter(itertools.chain.from_iterable(poses), float, 12 * len(poses))
         table = table.reshape(-1, 12)
         rotations = table[:, :9].reshape(-1, 3, 3)
@@ -438,61 +442,6 @@ class CollisionModel:
             np.concatenate((normal, normal)),
         )
         return rows[: len(chosen)] - rows[len(chosen):]
-
-
-def _anchor_poses(
-    values: list[float],
-    order: Sequence[int],
-    parents: Sequence[int],
-    fixed: Sequence[Affine],
-    prismatic: Sequence[bool],
-) -> list[Pose]:
-    """
-    Return the anchor frames of a configuration, row 0 the base (:meth:`CollisionModel.frames`).
-
-    :func:`~pic_ros.robot.kinematics.transforms.joint_frame` written out in the loop, the same
-    products and sums in the same order (the per-check hot path: a call per joint costs about
-    as much as its arithmetic).
-
-    :param values: Moving-joint values, [rad] or [m].
-    :param order: The moving joints, each after its parent.
-    :param parents: Per moving joint, its parent anchor or :data:`STATIC`.
-    :param fixed: Per moving joint, its constant transform (:attr:`CollisionModel.fixed_rows`).
-    :param prismatic: Per moving joint, whether it slides.
-    :return: Per anchor frame, the 12 numbers of its rotation (row-major) and position.
-    """
-    poses: list[Pose] = [IDENTITY] * (len(values) + 1)
-    cos, sin = math.cos, math.sin
-    for index in order:
-        r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz = poses[parents[index] + 1]
-        a00, a01, a02, ax, a10, a11, a12, ay, a20, a21, a22, az = fixed[index]
-        value = values[index]
-        n00 = r00 * a00 + r01 * a10 + r02 * a20
-        n01 = r00 * a01 + r01 * a11 + r02 * a21
-        n02 = r00 * a02 + r01 * a12 + r02 * a22
-        n10 = r10 * a00 + r11 * a10 + r12 * a20
-        n11 = r10 * a01 + r11 * a11 + r12 * a21
-        n12 = r10 * a02 + r11 * a12 + r12 * a22
-        n20 = r20 * a00 + r21 * a10 + r22 * a20
-        n21 = r20 * a01 + r21 * a11 + r22 * a21
-        n22 = r20 * a02 + r21 * a12 + r22 * a22
-        ox = r00 * ax + r01 * ay + r02 * az + px
-        oy = r10 * ax + r11 * ay + r12 * az + py
-        oz = r20 * ax + r21 * ay + r22 * az + pz
-        if prismatic[index]:
-            poses[index + 1] = (
-                n00, n01, n02, n10, n11, n12, n20, n21, n22,
-                ox + n02 * value, oy + n12 * value, oz + n22 * value,
-            )
-            continue
-        cosine, sine = cos(value), sin(value)
-        poses[index + 1] = (
-            n00 * cosine + n01 * sine, n01 * cosine - n00 * sine, n02,
-            n10 * cosine + n11 * sine, n11 * cosine - n10 * sine, n12,
-            n20 * cosine + n21 * sine, n21 * cosine - n20 * sine, n22,
-            ox, oy, oz,
-        )
-    return poses
 
 
 _NEXT: Final = np.array([1, 2, 0])
