@@ -26,6 +26,7 @@ from typing import Any
 from xml.etree import ElementTree
 
 from pic_ros_tools.ros.processes import ManagedProcess, wait_until
+from pic_ros_tools.ros.service_call import ask
 import pytest
 import yaml
 
@@ -383,9 +384,10 @@ class Probe:
         assert ready, f'no parameter services of {node_name}'
         return client
 
-    def _result(self, future: Any, what: str) -> Any:
-        wait_for(future.done, what, COMMAND_TIMEOUT)
-        return future.result()
+    def _result(self, send: Callable[[], Any], what: str) -> Any:
+        answer = ask(send, COMMAND_TIMEOUT)  # sent again if an answer is lost under load
+        assert answer is not None, f'no answer within {COMMAND_TIMEOUT} s: {what}'
+        return answer
 
     def set_parameter(self, node_name: str, name: str, value: Any) -> tuple[bool, str]:
         """
@@ -397,7 +399,8 @@ class Probe:
 
         client = self._parameter_client(node_name)
         response = self._result(
-            client.set_parameters([Parameter(name, value=value)]), f'{node_name} {name}:={value}'
+            lambda: client.set_parameters([Parameter(name, value=value)]),
+            f'{node_name} {name}:={value}',
         )
         return response.results[0].successful, response.results[0].reason
 
@@ -406,7 +409,7 @@ class Probe:
         from rclpy.parameter import parameter_value_to_python
 
         client = self._parameter_client(node_name)
-        response = self._result(client.get_parameters([name]), f'{node_name} {name}')
+        response = self._result(lambda: client.get_parameters([name]), f'{node_name} {name}')
         return parameter_value_to_python(response.values[0])
 
     def call_trigger(self, service: str) -> str:
@@ -420,7 +423,7 @@ class Probe:
         client = self.node.create_client(Trigger, service)
         try:
             assert client.wait_for_service(timeout_sec=COMMAND_TIMEOUT), f'no service {service}'
-            response = self._result(client.call_async(Trigger.Request()), service)
+            response = self._result(lambda: client.call_async(Trigger.Request()), service)
         finally:
             self.node.destroy_client(client)
         return f'success={response.success} message={response.message!r}'

@@ -30,6 +30,7 @@ from pic_ros_tools.ros.processes import (
     python_module,
     wait_until,
 )
+from pic_ros_tools.ros.service_call import ask
 from pic_ros_tools.xsens_stream import build_mxtp02_datagrams, t_pose_segments
 import pytest
 
@@ -83,9 +84,8 @@ class Probe:
         """Call ``/trajectory_publisher/engage`` as an operator does; return the answer."""
         client = self.node.create_client(Trigger, '/trajectory_publisher/engage')
         assert client.wait_for_service(timeout_sec=30.0), 'no /trajectory_publisher/engage'
-        future = client.call_async(Trigger.Request())
-        assert wait_until(future.done, timeout=30.0), 'the engage service did not answer'
-        answer = future.result()
+        answer = ask(lambda: client.call_async(Trigger.Request()), timeout=30.0)
+        assert answer is not None, 'the engage service did not answer'
         return answer.success, answer.message
 
     def engaged(self) -> list[bool]:

@@ -21,6 +21,7 @@ import numpy as np
 from pic_ros_tools.recordings import rosbag as bags
 from pic_ros_tools.ros.background_spin import BackgroundSpin
 from pic_ros_tools.ros.processes import domain_id, loopback_environment
+from pic_ros_tools.ros.service_call import ask
 import pytest
 
 rclpy = pytest.importorskip('rclpy', reason='the replay tests need rclpy and the message packages')
@@ -327,24 +328,15 @@ def test_a_running_replay_answers_its_parameter_services(
     ])
     client = AsyncParameterClient(asker.node, f'{namespace}/replay')  # gone with the node
     assert client.wait_for_services(timeout_sec=ARRIVAL_SECONDS), process.output()
-    listed = client.list_parameters([], 0)
-    _wait_done(listed, process)
-    got = client.get_parameters(['use_sim_time'])
-    _wait_done(got, process)
-    assert 'use_sim_time' in listed.result().result.names
-    assert got.result().values[0].bool_value is False
+    listed = ask(lambda: client.list_parameters([], 0), ARRIVAL_SECONDS)
+    assert listed is not None, f'no answer in {ARRIVAL_SECONDS} s:\n{process.output()}'
+    got = ask(lambda: client.get_parameters(['use_sim_time']), ARRIVAL_SECONDS)
+    assert got is not None, f'no answer in {ARRIVAL_SECONDS} s:\n{process.output()}'
+    assert 'use_sim_time' in listed.result.names
+    assert got.values[0].bool_value is False
     assert process.process.poll() is None, process.output()  # still playing / waiting
     assert process.interrupt() == 0, process.output()
     assert 'replay interrupted' in process.output()
-
-
-def _wait_done(future, process: Replay) -> None:
-    """Wait (bounded) for a service answer that the listener's spin thread receives."""
-    deadline = time.monotonic() + ARRIVAL_SECONDS
-    while not future.done():
-        if time.monotonic() > deadline:
-            pytest.fail(f'no answer in {ARRIVAL_SECONDS} s:\n{process.output()}')
-        time.sleep(0.01)
 
 
 def test_bad_arguments_exit_with_status_2_and_a_reason(tmp_path: Path) -> None:

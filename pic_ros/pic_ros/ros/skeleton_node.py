@@ -312,6 +312,8 @@ class SkeletonNode(Node):
                 'skeleton_rate_hz': round(self._published.rate(now), 2),
                 'frames_in': self._input.total,
                 'skeletons_out': self._published.total,
+                # readers of /skeleton matched on this side: a skeleton reaches only these
+                'skeleton_subscribers': self._skeleton_pub.get_subscription_count(),
                 'session_restarts': self._front.restarts,
                 'people_taken_up': self._front.selector.acquisitions,
                 'handler_errors': self._handler_errors,

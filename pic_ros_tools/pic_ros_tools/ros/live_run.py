@@ -55,6 +55,7 @@ from pic_ros_tools.ros.processes import (
     use_run_domain,
     wait_until,
 )
+from pic_ros_tools.ros.service_call import ask
 import rclpy
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
@@ -183,6 +184,20 @@ class Recorder:
         """
         return all(item.get_publisher_count() > 0 for item in self._subscriptions)
 
+    def skeleton_reaches_all(self) -> bool:
+        """
+        Return whether skeleton_node's ``/skeleton`` writer has matched every reader in the graph.
+
+        :meth:`matched` sees the match from the readers' side only; the writer sends only to the
+        readers it has matched itself, and under load it can match them seconds later (one lost
+        discovery message waits for its resend). skeleton_node reports its own count on
+        ``/diagnostics`` (``skeleton_subscribers``, once per ``diagnostics_period``).
+        """
+        with self._lock:
+            reported = self.recording.notes.get('skeleton_node_skeleton_subscribers')
+        readers = self.node.count_subscribers('/skeleton')
+        return reported is not None and readers > 0 and int(reported) >= readers
+
     def discover(self) -> None:
         """Let the MCAP recorder subscribe to the graph's new topics it records (if any)."""
         if self.mcap is not None:
@@ -226,7 +241,7 @@ class Recorder:
                 for item in status.values:
                     if 'skeleton_node' in status.name and (
                         item.key.startswith('dropped_') or item.key in (
-                            'frames_in', 'skeletons_out'
+                            'frames_in', 'skeletons_out', 'skeleton_subscribers'
                         )
                     ):
                         self.recording.notes[f'skeleton_node_{item.key}'] = item.value
@@ -265,15 +280,13 @@ class Recorder:
         try:
             if not client.wait_for_service(timeout_sec=timeout):
                 raise PicRosError(f'{service} did not appear within {timeout:.0f} s')
-            future = client.call_async(Trigger.Request())
-            if not wait_until(future.done, timeout=timeout):
+            answer = ask(lambda: client.call_async(Trigger.Request()), timeout)
+            if answer is None:
                 raise PicRosError(f'{service} did not answer within {timeout:.0f} s')
-            answer = future.result()
         finally:
             self.node.destroy_client(client)
-        if answer is None or not answer.success:
-            reason = 'no answer' if answer is None else answer.message
-            raise PicRosError(f'{service} refused: {reason}')
+        if not answer.success:
+            raise PicRosError(f'{service} refused: {answer.message}')
         with self._lock:
             self.recording.notes['engaged'] = answer.message
         return str(answer.message)
@@ -430,6 +443,7 @@ def _wait_for_pipeline(recorder: Recorder, logs: Path, processes: list[ManagedPr
                 for info in node.get_subscriptions_info_by_topic(INPUT_TOPIC)
             )
             and recorder.matched()
+            and recorder.skeleton_reaches_all()
             and len(recorder.recording.state_times) > 10
         )
 
