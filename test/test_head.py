@@ -152,7 +152,7 @@ def test_xsens_head_segment_orientation_gives_its_yaw_and_pitch(yaw, pitch):
 
 def test_kinect_v2_skeletons_give_no_head_estimate():
     """Kinect v2 has no face points: a Kinect v2 frame gives None, documented, never a guess."""
-    from pic_ros.trackers.kinect_v2 import kinect_v2_to_human
+    from pic_ros_tools.recordings.kinect_v2_text import kinect_v2_to_human
     from pic_ros_tools.synthetic import generate_take, suite_specs
 
     take = generate_take(suite_specs(1)[0])

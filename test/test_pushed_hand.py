@@ -24,7 +24,7 @@ from pic_ros.robot import load_robot
 from pic_ros.skeleton import make_frame, SkeletonFrame
 from pic_ros.solvers import SolverConfig
 from pic_ros.solvers.avoidance import AvoidanceConfig
-from pic_ros.trackers.kinect_v2 import kinect_v2_to_human
+from pic_ros_tools.recordings.kinect_v2_text import kinect_v2_to_human
 from pic_ros_tools.sim import SimRobot, Trajectory, Waypoint
 from pic_ros_tools.synthetic import generate_recording
 import pytest

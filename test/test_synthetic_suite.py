@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 from pic_ros.exceptions import ConfigError
-from pic_ros.trackers import kinect_v2
 from pic_ros_tools.recordings import kinect_v2_text
 from pic_ros_tools.synthetic import (
     ARM_ANGLE_LIMITS_DEG,
@@ -454,5 +453,5 @@ def test_a_take_is_written_and_read_like_a_kinect_v2_recording(
     loaded = kinect_v2_text.load_kinect_v2_recording(tmp_path / f'{take.name}_skel.txt')
     assert len(loaded) == int(take.tracked.sum())
     tracker = loaded.tracker_positions()
-    expected = kinect_v2.kinect_v2_to_human(take.joints[take.tracked])
+    expected = kinect_v2_text.kinect_v2_to_human(take.joints[take.tracked])
     assert np.allclose(tracker, expected, atol=1e-6, equal_nan=True)

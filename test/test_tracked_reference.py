@@ -6,7 +6,7 @@ import math
 
 from human_poses import BODY
 import numpy as np
-from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor, tracked_body
+from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor
 from pic_ros.robot import load_robot
 from pic_ros.skeleton import HumanJoint, make_frame, Side, SkeletonFrame
 from pic_ros.solvers import SolverConfig
@@ -16,6 +16,7 @@ from pic_ros_tools.evaluation import (
     EvaluationSettings,
     run_imitation,
     SMOOTHED_PREFIX,
+    tracked_body,
 )
 from pic_ros_tools.metrics import elbow_angle, landmark_elbow_angle
 from pic_ros_tools.recordings.demonstration import Demonstration

@@ -16,9 +16,7 @@ from pic_ros.trackers.frames import DropReason
 from pic_ros.trackers.kinect_v2 import (
     camera_to_tracker,
     CAMERA_TO_TRACKER_ROTATION,
-    KINECT_V2_ROWS,
     KINECT_V2_TO_HUMAN,
-    kinect_v2_to_human,
 )
 from pic_ros.trackers.markers import (
     azure_camera_to_tracker,
@@ -29,9 +27,10 @@ from pic_ros.trackers.markers import (
     decode_markers,
     KINECT_V2,
     MarkerCounts,
-    tracker_format,
+    TRACKER_FORMATS,
     TrackerFormat,
 )
+from pic_ros_tools.recordings.kinect_v2_text import KINECT_V2_ROWS, kinect_v2_to_human
 import pytest
 
 FloatArray = npt.NDArray[np.float64]
@@ -202,12 +201,9 @@ def test_kinect_v2_format_reuses_the_kinect_v2_tables() -> None:
     np.testing.assert_array_equal(KINECT_V2.rotation, CAMERA_TO_TRACKER_ROTATION)
 
 
-def test_formats_are_found_by_source_name() -> None:
-    """tracker_format looks up the source parameter; an unknown source lists the valid ones."""
-    assert tracker_format('azure_kinect') is AZURE_KINECT
-    assert tracker_format('kinect_v2') is KINECT_V2
-    with pytest.raises(ConfigError, match="'azure_kinect', 'kinect_v2'"):
-        tracker_format('xsens')
+def test_formats_are_listed_by_source_name() -> None:
+    """Each marker-based format is under its ``source`` parameter value."""
+    assert dict(TRACKER_FORMATS) == {'azure_kinect': AZURE_KINECT, 'kinect_v2': KINECT_V2}
 
 
 @pytest.mark.parametrize(

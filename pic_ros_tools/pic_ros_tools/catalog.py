@@ -28,10 +28,10 @@ from typing import Final
 import numpy as np
 from pic_ros.exceptions import RecordingError
 from pic_ros.skeleton import make_frame, Side
-from pic_ros.trackers.kinect_v2 import kinect_v2_to_human
 from pic_ros_tools.recordings.bag_demonstration import demonstration_from_bag, is_bag_path
 from pic_ros_tools.recordings.demonstration import Demonstration
 from pic_ros_tools.recordings.kinect_v2_text import (
+    kinect_v2_to_human,
     load_kinect_v2_recording,
     synthetic_stamps_notice,
 )

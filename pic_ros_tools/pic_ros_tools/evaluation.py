@@ -12,12 +12,12 @@ population standard deviation is reported, like the PIC paper's tables.
 What the metrics compare:
 
 - the reference person is the person *as tracked*: each frame's skeleton through the same
-  validity rules and body frame as the pipeline's, but unsmoothed
-  (:func:`~pic_ros.human.processing.tracked_body`), placed on the robot by a second instance of
-  the same correspondence. The smoothing is part of the system, so its lag and its corner
-  cutting count as error. Every accuracy figure is also computed against the person *as
-  smoothed* (what the solver was given), under the same key with a ``smoothed_`` prefix: the
-  difference between the two is what the smoothing costs (or, on a noisy tracker, saves);
+  validity rules and body frame as the pipeline's, but unsmoothed (:func:`tracked_body`), placed
+  on the robot by a second instance of the same correspondence. The smoothing is part of the
+  system, so its lag and its corner cutting count as error. Every accuracy figure is also
+  computed against the person *as smoothed* (what the solver was given), under the same key with
+  a ``smoothed_`` prefix: the difference between the two is what the smoothing costs (or, on a
+  noisy tracker, saves);
 - elbow angles and bone directions: the reference person's (in the body frame, mapped to the
   robot's axes) against the robot's landmarks after the solve (forward kinematics of the final
   joint angles);
@@ -67,7 +67,9 @@ from pic_ros.correspondence import (
     MappingConfig,
 )
 from pic_ros.exceptions import SkeletonError
-from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor, tracked_body
+from pic_ros.human.body_frame import body_axes, to_body_frame
+from pic_ros.human.extremities import screen_extremities
+from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor
 from pic_ros.imitation import RobotImitator
 from pic_ros.robot.arm import ArmModel
 from pic_ros.robot.robot import Robot
@@ -146,6 +148,24 @@ SMOOTHED_PREFIX: Final = 'smoothed_'
 """Prefix of the record keys of the figures against the smoothed person."""
 
 
+def tracked_body(frame: SkeletonFrame) -> SkeletonFrame:
+    """
+    Convert one tracker-frame skeleton to the body frame, unsmoothed.
+
+    What :class:`SkeletonProcessor` does without the filter: the same validity rules
+    (implausible extremities invalidated, the frame's validity flags kept) and the same body
+    frame, built from this skeleton's own joints. With ``smoothing`` ``none`` the processor
+    returns the same skeleton for every frame whose stamp is after the previous one.
+
+    :param frame: Skeleton in the ``tracker`` frame, [m], stamp [s].
+    :return: The unsmoothed skeleton in the ``body`` frame, [m].
+    :raises pic_ros.exceptions.SkeletonError: If the body frame cannot be built (missing or
+        coincident shoulders).
+    """
+    screened = screen_extremities(frame)
+    return to_body_frame(screened, body_axes(screened))
+
+
 def paper_column(solver: str, eta: int) -> int:
     """
     Return the column of a solver setting in :data:`PAPER_PACC` / :data:`PAPER_PACC_MEANS`.
@@ -193,8 +213,8 @@ class ArmTrace:
     :param at_limit: Which joints are at a limit of their working range after each frame
         (within :data:`AT_LIMIT`), shape (T, dof).
     :param tracked: The same person's shoulder, elbow, wrist unsmoothed (as tracked,
-        :func:`~pic_ros.human.processing.tracked_body`), body frame, shape (T, 3, 3), [m]; NaN
-        where not solved or not valid as tracked; None: not known (``human`` is the reference).
+        :func:`tracked_body`), body frame, shape (T, 3, 3), [m]; NaN where not solved or not
+        valid as tracked; None: not known (``human`` is the reference).
     :param tracked_targets: That arm placed by the same correspondence (at the shoulder of
         ``targets``), robot base frame, shape (T, 3, 3), [m]; None when ``tracked`` is.
     """

@@ -18,7 +18,7 @@ from pic_ros.human.body_frame import to_body_frame
 from pic_ros.motion.hand_compliance import wrench_topic
 from pic_ros.ros.solver_node import SolverNode
 from pic_ros.skeleton import make_frame, SkeletonFrame
-from pic_ros.trackers.kinect_v2 import kinect_v2_to_human
+from pic_ros_tools.recordings.kinect_v2_text import kinect_v2_to_human
 from pic_ros_tools.synthetic import generate_recording
 import pytest
 

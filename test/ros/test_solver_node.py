@@ -11,7 +11,7 @@ from pic_ros.resources import shipped_robots
 from pic_ros.ros.conversions import skeleton_to_msg
 from pic_ros.ros.solver_node import SolverNode
 from pic_ros.skeleton import HumanJoint, make_frame, Side, SkeletonFrame
-from pic_ros.trackers.kinect_v2 import kinect_v2_to_human
+from pic_ros_tools.recordings.kinect_v2_text import kinect_v2_to_human
 from pic_ros_tools.synthetic import generate_recording
 import pytest
 from rclpy.parameter import Parameter

@@ -6,9 +6,6 @@ filter by default, see :mod:`pic_ros.human.filters`) and expresses them in the b
 frame (:mod:`pic_ros.human.body_frame`). The skeleton node and ``evaluate`` share it. The
 footprint of the last processed skeleton (where the person stands and faces in the tracker
 frame, which the body frame removes) is kept for the base follower.
-
-:func:`tracked_body` is the same conversion without the smoothing: the person *as tracked*, the
-reference the evaluation scores the robot against (so that the smoothing's lag counts).
 """
 
 from __future__ import annotations
@@ -84,24 +81,6 @@ class ProcessingConfig:
                 'exponential', time_constant=self.time_constant, reset_after=self.reset_after
             )
         return make_filter(self.smoothing)
-
-
-def tracked_body(frame: SkeletonFrame) -> SkeletonFrame:
-    """
-    Convert one tracker-frame skeleton to the body frame, unsmoothed.
-
-    What :class:`SkeletonProcessor` does without the filter: the same validity rules
-    (implausible extremities invalidated, the frame's validity flags kept) and the same body
-    frame, built from this skeleton's own joints. With ``smoothing`` ``none`` the processor
-    returns the same skeleton for every frame whose stamp is after the previous one.
-
-    :param frame: Skeleton in the ``tracker`` frame, [m], stamp [s].
-    :return: The unsmoothed skeleton in the ``body`` frame, [m].
-    :raises pic_ros.exceptions.SkeletonError: If the body frame cannot be built (missing or
-        coincident shoulders).
-    """
-    screened = screen_extremities(frame)
-    return to_body_frame(screened, body_axes(screened))
 
 
 class SkeletonProcessor:

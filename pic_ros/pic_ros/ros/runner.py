@@ -12,9 +12,9 @@ pic_ros_tools' ``sim_robot`` and ``replay``) runs its nodes through :func:`run_n
   :mod:`pic_ros.ros.schema`): ``--robot tiago`` is the parameter override ``robot:=tiago``, as
   ``--ros-args -p robot:=tiago`` is, and wins over a ``-p`` of the same parameter.
 - **Spinning.** Every executable's nodes spin for as long as it runs, so their parameter
-  services always answer (``ros2 param list``): until shutdown (:func:`spin_until_shutdown`),
-  or for a time (:func:`spin_for`); pic_ros_tools' ``replay`` spins them in a thread beside its
-  own main loop (``pic_ros_tools.ros.background_spin``).
+  services always answer (``ros2 param list``): until shutdown (:func:`spin_until_shutdown`), or
+  as a :data:`Spin` of pic_ros_tools (``pic_ros_tools.ros.background_spin``: for a time, or in a
+  thread beside the executable's own main loop).
 - **Signals.** SIGINT and SIGTERM, however many and whenever they arrive, only ask for a stop
   (:class:`StopSignals`). rclpy's handlers, installed by ``rclpy.init`` on top of ours, shut the
   context down, which ends the spin; ours then record the signal instead of raising
@@ -34,7 +34,6 @@ from collections.abc import Callable, Sequence
 import signal
 import sys
 import threading
-import time
 from types import FrameType
 from typing import Any
 
@@ -212,24 +211,6 @@ def spin_until_shutdown(executor: Executor, nodes: Sequence[Node]) -> None:
     for node in nodes:
         executor.add_node(node)
     executor.spin()
-
-
-def spin_for(seconds: float) -> Spin:
-    """
-    Return a spin that stops after a time, or earlier at shutdown.
-
-    :param seconds: How long to spin [s] (monotonic clock).
-    :return: The spin function.
-    """
-
-    def spin(executor: Executor, nodes: Sequence[Node]) -> None:
-        for node in nodes:
-            executor.add_node(node)
-        deadline = time.monotonic() + seconds
-        while rclpy.ok() and time.monotonic() < deadline:
-            executor.spin_once(timeout_sec=min(0.1, max(deadline - time.monotonic(), 0.0)))
-
-    return spin
 
 
 def run_nodes(

@@ -82,16 +82,6 @@ tips and thumbs but no face points: NOSE, EAR_LEFT and EAR_RIGHT are None (alway
 the head estimator gives no angles for Kinect v2.
 """
 
-KINECT_V2_ROWS: Final[tuple[int, ...]] = tuple(
-    row for row, index in enumerate(KINECT_V2_TO_HUMAN) if index is not None
-)
-"""The :class:`HumanJoint` rows Kinect v2 fills (every row but the face)."""
-
-KINECT_V2_SOURCES: Final[tuple[int, ...]] = tuple(
-    index for index in KINECT_V2_TO_HUMAN if index is not None
-)
-"""The Kinect v2 joint index of each row of :data:`KINECT_V2_ROWS`."""
-
 CAMERA_TO_TRACKER_ROTATION: Final[FloatArray] = np.array(
     [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
 )
@@ -122,23 +112,3 @@ def camera_to_tracker(points: npt.ArrayLike) -> FloatArray:
     if array.ndim == 0 or array.shape[-1] != 3:
         raise SkeletonError(f'points must have shape (..., 3), got {array.shape}')
     return array[..., [2, 0, 1]]
-
-
-def kinect_v2_to_human(joints: npt.ArrayLike) -> FloatArray:
-    """
-    Pick and convert the :class:`HumanJoint` rows from Kinect v2 joints.
-
-    :param joints: Kinect v2 joints, shape (..., 25, 3), [m], camera space, Kinect v2 order.
-    :return: New array, shape (..., 19, 3), [m], ``'tracker'`` frame, :class:`HumanJoint`
-        order; the face rows (no Kinect v2 joint) are NaN.
-    :raises SkeletonError: If the last two axes are not (25, 3).
-    """
-    array = np.asarray(joints, dtype=np.float64)
-    if array.ndim < 2 or array.shape[-2:] != (KINECT_V2_JOINT_COUNT, 3):
-        raise SkeletonError(
-            f'Kinect v2 joints must have shape (..., {KINECT_V2_JOINT_COUNT}, 3), got '
-            f'{array.shape}'
-        )
-    rows = np.full(array.shape[:-2] + (len(HumanJoint), 3), np.nan)
-    rows[..., list(KINECT_V2_ROWS), :] = camera_to_tracker(array[..., list(KINECT_V2_SOURCES), :])
-    return rows

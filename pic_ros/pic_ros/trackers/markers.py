@@ -29,7 +29,6 @@ from typing import Any, Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from pic_ros.checks import check_choice
 from pic_ros.exceptions import ConfigError, SkeletonError
 from pic_ros.skeleton import BODY_JOINT_COUNT, JOINT_COUNT, SkeletonFrame
 from pic_ros.trackers.base import (
@@ -243,18 +242,6 @@ TRACKER_FORMATS: Final[Mapping[str, TrackerFormat]] = MappingProxyType(
     {AZURE_KINECT.name: AZURE_KINECT, KINECT_V2.name: KINECT_V2}
 )
 """The marker-based formats by source name."""
-
-
-def tracker_format(name: str) -> TrackerFormat:
-    """
-    Look a marker-based tracker format up by its source name.
-
-    :param name: ``'azure_kinect'`` or ``'kinect_v2'``.
-    :return: The format.
-    :raises ConfigError: If the name is not one of :data:`TRACKER_FORMATS` (the message lists
-        them).
-    """
-    return TRACKER_FORMATS[check_choice('source', name, TRACKER_FORMATS)]
 
 
 @dataclass

@@ -23,9 +23,13 @@ from typing import Final
 
 import numpy as np
 import numpy.typing as npt
-from pic_ros.exceptions import RecordingError
-from pic_ros.skeleton import make_frame, SkeletonFrame
-from pic_ros.trackers.kinect_v2 import KINECT_V2_JOINT_COUNT, kinect_v2_to_human
+from pic_ros.exceptions import RecordingError, SkeletonError
+from pic_ros.skeleton import HumanJoint, make_frame, SkeletonFrame
+from pic_ros.trackers.kinect_v2 import (
+    camera_to_tracker,
+    KINECT_V2_JOINT_COUNT,
+    KINECT_V2_TO_HUMAN,
+)
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -39,6 +43,36 @@ SKELETON_SUFFIX: Final = '_skel.txt'
 
 STAMPS_SUFFIX: Final = '_skelts.txt'
 """File name ending of its time-stamp file."""
+
+KINECT_V2_ROWS: Final[tuple[int, ...]] = tuple(
+    row for row, index in enumerate(KINECT_V2_TO_HUMAN) if index is not None
+)
+"""The :class:`~pic_ros.skeleton.HumanJoint` rows Kinect v2 fills (every row but the face)."""
+
+KINECT_V2_SOURCES: Final[tuple[int, ...]] = tuple(
+    index for index in KINECT_V2_TO_HUMAN if index is not None
+)
+"""The Kinect v2 joint index of each row of :data:`KINECT_V2_ROWS`."""
+
+
+def kinect_v2_to_human(joints: npt.ArrayLike) -> FloatArray:
+    """
+    Pick and convert the :class:`~pic_ros.skeleton.HumanJoint` rows from Kinect v2 joints.
+
+    :param joints: Kinect v2 joints, shape (..., 25, 3), [m], camera space, Kinect v2 order.
+    :return: New array, shape (..., 19, 3), [m], ``'tracker'`` frame,
+        :class:`~pic_ros.skeleton.HumanJoint` order; the face rows (no Kinect v2 joint) are NaN.
+    :raises SkeletonError: If the last two axes are not (25, 3).
+    """
+    array = np.asarray(joints, dtype=np.float64)
+    if array.ndim < 2 or array.shape[-2:] != (KINECT_V2_JOINT_COUNT, 3):
+        raise SkeletonError(
+            f'Kinect v2 joints must have shape (..., {KINECT_V2_JOINT_COUNT}, 3), got '
+            f'{array.shape}'
+        )
+    rows = np.full(array.shape[:-2] + (len(HumanJoint), 3), np.nan)
+    rows[..., list(KINECT_V2_ROWS), :] = camera_to_tracker(array[..., list(KINECT_V2_SOURCES), :])
+    return rows
 
 
 def _read_only(array: npt.ArrayLike) -> FloatArray:

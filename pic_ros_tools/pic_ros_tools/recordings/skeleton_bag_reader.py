@@ -30,7 +30,7 @@ from pic_ros.trackers.markers import (
     decode_markers,
     KINECT_V2,
     MARKER_ID_STRIDE,
-    tracker_format,
+    TRACKER_FORMATS,
     TrackerFormat,
 )
 from pic_ros_tools.recordings.rosbag import (
@@ -164,7 +164,7 @@ def decode_skeleton_bag(path: Path | str, topic: str | None, source: str) -> Dec
     if source == 'auto':
         tracker = detected
     else:
-        tracker = tracker_format(source)
+        tracker = TRACKER_FORMATS[source]
         if tracker is KINECT_V2 and detected is AZURE_KINECT:
             raise ConfigError(
                 f'{resolved}: {name} has joint indices beyond the 25 of kinect_v2; its markers '

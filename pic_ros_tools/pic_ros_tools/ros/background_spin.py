@@ -1,16 +1,19 @@
 """
-Spinning nodes in a thread beside a process's own main work (tools, tests, ``replay``).
+Spinning nodes beside a process's own main work, or for a time (tools, tests, ``replay``).
 
 :class:`BackgroundSpin` spins an executor in a daemon thread; :func:`spin_while` is the spin of
-:func:`pic_ros.ros.runner.run_nodes` for an executable whose main work is a loop of its own.
+:func:`pic_ros.ros.runner.run_nodes` for an executable whose main work is a loop of its own, and
+:func:`spin_for` the spin of one that runs for a given time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 import threading
+import time
 
 from pic_ros.ros.runner import Spin
+import rclpy
 from rclpy.executors import Executor, ExternalShutdownException
 from rclpy.node import Node
 
@@ -86,5 +89,23 @@ def spin_while(work: Callable[[Sequence[Node]], object]) -> Spin:
             work(nodes)
         finally:
             background.stop(timeout=STOP_JOIN_SECONDS)
+
+    return spin
+
+
+def spin_for(seconds: float) -> Spin:
+    """
+    Return a spin that stops after a time, or earlier at shutdown.
+
+    :param seconds: How long to spin [s] (monotonic clock).
+    :return: The spin function.
+    """
+
+    def spin(executor: Executor, nodes: Sequence[Node]) -> None:
+        for node in nodes:
+            executor.add_node(node)
+        deadline = time.monotonic() + seconds
+        while rclpy.ok() and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=min(0.1, max(deadline - time.monotonic(), 0.0)))
 
     return spin

@@ -84,10 +84,10 @@ from pic_ros.ros.runner import (
     parameter_overrides,
     parse_command_line,
     run_nodes,
-    spin_for,
     spin_until_shutdown,
     START_FAILED,
 )
+from pic_ros_tools.ros.background_spin import spin_for
 from pic_ros_tools.ros.schema import SIM_ROBOT
 from pic_ros_tools.sim.config import SimConfig
 from pic_ros_tools.sim.frame_recorder import FrameRecorder
