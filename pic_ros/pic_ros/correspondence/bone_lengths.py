@@ -39,11 +39,9 @@ DEFAULT_QUANTILE: Final = 0.7
 """
 Quantile of the observed lengths taken as the bone length.
 
-Chosen on the synthetic robustness suite (50 generated people with known bone lengths, noise
-0.5-2x, foreshortening 0-35 %, bad first seconds; :mod:`pic_ros_tools.synthetic.suite`), never on a
-recording: the 0.7 quantile of all frames had the smallest bias of the arm length (+0.4 % on
-average, at most 4.3 % on one take); 0.5 underestimated (-2 %, foreshortening) and 0.9
-overestimated (+3.6 %, noise lengthens every bone a little).
+Chosen on the synthetic robustness suite (:mod:`pic_ros_tools.synthetic.suite`), never on a
+recording: the smallest arm-length bias there; the median underestimates (foreshortening), 0.9
+overestimates (noise lengthens every bone a little). Figures: ``docs/method.md``.
 """
 
 _BINS: Final = int(round(MAX_LENGTH / BIN_WIDTH))

@@ -22,13 +22,13 @@ hysteresis band) or when the hand is unseen (a point invalid, or the aperture be
 :data:`MAX_APERTURE`). A new state is taken at a frame that indicates it when it has been
 indicated since at least ``hand_dwell`` seconds earlier (stamps of the frames) with no frame
 indicating the current state in between: a contrary frame restarts the wait, frames indicating
-nothing neither restart nor complete it (a noisy aperture dips into the band now and then; with
-finger points jittering by a centimetre, a rule restarting at every such dip took a real change
-seconds late). So values in the band never change the state, a flicker shorter than the dwell
-never does, and the state changes at most once per dwell. While a hand is unseen it keeps its
-last state; it is UNKNOWN only before its first state. A stamp going back resets the tracker (a
-new session). This follows UBRI's rule of confirming a hand state only after it was detected
-several times (Zhang et al., UBRI), in seconds instead of frames so that it holds at any rate.
+nothing neither restart nor complete it (a noisy aperture dips into the band now and then;
+restarting at every dip would delay a real change by seconds). So values in the band never
+change the state, a flicker shorter than the dwell never does, and the state changes at most
+once per dwell. While a hand is unseen it keeps its last state; it is UNKNOWN only before its
+first state. A stamp going back resets the tracker (a new session). This follows UBRI's rule of
+confirming a hand state only after it was detected several times (Zhang et al., UBRI), in seconds
+instead of frames so that it holds at any rate.
 """
 
 from __future__ import annotations
