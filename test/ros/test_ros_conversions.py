@@ -13,7 +13,7 @@ from pic_ros.correspondence.overlay import (
 )
 from pic_ros.exceptions import SkeletonError
 from pic_ros.human.body_frame import Footprint
-from pic_ros.motion.streaming import stream_chunk
+from pic_ros.motion.streaming import stream_chunk, TrajectoryChunk, TrajectoryPoint
 from pic_ros.ros.conversions import (
     chest_to_cdr,
     chest_to_msg,
@@ -32,6 +32,7 @@ from pic_ros.ros.conversions import (
     skeleton_to_msg,
     time_from_msg,
     time_to_msg,
+    trajectory_to_cdr,
     trajectory_to_msg,
 )
 from pic_ros.skeleton import BODY_JOINT_COUNT, HumanJoint, JOINT_COUNT, make_frame
@@ -40,6 +41,7 @@ import pytest
 from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import ColorRGBA
+from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
 
 
@@ -230,6 +232,40 @@ def test_messages_written_as_bytes_are_what_rclpy_serializes(rng, frame_id, seco
         assert _same_but_padding(serialize_message(message), written)
         back = deserialize_message(written, type(message))  # a subscriber reads them
         assert _same_but_padding(serialize_message(back), written)
+
+
+@pytest.mark.parametrize('accelerated', [True, False])
+@pytest.mark.parametrize(
+    'names', [('j',), ('a', 'bb', 'ccc'), tuple(f'arm_joint_{index}' for index in range(7))]
+)
+@pytest.mark.parametrize('stamp', [0.0, 12.345, 1.7e9 + 0.123456789])
+def test_a_chunk_written_as_bytes_is_the_message_of_trajectory_to_msg(
+    rng, accelerated, names, stamp
+):
+    """
+    The trajectory publisher's bytes carry trajectory_to_msg's message, value for value.
+
+    Every point layout (a point starts 4 or 8 bytes past a double's alignment, with or without
+    accelerations), one to tens of points; rclpy's serialization agrees byte for byte but
+    padding (up to the message's end: rmw_fastrtps may return a longer buffer).
+    """
+    dof = len(names)
+    for count in (1, 2, 3, 34):
+        times = np.cumsum(rng.uniform(1e-5, 0.3, count))
+        points = tuple(
+            TrajectoryPoint(
+                float(when), rng.normal(size=dof), rng.normal(size=dof),
+                rng.normal(size=dof) if accelerated else None,
+            )
+            for when in times
+        )
+        chunk = TrajectoryChunk(joint_names=names, points=points, stamp=stamp)
+        message = trajectory_to_msg(chunk)
+
+        written = trajectory_to_cdr(chunk)
+
+        assert deserialize_message(written, JointTrajectory) == message
+        assert _same_but_padding(serialize_message(message)[:len(written)], written)
 
 
 def test_time_round_trip_is_exact_to_the_nanosecond(rng):

@@ -466,10 +466,10 @@ def _path(chunk: TrajectoryChunk, now: float) -> tuple[list[float], FloatArray]:
     braking tail ends there, and its last point only holds that rest for a late arrival).
     """
     start = chunk.stamp if chunk.stamp > 0.0 else now
-    points = chunk.points[:chunk.stop + 1]
-    times = [start + point.time_from_start - now for point in points]
-    positions = np.array([point.positions for point in points])
-    return times, positions
+    seconds, positions, _, _ = chunk.arrays()  # made once per chunk, no loop over the points
+    end = chunk.stop + 1
+    times: list[float] = ((start + seconds[:end]) - now).tolist()
+    return times, positions[:end].copy()
 
 
 def _along(times: list[float], positions: FloatArray, when: FloatArray) -> FloatArray:

@@ -27,6 +27,7 @@ import bisect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 import enum
+import itertools
 import math
 from typing import Any, Final, Protocol
 
@@ -179,10 +180,12 @@ class TrajectoryChunk:
         points = tuple(self.points)
         if not points:
             raise ConfigError('a trajectory needs at least one point')
-        checked_times = _checked_at_once(points, len(names))
-        checked, times = checked_times if checked_times is not None else _checked_one_by_one(
-            points, len(names)
-        )
+        at_once = _checked_at_once(points, len(names))
+        if at_once is not None:
+            checked, times, arrays = at_once
+            self.__dict__['_arrays'] = arrays  # the arrays checked are those of arrays()
+        else:
+            checked, times = _checked_one_by_one(points, len(names))
         if not isinstance(self.start, int) or not 0 <= self.start < len(points):
             raise ConfigError(f'start must be a point index, got {self.start!r}')
         set_field = object.__setattr__
@@ -207,7 +210,7 @@ class TrajectoryChunk:
 
     def arrays(self) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray | None]:
         """
-        Return the points as arrays, made once.
+        Return the points as arrays, made once (by the check of the points, when it ran at once).
 
         :return: ``time_from_start`` (k,) [s], positions (k, n), velocities (k, n) and
             accelerations (k, n), or None when the points carry none (read-only).
@@ -306,19 +309,25 @@ def _checked_one_by_one(
     return checked, times
 
 
+_Arrays = tuple[FloatArray, FloatArray, FloatArray, FloatArray | None]
+"""A chunk's points as arrays (:meth:`TrajectoryChunk.arrays`)."""
+
+
 def _checked_at_once(
     points: Sequence[TrajectoryPoint], dof: int
-) -> tuple[list[TrajectoryPoint], list[int]] | None:
+) -> tuple[list[TrajectoryPoint], list[int], _Arrays] | None:
     """
-    Return read-only copies of the points and their times [ns], checked in one pass.
+    Return read-only copies of the points, their times [ns] and arrays, checked in one pass.
 
     The same rules as :func:`_checked_one_by_one` with one array per field instead of one per
     point (a streamed chunk has tens of points, checked at every step). The rows of the returned
-    points are views of read-only arrays.
+    points are views of read-only arrays, which are returned too (those of
+    :meth:`TrajectoryChunk.arrays`: the chunk builds them once).
 
     :param points: The chunk's points.
     :param dof: Number of joints.
-    :return: The checked points and their ``time_from_start`` in whole nanoseconds, or None when
+    :return: The checked points, their ``time_from_start`` in whole nanoseconds and the arrays
+        ``(time_from_start (k,), positions, velocities, accelerations or None)``, or None when
         any rule is broken (or the points mix points with and without accelerations): the
         point-by-point check then names the fault.
     """
@@ -329,20 +338,16 @@ def _checked_at_once(
     nanoseconds = _increasing_nanoseconds(seconds)
     if nanoseconds is None:
         return None
-    for array in fields:
+    for array in (seconds, *fields):
         array.setflags(write=False)
     positions, velocities = fields[0], fields[1]
     accelerations = fields[2] if len(fields) > 2 else None
-    checked = [
-        TrajectoryPoint(
-            time_from_start=float(seconds[index]),
-            positions=positions[index],
-            velocities=velocities[index],
-            accelerations=None if accelerations is None else accelerations[index],
-        )
-        for index in range(len(points))
-    ]
-    return checked, nanoseconds.tolist()
+    rows = zip(
+        seconds.tolist(), positions, velocities,
+        itertools.repeat(None) if accelerations is None else accelerations,
+    )  # the arrays' rows, as views
+    checked = [TrajectoryPoint(when, q, v, a) for when, q, v, a in rows]
+    return checked, nanoseconds.tolist(), (seconds, positions, velocities, accelerations)
 
 
 def _field_arrays(
@@ -649,36 +654,57 @@ def _track(states: Sequence[Sequence[Any]]) -> _Track:
 
 
 def _peaks(track: _Track, limits: LimitsLike, tolerance: float) -> SegmentPeaks:
-    """:func:`segment_peaks` on states as arrays."""
+    """
+    :func:`segment_peaks` on states as arrays.
+
+    The fields a track carries are checked side by side, one array operation for all of them
+    (the same element-wise operations, so the same figures, as one field at a time).
+    """
     times, q, v, a = track
     velocity_limit = np.asarray(limits.velocity, dtype=float)
     acceleration_limit = np.asarray(limits.acceleration, dtype=float)
     jerk_limit = None if limits.jerk is None else np.asarray(limits.jerk, dtype=float)
-    count = times.size
-    point_v = np.zeros(count) if v is None else np.max(np.abs(v) / velocity_limit, axis=1)
-    point_a = np.zeros(count) if a is None else np.max(np.abs(a) / acceleration_limit, axis=1)
+    count, dof = q.shape
+    # the fields carried, each with its column of the shares and the limit of its pair term:
+    # positions -> velocity, velocities -> acceleration, accelerations -> jerk (if limited)
+    carried: list[tuple[FloatArray, int, FloatArray | None]] = [(q, 0, velocity_limit)]
+    if v is not None:
+        carried.append((v, 1, acceleration_limit))
+    if a is not None:
+        carried.append((a, 2, jerk_limit))
+    points = np.zeros((count, 2))  # per point, |v| and |a| as shares of their limits
+    moving = [(field, column - 1) for field, column, _ in carried[1:]]
+    if moving:
+        rows = np.hstack([field for field, _ in moving]) if len(moving) > 1 else moving[0][0]
+        limit = np.concatenate(
+            [(velocity_limit, acceleration_limit)[column] for _, column in moving]
+        )
+        points[:, [column for _, column in moving]] = (
+            (np.abs(rows) / limit).reshape(count, len(moving), dof).max(axis=2)
+        )
+    point_v, point_a = points[:, 0], points[:, 1]
     if count > 1:
         h = np.diff(times)
-        dq = np.diff(q, axis=0)
-        same = ~np.any(dq != 0.0, axis=1)
-        dv = None if v is None else np.diff(v, axis=0)
-        da = None if a is None else np.diff(a, axis=0)
-        if dv is not None:
-            same &= ~np.any(dv != 0.0, axis=1)
-        if da is not None:
-            same &= ~np.any(da != 0.0, axis=1)
+        stacked = np.hstack([field for field, _, _ in carried]) if len(carried) > 1 else q
+        change = np.diff(stacked, axis=0)
+        same = ~np.any(change != 0.0, axis=1)
         span = np.where(h > 0.0, h, 0.0)
+        limited = [
+            (index, column, limit) for index, (_, column, limit) in enumerate(carried)
+            if limit is not None
+        ]
+        if len(limited) < len(carried):
+            change = change[:, np.concatenate(
+                [np.arange(index * dof, (index + 1) * dof) for index, _, _ in limited]
+            )]
+        pairs = np.zeros((count - 1, 3))
         with np.errstate(divide='ignore', invalid='ignore'):
-
-            def ratio(change: FloatArray | None, limit: FloatArray | None) -> FloatArray:
-                if change is None or limit is None:
-                    return np.zeros(count - 1)
-                value = np.max(np.abs(change) / limit, axis=1) / span
-                return np.where(same | np.isnan(value), 0.0, value)
-
-            pair_v, pair_a, pair_j = (
-                ratio(dq, velocity_limit), ratio(dv, acceleration_limit), ratio(da, jerk_limit)
+            ratios = np.abs(change) / np.concatenate([limit for _, _, limit in limited])
+            value = ratios.reshape(count - 1, len(limited), dof).max(axis=2) / span[:, None]
+            pairs[:, [column for _, column, _ in limited]] = np.where(
+                same[:, None] | np.isnan(value), 0.0, value
             )
+        pair_v, pair_a, pair_j = pairs[:, 0], pairs[:, 1], pairs[:, 2]
         both_v = np.maximum(pair_v, np.maximum(point_v[:-1], point_v[1:]))
         both_a = np.maximum(pair_a, np.maximum(point_a[:-1], point_a[1:]))
     else:

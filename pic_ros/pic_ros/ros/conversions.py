@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Mapping, Sequence
+import functools
 import math
 import struct
 from typing import Final
@@ -493,6 +494,108 @@ def trajectory_to_msg(chunk: TrajectoryChunk) -> JointTrajectory:
         points.append(item)
     message.points = points
     return message
+
+
+def trajectory_to_cdr(chunk: TrajectoryChunk) -> bytes:
+    """
+    Serialize a chunk as the JointTrajectory of :func:`trajectory_to_msg`, without a message.
+
+    Written as ROS 2 middlewares serialize it (little-endian CDR, padding as zeros) but directly:
+    the points' fields are filled in bulk from the chunk's arrays
+    (:meth:`~pic_ros.motion.streaming.TrajectoryChunk.arrays`) instead of one
+    ``JointTrajectoryPoint`` (and its conversion by the publisher) per point. A subscriber reads
+    the message of :func:`trajectory_to_msg`, value for value.
+
+    :param chunk: Joint names and points with strictly increasing ``time_from_start``.
+    :return: The serialized message, with its 4-byte encapsulation header.
+    """
+    head = _header_cdr(chunk.stamp, '', 4) + _names_cdr(chunk.joint_names)
+    times, positions, velocities, accelerations = chunk.arrays()
+    count = len(times)
+    nanoseconds = np.array(chunk.times_ns, dtype=np.int64)
+    parts = [head, struct.pack('<I', count)]
+    offset = len(head)  # where the first point starts, from the payload's start
+    first = 0
+    while first < count:
+        layout = _point_layout(positions.shape[1], accelerations is not None, offset % 8)
+        # a layout of a whole number of 8-byte words leaves the next point aligned as this one:
+        # every point from here on has it
+        last = count if layout.itemsize % 8 == 0 else first + 1
+        rows = np.zeros(last - first, layout)
+        rows['positions'] = positions[first:last]
+        rows['velocities'] = velocities[first:last]
+        if accelerations is not None:
+            rows['accelerations'] = accelerations[first:last]
+        for name in _POINT_COUNTS[accelerations is not None]:
+            rows[name] = positions.shape[1]
+        rows['sec'] = nanoseconds[first:last] // 1_000_000_000
+        rows['nanosec'] = nanoseconds[first:last] % 1_000_000_000
+        parts.append(rows.tobytes())
+        offset += layout.itemsize * (last - first)
+        first = last
+    return b''.join(parts)
+
+
+_POINT_COUNTS: Final = {
+    True: ('positions_size', 'velocities_size', 'accelerations_size'),
+    False: ('positions_size', 'velocities_size'),
+}
+"""The sequence lengths of a JointTrajectoryPoint that are the joint count (the others are 0)."""
+
+
+@functools.lru_cache(maxsize=64)
+def _names_cdr(names: tuple[str, ...]) -> bytes:
+    """
+    Serialize a ``string[]`` that starts 4-byte aligned, padded for a ``uint32`` after it.
+
+    :param names: The strings.
+    :return: The length, then each string (length with the NUL, UTF-8, NUL, padding).
+    """
+    parts = [struct.pack('<I', len(names))]
+    for name in names:
+        data = name.encode('utf-8') + b'\x00'
+        parts += [struct.pack('<I', len(data)), data, bytes(-len(data) % 4)]
+    return b''.join(parts)
+
+
+@functools.lru_cache(maxsize=64)
+def _point_layout(dof: int, accelerated: bool, alignment: int) -> np.dtype:
+    """
+    Return the CDR layout of one JointTrajectoryPoint as a structured dtype (padding unnamed).
+
+    :param dof: The number of joints (positions, velocities and accelerations each have as many).
+    :param accelerated: Whether the accelerations are sent (else an empty sequence).
+    :param alignment: Where the point starts from the payload's start, modulo 8 (0 or 4): the
+        doubles are aligned to 8 bytes from there.
+    :return: Fields ``<sequence>_size`` (uint32) and ``<sequence>`` (``dof`` doubles) in the
+        message's order, then the ``time_from_start`` ``sec`` and ``nanosec``.
+    """
+    names: list[str] = []
+    formats: list[object] = []
+    offsets: list[int] = []
+    at = alignment
+    for sequence, size in (
+        ('positions', dof), ('velocities', dof),
+        ('accelerations', dof if accelerated else 0), ('effort', 0),
+    ):
+        names.append(f'{sequence}_size')
+        formats.append('<u4')
+        offsets.append(at - alignment)
+        at += 4
+        if size:  # an empty sequence is its length only (no padding)
+            at += -at % 8
+            names.append(sequence)
+            formats.append(('<f8', (size,)))
+            offsets.append(at - alignment)
+            at += 8 * size
+    for name, code in (('sec', '<i4'), ('nanosec', '<u4')):
+        names.append(name)
+        formats.append(code)
+        offsets.append(at - alignment)
+        at += 4
+    return np.dtype(
+        {'names': names, 'formats': formats, 'offsets': offsets, 'itemsize': at - alignment}
+    )
 
 
 def status_to_msg(

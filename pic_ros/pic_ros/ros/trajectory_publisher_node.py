@@ -82,7 +82,7 @@ from pic_ros.ros.conversions import (
     joint_state_from_msg,
     status_to_msg,
     time_from_msg,
-    trajectory_to_msg,
+    trajectory_to_cdr,
 )
 from pic_ros.ros.diagnostics import DiagnosticsReporter
 from pic_ros.ros.gripper_action import (
@@ -479,7 +479,7 @@ class TrajectoryPublisherNode(Node):
             if link is not None:
                 link.step(self._groups[name][0])
             elif publisher is not None:
-                publisher.publish(trajectory_to_msg(chunk))
+                publisher.publish(trajectory_to_cdr(chunk))  # the message, serialized
         for name, chunk in chunks.items():  # the diagnostics' checks once every chunk is out
             if name in self._grippers:
                 continue  # no stream: the server moves the gripper
