@@ -654,57 +654,36 @@ def _track(states: Sequence[Sequence[Any]]) -> _Track:
 
 
 def _peaks(track: _Track, limits: LimitsLike, tolerance: float) -> SegmentPeaks:
-    """
-    :func:`segment_peaks` on states as arrays.
-
-    The fields a track carries are checked side by side, one array operation for all of them
-    (the same element-wise operations, so the same figures, as one field at a time).
-    """
+    """:func:`segment_peaks` on states as arrays."""
     times, q, v, a = track
     velocity_limit = np.asarray(limits.velocity, dtype=float)
     acceleration_limit = np.asarray(limits.acceleration, dtype=float)
     jerk_limit = None if limits.jerk is None else np.asarray(limits.jerk, dtype=float)
-    count, dof = q.shape
-    # the fields carried, each with its column of the shares and the limit of its pair term:
-    # positions -> velocity, velocities -> acceleration, accelerations -> jerk (if limited)
-    carried: list[tuple[FloatArray, int, FloatArray | None]] = [(q, 0, velocity_limit)]
-    if v is not None:
-        carried.append((v, 1, acceleration_limit))
-    if a is not None:
-        carried.append((a, 2, jerk_limit))
-    points = np.zeros((count, 2))  # per point, |v| and |a| as shares of their limits
-    moving = [(field, column - 1) for field, column, _ in carried[1:]]
-    if moving:
-        rows = np.hstack([field for field, _ in moving]) if len(moving) > 1 else moving[0][0]
-        limit = np.concatenate(
-            [(velocity_limit, acceleration_limit)[column] for _, column in moving]
-        )
-        points[:, [column for _, column in moving]] = (
-            (np.abs(rows) / limit).reshape(count, len(moving), dof).max(axis=2)
-        )
-    point_v, point_a = points[:, 0], points[:, 1]
+    count = times.size
+    point_v = np.zeros(count) if v is None else np.max(np.abs(v) / velocity_limit, axis=1)
+    point_a = np.zeros(count) if a is None else np.max(np.abs(a) / acceleration_limit, axis=1)
     if count > 1:
         h = np.diff(times)
-        stacked = np.hstack([field for field, _, _ in carried]) if len(carried) > 1 else q
-        change = np.diff(stacked, axis=0)
-        same = ~np.any(change != 0.0, axis=1)
+        dq = np.diff(q, axis=0)
+        same = ~np.any(dq != 0.0, axis=1)
+        dv = None if v is None else np.diff(v, axis=0)
+        da = None if a is None else np.diff(a, axis=0)
+        if dv is not None:
+            same &= ~np.any(dv != 0.0, axis=1)
+        if da is not None:
+            same &= ~np.any(da != 0.0, axis=1)
         span = np.where(h > 0.0, h, 0.0)
-        limited = [
-            (index, column, limit) for index, (_, column, limit) in enumerate(carried)
-            if limit is not None
-        ]
-        if len(limited) < len(carried):
-            change = change[:, np.concatenate(
-                [np.arange(index * dof, (index + 1) * dof) for index, _, _ in limited]
-            )]
-        pairs = np.zeros((count - 1, 3))
         with np.errstate(divide='ignore', invalid='ignore'):
-            ratios = np.abs(change) / np.concatenate([limit for _, _, limit in limited])
-            value = ratios.reshape(count - 1, len(limited), dof).max(axis=2) / span[:, None]
-            pairs[:, [column for _, column, _ in limited]] = np.where(
-                same[:, None] | np.isnan(value), 0.0, value
+
+            def ratio(change: FloatArray | None, limit: FloatArray | None) -> FloatArray:
+                if change is None or limit is None:
+                    return np.zeros(count - 1)
+                value = np.max(np.abs(change) / limit, axis=1) / span
+                return np.where(same | np.isnan(value), 0.0, value)
+
+            pair_v, pair_a, pair_j = (
+                ratio(dq, velocity_limit), ratio(dv, acceleration_limit), ratio(da, jerk_limit)
             )
-        pair_v, pair_a, pair_j = pairs[:, 0], pairs[:, 1], pairs[:, 2]
         both_v = np.maximum(pair_v, np.maximum(point_v[:-1], point_v[1:]))
         both_a = np.maximum(pair_a, np.maximum(point_a[:-1], point_a[1:]))
     else:
