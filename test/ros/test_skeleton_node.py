@@ -607,3 +607,47 @@ def test_a_context_shut_down_under_the_xsens_receiver_ends_it_without_an_error(w
 
     logged = capfd.readouterr().err
     assert 'ERROR' not in logged, logged
+
+
+def test_a_node_made_not_to_start_reads_the_tracker_only_once_started(make_node) -> None:
+    """``start_input=False``: no ``body_tracking_data`` subscription until ``start_input()``."""
+    node = make_node(SkeletonNode, {'source': 'azure_kinect'}, start_input=False)
+    own = node.get_fully_qualified_name()
+
+    def subscribed() -> bool:
+        return any(
+            topic == '/body_tracking_data'
+            for topic, _ in node.get_subscriber_names_and_types_by_node(
+                node.get_name(), node.get_namespace()
+            )
+        )
+
+    assert not subscribed(), own
+    node.start_input()
+    node.start_input()  # a second call changes nothing
+    assert subscribed(), own
+
+
+def test_xsens_samples_sent_before_the_node_is_started_wait_in_its_socket(make_node, wait_for):
+    """
+    ``start_input=False``: the socket is bound, nothing is read; once started, nothing is lost.
+
+    What the one-process teleop relies on: the tracker may send as soon as the node exists,
+    while the solver is attached; the three samples are all received once the node starts,
+    the newest handed on (the older ones, read together with it, superseded).
+    """
+    port = free_udp_port()
+    node = make_node(
+        SkeletonNode, {'source': 'xsens_mvn', 'udp_port': port}, start_input=False
+    )
+    handed: list = []
+    node.add_handler(handed.append)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+        for counter in (1, 2, 3):
+            for datagram in t_pose_sample(counter):
+                sender.sendto(datagram, ('127.0.0.1', port))
+    assert node._tracker.parser.received_count == 0 and handed == []
+    node.start_input()
+    wait_for(lambda: node._tracker.parser.received_count == 3, 'the three samples')
+    wait_for(lambda: handed, 'the newest skeleton')
+    assert handed[-1].stamp == max(frame.stamp for frame in handed)

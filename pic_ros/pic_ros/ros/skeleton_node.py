@@ -77,10 +77,14 @@ class SkeletonNode(Node):
     """
     Tracker input, validation, smoothing and the ``skeleton`` topic.
 
+    :param start_input: Start reading the tracker (its UDP socket or ``body_tracking_data``)
+        at once. False: only once :meth:`start_input` is called, so that a process that hands
+        the skeletons to functions of its own (:meth:`add_handler`, the one-process teleop)
+        attaches them first and no skeleton leaves before they are there.
     :param kwargs: Passed to :class:`rclpy.node.Node` (e.g. ``parameter_overrides``).
     """
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, start_input: bool = True, **kwargs: Any) -> None:
         super().__init__('skeleton_node', **kwargs)
         # First: destroy_node needs them, also when rclpy destroys a node that failed to start.
         self._receiver: UdpReceiver | None = None
@@ -104,11 +108,9 @@ class SkeletonNode(Node):
         self._footprint_pub = self.create_publisher(PoseStamped, 'body_pose', reliable)
         self._chest_pub = self.create_publisher(PointStamped, 'chest', reliable)
         if self._tracker.transport is Transport.UDP:
-            self._start_udp()
-        else:
-            self._subscription = self.create_subscription(
-                MarkerArray, 'body_tracking_data', self._on_markers, TRACKER_QOS, raw=True,
-            )
+            self._bind_udp()  # bound now: what comes before start_input waits in the socket
+        if start_input:
+            self.start_input()
         self.add_on_set_parameters_callback(
             validation_callback(self, PARAMETERS, self._values, self._apply)
         )
@@ -124,6 +126,25 @@ class SkeletonNode(Node):
         """Return the chest height of the last accepted skeleton, tracker frame [m], or None."""
         footprint = self._front.processor.footprint
         return None if footprint is None else footprint.height
+
+    def start_input(self) -> None:
+        """
+        Start reading the tracker (once; later calls do nothing).
+
+        The UDP receiver's thread (its socket is bound at construction, so datagrams sent
+        before this call wait in it), or the ``body_tracking_data`` subscription.
+        """
+        if self._thread is not None or self._subscription is not None:
+            return
+        if self._receiver is not None:
+            self._thread = threading.Thread(
+                target=self._receive, name='udp_receiver', daemon=True
+            )
+            self._thread.start()
+        else:
+            self._subscription = self.create_subscription(
+                MarkerArray, 'body_tracking_data', self._on_markers, TRACKER_QOS, raw=True,
+            )
 
     def add_handler(self, handler: SkeletonHandler) -> None:
         """
@@ -180,15 +201,13 @@ class SkeletonNode(Node):
             taken.append(message[0])
         return taken
 
-    def _start_udp(self) -> None:
+    def _bind_udp(self) -> None:
         receiver = UdpReceiver(
             str(self._values['udp_address']), int(self._values['udp_port']),
             buffer_size=int(self._values['udp_receive_buffer']),
             max_size=self._tracker.max_message_size,
         )
         self._receiver = receiver
-        self._thread = threading.Thread(target=self._receive, name='udp_receiver', daemon=True)
-        self._thread.start()
         host, port = receiver.address
         self.get_logger().info(
             f'{self._tracker.name} receiver on udp://{host}:{port}, '

@@ -113,6 +113,7 @@ def build_pipeline(
     nodes: list[Node] = []
     try:
         skeleton = SkeletonNode(
+            start_input=False,  # once the solver is attached (below)
             context=context,
             parameter_overrides=_overrides(
                 {'source': source, **extra.get('skeleton_node', {})}, SKELETON_NODE
@@ -145,13 +146,14 @@ def build_pipeline(
                     {**extra.get('base_follower', {}), 'follow_base': True}, BASE_FOLLOWER
                 ),
             ))
+        skeleton.add_handler(lambda _frame: solver.set_chest_height(skeleton.chest_height))
+        skeleton.add_handler(solver.offer)  # the newest frame only: never waits for a solve
+        solver.add_handler(trajectory.handle_targets)
+        solver.add_gesture_handler(trajectory.engage_by_gesture)
+        skeleton.start_input()  # every skeleton from the first one on reaches the solver
     except BaseException:
         destroy_pipeline(nodes)
         raise
-    skeleton.add_handler(lambda _frame: solver.set_chest_height(skeleton.chest_height))
-    skeleton.add_handler(solver.offer)  # the newest frame only: never waits for a solve
-    solver.add_handler(trajectory.handle_targets)
-    solver.add_gesture_handler(trajectory.engage_by_gesture)
     return nodes
 
 
