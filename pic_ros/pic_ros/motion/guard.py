@@ -469,7 +469,7 @@ def _path(chunk: TrajectoryChunk, now: float) -> tuple[list[float], FloatArray]:
     seconds, positions, _, _ = chunk.arrays()  # made once per chunk, no loop over the points
     end = chunk.stop + 1
     times: list[float] = ((start + seconds[:end]) - now).tolist()
-    return times, positions[:end].copy()
+    return times, positions[:end]  # a read-only view: nothing here writes a path
 
 
 def _along(times: list[float], positions: FloatArray, when: FloatArray) -> FloatArray:
