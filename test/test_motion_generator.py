@@ -25,7 +25,7 @@ from pic_ros.motion.generator import (
     PlanKind,
     safe_speed,
 )
-from pic_ros.motion.streaming import planned_chunk
+from pic_ros.motion.streaming import planned_chunk, segment_peaks
 import pytest
 
 FloatArray = npt.NDArray[np.float64]
@@ -312,3 +312,36 @@ def test_braking_from_a_state_reaches_rest_within_the_limits_inside_the_position
     for _, q, _, _ in states:
         assert np.all(q >= limits.lower) and np.all(q <= limits.upper)
     assert len(generator.stopping(np.zeros(2), np.zeros(2), np.zeros(2))) == 1  # at rest
+
+
+def test_a_state_only_just_able_to_brake_before_a_limit_stops_there_within_the_jerk_limit():
+    """
+    Braking that ends microradians past a limit is clamped there without a step in acceleration.
+
+    The state of Baxter's ``right_s1`` in a demo run (its limits as the generator has them): 61
+    urad below its upper limit, still moving toward it and braking. Braking at once ends 8 urad
+    beyond; the states past the limit were set to rest as well as clamped, and two points of the
+    chunk implied 1.45x the jerk limit (about 3x on this sampling). Clamped in position only, the
+    states keep the plan's velocity and acceleration: the stream keeps every limit.
+    """
+    limits = MotionLimits(
+        lower=np.array([-2.132]), upper=np.array([1.032]), velocity=np.array([1.425]),
+        acceleration=np.array([4.275]), jerk=np.array([427.5]),
+    )
+    generator = JerkLimitedGenerator(limits, np.array([1.0319386]))
+    generator.continue_from(np.array([1.0319386]), np.array([0.02113]), np.array([-4.2506]))
+    step = generator.step(np.array([1.032]), 0.0)
+    assert not step.guarded
+    times = np.arange(0.0, 0.02, 0.0025)
+    q, v, a = generator.sample_many(times.tolist())
+    assert np.all(q <= limits.upper)
+    assert np.all(np.abs(a) <= limits.acceleration + 1e-9)
+    states = [(when, *rows) for when, *rows in zip(times.tolist(), q, v, a)]
+    peaks = segment_peaks(states, limits)
+    assert peaks.violations == 0, peaks.where
+    assert v[-1, 0] == 0.0 and a[-1, 0] == 0.0  # at rest at the limit
+    far = JerkLimitedGenerator(limits, np.array([1.0]))
+    far.continue_from(np.array([1.0]), np.array([1.4]), np.array([0.0]))  # cannot stop: guarded
+    far.step(np.array([1.032]), 0.0)
+    assert far.step(np.array([1.032]), 0.1).guarded  # 0.1 s on: far beyond, brought to rest
+    assert far.velocity[0] == 0.0 and far.position[0] == 1.032

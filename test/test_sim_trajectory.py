@@ -469,3 +469,38 @@ def test_a_joined_trajectory_records_its_delay_and_the_shares_of_the_limits_it_r
     assert stats.join_peaks.pairs > 0
     assert stats.join_peaks.peak == max(stats.join_peaks.velocity, stats.join_peaks.acceleration,
                                         stats.join_peaks.jerk) > 0.0
+
+
+def test_a_continued_trajectory_is_judged_by_its_segments_not_by_where_it_arrived_in_one():
+    """
+    A trajectory continuing the command is checked from the point before its arrival.
+
+    Between two points within the limits (their mean velocity, acceleration and jerk), the
+    quintic bends: near its ends its jerk is several times the mean. Checking from the arrival,
+    a few microseconds before the next point, measured that bend as the trajectory's jerk (the
+    demo's one "invalid" segment, 1.28x, on an idle machine). A later pair beyond a limit is
+    still counted, and so is a trajectory the command jumps onto.
+    """
+    limits = MotionLimits(
+        lower=LOWER, upper=UPPER, velocity=np.full(3, 1.0), acceleration=np.full(3, 1.0),
+        jerk=np.full(3, 1.0),
+    )
+    zero = [0.0] * 3
+    points = [Waypoint(0.0, zero, zero, zero), Waypoint(1.0, [0.2] * 3, zero, zero),
+              Waypoint(2.0, [0.4] * 3, zero, zero)]
+    follower = TrajectoryFollower(NAMES, LOWER, UPPER, zero, limits=limits)
+    assert follower.set_trajectory(Trajectory(NAMES, points, stamp=1.0), now=1.0).accepted
+    assert follower.stats.segment_violations == 0
+    follower.sample(1.99)  # a microsecond-scale piece of the first segment's bend is ahead
+    assert follower.set_trajectory(Trajectory(NAMES, points, stamp=1.0), now=1.999).accepted
+    assert follower.stats.segment_violations == 0 and follower.stats.joined == 0
+    assert follower.stats.last_violation is None
+    steep = points + [Waypoint(2.5, [1.5] * 3, zero, zero)]  # 2.2 rad/s mean: beyond
+    assert follower.set_trajectory(Trajectory(NAMES, steep, stamp=1.0), now=2.2).accepted
+    assert follower.stats.segment_violations == 1 and follower.stats.joined == 0
+    assert follower.stats.last_violation is not None
+    delay, peaks, jumped = follower.stats.last_violation
+    assert delay == pytest.approx(1.2) and peaks.velocity > 2.0 and not jumped
+    away = Trajectory(NAMES, [Waypoint(0.0, [0.9] * 3)], stamp=2.5)  # due now: taken at once
+    assert follower.set_trajectory(away, now=2.5).accepted
+    assert follower.stats.segment_violations == 2 and follower.stats.last_violation[2]

@@ -31,7 +31,9 @@ more than the trajectory publisher's
 ``plan_ahead`` after the step that made it (its stamp is up to one point spacing, 10 ms, before
 that step), which the delay tells; each join is logged (throttled) with its delay and the shares
 of the velocity, acceleration and jerk limits it reaches, and ``/diagnostics`` gives the
-smallest and largest delay of the joined ones and those peaks (``joined_*``).
+smallest and largest delay of the joined ones and those peaks (``joined_*``). A trajectory
+continued, not joined, that still breaks a limit as followed is logged (throttled) the same way,
+with the segment where it does.
 
 A trajectory reaches its simulated controller when the middleware received it (the message
 info's ``received_timestamp``; the physics is first stepped to that time), not when this node's
@@ -169,6 +171,8 @@ class _ControllerReport:
         self.join_logged = -math.inf  # wall-clock time of the last join logged
         self.queued_max = 0.0  # longest wait of a trajectory in this process since the report
         self.joins_suppressed = 0
+        self.violation_logged = -math.inf  # wall-clock time of the last violation logged
+        self.violations_suppressed = 0
         self.last_logged: dict[TrajectoryStatus, float] = {}
         self.suppressed: dict[TrajectoryStatus, int] = {}
 
@@ -373,10 +377,15 @@ class SimRobotNode(Node):
         self._step_wall(now if reception is None else reception)
         trajectory = trajectory_from_msg(message, self._to_sim_time(message.header.stamp))
         stats = self.sim.follower(controller).stats
-        joined = stats.joined
+        joined, violations = stats.joined, stats.segment_violations
         verdict = self.sim.command(controller, trajectory)
         if verdict.accepted and stats.joined > joined and stats.last_join is not None:
             self._log_join(controller, report, now, queued, *stats.last_join)
+        elif (
+            verdict.accepted and stats.segment_violations > violations
+            and stats.last_violation is not None
+        ):
+            self._log_violation(controller, report, now, queued, *stats.last_violation)
         if verdict.accepted:
             return
         last = report.last_logged.get(verdict.status)
@@ -407,6 +416,27 @@ class SimRobotNode(Node):
             f'(received {_milliseconds(1e3 * queued)} ms before its callback); '
             f'the join reaches {peaks.velocity:.2f} x the velocity, {peaks.acceleration:.2f} x '
             f'the acceleration and {peaks.jerk:.2f} x the jerk limit'
+            f"{f' ({peaks.where})' if peaks.where else ''}{more}"
+        )
+
+    def _log_violation(
+        self, controller: str, report: _ControllerReport, now: float, queued: float,
+        delay: float, peaks: SegmentPeaks, jumped: bool,
+    ) -> None:
+        """Log a trajectory continued (not joined) whose states as followed break a limit."""
+        if now - report.violation_logged < LOG_THROTTLE:
+            report.violations_suppressed += 1
+            return
+        more = f' ({report.violations_suppressed} more since the last log)' if (
+            report.violations_suppressed
+        ) else ''
+        report.violation_logged, report.violations_suppressed = now, 0
+        what = 'jumped onto a trajectory' if jumped else 'took a trajectory beyond a limit'
+        self.get_logger().warning(
+            f'{controller}: {what} {_milliseconds(1e3 * delay)} ms after its stamp '
+            f'(received {_milliseconds(1e3 * queued)} ms before its callback): '
+            f'{peaks.velocity:.2f} x the velocity, {peaks.acceleration:.2f} x the acceleration '
+            f'and {peaks.jerk:.2f} x the jerk limit'
             f"{f' ({peaks.where})' if peaks.where else ''}{more}"
         )
 

@@ -243,9 +243,12 @@ class FollowerStats:
         its step, and is joined when it arrives later.
     :param delay_max: The largest of all those delays since the follower was made [s] (NaN
         before the first).
-    :param segment_violations: Accepted trajectories whose states as followed -- the command
-        at the arrival, then the points kept -- break the velocity, acceleration or jerk limits
-        between two of them, or that the command jumps onto
+    :param segment_violations: Accepted trajectories whose states as followed break the
+        velocity, acceleration or jerk limits between two of them, or that the command jumps
+        onto. As followed: a joined trajectory from the command at the arrival, then its points
+        after it; a continued one from its point before the arrival (the segment the command is
+        in, whole: a part of it would measure how the interpolation bends between two points),
+        then the next ones
         (:func:`~pic_ros.motion.streaming.segment_peaks`; only with ``limits``).
     :param segment_peak: The largest share of a limit over them (0 before the first).
     :param join_delays: Arrival minus ``header.stamp`` of the stamped trajectories that were
@@ -255,6 +258,8 @@ class FollowerStats:
         (:class:`~pic_ros.motion.streaming.SegmentPeaks`: shares of the velocity, acceleration
         and jerk limits, the worst segment); only with ``limits``.
     :param last_join: The latest joined trajectory's delay [s] (NaN for stamp 0) and peaks.
+    :param last_violation: The latest trajectory counted in :attr:`segment_violations`: its
+        delay [s] (NaN for stamp 0), its peaks, and whether the command jumped onto it.
     """
 
     accepted: int = 0
@@ -271,6 +276,7 @@ class FollowerStats:
     join_delays: tuple[float, float] = (math.nan, math.nan)
     join_peaks: SegmentPeaks = field(default_factory=SegmentPeaks)
     last_join: tuple[float, SegmentPeaks] | None = None
+    last_violation: tuple[float, SegmentPeaks, bool] | None = None
 
     def delay_ms(self, percentile: float) -> float:
         """
@@ -416,6 +422,7 @@ class TrajectoryFollower:
         """
         current = self.sample(now)
         joined = self.stats.joined
+        violations = self.stats.segment_violations
         try:
             plan, clamped = self._plan_for(trajectory, now)
         except _Rejected as rejected:
@@ -426,9 +433,9 @@ class TrajectoryFollower:
             self.stats.last_rejection = verdict
             return verdict
         joined = self.stats.joined > joined
-        peaks = SegmentPeaks()
+        peaks, jumped = SegmentPeaks(), False
         if self._limits is not None:
-            peaks = self._check_segments(plan, current, now)
+            peaks, jumped = self._check_segments(plan, current, now)
             if joined:
                 self.stats.join_peaks = self.stats.join_peaks.merged(peaks)
         self._plan = plan
@@ -436,6 +443,10 @@ class TrajectoryFollower:
         stamp = float(trajectory.stamp)
         if joined:
             self.stats.last_join = (now - stamp if stamp != 0.0 else math.nan, peaks)
+        if self.stats.segment_violations > violations:
+            self.stats.last_violation = (
+                now - stamp if stamp != 0.0 else math.nan, peaks, jumped
+            )
         if stamp != 0.0:
             delay = now - stamp
             self.stats.delays.append(delay)
@@ -451,34 +462,50 @@ class TrajectoryFollower:
         detail = f'{clamped} point(s) clamped into the position limits' if clamped else ''
         return Verdict(TrajectoryStatus.ACCEPTED, detail, clamped)
 
-    def _check_segments(self, plan: _Plan, current: JointCommand, now: float) -> SegmentPeaks:
-        """Count a trajectory whose states as followed break a limit or are jumped onto."""
+    def _check_segments(
+        self, plan: _Plan, current: JointCommand, now: float
+    ) -> tuple[SegmentPeaks, bool]:
+        """
+        Count a trajectory whose states as followed break a limit or are jumped onto.
+
+        :return: What its states as followed reach, and whether the command jumps onto it.
+        """
         assert self._limits is not None
         states: list[tuple[float, FloatArray, FloatArray | None, FloatArray | None]] = []
         jumped = False
         if plan.times[0] > now + _TIME_EPSILON:  # joined from the command now
             states.append((now, current.positions, current.velocities, current.accelerations))
-        else:  # followed from where it is now (continued, or its last point)
-            taken = (
-                _evaluate(plan, now, self._lower, self._upper)
-                if len(plan.times) > 1 and now < plan.times[-1] else
-                JointCommand(plan.positions[-1], np.zeros(len(self._names)),
-                             np.zeros(len(self._names)), False)
-            )
+        elif len(plan.times) > 1 and now < plan.times[-1]:  # continued
+            taken = _evaluate(plan, now, self._lower, self._upper)
+            jumped = not _continues(current, taken)
+            # the whole segment the command is in, from its point before now: a part of it
+            # would measure how the spline bends between two points, not the trajectory
+            first = int(np.searchsorted(plan.times, now + _TIME_EPSILON, side='right')) - 1
+            states.append(self._point_state(plan, first))
+        else:  # held at its last point
+            zero = np.zeros(len(self._names))
+            taken = JointCommand(plan.positions[-1], zero, zero, False)
             jumped = not _continues(current, taken)
             states.append((now, taken.positions, taken.velocities, taken.accelerations))
         for index, when in enumerate(plan.times):
             if when > now + _TIME_EPSILON:
-                states.append((
-                    float(when), plan.positions[index],
-                    plan.velocities[index] if plan.has_velocity[index] else None,
-                    plan.accelerations[index] if plan.has_acceleration[index] else None,
-                ))
+                states.append(self._point_state(plan, index))
         peaks = segment_peaks(states, self._limits)
         stats = self.stats
         stats.segment_peak = max(stats.segment_peak, math.inf if jumped else peaks.peak)
         stats.segment_violations += int(jumped or peaks.violations > 0)
-        return peaks
+        return peaks, jumped
+
+    @staticmethod
+    def _point_state(
+        plan: _Plan, index: int
+    ) -> tuple[float, FloatArray, FloatArray | None, FloatArray | None]:
+        """Return a plan's point as a state for :func:`segment_peaks` (None: not given)."""
+        return (
+            float(plan.times[index]), plan.positions[index],
+            plan.velocities[index] if plan.has_velocity[index] else None,
+            plan.accelerations[index] if plan.has_acceleration[index] else None,
+        )
 
     def _order(self, names: Sequence[str]) -> list[int]:
         """Return, per controller joint, its column in the trajectory, or reject."""
