@@ -752,10 +752,12 @@ class ContinuityMonitor:
     after its last point, that point held at rest). Arriving before its first point, the chunk
     is joined from that command to its first point; arriving after it, the controller samples
     the chunk where it is (a jump, counted as a violation, unless the two states agree within
-    :data:`JUMP_TOLERANCE`). :func:`segment_peaks` then checks the takeover state and the
-    chunk's points after it. A previous chunk that ended moving before the new one arrived
-    left the controller holding its last point: a step in velocity, counted as
-    :attr:`SegmentPeaks.ran_out`.
+    :data:`JUMP_TOLERANCE`). :func:`segment_peaks` then checks the joined takeover state and
+    the chunk's points after it, or for a chunk taken where it is, its points from the one
+    before the takeover (the segment the controller is in, whole: a part of it would measure
+    how the interpolation bends between two points rather than the chunk). A previous chunk
+    that ended moving before the new one arrived left the controller holding its last point: a
+    step in velocity, counted as :attr:`SegmentPeaks.ran_out`.
 
     :param limits: The limits the stream must keep.
     :param tolerance: Relative slack (:data:`CONTINUITY_TOLERANCE`).
@@ -796,12 +798,13 @@ class ContinuityMonitor:
                 taken = _track_at(track, arrival)
                 if not _same_state(current, taken):
                     jumped = f'jump at {arrival:.6f} s'
-                after = times > arrival + 1e-9
-                track = _prepend(
-                    (times[after], q[after], None if v is None else v[after],
-                     None if a is None else a[after]),
-                    arrival, taken,
-                )
+                # checked from its point before the arrival: the segment the controller is in,
+                # whole (a part of it would measure how the interpolation bends between two
+                # points, not the chunk)
+                kept = times > arrival + 1e-9
+                kept[max(int(np.count_nonzero(~kept)) - 1, 0)] = True
+                track = (times[kept], q[kept], None if v is None else v[kept],
+                         None if a is None else a[kept])
         peaks = _peaks(track, self.limits, self.tolerance)
         if ran_out or jumped:
             peaks = SegmentPeaks(
