@@ -229,6 +229,31 @@ def test_a_stall_between_steps_leaves_no_jump(arm: ArmModel, generator: str, gap
     assert run.commander.largest_gap == pytest.approx(gap + 0.02, abs=1e-6)
 
 
+@pytest.mark.parametrize('generator', MOTION_GENERATORS)
+def test_a_late_step_after_the_arm_came_to_rest_is_not_a_stall(
+    arm: ArmModel, generator: str
+) -> None:
+    """
+    A step late by 0.3 s while the arm holds still is counted in the gap, not as a stall.
+
+    A stall is a step that found the controller braking on the last plan's tail (or stopped at
+    its last point) because the step came late while the arm moved. An arm at rest loses
+    nothing: counting it made the live evaluation call two runs invalid for a gripper holding
+    still while the publisher was 60 ms late. The same gap while the arm moves is a stall.
+    """
+    still = Run(arm, motion_generator=generator)
+    rest = np.array(arm.neutral)
+    for now in steady(START, START + 2.0) + steady(START + 2.3, START + 3.0):
+        still.step(now, rest)
+    assert still.commander.stalls == 0
+    assert still.commander.largest_gap == pytest.approx(0.32, abs=1e-6)
+    moving = Run(arm, motion_generator=generator)
+    target = waving(arm)
+    for now in steady(START, START + 1.5) + steady(START + 1.8, START + 3.0):
+        moving.step(now, target(now))
+    assert moving.commander.stalls >= 1
+
+
 def test_velocity_scale_halved_mid_motion_is_reached_through_the_generator(arm: ArmModel) -> None:
     """
     ``velocity_scale`` 1 -> 0.5 while the arm moves fast: slowed within the limits, then held.

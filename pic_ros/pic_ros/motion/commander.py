@@ -209,6 +209,11 @@ def bridge(
     return [point for point in sent[earlier[-1]:] if point[0] < start - MIN_POINT_GAP]
 
 
+def _moving(state: tuple[FloatArray, FloatArray, FloatArray]) -> bool:
+    """Return whether a command state ``(positions, velocities, accelerations)`` is moving."""
+    return bool(np.any(state[1] != 0.0) or np.any(state[2] != 0.0))
+
+
 def minimum_rate(config: CommanderConfig) -> float:
     """
     Return the slowest timer ``rate`` the motion generator can bridge [Hz].
@@ -358,8 +363,10 @@ class ArmCommander:
     Counters for diagnostics: :attr:`targets` (target messages that named the arm's joints),
     :attr:`rejected` (incomplete, non-finite or stale ones), :attr:`clamped` (accepted but
     outside the position limits), :attr:`published` (chunks returned), :attr:`clock_restarts`,
-    :attr:`stalls` (steps that came after the last chunk's plan had run out: the controller was
-    braking on its tail, or at rest), :attr:`at_rest` (chunks stamped 0: holding still),
+    :attr:`stalls` (steps that came after the last chunk's plan had run out while it was still
+    moving: the controller was braking on its tail, or stopped at its last point; a late step
+    after a plan that ended at rest changes nothing and is not one: :attr:`largest_gap` tells
+    it), :attr:`at_rest` (chunks stamped 0: holding still),
     :attr:`largest_gap` (the longest time between two steps [s]) and :attr:`limit_refusals`
     (chunks made beyond a joint limit and not sent, :meth:`_within_limits`; the last one
     described in :attr:`last_breach`).
@@ -748,8 +755,8 @@ class ArmCommander:
         else:
             state = self._sent_at(start, motion)
             state_now = self._sent_at(now, motion)
-            if self._plan_end < now:
-                self.stalls += 1  # the controller went onto the braking tail (or to rest)
+            if self._plan_end < now and _moving(self._sent_at(self._plan_end, motion)):
+                self.stalls += 1  # the controller went onto the braking tail
         repeated = bridge(self._sent, now, start, state_now) if ahead > 0.0 else []
         generator, settling = self._adapt(motion, state)
         self._motion = generator
@@ -898,8 +905,8 @@ class ArmCommander:
         if not braking:
             if self._sent and now > self._sent[-1][0]:
                 # the controller reached the last point and holds it at rest: from there it has
-                # lead_time to reach the new point
-                self.stalls += 1
+                # lead_time to reach the new point (a stall when it was moving there)
+                self.stalls += int(bool(np.any(self._sent[-1][2] != 0.0)))
                 motion.reset(self._sent[-1][1])
                 dt = min(dt, self._config.lead_time)
             self._undo_state = (motion.position, motion.velocity)
