@@ -165,7 +165,9 @@ def test_a_partial_collection_keeps_what_succeeded_and_notes_what_failed(tmp_pat
     def runner(argv, stdout: Path, stderr: Path) -> int:
         stderr.write_text('progress\n', encoding='utf-8')
         if '--live' in argv:
+            assert argv[argv.index('--logs') + 1] == str(directory / 'live_nao_logs')
             return 1
+        assert '--logs' not in argv
         stdout.write_text('{"results": []}' if 'evaluate' in argv else 'not json',
                           encoding='utf-8')
         return 0
@@ -176,6 +178,7 @@ def test_a_partial_collection_keeps_what_succeeded_and_notes_what_failed(tmp_pat
     assert [entry['status'] for entry in meta['commands']] == [0, 0, 1]
     assert 'no JSON' in meta['commands'][1]['error']
     assert meta['commands'][2]['command'] == 'python -m pic_ros_tools evaluate --live --json'
+    assert meta['commands'][2]['logs'] == 'live_nao_logs' and 'logs' not in meta['commands'][0]
     assert json.loads((directory / META_FILE).read_text(encoding='utf-8')) == meta
     assert not list(directory.glob('*.part'))
     collection = Collection.load(directory, ['nao'])

@@ -241,6 +241,9 @@ def collect(
     Run the measurements one after the other and write their JSON and ``meta.json``.
 
     A measurement's previous file is removed before it runs, so that a failed one leaves none.
+    A live run also keeps its processes' logs and its topics (``evaluate --live --logs``) in
+    ``live_<robot>_logs`` beside its JSON (``logs`` in its ``meta.json`` entry), so that an odd
+    figure can be looked at afterwards.
 
     :param directory: Where the files go (created).
     :param measurements: What to run (:func:`plan`).
@@ -279,8 +282,13 @@ def collect(
             'file': measurement.file,
             'load_before': load_average(),
         }
+        extra: tuple[str, ...] = ()
+        if measurement.source == LIVE:  # its processes' logs and topics, to look at afterwards
+            logs = target.with_name(f'{target.stem}_logs')
+            extra = ('--logs', str(logs))
+            entry['logs'] = logs.name
         started = time.monotonic()
-        status = runner([sys.executable, '-m', 'pic_ros_tools', *measurement.arguments],
+        status = runner([sys.executable, '-m', 'pic_ros_tools', *measurement.arguments, *extra],
                         partial, log)
         entry.update(
             status=status, seconds=round(time.monotonic() - started, 1),
