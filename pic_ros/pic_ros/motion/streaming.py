@@ -801,10 +801,9 @@ class ContinuityMonitor:
                 # checked from its point before the arrival: the segment the controller is in,
                 # whole (a part of it would measure how the interpolation bends between two
                 # points, not the chunk)
-                kept = times > arrival + 1e-9
-                kept[max(int(np.count_nonzero(~kept)) - 1, 0)] = True
-                track = (times[kept], q[kept], None if v is None else v[kept],
-                         None if a is None else a[kept])
+                first = max(int(np.searchsorted(times, arrival + 1e-9, side='right')) - 1, 0)
+                track = (times[first:], q[first:], None if v is None else v[first:],
+                         None if a is None else a[first:])
         peaks = _peaks(track, self.limits, self.tolerance)
         if ran_out or jumped:
             peaks = SegmentPeaks(

@@ -168,11 +168,11 @@ class _ControllerReport:
         self.last_error = 0.0
         self.joined = 0  # the follower's joined count at the previous report
         self.segment_violations = 0  # and its count of trajectories beyond a limit
-        self.join_logged = -math.inf  # wall-clock time of the last join logged
         self.queued_max = 0.0  # longest wait of a trajectory in this process since the report
-        self.joins_suppressed = 0
-        self.violation_logged = -math.inf  # wall-clock time of the last violation logged
-        self.violations_suppressed = 0
+        # per kind of seam logged (:meth:`SimRobotNode._log_seam`): wall-clock time of the last
+        # log, and how many were left out since
+        self.seam_logged: dict[str, float] = {}
+        self.seams_suppressed: dict[str, int] = {}
         self.last_logged: dict[TrajectoryStatus, float] = {}
         self.suppressed: dict[TrajectoryStatus, int] = {}
 
@@ -380,12 +380,15 @@ class SimRobotNode(Node):
         joined, violations = stats.joined, stats.segment_violations
         verdict = self.sim.command(controller, trajectory)
         if verdict.accepted and stats.joined > joined and stats.last_join is not None:
-            self._log_join(controller, report, now, queued, *stats.last_join)
+            self._log_seam(controller, report, now, queued, *stats.last_join,
+                           'joined a trajectory', '; the join reaches ')
         elif (
             verdict.accepted and stats.segment_violations > violations
             and stats.last_violation is not None
         ):
-            self._log_violation(controller, report, now, queued, *stats.last_violation)
+            delay, peaks, jumped = stats.last_violation
+            what = 'jumped onto a trajectory' if jumped else 'took a trajectory beyond a limit'
+            self._log_seam(controller, report, now, queued, delay, peaks, what, ': ')
         if verdict.accepted:
             return
         last = report.last_logged.get(verdict.status)
@@ -399,44 +402,27 @@ class SimRobotNode(Node):
             f'{controller}: rejected trajectory ({verdict.status.value}): {verdict.detail}{more}'
         )
 
-    def _log_join(
+    def _log_seam(
         self, controller: str, report: _ControllerReport, now: float, queued: float,
-        delay: float, peaks: SegmentPeaks,
+        delay: float, peaks: SegmentPeaks, what: str, reaches: str,
     ) -> None:
-        """Log a joined trajectory: its delays and the shares of the limits the join reaches."""
-        if now - report.join_logged < LOG_THROTTLE:
-            report.joins_suppressed += 1
-            return
-        more = f' ({report.joins_suppressed} more since the last log)' if (
-            report.joins_suppressed
-        ) else ''
-        report.join_logged, report.joins_suppressed = now, 0
-        self.get_logger().warning(
-            f'{controller}: joined a trajectory {_milliseconds(1e3 * delay)} ms after its stamp '
-            f'(received {_milliseconds(1e3 * queued)} ms before its callback); '
-            f'the join reaches {peaks.velocity:.2f} x the velocity, {peaks.acceleration:.2f} x '
-            f'the acceleration and {peaks.jerk:.2f} x the jerk limit'
-            f"{f' ({peaks.where})' if peaks.where else ''}{more}"
-        )
+        """
+        Log a trajectory taken with a seam or beyond a limit, throttled per controller and kind.
 
-    def _log_violation(
-        self, controller: str, report: _ControllerReport, now: float, queued: float,
-        delay: float, peaks: SegmentPeaks, jumped: bool,
-    ) -> None:
-        """Log a trajectory continued (not joined) whose states as followed break a limit."""
-        if now - report.violation_logged < LOG_THROTTLE:
-            report.violations_suppressed += 1
+        :param what: What the controller did (``joined a trajectory``, ...): the kind throttled.
+        :param reaches: The words before the shares of the limits reached.
+        """
+        if now - report.seam_logged.get(what, -math.inf) < LOG_THROTTLE:
+            report.seams_suppressed[what] = report.seams_suppressed.get(what, 0) + 1
             return
-        more = f' ({report.violations_suppressed} more since the last log)' if (
-            report.violations_suppressed
-        ) else ''
-        report.violation_logged, report.violations_suppressed = now, 0
-        what = 'jumped onto a trajectory' if jumped else 'took a trajectory beyond a limit'
+        suppressed = report.seams_suppressed.pop(what, 0)
+        more = f' ({suppressed} more since the last log)' if suppressed else ''
+        report.seam_logged[what] = now
         self.get_logger().warning(
             f'{controller}: {what} {_milliseconds(1e3 * delay)} ms after its stamp '
-            f'(received {_milliseconds(1e3 * queued)} ms before its callback): '
-            f'{peaks.velocity:.2f} x the velocity, {peaks.acceleration:.2f} x the acceleration '
-            f'and {peaks.jerk:.2f} x the jerk limit'
+            f'(received {_milliseconds(1e3 * queued)} ms before its callback){reaches}'
+            f'{peaks.velocity:.2f} x the velocity, {peaks.acceleration:.2f} x '
+            f'the acceleration and {peaks.jerk:.2f} x the jerk limit'
             f"{f' ({peaks.where})' if peaks.where else ''}{more}"
         )
 
