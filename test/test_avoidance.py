@@ -9,8 +9,13 @@ import numpy as np
 from pic_ros.imitation import RobotImitator
 from pic_ros.resources import shipped_robots
 from pic_ros.robot import load_robot
+from pic_ros.robot.kinematics import compiled
 from pic_ros.solvers import SolverConfig
-from pic_ros.solvers.avoidance import AvoidanceConfig, AvoidanceTermination
+from pic_ros.solvers.avoidance import (
+    AvoidanceConfig,
+    AvoidanceTermination,
+    SelfCollisionAvoidance,
+)
 import pytest
 
 ROBOTS = shipped_robots()
@@ -216,3 +221,31 @@ def test_a_margin_of_zero_turns_the_avoidance_off():
     imitator = RobotImitator(load_robot('yumi'), SolverConfig(), avoidance=AvoidanceConfig(0.0))
     step = imitator.step(ADVERSARIAL['hands together'][-1])
     assert step.avoidance is None or step.avoidance.termination is AvoidanceTermination.OFF
+
+
+@pytest.mark.skipif(
+    compiled.constraint_rows is None, reason='numba is not installed (or PIC_ROS_JIT=0)'
+)
+@pytest.mark.parametrize('robot_name', ROBOTS)
+def test_the_compiled_constraints_are_the_numpy_constraints(robot_name, monkeypatch, rng):
+    """Excess over the targets, slack over the floors and linearization: both paths agree."""
+    robot = load_robot(robot_name)
+    avoidance = SelfCollisionAvoidance(
+        robot.collision, robot.arms, robot.spec.workspace, spec=robot.spec.collision
+    )
+    model = robot.collision
+
+    def constraints(check):
+        avoidance._memo = None
+        return (*avoidance._excess(check), avoidance._slack(check), *avoidance._linearized(check))
+
+    for _ in range(30):
+        x = rng.uniform(model.lower, model.upper)
+        check = model.check(x, 0.2)
+        fast = constraints(check)
+        with monkeypatch.context() as patch:
+            for name in ('constraint_rows', 'excess_over'):
+                patch.setattr(compiled, name, None)
+            slow = constraints(check)
+        for mine, theirs in zip(fast, slow):
+            np.testing.assert_allclose(mine, theirs, rtol=0.0, atol=1e-12)

@@ -36,6 +36,7 @@ ROSDEP_KEYS = {
     'transforms3d': 'python3-transforms3d',
     'urdf_parser_py': 'urdfdom_py',
     'ruckig': 'python3-ruckig-pip',
+    'numba': 'python3-numba',
     'rosbags': 'python3-rosbags-pip',
     'mujoco': 'python3-mujoco-pip',
     'matplotlib': 'python3-matplotlib',

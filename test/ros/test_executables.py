@@ -239,6 +239,29 @@ def test_spin_while_serves_the_nodes_during_the_work_and_ends_its_thread_after(
     assert spinners and not any(thread.is_alive() for thread in spinners)
 
 
+def test_the_nodes_spin_with_what_starting_made_frozen_out_of_the_collector() -> None:
+    """``run_nodes`` collects and freezes the objects of the start before it spins the nodes."""
+    import gc
+
+    frozen: list[int] = []
+
+    def build() -> list[Any]:
+        return [rclpy.create_node('frozen', namespace=f'{NAMESPACE}/frozen')]
+
+    def spin(executor: Any, nodes: Any) -> None:
+        frozen.append(gc.get_freeze_count())
+
+    handlers = {number: signal.getsignal(number) for number in runner.STOP_SIGNALS}
+    try:
+        status = runner.run_nodes('frozen', [], build, spin=spin)
+    finally:
+        gc.unfreeze()
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+    assert status == 0
+    assert frozen and frozen[0] > 0
+
+
 class Executable:
     """An executable in a process of its own, its stdout and stderr in files."""
 

@@ -25,11 +25,12 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
+from pic_ros.robot.kinematics.compiled import PARALLEL, segment_pair
 from pic_ros.robot.kinematics.transforms import freeze
 
 FloatArray = npt.NDArray[np.float64]
 
-_PARALLEL: Final = 1e-12
+_PARALLEL: Final = PARALLEL
 """Squared-length products below this count as parallel or degenerate segments [m^4]."""
 
 MAX_BOX_CELLS: Final = 4
@@ -271,44 +272,10 @@ def dots(x: FloatArray, y: FloatArray) -> FloatArray:
     return result
 
 
-def _dot(x: tuple[float, float, float], y: tuple[float, float, float]) -> float:
-    """Return a dot product of 3-vectors, summed as the vectorized path sums (0 + 2, then 1)."""
-    return (x[0] * y[0] + x[2] * y[2]) + x[1] * y[1]
-
-
-def _clamped(value: float) -> float:
-    """Return a value clamped to [0, 1]."""
-    return min(max(value, 0.0), 1.0)
-
-
 def _closest_few(ends: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Return what :func:`closest_points` returns, pair by pair in plain floats."""
     starts1, stops1, starts2, stops2 = ends.tolist()
-    rows = []
-    for p1, q1, p2, q2 in zip(starts1, stops1, starts2, stops2):
-        d1 = (q1[0] - p1[0], q1[1] - p1[1], q1[2] - p1[2])
-        d2 = (q2[0] - p2[0], q2[1] - p2[1], q2[2] - p2[2])
-        r = (p1[0] - p2[0], p1[1] - p2[1], p1[2] - p2[2])
-        a, e, b, c, f = _dot(d1, d1), _dot(d2, d2), _dot(d1, d2), _dot(d1, r), _dot(d2, r)
-        safe_a, safe_e = max(a, _PARALLEL), max(e, _PARALLEL)
-        denominator = a * e - b * b
-        if denominator <= 1e-12 * a * e + 1e-300:
-            s = 0.0
-        else:
-            s = _clamped((b * f - c * e) / denominator)
-        t = (b * s + f) / safe_e
-        if t < 0.0:
-            s, t = _clamped(-c / safe_a), 0.0
-        elif t > 1.0:
-            s, t = _clamped((b - c) / safe_a), 1.0
-        if a <= _PARALLEL:
-            s, t = 0.0, (0.0 if e <= _PARALLEL else _clamped(f / safe_e))
-        elif e <= _PARALLEL:
-            s, t = _clamped(-c / safe_a), 0.0
-        c1 = (p1[0] + d1[0] * s, p1[1] + d1[1] * s, p1[2] + d1[2] * s)
-        c2 = (p2[0] + d2[0] * t, p2[1] + d2[1] * t, p2[2] + d2[2] * t)
-        gap = (c1[0] - c2[0], c1[1] - c2[1], c1[2] - c2[2])
-        rows.append((math.sqrt(_dot(gap, gap)), c1, c2))
+    rows = [segment_pair(*pair) for pair in zip(starts1, stops1, starts2, stops2)]
     if not rows:
         return np.zeros(0), np.zeros((0, 3)), np.zeros((0, 3))
     distances, first, second = zip(*rows)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+import functools
 import itertools
 import math
 from types import MappingProxyType
@@ -39,14 +40,13 @@ from pic_ros.exceptions import ConfigError
 from pic_ros.robot.arm import ArmModel
 from pic_ros.robot.capsules import Capsule, closest_pairs, covering_capsules, dots
 from pic_ros.robot.collision_spec import CollisionSpec, HalfSpace
+from pic_ros.robot.kinematics import compiled
+from pic_ros.robot.kinematics.compiled import Affine, joint_frame, Pose
 from pic_ros.robot.kinematics.robot_model import Joint, JointType, RobotModel
 from pic_ros.robot.kinematics.transforms import (
-    Affine,
     affine,
     freeze,
     IDENTITY,
-    joint_frame,
-    Pose,
     rotation_taking_z_to,
     skew,
     transform_from_xyz_rpy,
@@ -298,9 +298,49 @@ class CollisionModel:
         more gets the larger bound as its distance (and no closest points); the others are
         measured exactly.
 
+        With numba installed, one compiled call does it all
+        (:mod:`~pic_ros.robot.kinematics.compiled`; the same numbers to rounding).
+
         :param x: Moving-joint values, shape (k,) (:meth:`vector`).
         :param exact_within: Pairs are measured exactly below this distance [m].
         :return: The distances, the closest points and the frames (for :meth:`gradients`).
+        """
+        if compiled.collision_check is not None:
+            distances, points, rotations, positions, axes, origins, ends = (
+                compiled.collision_check(
+                    np.array(x, dtype=np.float64), *self.compiled_arguments, float(exact_within)
+                )
+            )
+            return CollisionCheck(distances, points, (rotations, positions), axes, origins, ends)
+        return self.check_numpy(x, exact_within)
+
+    @functools.cached_property
+    def compiled_arguments(self) -> tuple[npt.NDArray[Any], ...]:
+        """Return the model's arrays in the order the compiled check takes them (made once)."""
+        def ints(values: Any) -> npt.NDArray[np.int64]:
+            return np.array(values, dtype=np.int64)
+
+        return (
+            np.array(self.fixed_rows, dtype=np.float64).reshape(-1, 12),
+            np.array(self.prismatic, dtype=np.bool_), ints(self.parents), ints(self.order),
+            ints(self.body_rows), np.array(self.body_centre, dtype=np.float64),
+            ints(self.body_first), ints(self.body_second),
+            np.array(self.body_reach, dtype=np.float64), ints(self.pair_body),
+            ints(self.anchor_rows), np.array(self.local, dtype=np.float64).reshape(-1, 2, 3),
+            ints(self.pair_first), ints(self.pair_second),
+            np.array(self.pair_reach, dtype=np.float64), np.array(self.radii, dtype=np.float64),
+        )
+
+    def check_numpy(self, x: npt.ArrayLike, exact_within: float = math.inf) -> CollisionCheck:
+        """
+        Measure every checked pair as :meth:`check` does, with numpy alone.
+
+        What :meth:`check` runs without numba, and the reference its compiled path is tested
+        against.
+
+        :param x: Moving-joint values, shape (k,).
+        :param exact_within: Pairs are measured exactly below this distance [m].
+        :return: The distances, the closest points and the frames.
         """
         values = np.asarray(x, dtype=float)
         rotations, positions, axes, origins = self.frames(values)

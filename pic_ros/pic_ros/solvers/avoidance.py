@@ -44,7 +44,9 @@ from pic_ros.exceptions import ConfigError
 from pic_ros.robot.arm import ArmModel
 from pic_ros.robot.collision import CollisionCheck, CollisionModel, landmark_points
 from pic_ros.robot.collision_spec import CollisionSpec, WorkspaceSpec
+from pic_ros.robot.kinematics import compiled
 from pic_ros.schema import ParameterDef
+from pic_ros.solvers.active_set import bounded_step
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -168,11 +170,6 @@ class AvoidanceConfig:
                               f'{self.max_iterations!r}')
 
 
-_NONE: Final = np.zeros(0)
-"""No values (read-only)."""
-_NONE.setflags(write=False)
-
-
 def _lowest(values: FloatArray) -> float:
     """Return the smallest value, inf for none."""
     return float(values.min()) if values.size else math.inf
@@ -181,83 +178,6 @@ def _lowest(values: FloatArray) -> float:
 def _clipped(values: FloatArray, low: FloatArray, high: FloatArray) -> FloatArray:
     """Return the values clamped into ``[low, high]`` (as ``np.clip``, in fewer calls)."""
     return np.minimum(np.maximum(values, low), high)
-
-
-def _solved(matrix: FloatArray, values: FloatArray) -> FloatArray:
-    """
-    Return ``np.linalg.solve(matrix, values)``; one equation by a division (far cheaper).
-
-    :param matrix: The system, shape (k, k).
-    :param values: The right-hand side, shape (k,).
-    :return: The solution, shape (k,); a singular system raises as ``np.linalg.solve`` does.
-    """
-    if len(values) == 1:
-        quotient: FloatArray = values / matrix[0]
-        return quotient
-    return np.linalg.solve(matrix, values).astype(np.float64, copy=False)
-
-
-def smallest_step(rows: FloatArray, needed: FloatArray, damping: float = 1e-4) -> FloatArray:
-    """
-    Return the smallest joint step ``d`` with ``rows @ d >= needed``.
-
-    An active-set solve of the dual (non-negative multipliers ``lam``, ``d = rows.T @ lam``):
-    the most violated constraint joins the active set, the active ones are met as equalities
-    (damped, for the nearly parallel rows of neighbouring links), and a constraint whose
-    multiplier turns negative leaves it; at most ``2 m`` rounds.
-
-    :param rows: Constraint gradients, shape (m, k).
-    :param needed: Required change of each constraint, shape (m,) (negative: already met by
-        that much).
-    :param damping: Damping of the equality solves [m].
-    :return: The step, shape (k,).
-    """
-    step = np.zeros(rows.shape[1])
-    if not needed.size:
-        return step
-    active: list[int] = []
-    # the first round's step is zero: its slack is -needed (the product with it adds zeros)
-    slack = -needed
-    for _ in range(2 * len(needed) + 1):
-        if active:
-            slack = rows @ step - needed
-            slack[active] = np.inf
-        worst = int(slack.argmin())
-        if slack[worst] >= -1e-9:
-            break
-        active.append(worst)
-        multipliers: FloatArray | None = None  # of the active set as it stands, when solved
-        for _ in range(len(active)):
-            chosen = rows.take(active, axis=0)
-            gram = chosen @ chosen.T + _damped_identity(damping, len(active))
-            multipliers = _solved(gram, needed.take(active))
-            if multipliers.min() >= 0.0:
-                break
-            del active[int(multipliers.argmin())]
-            multipliers = None
-        if not active:
-            break
-        if multipliers is None:
-            chosen = rows.take(active, axis=0)
-            multipliers = _solved(
-                chosen @ chosen.T + _damped_identity(damping, len(active)), needed.take(active)
-            )
-        step = chosen.T @ multipliers  # chosen: the active rows
-    return step
-
-
-_IDENTITIES: dict[tuple[float, int], FloatArray] = {}
-
-
-def _damped_identity(damping: float, size: int) -> FloatArray:
-    """Return ``damping**2 * np.eye(size)``, made once per damping and size (read-only)."""
-    key = (damping, size)
-    identity = _IDENTITIES.get(key)
-    if identity is None:
-        identity = damping**2 * np.eye(size)
-        identity.setflags(write=False)
-        _IDENTITIES[key] = identity
-    return identity
 
 
 class SelfCollisionAvoidance:
@@ -313,7 +233,26 @@ class SelfCollisionAvoidance:
         self._near = float(self._target.max()) + 1e-3 if self._target.size else 0.0
         self._safe: FloatArray = model.neutral.copy()
         self._safe_check: CollisionCheck | None = None  # the check at it, when made
-        self._memo: tuple[CollisionCheck, FloatArray, FloatArray] | None = None
+        self._memo: tuple[CollisionCheck, FloatArray, FloatArray, float] | None = None
+        if self.enabled:
+            self._warm_up()
+
+    def _warm_up(self) -> None:
+        """
+        Run every compiled piece once, on the types a frame gives them.
+
+        numba compiles a function on its first call (or loads it from its cache): here, while
+        the node starts, rather than in the first frame it solves (seconds, the first time after
+        an install).
+        """
+        model = self.model
+        start = model.neutral.copy()
+        check = model.check(start, self._reach)
+        self._slack(check)
+        rows, needed = self._linearized(check)
+        bounded_step(rows, needed, start, np.ones(model.dof, dtype=bool), model.lower.copy(),
+                     model.upper.copy())
+        self._memo = None
 
     @property
     def enabled(self) -> bool:
@@ -344,21 +283,30 @@ class SelfCollisionAvoidance:
         :param check: A check.
         :return: ``(pairs, bounds)``; bounds empty without a workspace.
         """
+        return self._excess(check)[:2]
+
+    def _excess(self, check: CollisionCheck) -> tuple[FloatArray, FloatArray, float]:
+        """Return :meth:`_over_target` and the smallest of them [m] (inf for none)."""
         memo = self._memo
         if memo is not None and memo[0] is check:
-            return memo[1], memo[2]
-        pairs = check.distances - self._target
-        bounds = (
-            self._depths(check) - (self.margin + self._clearance) if self._spaces
-            else _NONE
-        )
-        self._memo = (check, pairs, bounds)
-        return pairs, bounds
+            return memo[1], memo[2], memo[3]
+        floor = self.margin + self._clearance
+        if compiled.excess_over is not None:
+            pairs, bounds, lowest = compiled.excess_over(
+                check.distances, self._target, check.origins, self._landmark_joints,
+                self._normals, self._offsets, floor,
+            )
+        else:
+            pairs = check.distances - self._target
+            # writable when empty, as the compiled linearization takes every one
+            bounds = self._depths(check) - floor if self._spaces else np.zeros(0)
+            lowest = min(_lowest(pairs), _lowest(bounds))
+        self._memo = (check, pairs, bounds, lowest)
+        return pairs, bounds, lowest
 
     def _lowest_over_target(self, check: CollisionCheck) -> float:
         """Return the smallest excess of any constraint over its target [m]."""
-        pairs, bounds = self._over_target(check)
-        return min(_lowest(pairs), _lowest(bounds))
+        return self._excess(check)[2]
 
     def _depths(self, check: CollisionCheck) -> FloatArray:
         """Return how far each landmark is inside each bound [m] (negative: outside)."""
@@ -368,6 +316,12 @@ class SelfCollisionAvoidance:
 
     def _slack(self, check: CollisionCheck) -> float:
         """Return the smallest excess of any constraint over its floor [m]."""
+        if compiled.excess_over is not None:
+            lowest: float = compiled.excess_over(
+                check.distances, self._required, check.origins, self._landmark_joints,
+                self._normals, self._offsets, self.margin,
+            )[2]
+            return lowest
         lowest = _lowest(check.distances - self._required)
         if self._spaces:
             return min(lowest, _lowest(self._depths(check) - self.margin))
@@ -457,8 +411,8 @@ class SelfCollisionAvoidance:
             towards = np.where(free, goal - current, 0.0)
             rows, needed = self._linearized(check)
             if rows.size:
-                step = towards + self._step(
-                    rows, needed - rows @ towards, current, free, (low, high)
+                step = towards + bounded_step(
+                    rows, needed - rows @ towards, current, free, low, high
                 )
             else:
                 step = towards
@@ -489,8 +443,16 @@ class SelfCollisionAvoidance:
         """Return the gradients and needed changes of the constraints near their targets."""
         model = self.model
         excess, extra = self._over_target(check)
-        near = (excess < LOOKAHEAD).nonzero()[0]
         aim = OVERSHOOT * self._clearance
+        if compiled.constraint_rows is not None:
+            linearized: tuple[FloatArray, FloatArray] = compiled.constraint_rows(
+                check.points, check.ends, excess, extra, LOOKAHEAD, aim, model.pair_first,
+                model.pair_second, model.pair_anchors, self._bound_joints, self._bound_anchors,
+                self._bound_normals, check.axes, check.origins, model.prismatic_mask,
+                model.moved_by,
+            )
+            return linearized
+        near = (excess < LOOKAHEAD).nonzero()[0]
         rows: list[FloatArray] = []
         needed: list[FloatArray] = []
         screws = model.screws(check)  # how points move, for every row
@@ -511,25 +473,3 @@ class SelfCollisionAvoidance:
         if len(rows) == 1:  # pairs or bounds only: nothing to join
             return rows[0], needed[0]
         return np.vstack(rows), np.concatenate(needed)
-
-    def _step(
-        self,
-        rows: FloatArray,
-        needed: FloatArray,
-        x: FloatArray,
-        free: npt.NDArray[np.bool_],
-        bounds: tuple[FloatArray, FloatArray],
-    ) -> FloatArray:
-        """Return the smallest step meeting the linearized constraints within the bounds."""
-        lower, upper = bounds
-        active = free.copy()
-        step = np.zeros(self.model.dof)
-        for _ in range(3):  # hold the joints at a limit the step pushes against, and again
-            masked = rows * active
-            step = smallest_step(masked, needed)
-            at_upper = (x >= upper - 1e-9) & (step > 0.0)
-            beyond = active & (at_upper | ((x <= lower + 1e-9) & (step < 0.0)))
-            if not beyond.any():
-                break
-            active &= ~beyond
-        return step

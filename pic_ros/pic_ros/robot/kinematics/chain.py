@@ -20,16 +20,15 @@ import math
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ChainError
+from pic_ros.robot.kinematics.compiled import Affine, Vector
 from pic_ros.robot.kinematics.robot_model import Joint, JointType, RobotModel
 from pic_ros.robot.kinematics.transforms import (
-    Affine,
     affine,
     frame_point,
     freeze,
     IDENTITY,
     rotation_taking_z_to,
     skew,
-    Vector,
 )
 
 FloatArray = npt.NDArray[np.float64]

@@ -7,18 +7,12 @@ the ``'sxyz'`` convention of transforms3d.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import numpy.typing as npt
+from pic_ros.robot.kinematics.compiled import Affine, Pose, Vector
 import transforms3d.euler
 
 FloatArray = npt.NDArray[np.float64]
-Affine = tuple[float, float, float, float, float, float, float, float, float, float, float, float]
-"""A rigid transform's top 3 x 4 block, row-major: ``(r00, r01, r02, x, r10, ..., r22, z)``."""
-Pose = tuple[float, float, float, float, float, float, float, float, float, float, float, float]
-"""A frame in plain floats: its rotation row-major, then its origin (``r00 .. r22, x, y, z``)."""
-Vector = tuple[float, float, float]
 
 IDENTITY: Pose = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
 """The frame of the base itself."""
@@ -77,48 +71,6 @@ def rotation_taking_z_to(axis: FloatArray) -> FloatArray:
         return np.eye(3) if cosine > 0.0 else np.diag([1.0, -1.0, -1.0])
     k = skew(cross)
     return np.eye(3) + k + (k @ k) * ((1.0 - cosine) / sine**2)
-
-
-def joint_frame(parent: Pose, fixed: Affine, value: float, prismatic: bool) -> tuple[Pose, Vector]:
-    """
-    Place a joint's frame: its parent's frame, a constant transform, then the joint's motion.
-
-    The per-frame hot path of the kinematics, written out in plain floats (a dozen numpy calls on
-    3 x 3 matrices cost more than the arithmetic).
-
-    :param parent: The frame the constant transform starts from.
-    :param fixed: Parent -> joint frame, turned so that the joint's axis is its z axis.
-    :param value: The joint's position [rad] (about z) or [m] (along z).
-    :param prismatic: Whether the joint slides.
-    :return: ``(frame, origin)``: the joint's frame after its motion, and its origin before the
-        motion (where its axis passes), both in the parent's base.
-    """
-    r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz = parent
-    a00, a01, a02, ax, a10, a11, a12, ay, a20, a21, a22, az = fixed
-    n00 = r00 * a00 + r01 * a10 + r02 * a20
-    n01 = r00 * a01 + r01 * a11 + r02 * a21
-    n02 = r00 * a02 + r01 * a12 + r02 * a22
-    n10 = r10 * a00 + r11 * a10 + r12 * a20
-    n11 = r10 * a01 + r11 * a11 + r12 * a21
-    n12 = r10 * a02 + r11 * a12 + r12 * a22
-    n20 = r20 * a00 + r21 * a10 + r22 * a20
-    n21 = r20 * a01 + r21 * a11 + r22 * a21
-    n22 = r20 * a02 + r21 * a12 + r22 * a22
-    ox = r00 * ax + r01 * ay + r02 * az + px
-    oy = r10 * ax + r11 * ay + r12 * az + py
-    oz = r20 * ax + r21 * ay + r22 * az + pz
-    if prismatic:
-        return (
-            n00, n01, n02, n10, n11, n12, n20, n21, n22,
-            ox + n02 * value, oy + n12 * value, oz + n22 * value,
-        ), (ox, oy, oz)
-    cosine, sine = math.cos(value), math.sin(value)
-    return (
-        n00 * cosine + n01 * sine, n01 * cosine - n00 * sine, n02,
-        n10 * cosine + n11 * sine, n11 * cosine - n10 * sine, n12,
-        n20 * cosine + n21 * sine, n21 * cosine - n20 * sine, n22,
-        ox, oy, oz,
-    ), (ox, oy, oz)
 
 
 def frame_point(frame: Pose, point: Affine) -> Vector:

@@ -1,0 +1,454 @@
+"""
+Plain-float kernels of the kinematics and the collision check, compiled when numba is installed.
+
+Three pieces of arithmetic live here, in plain floats, so that one source serves two paths:
+
+- :func:`joint_frame`: a joint's frame from its parent's, a constant transform and the joint's
+  motion (the per-frame hot path of the collision model's kinematics);
+- :func:`segment_pair`: the closest points of two segments (the clamped closed form of Ericson,
+  *Real-Time Collision Detection*, 5.1.9);
+- :data:`collision_check`: :meth:`~pic_ros.robot.collision.CollisionModel.check` whole -- the
+  anchor frames, both broad phases and the exact distances of every pair -- in one call;
+- :data:`excess_over` and :data:`constraint_rows`: what the self-collision avoidance
+  (:mod:`pic_ros.solvers.avoidance`) asks of a check -- each constraint's excess over its
+  target, and the gradients of those near it (as
+  :meth:`~pic_ros.robot.collision.CollisionModel.gradients` and ``moved_along`` give them).
+
+The Python paths call the first two as they are. When numba is installed (and
+``PIC_ROS_JIT`` is not ``0``), all are compiled once per machine (numba's cache, beside this
+file or in the user's cache directory) and :data:`collision_check` is what
+:meth:`~pic_ros.robot.collision.CollisionModel.check` runs: one call instead of some forty numpy
+calls, whose fixed cost dominated the self-collision avoidance and the trajectory publisher's
+guard. Without numba the numpy path of ``check`` runs; the two agree to rounding (tested).
+The compiled code releases the GIL. Every function the compiled ones call is in this file, so
+that numba's cache, which watches only the file of the function it compiled, never runs
+stale code.
+
+Units: metres and radians; positions in the robot base frame.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+Affine = tuple[float, float, float, float, float, float, float, float, float, float, float, float]
+"""A rigid transform's top 3 x 4 block, row-major: ``(r00, r01, r02, x, r10, ..., r22, z)``."""
+Pose = tuple[float, float, float, float, float, float, float, float, float, float, float, float]
+"""A frame in plain floats: its rotation row-major, then its origin (``r00 .. r22, x, y, z``)."""
+Vector = tuple[float, float, float]
+
+JIT_VARIABLE: Final = 'PIC_ROS_JIT'
+"""Environment variable: ``0`` keeps every caller on the numpy path even with numba installed."""
+
+PARALLEL: Final = 1e-12
+"""Squared-length products below this count as parallel or degenerate segments [m^4]."""
+
+
+def joint_frame(parent: Pose, fixed: Affine, value: float, prismatic: bool) -> tuple[Pose, Vector]:
+    """
+    Place a joint's frame: its parent's frame, a constant transform, then the joint's motion.
+
+    Written out in plain floats (a dozen numpy calls on 3 x 3 matrices cost more than the
+    arithmetic).
+
+    :param parent: The frame the constant transform starts from.
+    :param fixed: Parent -> joint frame, turned so that the joint's axis is its z axis.
+    :param value: The joint's position [rad] (about z) or [m] (along z).
+    :param prismatic: Whether the joint slides.
+    :return: ``(frame, origin)``: the joint's frame after its motion, and its origin before the
+        motion (where its axis passes), both in the parent's base.
+    """
+    r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz = parent
+    a00, a01, a02, ax, a10, a11, a12, ay, a20, a21, a22, az = fixed
+    n00 = r00 * a00 + r01 * a10 + r02 * a20
+    n01 = r00 * a01 + r01 * a11 + r02 * a21
+    n02 = r00 * a02 + r01 * a12 + r02 * a22
+    n10 = r10 * a00 + r11 * a10 + r12 * a20
+    n11 = r10 * a01 + r11 * a11 + r12 * a21
+    n12 = r10 * a02 + r11 * a12 + r12 * a22
+    n20 = r20 * a00 + r21 * a10 + r22 * a20
+    n21 = r20 * a01 + r21 * a11 + r22 * a21
+    n22 = r20 * a02 + r21 * a12 + r22 * a22
+    ox = r00 * ax + r01 * ay + r02 * az + px
+    oy = r10 * ax + r11 * ay + r12 * az + py
+    oz = r20 * ax + r21 * ay + r22 * az + pz
+    if prismatic:
+        return (
+            n00, n01, n02, n10, n11, n12, n20, n21, n22,
+            ox + n02 * value, oy + n12 * value, oz + n22 * value,
+        ), (ox, oy, oz)
+    cosine, sine = math.cos(value), math.sin(value)
+    return (
+        n00 * cosine + n01 * sine, n01 * cosine - n00 * sine, n02,
+        n10 * cosine + n11 * sine, n11 * cosine - n10 * sine, n12,
+        n20 * cosine + n21 * sine, n21 * cosine - n20 * sine, n22,
+        ox, oy, oz,
+    ), (ox, oy, oz)
+
+
+def segment_pair(p1: Vector, q1: Vector, p2: Vector, q2: Vector) -> tuple[float, Vector, Vector]:
+    """
+    Return the closest points of two segments and their distance.
+
+    Dot products are summed as the vectorized path of :func:`~pic_ros.robot.capsules.
+    closest_pairs` sums them (the first and third terms, then the second), so both give the
+    same numbers.
+
+    :param p1: Start of the first segment [m].
+    :param q1: End of the first segment [m].
+    :param p2: Start of the second segment [m].
+    :param q2: End of the second segment [m].
+    :return: ``(distance, c1, c2)``: the distance [m] and the closest point on each segment.
+    """
+    d1x, d1y, d1z = q1[0] - p1[0], q1[1] - p1[1], q1[2] - p1[2]
+    d2x, d2y, d2z = q2[0] - p2[0], q2[1] - p2[1], q2[2] - p2[2]
+    rx, ry, rz = p1[0] - p2[0], p1[1] - p2[1], p1[2] - p2[2]
+    a = (d1x * d1x + d1z * d1z) + d1y * d1y
+    e = (d2x * d2x + d2z * d2z) + d2y * d2y
+    b = (d1x * d2x + d1z * d2z) + d1y * d2y
+    c = (d1x * rx + d1z * rz) + d1y * ry
+    f = (d2x * rx + d2z * rz) + d2y * ry
+    safe_a, safe_e = max(a, PARALLEL), max(e, PARALLEL)
+    denominator = a * e - b * b
+    s = 0.0
+    if denominator > 1e-12 * a * e + 1e-300:
+        s = min(max((b * f - c * e) / denominator, 0.0), 1.0)
+    t = (b * s + f) / safe_e
+    if t < 0.0:
+        s, t = min(max(-c / safe_a, 0.0), 1.0), 0.0
+    elif t > 1.0:
+        s, t = min(max((b - c) / safe_a, 0.0), 1.0), 1.0
+    if a <= PARALLEL:
+        s, t = 0.0, (0.0 if e <= PARALLEL else min(max(f / safe_e, 0.0), 1.0))
+    elif e <= PARALLEL:
+        s, t = min(max(-c / safe_a, 0.0), 1.0), 0.0
+    c1 = (p1[0] + d1x * s, p1[1] + d1y * s, p1[2] + d1z * s)
+    c2 = (p2[0] + d2x * t, p2[1] + d2y * t, p2[2] + d2z * t)
+    gx, gy, gz = c1[0] - c2[0], c1[1] - c2[1], c1[2] - c2[2]
+    return math.sqrt((gx * gx + gz * gz) + gy * gy), c1, c2
+
+
+def _frames_of(
+    x: FloatArray,
+    fixed: FloatArray,
+    prismatic: npt.NDArray[np.bool_],
+    parents: npt.NDArray[np.int64],
+    order: npt.NDArray[np.int64],
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """Return the anchor rotations and positions, joint axes and origins (compiled only)."""
+    count = x.shape[0]
+    rotations = np.zeros((count + 1, 3, 3))
+    positions = np.zeros((count + 1, 3))
+    rotations[0, 0, 0] = rotations[0, 1, 1] = rotations[0, 2, 2] = 1.0
+    for index in order:
+        row = parents[index] + 1
+        r = rotations[row]
+        p = positions[row]
+        f = fixed[index]
+        pose, _ = _joint_frame(
+            (r[0, 0], r[0, 1], r[0, 2], r[1, 0], r[1, 1], r[1, 2], r[2, 0], r[2, 1], r[2, 2],
+             p[0], p[1], p[2]),
+            (f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11]),
+            x[index], prismatic[index],
+        )
+        out = rotations[index + 1]
+        for item in range(9):
+            out[item // 3, item % 3] = pose[item]
+        positions[index + 1, 0] = pose[9]
+        positions[index + 1, 1] = pose[10]
+        positions[index + 1, 2] = pose[11]
+    axes = np.empty((count, 3))
+    origins = np.empty((count, 3))
+    for joint in range(count):
+        for item in range(3):
+            axes[joint, item] = rotations[joint + 1, item, 2]
+            origins[joint, item] = positions[joint + 1, item]
+            if prismatic[joint]:
+                origins[joint, item] -= axes[joint, item] * x[joint]
+    return rotations, positions, axes, origins
+
+
+def _placed_point(
+    rotations: FloatArray, positions: FloatArray, row: int, point: FloatArray
+) -> Vector:
+    """Return where a point of an anchor frame lands in the base frame (compiled only)."""
+    r = rotations[row]
+    p = positions[row]
+    return (
+        point[0] * r[0, 0] + point[1] * r[0, 1] + point[2] * r[0, 2] + p[0],
+        point[0] * r[1, 0] + point[1] * r[1, 1] + point[2] * r[1, 2] + p[1],
+        point[0] * r[2, 0] + point[1] * r[2, 1] + point[2] * r[2, 2] + p[2],
+    )
+
+
+def _check_pairs(
+    x: FloatArray,
+    fixed: FloatArray,
+    prismatic: npt.NDArray[np.bool_],
+    parents: npt.NDArray[np.int64],
+    order: npt.NDArray[np.int64],
+    body_rows: npt.NDArray[np.int64],
+    body_centre: FloatArray,
+    body_first: npt.NDArray[np.int64],
+    body_second: npt.NDArray[np.int64],
+    body_reach: FloatArray,
+    pair_body: npt.NDArray[np.int64],
+    anchor_rows: npt.NDArray[np.int64],
+    local: FloatArray,
+    pair_first: npt.NDArray[np.int64],
+    pair_second: npt.NDArray[np.int64],
+    pair_reach: FloatArray,
+    radii: FloatArray,
+    exact_within: float,
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+    """Measure every pair at a configuration (compiled only: :data:`collision_check`)."""
+    rotations, positions, axes, origins = _frames(x, fixed, prismatic, parents, order)
+    bodies = body_rows.shape[0]
+    centres = np.empty((bodies, 3))
+    for body in range(bodies):
+        centre = _placed(rotations, positions, body_rows[body], body_centre[body])
+        centres[body, 0], centres[body, 1], centres[body, 2] = centre
+    bounds = np.empty(body_first.shape[0])
+    for index in range(bounds.shape[0]):
+        first, second = centres[body_first[index]], centres[body_second[index]]
+        bx, by, bz = first[0] - second[0], first[1] - second[1], first[2] - second[2]
+        bounds[index] = math.sqrt((bx * bx + bz * bz) + by * by) - body_reach[index]
+    pairs = pair_body.shape[0]
+    distances = np.empty(pairs)
+    near = False
+    for pair in range(pairs):
+        distances[pair] = bounds[pair_body[pair]]
+        near = near or distances[pair] < exact_within
+    capsules = anchor_rows.shape[0]
+    ends = np.zeros((capsules, 2, 3))
+    points = np.empty((2, pairs, 3))  # set for the pairs measured exactly
+    if not near:
+        return distances, points, rotations, positions, axes, origins, ends
+    for capsule in range(capsules):
+        for end in range(2):
+            placed = _placed(rotations, positions, anchor_rows[capsule], local[capsule, end])
+            ends[capsule, end, 0], ends[capsule, end, 1], ends[capsule, end, 2] = placed
+    for pair in range(pairs):
+        if not distances[pair] < exact_within:
+            continue
+        one, two = ends[pair_first[pair]], ends[pair_second[pair]]
+        mx = (one[0, 0] + one[1, 0]) - (two[0, 0] + two[1, 0])
+        my = (one[0, 1] + one[1, 1]) - (two[0, 1] + two[1, 1])
+        mz = (one[0, 2] + one[1, 2]) - (two[0, 2] + two[1, 2])
+        apart = 0.5 * math.sqrt((mx * mx + mz * mz) + my * my) - pair_reach[pair]
+        distances[pair] = max(distances[pair], apart)
+        if not apart < exact_within:
+            continue
+        gap, c1, c2 = _segment_pair(
+            (one[0, 0], one[0, 1], one[0, 2]), (one[1, 0], one[1, 1], one[1, 2]),
+            (two[0, 0], two[0, 1], two[0, 2]), (two[1, 0], two[1, 1], two[1, 2]),
+        )
+        distances[pair] = gap - radii[pair_first[pair]] - radii[pair_second[pair]]
+        for item in range(3):
+            points[0, pair, item] = c1[item]
+            points[1, pair, item] = c2[item]
+    return distances, points, rotations, positions, axes, origins, ends
+
+
+def _add_point_row(
+    rows: FloatArray,
+    row: int,
+    anchor: int,
+    point: Vector,
+    normal: Vector,
+    sign: float,
+    axes: FloatArray,
+    origins: FloatArray,
+    prismatic: npt.NDArray[np.bool_],
+    moved_by: npt.NDArray[np.bool_],
+) -> None:
+    """Add ``sign`` times how fast a carried point moves along a normal to a row (compiled)."""
+    px, py, pz = point
+    nx, ny, nz = normal
+    # the point crossed with the normal, for the turning joints
+    cx, cy, cz = py * nz - pz * ny, pz * nx - px * nz, px * ny - py * nx
+    for joint in range(axes.shape[0]):
+        if not moved_by[anchor, joint]:
+            continue
+        ax, ay, az = axes[joint, 0], axes[joint, 1], axes[joint, 2]
+        if prismatic[joint]:
+            value = nx * ax + ny * ay + nz * az
+        else:
+            ox, oy, oz = origins[joint, 0], origins[joint, 1], origins[joint, 2]
+            mx, my, mz = oy * az - oz * ay, oz * ax - ox * az, ox * ay - oy * ax
+            value = (cx * ax + cy * ay + cz * az) + (nx * mx + ny * my + nz * mz)
+        rows[row, joint] += sign * value
+
+
+def _add_pair_row(
+    rows: FloatArray,
+    row: int,
+    pair: int,
+    points: FloatArray,
+    ends: FloatArray,
+    pair_first: npt.NDArray[np.int64],
+    pair_second: npt.NDArray[np.int64],
+    pair_anchors: npt.NDArray[np.int64],
+    axes: FloatArray,
+    origins: FloatArray,
+    prismatic: npt.NDArray[np.bool_],
+    moved_by: npt.NDArray[np.bool_],
+) -> None:
+    """Put how a pair's distance changes with the joints in a row (compiled only)."""
+    nx = points[0, pair, 0] - points[1, pair, 0]
+    ny = points[0, pair, 1] - points[1, pair, 1]
+    nz = points[0, pair, 2] - points[1, pair, 2]
+    length = math.sqrt((nx * nx + ny * ny) + nz * nz)
+    if length < 1e-9:  # crossing segments: apart along the line of their midpoints
+        one, two = ends[pair_first[pair]], ends[pair_second[pair]]
+        nx = (one[0, 0] + one[1, 0]) / 2.0 - (two[0, 0] + two[1, 0]) / 2.0
+        ny = (one[0, 1] + one[1, 1]) / 2.0 - (two[0, 1] + two[1, 1]) / 2.0
+        nz = (one[0, 2] + one[1, 2]) / 2.0 - (two[0, 2] + two[1, 2]) / 2.0
+        length = math.sqrt((nx * nx + ny * ny) + nz * nz)
+        if length < 1e-9:
+            nx, ny, nz, length = 0.0, 0.0, 1.0, 1.0
+    normal = (nx / length, ny / length, nz / length)
+    for side in range(2):
+        _point_row(
+            rows, row, pair_anchors[side, pair],
+            (points[side, pair, 0], points[side, pair, 1], points[side, pair, 2]), normal,
+            1.0 if side == 0 else -1.0, axes, origins, prismatic, moved_by,
+        )
+
+
+def _constraint_rows(
+    points: FloatArray,
+    ends: FloatArray,
+    pair_excess: FloatArray,
+    bound_excess: FloatArray,
+    within: float,
+    aim: float,
+    pair_first: npt.NDArray[np.int64],
+    pair_second: npt.NDArray[np.int64],
+    pair_anchors: npt.NDArray[np.int64],
+    bound_joints: npt.NDArray[np.int64],
+    bound_anchors: npt.NDArray[np.int64],
+    bound_normals: FloatArray,
+    axes: FloatArray,
+    origins: FloatArray,
+    prismatic: npt.NDArray[np.bool_],
+    moved_by: npt.NDArray[np.bool_],
+) -> tuple[FloatArray, FloatArray]:
+    """Return the gradients and needs of the constraints near their targets (compiled only)."""
+    count = 0
+    for value in pair_excess:
+        count += value < within
+    for value in bound_excess:
+        count += value < within
+    rows = np.zeros((count, axes.shape[0]))
+    needed = np.empty(count)
+    row = 0
+    for pair in range(pair_excess.shape[0]):
+        if pair_excess[pair] < within:
+            _pair_row(
+                rows, row, pair, points, ends, pair_first, pair_second, pair_anchors, axes,
+                origins, prismatic, moved_by,
+            )
+            needed[row] = aim - pair_excess[pair]
+            row += 1
+    for bound in range(bound_excess.shape[0]):
+        if bound_excess[bound] < within:
+            joint = bound_joints[bound]
+            _point_row(
+                rows, row, bound_anchors[bound],
+                (origins[joint, 0], origins[joint, 1], origins[joint, 2]),
+                (bound_normals[bound, 0], bound_normals[bound, 1], bound_normals[bound, 2]),
+                1.0, axes, origins, prismatic, moved_by,
+            )
+            needed[row] = aim - bound_excess[bound]
+            row += 1
+    return rows, needed
+
+
+def _excess(
+    distances: FloatArray,
+    target: FloatArray,
+    origins: FloatArray,
+    landmark_joints: npt.NDArray[np.int64],
+    normals: FloatArray,
+    offsets: FloatArray,
+    bound_floor: float,
+) -> tuple[FloatArray, FloatArray, float]:
+    """Return each pair's and each bound's excess over its target, and the lowest (compiled)."""
+    lowest = math.inf
+    pairs = np.empty(distances.shape[0])
+    for pair in range(distances.shape[0]):
+        pairs[pair] = distances[pair] - target[pair]
+        lowest = min(lowest, pairs[pair])
+    count = normals.shape[0]
+    bounds = np.empty(landmark_joints.shape[0] * count)
+    for landmark in range(landmark_joints.shape[0]):
+        point = origins[landmark_joints[landmark]]
+        for bound in range(count):
+            normal = normals[bound]
+            depth = (point[0] * normal[0] + point[1] * normal[1] + point[2] * normal[2])
+            value = (depth - offsets[bound]) - bound_floor
+            bounds[landmark * count + bound] = value
+            lowest = min(lowest, value)
+    return pairs, bounds, lowest
+
+
+def compiler() -> Any:
+    """
+    Return numba's ``njit`` as this package compiles with it, or None.
+
+    :return: ``numba.njit(cache=True, nogil=True)``; None when numba is not installed or
+        ``PIC_ROS_JIT`` is ``0``.
+    """
+    if os.environ.get(JIT_VARIABLE, '1').strip() == '0':
+        return None
+    try:
+        import numba
+    except ImportError:
+        return None
+    return numba.njit(cache=True, nogil=True)
+
+
+def _compile() -> Any:
+    """Compile the kernels (None: no :func:`compiler`)."""
+    compiled = compiler()
+    if compiled is None:
+        return None
+    # the compiled functions call each other by these names (resolved when first called)
+    global _joint_frame, _segment_pair, _frames, _placed, _point_row, _pair_row
+    global constraint_rows, excess_over
+    excess_over = compiled(_excess)
+    _point_row = compiled(_add_point_row)
+    _pair_row = compiled(_add_pair_row)
+    constraint_rows = compiled(_constraint_rows)
+    _joint_frame = compiled(joint_frame)
+    _segment_pair = compiled(segment_pair)
+    _frames = compiled(_frames_of)
+    _placed = compiled(_placed_point)
+    return compiled(_check_pairs)
+
+
+_joint_frame: Any = None
+_point_row: Any = None
+_pair_row: Any = None
+_segment_pair: Any = None
+_frames: Any = None
+_placed: Any = None
+
+excess_over: Any = None
+"""The compiled :func:`_excess` -- ``(distances, target, origins, landmark_joints, normals,
+offsets, bound_floor) -> (pairs, bounds, lowest)`` -- or None without numba."""
+
+constraint_rows: Any = None
+"""The compiled :func:`_constraint_rows` -- the self-collision avoidance's linearization, pairs
+and workspace bounds -- or None without numba."""
+
+collision_check: Final[Any] = _compile()
+"""The compiled :func:`_check_pairs` -- ``(x, *arrays, exact_within) -> (distances, points,
+rotations, positions, axes, origins, ends)`` -- or None without numba (the numpy path runs)."""

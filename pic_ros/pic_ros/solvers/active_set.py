@@ -1,0 +1,331 @@
+"""
+The smallest joint step that meets linearized constraints, within the joint limits.
+
+The self-collision avoidance (:mod:`pic_ros.solvers.avoidance`) moves a configuration by the
+smallest step ``d`` with ``rows @ d >= needed`` -- one row per constraint near its target (a
+pair's distance gradient, a workspace bound's) -- holding the joints at a limit the step pushes
+against (:func:`bounded_step`). The solve (:func:`smallest_step`) is an active-set method on
+the dual: non-negative multipliers ``lam`` with ``d = rows.T @ lam``; the most violated
+constraint joins the active set, the active ones are met as equalities (damped, for the nearly
+parallel rows of neighbouring links), and a constraint whose multiplier turns negative leaves
+it.
+
+With numba (:func:`~pic_ros.robot.kinematics.compiled.compiler`), :func:`bounded_step` runs a
+compiled copy written in loops, its small linear systems solved by Gaussian elimination with
+partial pivoting instead of LAPACK: the same steps to rounding (tested), without some thirty
+numpy calls per solve.
+
+Units: the rows' (joint steps in [rad] or [m], constraint values in [m]).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+from pic_ros.robot.kinematics.compiled import compiler
+
+FloatArray = npt.NDArray[np.float64]
+
+DAMPING: Final = 1e-4
+"""Damping of the equality solves [m]."""
+
+AT_LIMIT: Final = 1e-9
+"""A joint this close to a limit is at it [rad] or [m]."""
+
+LIMIT_ROUNDS: Final = 3
+"""Times the joints a step pushes against a limit are held and the step solved again."""
+
+
+def _solved(matrix: FloatArray, values: FloatArray) -> FloatArray:
+    """
+    Return ``np.linalg.solve(matrix, values)``; one equation by a division (far cheaper).
+
+    :param matrix: The system, shape (k, k).
+    :param values: The right-hand side, shape (k,).
+    :return: The solution, shape (k,); a singular system raises as ``np.linalg.solve`` does.
+    """
+    if len(values) == 1:
+        quotient: FloatArray = values / matrix[0]
+        return quotient
+    return np.linalg.solve(matrix, values).astype(np.float64, copy=False)
+
+
+def smallest_step(rows: FloatArray, needed: FloatArray, damping: float = DAMPING) -> FloatArray:
+    """
+    Return the smallest joint step ``d`` with ``rows @ d >= needed``.
+
+    An active-set solve of the dual (non-negative multipliers ``lam``, ``d = rows.T @ lam``):
+    the most violated constraint joins the active set, the active ones are met as equalities
+    (damped, for the nearly parallel rows of neighbouring links), and a constraint whose
+    multiplier turns negative leaves it; at most ``2 m`` rounds.
+
+    :param rows: Constraint gradients, shape (m, k).
+    :param needed: Required change of each constraint, shape (m,) (negative: already met by
+        that much).
+    :param damping: Damping of the equality solves [m].
+    :return: The step, shape (k,).
+    """
+    step = np.zeros(rows.shape[1])
+    if not needed.size:
+        return step
+    active: list[int] = []
+    # the first round's step is zero: its slack is -needed (the product with it adds zeros)
+    slack = -needed
+    for _ in range(2 * len(needed) + 1):
+        if active:
+            slack = rows @ step - needed
+            slack[active] = np.inf
+        worst = int(slack.argmin())
+        if slack[worst] >= -1e-9:
+            break
+        active.append(worst)
+        multipliers: FloatArray | None = None  # of the active set as it stands, when solved
+        for _ in range(len(active)):
+            chosen = rows.take(active, axis=0)
+            gram = chosen @ chosen.T + _damped_identity(damping, len(active))
+            multipliers = _solved(gram, needed.take(active))
+            if multipliers.min() >= 0.0:
+                break
+            del active[int(multipliers.argmin())]
+            multipliers = None
+        if not active:
+            break
+        if multipliers is None:
+            chosen = rows.take(active, axis=0)
+            multipliers = _solved(
+                chosen @ chosen.T + _damped_identity(damping, len(active)), needed.take(active)
+            )
+        step = chosen.T @ multipliers  # chosen: the active rows
+    return step
+
+
+_IDENTITIES: dict[tuple[float, int], FloatArray] = {}
+
+
+def _damped_identity(damping: float, size: int) -> FloatArray:
+    """Return ``damping**2 * np.eye(size)``, made once per damping and size (read-only)."""
+    key = (damping, size)
+    identity = _IDENTITIES.get(key)
+    if identity is None:
+        identity = damping**2 * np.eye(size)
+        identity.setflags(write=False)
+        _IDENTITIES[key] = identity
+    return identity
+
+
+def bounded_step(
+    rows: FloatArray,
+    needed: FloatArray,
+    x: FloatArray,
+    free: npt.NDArray[np.bool_],
+    lower: FloatArray,
+    upper: FloatArray,
+) -> FloatArray:
+    """
+    Return the smallest step meeting the linearized constraints, the joints at a limit held.
+
+    A joint that is not free, or that the step would push further past a limit it is at, is
+    held (its column of ``rows`` left out) and the step solved again, up to
+    :data:`LIMIT_ROUNDS` times.
+
+    :param rows: Constraint gradients, shape (m, k).
+    :param needed: Required change of each constraint, shape (m,).
+    :param x: The configuration the step starts from, shape (k,).
+    :param free: Per joint, whether it may move, shape (k,).
+    :param lower: Lower bounds of the joints, shape (k,).
+    :param upper: Upper bounds of the joints, shape (k,).
+    :return: The step, shape (k,).
+    """
+    if _bounded_step is not None:
+        step: FloatArray = _bounded_step(
+            np.ascontiguousarray(rows, dtype=np.float64),
+            np.ascontiguousarray(needed, dtype=np.float64),
+            np.ascontiguousarray(x, dtype=np.float64), np.ascontiguousarray(free, dtype=np.bool_),
+            np.ascontiguousarray(lower, dtype=np.float64),
+            np.ascontiguousarray(upper, dtype=np.float64), DAMPING,
+        )
+        return step
+    return bounded_step_numpy(rows, needed, x, free, lower, upper)
+
+
+def bounded_step_numpy(
+    rows: FloatArray,
+    needed: FloatArray,
+    x: FloatArray,
+    free: npt.NDArray[np.bool_],
+    lower: FloatArray,
+    upper: FloatArray,
+) -> FloatArray:
+    """
+    Return what :func:`bounded_step` returns, with numpy alone (the compiled path's reference).
+
+    :param rows: Constraint gradients, shape (m, k).
+    :param needed: Required change of each constraint, shape (m,).
+    :param x: The configuration the step starts from, shape (k,).
+    :param free: Per joint, whether it may move, shape (k,).
+    :param lower: Lower bounds of the joints, shape (k,).
+    :param upper: Upper bounds of the joints, shape (k,).
+    :return: The step, shape (k,).
+    """
+    active = free.copy()
+    step = np.zeros(rows.shape[1])
+    for _ in range(LIMIT_ROUNDS):
+        masked = rows * active
+        step = smallest_step(masked, needed)
+        at_upper = (x >= upper - AT_LIMIT) & (step > 0.0)
+        beyond = active & (at_upper | ((x <= lower + AT_LIMIT) & (step < 0.0)))
+        if not beyond.any():
+            break
+        active &= ~beyond
+    return step
+
+
+def _solve_small(matrix: FloatArray, values: FloatArray) -> FloatArray:
+    """Solve a small linear system by Gaussian elimination, partial pivoting (compiled only)."""
+    size = values.shape[0]
+    if size == 1:
+        quotient: FloatArray = values / matrix[0, 0]
+        return quotient
+    a = matrix.copy()
+    b = values.copy()
+    for column in range(size):
+        pivot = column
+        for row in range(column + 1, size):
+            if abs(a[row, column]) > abs(a[pivot, column]):
+                pivot = row
+        if pivot != column:
+            for item in range(size):
+                a[column, item], a[pivot, item] = a[pivot, item], a[column, item]
+            b[column], b[pivot] = b[pivot], b[column]
+        inverse = 1.0 / a[column, column]
+        for row in range(column + 1, size):
+            factor = a[row, column] * inverse
+            for item in range(column + 1, size):
+                a[row, item] -= factor * a[column, item]
+            b[row] -= factor * b[column]
+    solution = np.empty(size)
+    for row in range(size - 1, -1, -1):
+        total = b[row]
+        for item in range(row + 1, size):
+            total -= a[row, item] * solution[item]
+        solution[row] = total / a[row, row]
+    return solution
+
+
+def _multipliers(
+    rows: FloatArray, needed: FloatArray, active: npt.NDArray[np.int64], count: int,
+    damping: float,
+) -> FloatArray:
+    """Return the active constraints' multipliers, met as damped equalities (compiled only)."""
+    gram = np.empty((count, count))
+    for one in range(count):
+        for two in range(count):
+            total = 0.0
+            for joint in range(rows.shape[1]):
+                total += rows[active[one], joint] * rows[active[two], joint]
+            gram[one, two] = total
+        gram[one, one] += damping * damping
+    right = np.empty(count)
+    for one in range(count):
+        right[one] = needed[active[one]]
+    multipliers: FloatArray = _solve(gram, right)
+    return multipliers
+
+
+def _smallest_step_loops(rows: FloatArray, needed: FloatArray, damping: float) -> FloatArray:
+    """Return what :func:`smallest_step` returns, in loops (compiled only)."""
+    constraints, joints = rows.shape
+    step = np.zeros(joints)
+    if constraints == 0:
+        return step
+    active = np.empty(constraints, dtype=np.int64)
+    count = 0
+    slack = -needed
+    for _ in range(2 * constraints + 1):
+        if count:
+            slack = np.empty(constraints)
+            for row in range(constraints):
+                total = 0.0
+                for joint in range(joints):
+                    total += rows[row, joint] * step[joint]
+                slack[row] = total - needed[row]
+            for index in range(count):
+                slack[active[index]] = math.inf
+        worst = int(np.argmin(slack))
+        if slack[worst] >= -1e-9:
+            break
+        active[count] = worst
+        count += 1
+        multipliers = np.empty(0)
+        solved = False
+        for _ in range(count):
+            multipliers = _combine(rows, needed, active, count, damping)
+            if multipliers.min() >= 0.0:
+                solved = True
+                break
+            drop = int(np.argmin(multipliers))
+            for index in range(drop, count - 1):
+                active[index] = active[index + 1]
+            count -= 1
+        if count == 0:
+            break
+        if not solved:
+            multipliers = _combine(rows, needed, active, count, damping)
+        step = np.zeros(joints)
+        for index in range(count):
+            for joint in range(joints):
+                step[joint] += rows[active[index], joint] * multipliers[index]
+    return step
+
+
+def _bounded_step_loops(
+    rows: FloatArray,
+    needed: FloatArray,
+    x: FloatArray,
+    free: npt.NDArray[np.bool_],
+    lower: FloatArray,
+    upper: FloatArray,
+    damping: float,
+) -> FloatArray:
+    """Return what :func:`bounded_step_numpy` returns, in loops (compiled only)."""
+    active = free.copy()
+    step = np.zeros(rows.shape[1])
+    masked = np.empty_like(rows)
+    for _ in range(LIMIT_ROUNDS):
+        for joint in range(rows.shape[1]):
+            for row in range(rows.shape[0]):
+                masked[row, joint] = rows[row, joint] if active[joint] else 0.0
+        step = _smallest(masked, needed, damping)
+        beyond = False
+        for joint in range(rows.shape[1]):
+            pushed = (x[joint] >= upper[joint] - AT_LIMIT and step[joint] > 0.0) or (
+                x[joint] <= lower[joint] + AT_LIMIT and step[joint] < 0.0
+            )
+            if active[joint] and pushed:
+                active[joint] = False
+                beyond = True
+        if not beyond:
+            break
+    return step
+
+
+def _compile() -> Any:
+    """Compile the loops (None: numba missing or turned off)."""
+    compiled = compiler()
+    if compiled is None:
+        return None
+    # the compiled functions call each other by these names (resolved when first called)
+    global _solve, _combine, _smallest
+    _solve = compiled(_solve_small)
+    _combine = compiled(_multipliers)
+    _smallest = compiled(_smallest_step_loops)
+    return compiled(_bounded_step_loops)
+
+
+_solve: Any = None
+_combine: Any = None
+_smallest: Any = None
+_bounded_step: Final[Any] = _compile()
