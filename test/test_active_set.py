@@ -19,7 +19,7 @@ def problem(rng, constraints, joints=14):
 
 
 @pytest.mark.skipif(
-    active_set._bounded_step is None, reason='numba is not installed (or PIC_ROS_JIT=0)'
+    not active_set.load(), reason='numba is not installed (or PIC_ROS_JIT=0)'
 )
 def test_the_compiled_step_is_the_numpy_step(rng):
     for _ in range(500):

@@ -224,7 +224,7 @@ def test_a_margin_of_zero_turns_the_avoidance_off():
 
 
 @pytest.mark.skipif(
-    compiled.constraint_rows is None, reason='numba is not installed (or PIC_ROS_JIT=0)'
+    not compiled.load(), reason='numba is not installed (or PIC_ROS_JIT=0)'
 )
 @pytest.mark.parametrize('robot_name', ROBOTS)
 def test_the_compiled_constraints_are_the_numpy_constraints(robot_name, monkeypatch, rng):

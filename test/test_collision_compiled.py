@@ -16,7 +16,7 @@ import pytest
 ROBOTS = shipped_robots()
 
 needs_numba = pytest.mark.skipif(
-    compiled.collision_check is None,
+    not compiled.load(),
     reason='numba is not installed (or PIC_ROS_JIT=0): the check runs on numpy only',
 )
 
@@ -63,6 +63,15 @@ def test_the_compiled_check_gives_the_same_answer_for_the_same_configuration(rng
     assert np.array_equal(first.points[:, measured], second.points[:, measured])
 
 
+def test_a_process_that_builds_no_collision_model_does_not_import_numba():
+    answer = subprocess.run(
+        [sys.executable, '-c',
+         'import sys; import pic_ros.ros.skeleton_node; print("numba" in sys.modules)'],
+        capture_output=True, text=True, timeout=120, check=True,
+    )
+    assert answer.stdout.strip() == 'False'
+
+
 def test_without_the_compiled_path_the_check_runs_on_numpy(monkeypatch, rng):
     model = load_robot(ROBOTS[0]).collision
     x = configurations(model, rng, 1)[1]
@@ -76,7 +85,8 @@ def test_the_environment_variable_turns_the_compiled_path_off():
     environment = dict(os.environ, **{compiled.JIT_VARIABLE: '0'})
     answer = subprocess.run(
         [sys.executable, '-c',
-         'from pic_ros.robot.kinematics import compiled; print(compiled.collision_check)'],
+         'from pic_ros.robot.kinematics import compiled; compiled.load(); '
+         'print(compiled.collision_check)'],
         env=environment, capture_output=True, text=True, timeout=120, check=True,
     )
     assert answer.stdout.strip() == 'None'

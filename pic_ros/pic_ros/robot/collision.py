@@ -628,6 +628,7 @@ def build_collision_model(
     :raises ConfigError: If the section names an unknown link, or a URDF shape has no capsules.
     """
     _check_links(model, spec)
+    compiled.load()  # numba, when installed: the model's checks are compiled (or cached) now
     fields = _moving_joints(model, arms, torso_joint, torso_neutral)
     joints: tuple[str, ...] = fields['joints']
     poses = _link_poses(model, _held_values(model, held), frozenset(joints))

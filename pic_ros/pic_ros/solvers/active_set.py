@@ -10,10 +10,10 @@ constraint joins the active set, the active ones are met as equalities (damped, 
 parallel rows of neighbouring links), and a constraint whose multiplier turns negative leaves
 it.
 
-With numba (:func:`~pic_ros.robot.kinematics.compiled.compiler`), :func:`bounded_step` runs a
-compiled copy written in loops, its small linear systems solved by Gaussian elimination with
-partial pivoting instead of LAPACK: the same steps to rounding (tested), without some thirty
-numpy calls per solve.
+With numba (:func:`load`, :func:`~pic_ros.robot.kinematics.compiled.compiler`),
+:func:`bounded_step` runs a compiled copy written in loops, its small linear systems solved by
+Gaussian elimination with partial pivoting instead of LAPACK: the same steps to rounding
+(tested), without some thirty numpy calls per solve.
 
 Units: the rows' (joint steps in [rad] or [m], constraint values in [m]).
 """
@@ -312,20 +312,27 @@ def _bounded_step_loops(
     return step
 
 
-def _compile() -> Any:
-    """Compile the loops (None: numba missing or turned off)."""
-    compiled = compiler()
-    if compiled is None:
-        return None
-    # the compiled functions call each other by these names (resolved when first called)
-    global _solve, _combine, _smallest
-    _solve = compiled(_solve_small)
-    _combine = compiled(_multipliers)
-    _smallest = compiled(_smallest_step_loops)
-    return compiled(_bounded_step_loops)
+def load() -> bool:
+    """
+    Compile the loops, or load them from numba's cache, on the first call (the avoidance's).
+
+    :return: Whether the compiled step is there (False: numba missing or turned off).
+    """
+    global _loaded, _solve, _combine, _smallest, _bounded_step
+    if not _loaded:
+        _loaded = True
+        compiled = compiler()
+        if compiled is not None:
+            # the compiled functions call each other by these names (resolved at first call)
+            _solve = compiled(_solve_small)
+            _combine = compiled(_multipliers)
+            _smallest = compiled(_smallest_step_loops)
+            _bounded_step = compiled(_bounded_step_loops)
+    return _bounded_step is not None
 
 
+_loaded = False
 _solve: Any = None
 _combine: Any = None
 _smallest: Any = None
-_bounded_step: Final[Any] = _compile()
+_bounded_step: Any = None

@@ -46,6 +46,7 @@ from pic_ros.robot.collision import CollisionCheck, CollisionModel, landmark_poi
 from pic_ros.robot.collision_spec import CollisionSpec, WorkspaceSpec
 from pic_ros.robot.kinematics import compiled
 from pic_ros.schema import ParameterDef
+from pic_ros.solvers import active_set
 from pic_ros.solvers.active_set import bounded_step
 
 FloatArray = npt.NDArray[np.float64]
@@ -235,6 +236,7 @@ class SelfCollisionAvoidance:
         self._safe_check: CollisionCheck | None = None  # the check at it, when made
         self._memo: tuple[CollisionCheck, FloatArray, FloatArray, float] | None = None
         if self.enabled:
+            active_set.load()
             self._warm_up()
 
     def _warm_up(self) -> None:

@@ -15,14 +15,14 @@ Three pieces of arithmetic live here, in plain floats, so that one source serves
   :meth:`~pic_ros.robot.collision.CollisionModel.gradients` and ``moved_along`` give them).
 
 The Python paths call the first two as they are. When numba is installed (and
-``PIC_ROS_JIT`` is not ``0``), all are compiled once per machine (numba's cache, beside this
+``PIC_ROS_JIT`` is not ``0``), :func:`load` -- called when a collision model is built -- has all
+compiled once per machine (numba's cache, beside this
 file or in the user's cache directory) and :data:`collision_check` is what
 :meth:`~pic_ros.robot.collision.CollisionModel.check` runs: one call instead of some forty numpy
 calls, whose fixed cost dominated the self-collision avoidance and the trajectory publisher's
 guard. Without numba the numpy path of ``check`` runs; the two agree to rounding (tested).
-The compiled code releases the GIL. Every function the compiled ones call is in this file, so
-that numba's cache, which watches only the file of the function it compiled, never runs
-stale code.
+Every function the compiled ones call is in this file, so that numba's cache, which watches
+only the file of the function it compiled, never runs stale code.
 
 Units: metres and radians; positions in the robot base frame.
 """
@@ -403,8 +403,10 @@ def compiler() -> Any:
     """
     Return numba's ``njit`` as this package compiles with it, or None.
 
-    :return: ``numba.njit(cache=True, nogil=True)``; None when numba is not installed or
-        ``PIC_ROS_JIT`` is ``0``.
+    :return: ``numba.njit(cache=True)``; None when numba is not installed or ``PIC_ROS_JIT``
+        is ``0``. The GIL stays held: the calls are tens of microseconds, and a thread that
+        releases it waits for it again behind any other busy thread of the process (up to the
+        interpreter's 5 ms switch interval, each call).
     """
     if os.environ.get(JIT_VARIABLE, '1').strip() == '0':
         return None
@@ -412,28 +414,38 @@ def compiler() -> Any:
         import numba
     except ImportError:
         return None
-    return numba.njit(cache=True, nogil=True)
+    return numba.njit(cache=True)
 
 
-def _compile() -> Any:
-    """Compile the kernels (None: no :func:`compiler`)."""
-    compiled = compiler()
-    if compiled is None:
-        return None
-    # the compiled functions call each other by these names (resolved when first called)
-    global _joint_frame, _segment_pair, _frames, _placed, _point_row, _pair_row
-    global constraint_rows, excess_over
-    excess_over = compiled(_excess)
-    _point_row = compiled(_add_point_row)
-    _pair_row = compiled(_add_pair_row)
-    constraint_rows = compiled(_constraint_rows)
-    _joint_frame = compiled(joint_frame)
-    _segment_pair = compiled(segment_pair)
-    _frames = compiled(_frames_of)
-    _placed = compiled(_placed_point)
-    return compiled(_check_pairs)
+def load() -> bool:
+    """
+    Compile the kernels, or load them from numba's cache, once (the first call).
+
+    Called when a collision model is built, so that a process that never builds one (the
+    skeleton node, the tools' simulator and replay) never imports numba.
+
+    :return: Whether the compiled kernels are there (False: numba missing or turned off).
+    """
+    global _loaded, _joint_frame, _segment_pair, _frames, _placed, _point_row, _pair_row
+    global constraint_rows, excess_over, collision_check
+    if not _loaded:
+        _loaded = True
+        compiled = compiler()
+        if compiled is not None:
+            # the compiled functions call each other by these names (resolved at first call)
+            excess_over = compiled(_excess)
+            _point_row = compiled(_add_point_row)
+            _pair_row = compiled(_add_pair_row)
+            constraint_rows = compiled(_constraint_rows)
+            _joint_frame = compiled(joint_frame)
+            _segment_pair = compiled(segment_pair)
+            _frames = compiled(_frames_of)
+            _placed = compiled(_placed_point)
+            collision_check = compiled(_check_pairs)
+    return collision_check is not None
 
 
+_loaded = False
 _joint_frame: Any = None
 _point_row: Any = None
 _pair_row: Any = None
@@ -443,12 +455,14 @@ _placed: Any = None
 
 excess_over: Any = None
 """The compiled :func:`_excess` -- ``(distances, target, origins, landmark_joints, normals,
-offsets, bound_floor) -> (pairs, bounds, lowest)`` -- or None without numba."""
+offsets, bound_floor) -> (pairs, bounds, lowest)`` -- or None (numba missing, or before
+:func:`load`)."""
 
 constraint_rows: Any = None
 """The compiled :func:`_constraint_rows` -- the self-collision avoidance's linearization, pairs
-and workspace bounds -- or None without numba."""
+and workspace bounds -- or None (numba missing, or before :func:`load`)."""
 
-collision_check: Final[Any] = _compile()
+collision_check: Any = None
 """The compiled :func:`_check_pairs` -- ``(x, *arrays, exact_within) -> (distances, points,
-rotations, positions, axes, origins, ends)`` -- or None without numba (the numpy path runs)."""
+rotations, positions, axes, origins, ends)`` -- or None (numba missing, or before :func:`load`:
+the numpy path runs)."""
