@@ -109,10 +109,21 @@ def topics_of(share: Path, robot: str, namespace: str = '') -> dict[str, list[st
 
 
 def wait_for_nodes(launch: RosProcess, probe: Probe, names: Sequence[str]) -> None:
-    """Wait until the launched nodes are in the graph, or fail with the launch's output."""
+    """
+    Wait until the launched nodes are in the graph and every solver has started, or fail.
+
+    A solver node is in the graph before it has built its robot and subscribed (seconds, in the
+    first start after an install, while numba compiles the collision kernels); its first report
+    on /diagnostics comes once it has, as a user watching ``ros2 topic echo /diagnostics`` sees.
+    """
     wait_for(
         lambda: set(names) <= probe.node_names() or not launch.alive(),
         f'the nodes {sorted(names)}', START_TIMEOUT, launch.output(),
+    )
+    solvers = {f'pic_ros: {name}' for name in names if name.endswith('/solver_node')}
+    wait_for(
+        lambda: solvers <= set(probe.diagnostic_statuses()) or not launch.alive(),
+        f'the first report of {sorted(solvers)} on /diagnostics', START_TIMEOUT, launch.output(),
     )
     assert launch.alive(), launch.output()
 

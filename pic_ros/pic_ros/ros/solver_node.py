@@ -59,6 +59,7 @@ import math
 import os
 from pathlib import Path
 import threading
+import time
 from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticStatus
@@ -83,6 +84,7 @@ from pic_ros.motion.hand_compliance import (
     robot_orientation,
     wrench_topic,
 )
+from pic_ros.robot.kinematics.compiled import compiled_in_process
 from pic_ros.robot.robot import load_robot, Robot
 from pic_ros.ros.conversions import (
     joint_state_to_msg,
@@ -161,10 +163,17 @@ class SolverNode(Node):
         self._gesture_handlers: list[GestureHandler] = []
         chosen = dict.fromkeys(str(name) for name in self._values['arms'] if str(name))
         self._arms = list(chosen) or list(self.robot.arms)
+        building = time.monotonic()
         self._teleoperation = Teleoperation(  # refuses unknown arms
             self._make_imitator(self._values), self._make_head_hands(self._values),
             EngageGesture(self._gesture_config(self._values)), Calibrator(),
         )
+        if compiled_in_process():
+            # the topics are subscribed only now: say why the start took long
+            self.get_logger().info(
+                f'compiled the collision kernels in {time.monotonic() - building:.1f} s '
+                '(numba, once after an install; later starts read them from its cache)'
+            )
         self._head_targets = 0
         self._torso_targets = 0
         self._hand_changes = 0

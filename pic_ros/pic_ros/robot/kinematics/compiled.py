@@ -403,8 +403,9 @@ def compiler() -> Any:
     """
     Return numba's ``njit`` as this package compiles with it, or None.
 
-    :return: ``numba.njit(cache=True)``; None when numba is not installed or ``PIC_ROS_JIT``
-        is ``0``. The GIL stays held: the calls are tens of microseconds, and a thread that
+    :return: ``numba.njit(cache=True)``, recording what it compiles for
+        :func:`compiled_in_process`; None when numba is not installed or ``PIC_ROS_JIT`` is
+        ``0``. The GIL stays held: the calls are tens of microseconds, and a thread that
         releases it waits for it again behind any other busy thread of the process (up to the
         interpreter's 5 ms switch interval, each call).
     """
@@ -414,7 +415,29 @@ def compiler() -> Any:
         import numba
     except ImportError:
         return None
-    return numba.njit(cache=True)
+
+    def compile_cached(function: Any) -> Any:
+        dispatcher = numba.njit(cache=True)(function)
+        _dispatchers.append(dispatcher)
+        return dispatcher
+
+    return compile_cached
+
+
+def compiled_in_process() -> int:
+    """
+    Return how many kernel signatures this process compiled rather than read from the cache.
+
+    Non-zero in the first process that runs the kernels after an install or a change of this
+    package (numba takes several seconds per process then); zero when every one came from
+    numba's cache.
+
+    :return: The number of cache misses of every kernel so far.
+    """
+    return sum(sum(dispatcher.stats.cache_misses.values()) for dispatcher in _dispatchers)
+
+
+_dispatchers: list[Any] = []
 
 
 def load() -> bool:
