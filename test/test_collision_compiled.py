@@ -90,3 +90,40 @@ def test_the_environment_variable_turns_the_compiled_path_off():
         env=environment, capture_output=True, text=True, timeout=120, check=True,
     )
     assert answer.stdout.strip() == 'None'
+
+
+START_AND_RESOLVE = '''
+import numpy as np
+from pic_ros.robot import load_robot
+from pic_ros.robot.kinematics import compiled
+from pic_ros.solvers.avoidance import SelfCollisionAvoidance
+robot = load_robot({robot!r})
+avoidance = SelfCollisionAvoidance(
+    robot.collision, robot.arms, robot.spec.workspace, None, robot.spec.collision
+)
+built = compiled.compiled_in_process()
+model = robot.collision
+rng = np.random.default_rng(0)
+for _ in range(20):
+    avoidance.resolve(rng.uniform(np.maximum(model.lower, -3.0), np.minimum(model.upper, 3.0)))
+print(built, compiled.compiled_in_process())
+'''
+
+
+@needs_numba
+def test_a_start_compiles_every_kernel_a_frame_needs_and_the_next_start_reads_them_cached(
+    tmp_path,
+):
+    environment = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    script = START_AND_RESOLVE.format(robot=ROBOTS[-1])
+
+    def start() -> list[int]:
+        answer = subprocess.run(
+            [sys.executable, '-c', script], env=environment, capture_output=True, text=True,
+            timeout=600, check=True,
+        )
+        return [int(value) for value in answer.stdout.split()]
+
+    built, after_frames = start()
+    assert built > 0 and after_frames == built  # compiled at the start, none in the frames
+    assert start() == [0, 0]  # every kernel from the cache
