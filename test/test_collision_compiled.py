@@ -92,7 +92,7 @@ def test_the_environment_variable_turns_the_compiled_path_off():
     assert answer.stdout.strip() == 'None'
 
 
-START_AND_RESOLVE = '''
+START_AND_RESOLVE = """
 import numpy as np
 from pic_ros.robot import load_robot
 from pic_ros.robot.kinematics import compiled
@@ -107,7 +107,7 @@ rng = np.random.default_rng(0)
 for _ in range(20):
     avoidance.resolve(rng.uniform(np.maximum(model.lower, -3.0), np.minimum(model.upper, 3.0)))
 print(built, compiled.compiled_in_process())
-'''
+"""
 
 
 @needs_numba
