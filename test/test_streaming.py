@@ -16,7 +16,7 @@ from pic_ros.motion import (
     TrajectoryChunk,
     TrajectoryPoint,
 )
-from pic_ros.motion.streaming import MIN_POINT_GAP, planned_chunk
+from pic_ros.motion.streaming import MIN_POINT_GAP, planned_chunk, sent_time
 import pytest
 
 NAMES = ('a1', 'a2', 'a3')
@@ -208,6 +208,39 @@ def test_a_bridge_with_two_states_a_rounding_apart_keeps_the_later() -> None:
         ('a', 'b'), lambda t: (t * np.ones(2), np.ones(2), np.zeros(2)), 0.05, bridge=bridge,
     )
     times = [point.time_from_start for point in chunk.points]
-    assert times[0] == 1.0000000000010001e-05
+    assert times[0] == sent_time(1.0000000000010001e-05)
     assert all(later - earlier >= MIN_POINT_GAP for earlier, later in zip(times, times[1:]))
     assert chunk.points[chunk.start].time_from_start == times[0]
+
+
+def test_every_point_of_a_planned_chunk_is_the_plan_at_the_time_the_controller_reads() -> None:
+    """
+    Bridge, plan and tail points carry the state of the nanosecond their message gives them.
+
+    A cubic motion (constant jerk) sampled at times that are not whole nanoseconds (a bridge
+    from an earlier stamp, a plan starting a third of a microsecond off the grid, a braking
+    tail): each point's positions, velocities and accelerations are the motion's at
+    ``times_ns``, to rounding.
+    """
+    jerk = np.array([3.0, -40.0])
+
+    def motion(t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return (
+            np.array([0.2, -0.1]) + 1.5 * t + 0.5 * 2.0 * t**2 + jerk * t**3 / 6.0,
+            1.5 + 2.0 * t + 0.5 * jerk * t**2, 2.0 + jerk * t,
+        )
+
+    stamp = 7.0000000004
+    origin = 0.0123456781  # where the plan starts after the stamp [s]
+    bridge = [(when, *motion(when - origin)) for when in (1e-5 + 1e-10, 0.0051234567, origin)]
+    tail = [(0.0, *motion(0.05)), (0.0031234567, *motion(0.0531234567))]
+    chunk = planned_chunk(
+        ('a', 'b'), lambda t: motion(t), 0.05, breakpoints=[0.0133333333, 0.0133433333],
+        stamp=stamp, bridge=bridge, tail=tail,
+    )
+    for point, nanoseconds in zip(chunk.points, chunk.times_ns):
+        assert point.time_from_start == pytest.approx(nanoseconds * 1e-9, rel=0.0, abs=1e-15)
+        expected = motion(nanoseconds * 1e-9 - origin)
+        np.testing.assert_allclose(point.positions, expected[0], rtol=0.0, atol=1e-14)
+        np.testing.assert_allclose(point.velocities, expected[1], rtol=0.0, atol=1e-13)
+        np.testing.assert_allclose(point.accelerations, expected[2], rtol=0.0, atol=1e-7)

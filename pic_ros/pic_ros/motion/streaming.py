@@ -441,6 +441,49 @@ def stream_chunk(
     return TrajectoryChunk(joint_names=tuple(joint_names), points=(point,), stamp=stamp)
 
 
+def sent_time(seconds: float) -> float:
+    """
+    Return a time as a message carries it: whole seconds, then nanoseconds rounded.
+
+    :param seconds: A ``time_from_start`` (or a stamp) >= 0 [s].
+    :return: The time the controller reads from the message [s] (as :class:`TrajectoryChunk`
+        rounds its ``times_ns``).
+    """
+    whole = math.floor(seconds)
+    return whole + round((seconds - whole) * _NANOSECONDS) / _NANOSECONDS
+
+
+def at_sent_time(
+    when: float, positions: FloatArray, velocities: FloatArray, accelerations: FloatArray | None
+) -> TrajectoryPoint:
+    """
+    Return a planned state as a point at the time the controller will read (:func:`sent_time`).
+
+    The state is carried along its own motion over the rounding (under half a nanosecond:
+    ``q + v dt + a dt^2 / 2``, ``v + a dt``; the jerk's share is below 1e-6 rad/s^2). A point
+    left at its state of half a nanosecond away is that far off its neighbours: over a segment of
+    some microseconds, which close jerk switches of different joints make, the controller's
+    quintic turns it into an acceleration tens of rad/s^2 off, and a chunk arriving there does
+    not continue the command it repeats.
+
+    :param when: ``time_from_start`` of the state [s].
+    :param positions: Positions, shape (n,).
+    :param velocities: Velocities, shape (n,).
+    :param accelerations: Accelerations, shape (n,), or None (then constant velocity).
+    :return: The point at :func:`sent_time` of ``when``.
+    """
+    moved = sent_time(float(when))
+    shift = moved - float(when)
+    if shift == 0.0:
+        return TrajectoryPoint(moved, positions, velocities, accelerations)
+    if accelerations is None:
+        return TrajectoryPoint(moved, positions + shift * velocities, velocities, None)
+    return TrajectoryPoint(
+        moved, positions + shift * velocities + (0.5 * shift * shift) * accelerations,
+        velocities + shift * accelerations, accelerations,
+    )
+
+
 def planned_chunk(
     joint_names: Sequence[str],
     plan: Callable[[float], tuple[FloatArray, FloatArray, FloatArray]],
@@ -461,7 +504,9 @@ def planned_chunk(
 
     Points at ``lead_time``, at the plan's ``breakpoints`` and every ``spacing`` seconds, but
     none within :data:`MIN_POINT_GAP` of another (the earlier kind wins), each with the planned
-    positions, velocities and accelerations at that time.
+    positions, velocities and accelerations at that time. Every time is the one the message
+    will carry (:func:`sent_time`): the plan is sampled there, and the bridge's and the tail's
+    states are carried to it (:func:`at_sent_time`).
 
     :param joint_names: Every joint of the controller, in the order of the arrays.
     :param plan: The planned state some time ahead of now: ``plan(t)`` gives positions,
@@ -497,12 +542,17 @@ def planned_chunk(
     lead = float(LEAD_TIME.check(lead_time))
     step = check_number('spacing', spacing, 1e-4, 1.0)
     grid = [step * index for index in range(1, math.ceil(lead / step - 1e-9))]
-    times = [lead]  # kept sorted
+
+    def sent(when: float) -> float:  # a plan time, moved to where the controller will put it
+        return sent_time(offset + when) - offset
+
+    times = [sent(lead)]  # kept sorted
     starts = [MIN_POINT_GAP] if start_point else []
     # the start point, then the plan's own breakpoints, then the grid
     for when in starts + [float(t) for t in breakpoints] + grid:
         if not MIN_POINT_GAP <= when < lead:
             continue
+        when = sent(when)
         index = bisect.bisect_left(times, when)
         if (index == 0 or when - times[index - 1] >= MIN_POINT_GAP) and (
             index == len(times) or times[index] - when >= MIN_POINT_GAP
@@ -510,9 +560,10 @@ def planned_chunk(
             times.insert(index, when)
     points: list[TrajectoryPoint] = []
     for state in bridge:  # of two states closer than MIN_POINT_GAP the later stays
-        if points and float(state[0]) - points[-1].time_from_start < MIN_POINT_GAP:
+        point = at_sent_time(*state)
+        if points and point.time_from_start - points[-1].time_from_start < MIN_POINT_GAP:
             points.pop()
-        points.append(TrajectoryPoint(*state))
+        points.append(point)
     bridged = len(points)
     if plan_many is not None:
         rows = plan_many(times)
@@ -524,7 +575,7 @@ def planned_chunk(
         points.append(TrajectoryPoint(offset + when, positions, velocities, accelerations))
     end = len(points) - 1
     for when, positions, velocities, accelerations in tail[1:]:
-        points.append(TrajectoryPoint(offset + lead + when, positions, velocities, accelerations))
+        points.append(at_sent_time(offset + lead + when, positions, velocities, accelerations))
     stop = len(points) - 1
     last = points[-1]
     if hold_until >= last.time_from_start + MIN_POINT_GAP:
@@ -539,9 +590,9 @@ def planned_chunk(
 CONTINUITY_TOLERANCE: Final = 1e-3
 """
 Relative slack of the continuity check (:func:`segment_peaks`): a ratio up to ``1 + 1e-3`` of a
-limit passes. It covers rounding only -- the times sent are whole nanoseconds (a point
-:data:`MIN_POINT_GAP` after another moves by up to 1e-4 of that gap) and ruckig's states are
-exact to about 1e-12 -- while the planned motion keeps ``limit_headroom`` (5 %) below the limits.
+limit passes. It covers rounding only -- the times sent are whole nanoseconds, each point's
+state carried to its sent time (:func:`at_sent_time`), and ruckig's states are exact to about
+1e-12 -- while the planned motion keeps ``limit_headroom`` (5 %) below the limits.
 """
 
 
