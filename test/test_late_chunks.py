@@ -264,3 +264,44 @@ def test_a_group_measured_at_its_limits_enters_the_range_within_the_limits(
         assert first is not None and first.stamp == 0.0 and len(first.points) == 1
         assert first.points[0].time_from_start >= CommanderConfig().lead_time
         assert item.stats.segment_violations == 0, (group.name, item.stats.segment_peak)
+
+
+@pytest.mark.parametrize('robot_name', ['nao', 'baxter'])
+def test_a_late_entry_is_finished_before_the_first_plan_starts(robot_name: str) -> None:
+    """
+    The move into the range, delivered up to ``max_plan_ahead`` late, is not cut by the plans.
+
+    The entry is stamped 0: it starts when it arrives. The first plan after it starts from its
+    end, so it must not come before the controller can have finished it: live, NAO's hands got
+    their entry some 45 ms late and the next chunks, stamped for an entry that had ended on
+    time, were joined to it, one at 1.4-2.3x an acceleration limit. Here the entry arrives
+    ``max_plan_ahead`` late and every later chunk within ``plan_ahead``: none is joined and no
+    limit is broken.
+    """
+    config = CommanderConfig()
+    for group in load_robot(robot_name).groups.values():
+        start = np.where(np.isfinite(group.upper), group.upper, 0.0)
+        bottom = np.where(np.isfinite(group.lower), group.lower, -1.0)
+        commander = ArmCommander(group, config, engaged=True)
+        assert commander.start_from(start)
+        item = TrajectoryFollower(
+            group.joint_names, group.lower, group.upper, start,
+            limits=MotionLimits.from_arm(group),
+        )
+        pending: list[tuple[float, TrajectoryChunk]] = []
+        for now in np.arange(START, START + 2.0, 0.02):
+            now = float(now)
+            closing = now - START > 0.5
+            commander.on_target(now, dict(zip(group.joint_names, bottom if closing else start)))
+            chunk = commander.step(now)
+            if chunk is not None:
+                entry = chunk.stamp == 0.0 and not pending and item.stats.accepted == 0
+                pending.append((now + (config.max_plan_ahead if entry else 0.01), chunk))
+            for when in np.arange(now, now + 0.02, 0.002):
+                while pending and pending[0][0] <= when:
+                    arrival, sent = pending.pop(0)
+                    assert item.set_trajectory(trajectory(sent), arrival).accepted
+                item.sample(float(when))
+        assert item.stats.accepted > 50, group.name
+        assert item.stats.joined == 0, (group.name, item.stats.join_peaks)
+        assert item.stats.segment_violations == 0, (group.name, item.stats.segment_peak)

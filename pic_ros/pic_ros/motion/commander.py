@@ -608,7 +608,11 @@ class ArmCommander:
         first chunk moves it there from rest to rest, stamped 0 ("start on arrival", whatever
         the delay), one point at rest: the controller's quintic from where the arm is, over the
         time the velocity, acceleration and jerk limits need (:func:`entry_time`, at least
-        ``lead_time``). Until it ends the steps send nothing more; the plans then start there.
+        ``lead_time``). It starts when it arrives, so the steps send nothing more until it has
+        ended even when it arrived ``max_plan_ahead`` late (the most a plan allows for); the
+        plans then start there. Before, the first plan came when an entry on time would have
+        ended: one delivered 45 ms late (NAO's hands, at start-up) was still moving when the
+        next chunks, made for a hand at rest, replaced it at up to 3x an acceleration limit.
         """
         measured = self._entry_from
         motion = self._motion
@@ -619,7 +623,8 @@ class ArmCommander:
         duration = max(self._config.lead_time, entry_time(target - measured, limits))
         zero = np.zeros_like(target)
         self._sent = [(now, measured, zero, zero), (now + duration, target, zero, zero)]
-        self._plan_start = self._plan_end = self._entry_until = now + duration
+        self._plan_start = self._plan_end = now + duration
+        self._entry_until = now + duration + self._config.max_plan_ahead
         self._last_step = now
         self._undo = None  # the guard cannot redo it: it ends at rest inside the range
         self.published += 1
