@@ -267,18 +267,22 @@ def test_a_group_measured_at_its_limits_enters_the_range_within_the_limits(
 
 
 @pytest.mark.parametrize('robot_name', ['nao', 'baxter'])
-def test_a_late_entry_is_finished_before_the_first_plan_starts(robot_name: str) -> None:
+@pytest.mark.parametrize('measured', [False, True], ids=['offline', 'joint_states'])
+def test_a_late_entry_is_finished_before_the_first_plan_starts(
+    robot_name: str, measured: bool
+) -> None:
     """
-    The move into the range, delivered up to ``max_plan_ahead`` late, is not cut by the plans.
+    The move into the range, delivered late, is not cut by the plans that start where it ends.
 
-    The entry is stamped 0: it starts when it arrives. The first plan after it starts from its
-    end, so it must not come before the controller can have finished it: live, NAO's hands got
-    their entry some 45 ms late and the next chunks, stamped for an entry that had ended on
-    time, were joined to it, one at 1.4-2.3x an acceleration limit. Here the entry arrives
-    ``max_plan_ahead`` late and every later chunk within ``plan_ahead``: none is joined and no
-    limit is broken.
+    The entry is stamped 0: it starts when it arrives. Live, NAO's hands and arms got theirs
+    45-140 ms late at start-up, and the next chunks, made for a group at rest at its end,
+    replaced it while it still moved, at 1.4-3.3x an acceleration limit. With ``joint_states``
+    (the controller's state, each tick) the steps wait until the group is there: an entry 0.3 s
+    late. Without (offline) they wait ``max_plan_ahead``, the delay a plan allows: an entry that
+    late. Every later chunk arrives within ``plan_ahead``: none is joined, no limit is broken.
     """
     config = CommanderConfig()
+    late = 0.3 if measured else config.max_plan_ahead
     for group in load_robot(robot_name).groups.values():
         start = np.where(np.isfinite(group.upper), group.upper, 0.0)
         bottom = np.where(np.isfinite(group.lower), group.lower, -1.0)
@@ -291,17 +295,19 @@ def test_a_late_entry_is_finished_before_the_first_plan_starts(robot_name: str) 
         pending: list[tuple[float, TrajectoryChunk]] = []
         for now in np.arange(START, START + 2.0, 0.02):
             now = float(now)
-            closing = now - START > 0.5
+            if measured:
+                commander.observe(item.sample(now).positions)
+            closing = now - START > 0.8
             commander.on_target(now, dict(zip(group.joint_names, bottom if closing else start)))
             chunk = commander.step(now)
             if chunk is not None:
                 entry = chunk.stamp == 0.0 and not pending and item.stats.accepted == 0
-                pending.append((now + (config.max_plan_ahead if entry else 0.01), chunk))
+                pending.append((now + (late if entry else 0.01), chunk))
             for when in np.arange(now, now + 0.02, 0.002):
                 while pending and pending[0][0] <= when:
                     arrival, sent = pending.pop(0)
                     assert item.set_trajectory(trajectory(sent), arrival).accepted
                 item.sample(float(when))
-        assert item.stats.accepted > 50, group.name
+        assert item.stats.accepted > 40, group.name
         assert item.stats.joined == 0, (group.name, item.stats.join_peaks)
         assert item.stats.segment_violations == 0, (group.name, item.stats.segment_peak)

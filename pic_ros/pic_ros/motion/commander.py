@@ -230,6 +230,18 @@ def minimum_rate(config: CommanderConfig) -> float:
     return 1.0 / (config.lead_time + (config.plan_ahead if planned else 0.0))
 
 
+ENTRY_WAIT: Final = 1.0
+"""
+Longest wait for ``joint_states`` to show a group at the end of its move into the range [s],
+after the move would have ended had it arrived at once (:meth:`ArmCommander.observe`): the move
+is stamped 0 and starts when it arrives, so the first plan, which starts where it ends, waits
+for it. A robot whose joint never gets that close (held off by a load) starts after this.
+"""
+
+ENTRY_REACHED: Final = 0.1
+"""The share of the move into the range still left when ``joint_states`` counts it done."""
+
+
 def entry_time(distance: npt.ArrayLike, limits: MotionLimits) -> float:
     """
     Return how long a rest-to-rest quintic over ``distance`` takes within the limits [s].
@@ -398,6 +410,9 @@ class ArmCommander:
         self._undo_state: tuple[FloatArray, FloatArray] | None = None
         self._entry_from: FloatArray | None = None  # a measured start outside the margins
         self._entry_until = -math.inf
+        # while the entry may still run: its start and target, when it would end had it
+        # arrived at once, and whether joint_states came since (None) or showed it done (bool)
+        self._entry: tuple[FloatArray, FloatArray, float, bool | None] | None = None
         self.targets = 0
         self.rejected = 0
         self.clamped = 0
@@ -527,6 +542,43 @@ class ArmCommander:
             self._entry_from = measured  # the first command moves it inside (:meth:`_enter`)
         return True
 
+    def observe(self, position: npt.ArrayLike) -> None:
+        """
+        Take a measured position (``joint_states``): it tells when the move into the range ended.
+
+        :param position: Joint positions in :attr:`joint_names` order, shape (n,).
+        """
+        entry = self._entry
+        if entry is None or entry[3]:
+            return
+        start, target, end, _ = entry
+        measured = np.asarray(position, dtype=float)
+        reached = bool(
+            np.all(np.abs(measured - target) <= ENTRY_REACHED * np.abs(start - target) + 1e-9)
+        )
+        self._entry = (start, target, end, reached)
+
+    def _entry_running(self, now: float) -> bool:
+        """
+        Return whether the move into the range may still be running at ``now``.
+
+        It is stamped 0 and starts when it arrives, so when it ends is known only from
+        ``joint_states`` showing the group there (:meth:`observe`): the steps wait for that, up
+        to :data:`ENTRY_WAIT` after it would have ended had it arrived at once. Without
+        ``joint_states`` (offline) they wait ``max_plan_ahead`` more, the delay a plan allows.
+        """
+        entry = self._entry
+        if entry is None:
+            return False
+        _, _, end, reached = entry
+        if reached is None:
+            running = now < end + self._config.max_plan_ahead
+        else:
+            running = now < end or (not reached and now < end + ENTRY_WAIT)
+        if not running:
+            self._entry = None
+        return running
+
     def covers(self, values: Mapping[str, float]) -> bool:
         """
         Return whether a target message names any joint of this arm.
@@ -585,7 +637,7 @@ class ArmCommander:
             return None  # nothing commanded yet: the controller holds where the arm is
         if self._entry_from is not None:
             return self._enter(now)
-        if now < self._entry_until:
+        if now < self._entry_until or self._entry_running(now):
             return None  # the controller is still on the entry: nothing to add to it
         self._undo = (
             self._last_step, self._sent, self._plan_start, self._plan_end, self.published,
@@ -609,10 +661,10 @@ class ArmCommander:
         the delay), one point at rest: the controller's quintic from where the arm is, over the
         time the velocity, acceleration and jerk limits need (:func:`entry_time`, at least
         ``lead_time``). It starts when it arrives, so the steps send nothing more until it has
-        ended even when it arrived ``max_plan_ahead`` late (the most a plan allows for); the
-        plans then start there. Before, the first plan came when an entry on time would have
-        ended: one delivered 45 ms late (NAO's hands, at start-up) was still moving when the
-        next chunks, made for a hand at rest, replaced it at up to 3x an acceleration limit.
+        ended (:meth:`_entry_running`); the plans then start there. Before, the first plan came
+        when an entry on time would have ended: one delivered 45-140 ms late (NAO's hands and
+        arms, at start-up) was still moving when the next chunks, made for a group at rest,
+        replaced it at up to 3x an acceleration limit.
         """
         measured = self._entry_from
         motion = self._motion
@@ -623,8 +675,8 @@ class ArmCommander:
         duration = max(self._config.lead_time, entry_time(target - measured, limits))
         zero = np.zeros_like(target)
         self._sent = [(now, measured, zero, zero), (now + duration, target, zero, zero)]
-        self._plan_start = self._plan_end = now + duration
-        self._entry_until = now + duration + self._config.max_plan_ahead
+        self._plan_start = self._plan_end = self._entry_until = now + duration
+        self._entry = (measured, target, now + duration, None)
         self._last_step = now
         self._undo = None  # the guard cannot redo it: it ends at rest inside the range
         self.published += 1
@@ -960,6 +1012,7 @@ class ArmCommander:
             self._plan_start = self._plan_end = math.nan
             self._begin = None
             self._entry_until = -math.inf
+            self._entry = None
             if self._motion is not None:
                 self._motion.reset(self._motion.position)  # the controller stopped there
         self._last_now = now

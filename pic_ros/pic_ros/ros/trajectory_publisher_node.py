@@ -376,9 +376,14 @@ class TrajectoryPublisherNode(Node):
                 self._delays.state_age(self._now(), age)
             for arm, (commander, _) in self._groups.items():
                 names = commander.joint_names
-                if not commander.started and all(name in positions for name in names):
-                    commander.start_from([positions[name] for name in names])
+                if not all(name in positions for name in names):
+                    continue
+                measured = [positions[name] for name in names]
+                if not commander.started:
+                    commander.start_from(measured)
                     self.get_logger().info(f'{arm}: starting from joint_states')
+                else:
+                    commander.observe(measured)
 
     def _on_targets(self, message: JointState) -> None:
         try:
