@@ -276,10 +276,11 @@ def test_a_late_entry_is_finished_before_the_first_plan_starts(
 
     The entry is stamped 0: it starts when it arrives. Live, NAO's hands and arms got theirs
     45-140 ms late at start-up, and the next chunks, made for a group at rest at its end,
-    replaced it while it still moved, at 1.4-3.3x an acceleration limit. With ``joint_states``
-    (the controller's state, each tick) the steps wait until the group is there: an entry 0.3 s
-    late. Without (offline) they wait ``max_plan_ahead``, the delay a plan allows: an entry that
-    late. Every later chunk arrives within ``plan_ahead``: none is joined, no limit is broken.
+    replaced it while it still moved, at 1.4-3.3x an acceleration limit. The steps wait
+    ``max_plan_ahead`` (the delay a plan allows) after it would have ended on time: offline, an
+    entry that late. With ``joint_states`` (the controller's state, each tick) they also wait
+    until the group is there: an entry 0.3 s late. Every later chunk arrives within
+    ``plan_ahead``: none is joined, no limit is broken.
     """
     config = CommanderConfig()
     late = 0.3 if measured else config.max_plan_ahead

@@ -562,19 +562,19 @@ class ArmCommander:
         """
         Return whether the move into the range may still be running at ``now``.
 
-        It is stamped 0 and starts when it arrives, so when it ends is known only from
-        ``joint_states`` showing the group there (:meth:`observe`): the steps wait for that, up
-        to :data:`ENTRY_WAIT` after it would have ended had it arrived at once. Without
-        ``joint_states`` (offline) they wait ``max_plan_ahead`` more, the delay a plan allows.
+        It is stamped 0 and starts when it arrives, so the steps wait ``max_plan_ahead`` (the
+        delay a plan allows) after it would have ended had it arrived at once, and longer while
+        ``joint_states`` do not show the group there (:meth:`observe`), up to
+        :data:`ENTRY_WAIT`. A measurement only lengthens the wait: a joint that sways (NAO's
+        hands in the simulation) can pass its target before the move has even arrived.
         """
         entry = self._entry
         if entry is None:
             return False
         _, _, end, reached = entry
-        if reached is None:
-            running = now < end + self._config.max_plan_ahead
-        else:
-            running = now < end or (not reached and now < end + ENTRY_WAIT)
+        running = now < end + self._config.max_plan_ahead or (
+            reached is False and now < end + ENTRY_WAIT
+        )
         if not running:
             self._entry = None
         return running
