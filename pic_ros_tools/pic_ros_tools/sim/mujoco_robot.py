@@ -168,8 +168,14 @@ class SimRobot:
         for group in self.robot.groups.values():
             names = group.joint_names
             margins = np.array([target_margin(self.robot, name) for name in names])
+            low = np.minimum(group.lower + margins, group.upper)
+            high = np.maximum(group.upper - margins, group.lower)
+            # the controller starts holding what its servos are sent: the start, kept inside
+            # the margins as every target is (NAO's hands start open at their limit, 1.0, and
+            # settle at 0.975: a hold at 1.0 made the first command a 25 mrad move in 50 ms)
             follower = TrajectoryFollower(
-                names, group.lower, group.upper, [start[name] for name in names],
+                names, group.lower, group.upper,
+                np.clip([start[name] for name in names], low, high),
                 self.config.follower, limits=group,
             )
             self._controllers[group.controller] = _Controller(
@@ -178,8 +184,8 @@ class SimRobot:
                 actuators=np.array([model.actuator(name).id for name in names]),
                 qpos=np.array([model.joint(name).qposadr[0] for name in names]),
                 reach=self._target_reach(group.velocity),
-                low=np.minimum(group.lower + margins, group.upper),
-                high=np.maximum(group.upper - margins, group.lower),
+                low=low,
+                high=high,
                 dofs=np.array([model.joint(name).dofadr[0] for name in names]),
                 stiffness=np.array([self.gains[name].kp for name in names]),
                 damping=np.array([self.gains[name].kv for name in names]),
