@@ -409,7 +409,6 @@ class ArmCommander:
         self._undo: tuple[Any, ...] | None = None
         self._undo_state: tuple[FloatArray, FloatArray] | None = None
         self._entry_from: FloatArray | None = None  # a measured start outside the margins
-        self._entry_until = -math.inf
         # while the entry may still run: its start and target, when it would end had it
         # arrived at once, and whether joint_states came since (None) or showed it done (bool)
         self._entry: tuple[FloatArray, FloatArray, float, bool | None] | None = None
@@ -637,7 +636,7 @@ class ArmCommander:
             return None  # nothing commanded yet: the controller holds where the arm is
         if self._entry_from is not None:
             return self._enter(now)
-        if now < self._entry_until or self._entry_running(now):
+        if self._entry_running(now):
             return None  # the controller is still on the entry: nothing to add to it
         self._undo = (
             self._last_step, self._sent, self._plan_start, self._plan_end, self.published,
@@ -675,7 +674,7 @@ class ArmCommander:
         duration = max(self._config.lead_time, entry_time(target - measured, limits))
         zero = np.zeros_like(target)
         self._sent = [(now, measured, zero, zero), (now + duration, target, zero, zero)]
-        self._plan_start = self._plan_end = self._entry_until = now + duration
+        self._plan_start = self._plan_end = now + duration
         self._entry = (measured, target, now + duration, None)
         self._last_step = now
         self._undo = None  # the guard cannot redo it: it ends at rest inside the range
@@ -1011,7 +1010,6 @@ class ArmCommander:
             self._sent = []
             self._plan_start = self._plan_end = math.nan
             self._begin = None
-            self._entry_until = -math.inf
             self._entry = None
             if self._motion is not None:
                 self._motion.reset(self._motion.position)  # the controller stopped there

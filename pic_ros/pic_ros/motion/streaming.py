@@ -446,11 +446,11 @@ def sent_time(seconds: float) -> float:
     Return a time as a message carries it: whole seconds, then nanoseconds rounded.
 
     :param seconds: A ``time_from_start`` (or a stamp) >= 0 [s].
-    :return: The time the controller reads from the message [s] (as :class:`TrajectoryChunk`
-        rounds its ``times_ns``).
+    :return: The time the controller reads from the message [s] (:func:`duration_parts`, as
+        :class:`TrajectoryChunk` rounds its ``times_ns``).
     """
-    whole = math.floor(seconds)
-    return whole + round((seconds - whole) * _NANOSECONDS) / _NANOSECONDS
+    whole, nanoseconds = duration_parts(seconds)
+    return whole + nanoseconds / _NANOSECONDS
 
 
 def at_sent_time(
