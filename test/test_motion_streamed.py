@@ -353,3 +353,50 @@ def test_a_chunk_arriving_inside_its_shortest_bridge_segment_continues_the_comma
         follower.set_trajectory(received, earlier + gap / 2.0)
     assert tried >= 5  # segments under 0.2 ms were hit
     assert follower.stats.late > 50 and follower.stats.joined == 0
+
+
+def _sent_points(chunk) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Return a chunk's points by the nanosecond the controller places them at."""
+    stamp = round(chunk.stamp * 1e9)
+    return {
+        stamp + nanoseconds: (point.positions, point.velocities)
+        for point, nanoseconds in zip(chunk.points, chunk.times_ns)
+    }
+
+
+def test_every_bridge_point_repeats_a_point_sent_before_on_the_same_nanosecond() -> None:
+    """
+    The bridge of each chunk is the last chunk's points, at their nanoseconds, with their states.
+
+    The controller places a point at ``header.stamp`` plus its ``time_from_start``, both on the
+    nanosecond. A bridge point one nanosecond off the point it repeats is a segment of one
+    nanosecond between two chunks' views of the same state; steps at times that are not whole
+    nanoseconds must not shift it. (A bridge from rest starts at the step with the rest, which
+    is exact anywhere.)
+    """
+    arm = load_robot('yumi').arms['right']
+    config = CommanderConfig.from_parameters({'wait_for_joint_states': False})
+    commander = ArmCommander(arm, config, engaged=True)
+    previous = None
+    compared = 0
+    for tick in range(200):  # 2 s in 10 ms ticks, targets at 1/30 s
+        now = 0.01 * tick + 1e-4 / 3.0 + 1e-10 * math.sqrt(tick)
+        if tick % 3 == 0:
+            wave = 0.6 * math.sin(2.5 * now) + 0.3 * math.sin(7.0 * now + 1.0)
+            commander.on_target(now, dict(zip(arm.joint_names, arm.neutral + wave)))
+        chunk = commander.step(now)
+        if chunk is None:
+            continue
+        if previous is not None and chunk.stamp > 0.0 and previous.stamp > 0.0:
+            sent = _sent_points(previous)
+            stamp = round(chunk.stamp * 1e9)
+            for point, nanoseconds in list(zip(chunk.points, chunk.times_ns))[:chunk.start]:
+                if not np.any(point.velocities):
+                    continue  # a rest (the step's, when at rest): exact wherever it is
+                assert stamp + nanoseconds in sent, 'a bridge point off the point it repeats'
+                positions, velocities = sent[stamp + nanoseconds]
+                np.testing.assert_allclose(point.positions, positions, rtol=1e-13, atol=1e-13)
+                np.testing.assert_allclose(point.velocities, velocities, rtol=1e-13, atol=1e-13)
+                compared += 1
+        previous = chunk
+    assert compared > 100

@@ -858,3 +858,50 @@ def test_late_steps_and_old_joint_states_raise_plan_ahead_up_to_its_maximum(stre
         if 'segment_violations' in values:
             assert values['segment_violations'] == '0', status.name
             assert float(values['segment_peak']) <= 1.0, status.name
+
+
+def nanoseconds(stamp_or_duration) -> int:
+    """Return a builtin Time or Duration in whole nanoseconds."""
+    return stamp_or_duration.sec * 1_000_000_000 + stamp_or_duration.nanosec
+
+
+def test_on_a_wall_clock_each_bridge_repeats_the_points_sent_on_their_nanosecond(streamer):
+    """
+    At wall-clock times (about 1.8e9 s) every chunk's bridge repeats the last chunk's points.
+
+    Floats there are 238 ns apart: a node timing its plans on them put a repeated point up to
+    about 119 ns off the point it repeats, a segment between two views of one state that a
+    controller's quintic turns into a large acceleration. The node counts from an origin of
+    its own and stamps on the nanosecond: same nanosecond, same state.
+    """
+    node, clock, published = streamer()
+    epoch = 1_795_922_741.0 + 1.0 / 3.0
+
+    def moving(now):
+        return pose(node, lambda arm: arm.neutral + 0.4 * math.sin(2.0 * (now - epoch)))
+
+    stream(node, clock, epoch, epoch + 1.0, 0.02, moving)
+    compared = 0
+    for items in published.values():
+        for before, after in zip(items, items[1:]):
+            earlier, later = before.message, after.message
+            if not nanoseconds(earlier.header.stamp) or not nanoseconds(later.header.stamp):
+                continue
+            sent = {
+                nanoseconds(earlier.header.stamp) + nanoseconds(point.time_from_start): point
+                for point in earlier.points
+            }
+            for point in later.points[:command_index(later, after.time)]:
+                if not any(point.velocities):
+                    continue  # a rest (the step's, when at rest): exact wherever it is
+                at = nanoseconds(later.header.stamp) + nanoseconds(point.time_from_start)
+                assert at in sent, 'a bridge point off the point it repeats'
+                np.testing.assert_allclose(
+                    point.positions, sent[at].positions, rtol=1e-13, atol=1e-13
+                )
+                np.testing.assert_allclose(
+                    point.velocities, sent[at].velocities, rtol=1e-13, atol=1e-13
+                )
+                compared += 1
+    assert compared > 50
+    assert_safe(node, published)

@@ -79,6 +79,7 @@ from pic_ros.motion.streaming import (
     MIN_POINT_GAP,
     planned_chunk,
     PlannedState,
+    sent_time,
     state_at,
     stream_chunk,
     TrajectoryChunk,
@@ -805,6 +806,8 @@ class ArmCommander:
         """
         ahead = self._plan_ahead()
         start = now + ahead
+        if start > 0.0:  # on the nanosecond, as a message stamped there carries it
+            start = sent_time(start)
         if not self._sent:  # nothing sent: the controller holds where the command is
             state = (motion.position, motion.velocity, motion.acceleration)
             state_now = state
@@ -975,13 +978,14 @@ class ArmCommander:
         resting = still and (
             not self._sent or not np.any(self._sent[-1][2] != 0.0)
         )
-        stamp = max(now, 0.0) if self._config.stamp_trajectories and not resting else 0.0
+        stamped = self._config.stamp_trajectories and not resting
+        stamp = sent_time(max(now, 0.0)) if stamped else 0.0
         self.at_rest += int(resting)
         chunk = stream_chunk(
             self._arm.joint_names, limited.position, limited.velocity, lead, stamp=stamp
         )
         zero = np.zeros(len(before))
-        self._sent = [(now + lead, limited.position, limited.velocity, zero)]
+        self._sent = [((stamp or now) + lead, limited.position, limited.velocity, zero)]
         return chunk
 
     def _plan_ahead(self) -> float:
@@ -1080,7 +1084,7 @@ def _bridge_states(
     repeated = begin.bridge
     if not (repeated and repeated[0][0] > MIN_POINT_GAP):
         return stamp, []
-    stamp = repeated[0][0] - MIN_POINT_GAP  # stamped a hair before the first
+    stamp = sent_time(repeated[0][0] - MIN_POINT_GAP)  # a hair before the first
     states: list[PlannedState] = [(when - stamp, q, v, a) for when, q, v, a in repeated]
     states.append((begin.start - stamp, *motion.sample(0.0)))
     return stamp, states

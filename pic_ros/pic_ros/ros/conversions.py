@@ -28,6 +28,7 @@ from pic_ros.correspondence.overlay import (
 from pic_ros.exceptions import SkeletonError
 from pic_ros.human.body_frame import Footprint
 from pic_ros.motion.base_following import BaseCommand
+from pic_ros.motion.clock import RelativeClock
 from pic_ros.motion.streaming import TrajectoryChunk
 from pic_ros.skeleton import (
     BODY_JOINT_COUNT,
@@ -168,11 +169,11 @@ _CDR_LITTLE_ENDIAN: Final = b'\x00\x01\x00\x00'
 """Encapsulation header of little-endian CDR, as ROS 2 middlewares serialize."""
 
 
-def _header_cdr(seconds: float, frame_id: str, alignment: int) -> bytes:
+def _header_cdr(seconds: float | tuple[int, int], frame_id: str, alignment: int) -> bytes:
     """
     Serialize a ``std_msgs/Header`` at the start of a message, padded for the next field.
 
-    :param seconds: Stamp [s].
+    :param seconds: Stamp [s], or its ``(sec, nanosec)``.
     :param frame_id: Frame name.
     :param alignment: Alignment of the field that follows (4 or 8), from the payload's start.
     :return: The encapsulation header, the header and the padding (zeros).
@@ -180,7 +181,11 @@ def _header_cdr(seconds: float, frame_id: str, alignment: int) -> bytes:
     name = frame_id.encode('utf-8') + b'\x00'
     size = 16 + len(name)
     return b''.join((
-        struct.pack('<4siiI', _CDR_LITTLE_ENDIAN, *stamp_parts(seconds), len(name)), name,
+        struct.pack(
+            '<4siiI', _CDR_LITTLE_ENDIAN,
+            *(seconds if isinstance(seconds, tuple) else stamp_parts(seconds)), len(name),
+        ),
+        name,
         bytes(-(size - 4) % alignment),
     ))
 
@@ -468,17 +473,22 @@ def joint_state_from_msg(message: JointState) -> tuple[float, dict[str, float]]:
     return time_from_msg(message.header.stamp), values
 
 
-def trajectory_to_msg(chunk: TrajectoryChunk) -> JointTrajectory:
+def trajectory_to_msg(
+    chunk: TrajectoryChunk, clock: RelativeClock | None = None
+) -> JointTrajectory:
     """
     Build a JointTrajectory for joint_trajectory_controller's topic interface.
 
     ``header.stamp`` is the chunk's stamp (0: "start now").
 
     :param chunk: Joint names and points with strictly increasing ``time_from_start``.
+    :param clock: The clock the chunk's stamp counts on (its origin is added), or None (the
+        stamp is the time itself).
     :return: The message.
     """
     message = JointTrajectory()
-    message.header.stamp = time_to_msg(chunk.stamp)
+    sec, nanosec = _chunk_stamp(chunk, clock)
+    message.header.stamp = Time(sec=sec, nanosec=nanosec)
     message.joint_names = list(chunk.joint_names)
     points = []
     for point, nanoseconds in zip(chunk.points, chunk.times_ns):
@@ -496,7 +506,12 @@ def trajectory_to_msg(chunk: TrajectoryChunk) -> JointTrajectory:
     return message
 
 
-def trajectory_to_cdr(chunk: TrajectoryChunk) -> bytes:
+def _chunk_stamp(chunk: TrajectoryChunk, clock: RelativeClock | None) -> tuple[int, int]:
+    """Return a chunk's ``header.stamp`` as ``(sec, nanosec)`` (see :func:`trajectory_to_msg`)."""
+    return stamp_parts(chunk.stamp) if clock is None else clock.stamp(chunk.stamp)
+
+
+def trajectory_to_cdr(chunk: TrajectoryChunk, clock: RelativeClock | None = None) -> bytes:
     """
     Serialize a chunk as the JointTrajectory of :func:`trajectory_to_msg`, without a message.
 
@@ -507,9 +522,10 @@ def trajectory_to_cdr(chunk: TrajectoryChunk) -> bytes:
     the message of :func:`trajectory_to_msg`, value for value.
 
     :param chunk: Joint names and points with strictly increasing ``time_from_start``.
+    :param clock: As for :func:`trajectory_to_msg`.
     :return: The serialized message, with its 4-byte encapsulation header.
     """
-    head = _header_cdr(chunk.stamp, '', 4) + _names_cdr(chunk.joint_names)
+    head = _header_cdr(_chunk_stamp(chunk, clock), '', 4) + _names_cdr(chunk.joint_names)
     times, positions, velocities, accelerations = chunk.arrays()
     count = len(times)
     nanoseconds = np.array(chunk.times_ns, dtype=np.int64)

@@ -64,6 +64,7 @@ from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticStatus
 from pic_ros.exceptions import PicRosError, SkeletonError
+from pic_ros.motion.clock import NANOSECONDS, RelativeClock
 from pic_ros.motion.commander import ArmCommander, CommanderConfig
 from pic_ros.motion.delay import DelayAllowance
 from pic_ros.motion.engagement import (
@@ -81,7 +82,6 @@ from pic_ros.robot.torso import TORSO_GROUP
 from pic_ros.ros.conversions import (
     joint_state_from_msg,
     status_to_msg,
-    time_from_msg,
     trajectory_to_cdr,
 )
 from pic_ros.ros.diagnostics import DiagnosticsReporter
@@ -192,6 +192,7 @@ class TrajectoryPublisherNode(Node):
         super().__init__('trajectory_publisher', **kwargs)
         self._values: Values = declare_parameters(self, PARAMETERS)
         self._lock = threading.Lock()
+        self._time_base = RelativeClock()  # the node's times: seconds since an origin of its own
         self.robot = load_robot(str(self._values['robot']))
         config = CommanderConfig.from_parameters(self._values)
         self._engagement = Engagement(
@@ -361,19 +362,21 @@ class TrajectoryPublisherNode(Node):
             self._diagnostics.set_period(float(values['diagnostics_period']))
 
     def _now(self) -> float:
-        return self.get_clock().now().nanoseconds * 1e-9
+        """Return this node's time: its clock since its origin [s] (:class:`RelativeClock`)."""
+        return self._time_base.seconds(self.get_clock().now().nanoseconds)
 
     def _on_joint_states(self, message: JointState) -> None:
         try:
             _, positions = joint_state_from_msg(message)
         except SkeletonError:
             return
-        stamp = time_from_msg(message.header.stamp)
+        stamp = message.header.stamp
         with self._lock:
-            if stamp > 0.0:
-                age = self._now() - stamp
+            if stamp.sec > 0 or stamp.nanosec > 0:
+                now = self._now()
+                age = now - self._time_base.since_origin(stamp.sec * NANOSECONDS + stamp.nanosec)
                 self._state_delay = max(self._state_delay, age)
-                self._delays.state_age(self._now(), age)
+                self._delays.state_age(now, age)
             for arm, (commander, _) in self._groups.items():
                 names = commander.joint_names
                 if not all(name in positions for name in names):
@@ -407,7 +410,8 @@ class TrajectoryPublisherNode(Node):
         with self._lock:  # the clock is read under the lock: times in the order of the steps
             now = self._now()
             if targets.stamp > 0.0:
-                self._target_age = max(self._target_age, now - targets.stamp)
+                captured = self._time_base.since_origin(round(targets.stamp * NANOSECONDS))
+                self._target_age = max(self._target_age, now - captured)
             covered = [
                 name for name, (commander, _) in self._groups.items()
                 if commander.covers(values) and not commander.on_target(now, values).rejected
@@ -484,7 +488,7 @@ class TrajectoryPublisherNode(Node):
             if link is not None:
                 link.step(self._groups[name][0])
             elif publisher is not None:
-                publisher.publish(trajectory_to_cdr(chunk))  # the message, serialized
+                publisher.publish(trajectory_to_cdr(chunk, self._time_base))  # serialized
         for name, chunk in chunks.items():  # the diagnostics' checks once every chunk is out
             if name in self._grippers:
                 continue  # no stream: the server moves the gripper

@@ -338,8 +338,9 @@ class SimRobotNode(Node):
         seconds = time_from_msg(stamp)
         if seconds == 0.0 or self._publish_clock:
             return seconds
-        ros_now = self.get_clock().now().nanoseconds * 1e-9
-        return seconds - ros_now + self.sim.time
+        # the difference in whole nanoseconds: floats of wall time are 238 ns apart
+        ahead = stamp.sec * 1_000_000_000 + stamp.nanosec - self.get_clock().now().nanoseconds
+        return ahead / 1_000_000_000 + self.sim.time
 
     def _trajectory_callback(self, controller: str) -> Any:
         """Return the subscription callback of a controller's trajectories (with message info)."""
