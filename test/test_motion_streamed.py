@@ -23,7 +23,7 @@ from pic_ros.solvers import SolverConfig
 from pic_ros_tools.catalog import load_demonstration
 from pic_ros_tools.evaluation import run_imitation
 from pic_ros_tools.recordings.demonstration import Demonstration
-from pic_ros_tools.sim.trajectory import Trajectory, TrajectoryFollower, Waypoint
+from pic_ros_tools.sim.trajectory import TrajectoryFollower
 from pic_ros_tools.streamed import (
     _chunk_trajectory,
     foresight_trace,
@@ -288,29 +288,6 @@ def test_random_streams_and_delays_never_make_a_seam(data) -> None:
     assert np.all(worst <= share * (1 + seam_slack(arm)))
 
 
-def _as_received(chunk) -> Trajectory:
-    """
-    Return a chunk as the controller receives it: stamp and times in whole nanoseconds.
-
-    The message carries ``header.stamp`` and each ``time_from_start`` as seconds and
-    nanoseconds, so the controller places every point on the nanosecond, not at the float time
-    the publisher computed it for.
-    """
-    stamp = round(chunk.stamp * 1e9) * 1e-9
-    return Trajectory(
-        stamp=stamp,
-        joint_names=chunk.joint_names,
-        points=[
-            Waypoint(
-                time_from_start=nanoseconds * 1e-9, positions=point.positions.tolist(),
-                velocities=point.velocities.tolist(),
-                accelerations=[] if point.accelerations is None else point.accelerations.tolist(),
-            )
-            for point, nanoseconds in zip(chunk.points, chunk.times_ns)
-        ],
-    )
-
-
 def test_a_chunk_arriving_inside_its_shortest_bridge_segment_continues_the_command() -> None:
     """
     A late chunk that arrives between two of its bridge points a few microseconds apart continues.
@@ -338,7 +315,7 @@ def test_a_chunk_arriving_inside_its_shortest_bridge_segment_continues_the_comma
         chunk = commander.step(now)
         if chunk is None:
             continue
-        received = _as_received(chunk)
+        received = _chunk_trajectory(chunk)
         times = [received.stamp + point.time_from_start for point in received.points]
         start = chunk.stamp + chunk.points[chunk.start].time_from_start
         pairs = [

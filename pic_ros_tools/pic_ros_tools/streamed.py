@@ -129,20 +129,25 @@ class ArmRun:
 
 
 def _chunk_trajectory(chunk: TrajectoryChunk) -> Trajectory:
-    """Turn a chunk into what the controller receives (its stamp; 0: start now)."""
+    """
+    Turn a chunk into what the controller receives (its stamp; 0: start now).
+
+    The message carries ``header.stamp`` and each ``time_from_start`` in whole nanoseconds, so
+    the controller places every point on the nanosecond, not at the float time it was made for.
+    """
     return Trajectory(
-        stamp=chunk.stamp,
+        stamp=round(chunk.stamp * 1e9) * 1e-9,
         joint_names=chunk.joint_names,
         points=[
             Waypoint(
-                time_from_start=point.time_from_start,
+                time_from_start=nanoseconds * 1e-9,
                 positions=point.positions.tolist(),
                 velocities=point.velocities.tolist(),
                 accelerations=(
                     [] if point.accelerations is None else point.accelerations.tolist()
                 ),
             )
-            for point in chunk.points
+            for point, nanoseconds in zip(chunk.points, chunk.times_ns)
         ],
     )
 
