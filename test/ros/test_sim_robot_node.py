@@ -513,3 +513,23 @@ def test_the_sim_command_refuses_an_unknown_robot():
     )
     assert completed.returncode == 2, completed.stderr
     assert 'no_such_robot' in completed.stderr
+
+
+def test_on_the_wall_clock_a_stamp_and_the_simulated_time_map_one_to_one(make_node):
+    """
+    Without ``publish_clock``, the stamp of the simulation's present converts back to it exactly.
+
+    joint_states are stamped with the system time the simulated state stands for, and a
+    trajectory's stamp is placed on the simulation by the same offset between the system and the
+    steady clock: the points of successive chunks that repeat one another fall on one simulated
+    time, whatever each one waited for its callback.
+    """
+    from pic_ros_tools.ros.sim_robot_node import SimRobotNode
+
+    node = make_node(SimRobotNode, {'robot': 'yumi', 'publish_clock': False})
+    for _ in range(5):
+        node._step_wall(node._wall_now())
+        stamp = node._stamp()
+        assert abs(node._to_sim_time(stamp) - node.sim.time) < 2e-9
+        later = Time(sec=stamp.sec + 1, nanosec=stamp.nanosec)
+        assert abs(node._to_sim_time(later) - (node.sim.time + 1.0)) < 2e-9

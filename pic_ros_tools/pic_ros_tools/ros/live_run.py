@@ -25,7 +25,10 @@ trajectory_publisher and the recorder run on it (``use_sim_time``), so the traje
 limits, the servo and the recorded times are on one clock even when the simulation slips behind a
 busy host. The replay plays on the host's monotonic clock (the simulation runs in real time,
 so the two agree while it keeps up; its slips are reported as ``sim_slipped_s``). Without
-``sim_time`` every process runs on the wall clock and the recorder times on its arrival clock.
+``sim_time`` every process runs on the wall clock, sim_robot stamps ``joint_states`` with the
+system time its state stands for, and the recorder times them by those stamps and the rest on its
+arrival clock. A slip of the simulation then shifts the robot against every process's clock: a
+run that slipped is invalid (flagged).
 """
 
 from __future__ import annotations
@@ -151,6 +154,7 @@ class Recorder:
         self._sim_time = sim_time
         self._lock = threading.Lock()
         self._origin = time.monotonic()
+        self._system_origin = time.time() - (time.monotonic() - self._origin)
         node = self.node
         self._subscriptions = [
             node.create_subscription(PoseArray, '/skeleton', self._on_skeleton, BEST_EFFORT),
@@ -216,7 +220,11 @@ class Recorder:
             self.recording.skeletons.append(joints)
 
     def _on_state(self, message: JointState) -> None:
-        when = time_from_msg(message.header.stamp) if self._sim_time else self._now()
+        # on the wall clock the stamp (the system time of the simulation's state) on this
+        # recorder's clock: arrival times would jitter by the delivery
+        when = time_from_msg(message.header.stamp)
+        if not self._sim_time:
+            when -= self._system_origin
         with self._lock:
             self.recording.state_times.append(when)
             self.recording.states.append(dict(zip(message.name, message.position)))

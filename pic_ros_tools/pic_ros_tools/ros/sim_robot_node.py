@@ -9,11 +9,14 @@ SystemDefaultsQoS) and follows the trajectories the way joint_trajectory_control
 / cubic / quintic interpolation, joints by name, JTC's validation). It publishes ``joint_states``
 (``sensor_msgs/JointState``: every movable URDF joint, positions and velocities, stamped) at
 ``rate``; with ``publish_clock`` it also publishes the simulation time on ``/clock`` and stamps
-``joint_states`` with it (for ``use_sim_time`` graphs). It publishes the robot's URDF (the
-file it simulates) once on ``robot_description`` (``std_msgs/String``, latched: reliable,
-transient local, depth 1, as robot_state_publisher does), so that RViz's RobotModel and Foxglove
-find the model without a ROS install; TF from ``joint_states`` needs robot_state_publisher
-(``tf2_msgs`` has no PyPI wheel), which the launch files start when it is installed.
+``joint_states`` with it (for ``use_sim_time`` graphs); without, ``joint_states`` carry the
+system time their state stands for, and a trajectory's stamp is placed on the simulation by the
+same offset between the system and the steady clock (:meth:`SimRobotNode._to_sim_time`). It
+publishes the robot's URDF (the file it simulates) once on ``robot_description``
+(``std_msgs/String``, latched: reliable, transient local, depth 1, as robot_state_publisher
+does), so that RViz's RobotModel and Foxglove find the model without a ROS install; TF from
+``joint_states`` needs robot_state_publisher (``tf2_msgs`` has no PyPI wheel), which the launch
+files start when it is installed.
 
 The simulation is advanced by a wall-clock (steady) timer, so it runs in real time whatever
 ``use_sim_time`` says; when the host cannot keep up, simulated time slips (reported) rather than
@@ -124,6 +127,13 @@ MAX_CATCH_UP = 0.1
 PUSH_HOLD = 0.1
 """How long one ``sim/push`` message pushes [s] (simulation time)."""
 
+CLOCK_STEP = 0.001
+"""
+A change of the system clock against the steady clock taken as a step of it [s]: the offset that
+turns wall-clock stamps into simulation time is measured again
+(:meth:`SimRobotNode._to_sim_time`).
+"""
+
 MAX_QUEUED = 1.0
 """Longest wait of a trajectory between its reception and its callback taken as such [s]: a
 reception time further back (another clock's, or none) is not used and the trajectory arrives
@@ -201,6 +211,7 @@ class SimRobotNode(Node):
         self._wall_start: float | None = None
         self._sim_origin = self.sim.time
         self._slipped = 0.0
+        self._clock_offset: int | None = None  # system minus steady clock [ns] (_to_sim_time)
         self._publish_clock = bool(self._values['publish_clock'])
         self._names = list(self.sim.joint_names)
         self._reports = {controller: _ControllerReport() for controller in self.sim.controllers}
@@ -329,18 +340,61 @@ class SimRobotNode(Node):
         self.sim.step_to(target)
 
     def _stamp(self) -> Time:
+        """
+        Return the stamp of the simulation's present.
+
+        Its time, or on the wall clock the system time it stands for
+        (:meth:`_clock_offset_ns`), not the time of publishing.
+        """
         if self._publish_clock:
             return time_to_msg(self.sim.time)
-        return self.get_clock().now().to_msg()
+        if self._wall_start is None:
+            return self.get_clock().now().to_msg()
+        steady = self.sim.time - self._sim_origin + self._wall_start + self._slipped
+        nanoseconds = round(steady * 1e9) + self._clock_offset_ns()
+        return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
+
+    def _clock_offset_ns(self) -> int:
+        """
+        Return the system clock minus the steady clock the simulation follows [ns].
+
+        The system clock is read between two readings of the steady clock, and a reading is
+        used only when those are less than :data:`CLOCK_STEP` apart (not preempted between
+        them); the offset is kept until a reading differs by more than that (the system clock
+        was stepped). Measured anew at each use, it would move by microseconds to
+        milliseconds, and the points a chunk repeats would no longer fall on the ones the
+        controller follows.
+        """
+        for _ in range(10):
+            before = self._wall_now()
+            system = self._system.now().nanoseconds
+            after = self._wall_now()
+            offset = system - round((before + after) * 0.5e9)
+            if after - before < CLOCK_STEP:
+                known = self._clock_offset
+                if known is None or abs(offset - known) > CLOCK_STEP * 1e9:
+                    self._clock_offset = offset
+                break
+        if self._clock_offset is None:
+            self._clock_offset = offset  # every reading preempted: the last one
+        return self._clock_offset
 
     def _to_sim_time(self, stamp: Time) -> float:
-        """Convert a non-zero trajectory stamp to simulation time (0 stays 0: start now)."""
+        """
+        Convert a non-zero trajectory stamp to simulation time (0 stays 0: start now).
+
+        On the wall clock the stamp is placed on the steady clock the simulation follows
+        (:meth:`_step_wall`) by :meth:`_clock_offset_ns`, in whole nanoseconds (floats of wall
+        time are 238 ns apart), not against the simulation's present (the trajectory's
+        reception, which would shift each trajectory by its wait for the callback).
+        """
         seconds = time_from_msg(stamp)
         if seconds == 0.0 or self._publish_clock:
             return seconds
-        # the difference in whole nanoseconds: floats of wall time are 238 ns apart
-        ahead = stamp.sec * 1_000_000_000 + stamp.nanosec - self.get_clock().now().nanoseconds
-        return ahead / 1_000_000_000 + self.sim.time
+        nanoseconds = stamp.sec * 1_000_000_000 + stamp.nanosec
+        steady = (nanoseconds - self._clock_offset_ns()) / 1e9
+        start = steady if self._wall_start is None else self._wall_start
+        return self._sim_origin + steady - start - self._slipped
 
     def _trajectory_callback(self, controller: str) -> Any:
         """Return the subscription callback of a controller's trajectories (with message info)."""
