@@ -13,6 +13,7 @@ from pic_ros.correspondence.overlay import (
 )
 from pic_ros.exceptions import SkeletonError
 from pic_ros.human.body_frame import Footprint
+from pic_ros.motion.clock import RelativeClock
 from pic_ros.motion.streaming import stream_chunk, TrajectoryChunk, TrajectoryPoint
 from pic_ros.ros.conversions import (
     chest_to_cdr,
@@ -294,6 +295,22 @@ def test_trajectory_to_msg_carries_the_chunk_stamp():
     message = trajectory_to_msg(chunk)
 
     assert (message.header.stamp.sec, message.header.stamp.nanosec) == (12, 345_000_000)
+
+
+def test_a_chunk_timed_from_a_clocks_origin_is_stamped_on_that_clock():
+    """With the node's relative clock the stamp is its origin plus the chunk's stamp, exactly."""
+    clock = RelativeClock()
+    now = clock.seconds(1_795_922_741_123_456_789)  # a wall-clock reading [ns]
+    chunk = stream_chunk(['j1'], [0.1], [0.0], 0.05, stamp=now + 0.25)
+    resting = stream_chunk(['j1'], [0.1], [0.0], 0.05)  # stamp 0: "start on arrival"
+
+    for written in (trajectory_to_msg(chunk, clock), deserialize_message(
+        trajectory_to_cdr(chunk, clock), JointTrajectory
+    )):
+        stamp = written.header.stamp
+        assert (stamp.sec, stamp.nanosec) == (1_795_922_741, 373_456_789)
+    stamp = trajectory_to_msg(resting, clock).header.stamp
+    assert (stamp.sec, stamp.nanosec) == (0, 0)
 
 
 def _xyz(points) -> np.ndarray:

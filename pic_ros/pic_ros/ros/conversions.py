@@ -169,11 +169,11 @@ _CDR_LITTLE_ENDIAN: Final = b'\x00\x01\x00\x00'
 """Encapsulation header of little-endian CDR, as ROS 2 middlewares serialize."""
 
 
-def _header_cdr(seconds: float | tuple[int, int], frame_id: str, alignment: int) -> bytes:
+def _header_cdr(stamp: tuple[int, int], frame_id: str, alignment: int) -> bytes:
     """
     Serialize a ``std_msgs/Header`` at the start of a message, padded for the next field.
 
-    :param seconds: Stamp [s], or its ``(sec, nanosec)``.
+    :param stamp: ``(sec, nanosec)`` of the stamp (:func:`stamp_parts` of seconds).
     :param frame_id: Frame name.
     :param alignment: Alignment of the field that follows (4 or 8), from the payload's start.
     :return: The encapsulation header, the header and the padding (zeros).
@@ -181,11 +181,7 @@ def _header_cdr(seconds: float | tuple[int, int], frame_id: str, alignment: int)
     name = frame_id.encode('utf-8') + b'\x00'
     size = 16 + len(name)
     return b''.join((
-        struct.pack(
-            '<4siiI', _CDR_LITTLE_ENDIAN,
-            *(seconds if isinstance(seconds, tuple) else stamp_parts(seconds)), len(name),
-        ),
-        name,
+        struct.pack('<4siiI', _CDR_LITTLE_ENDIAN, *stamp, len(name)), name,
         bytes(-(size - 4) % alignment),
     ))
 
@@ -202,7 +198,7 @@ def skeleton_to_cdr(frame: SkeletonFrame, frame_id: str) -> bytes:
     :param frame_id: Name of the body-centred human frame.
     :return: The serialized message, with its 4-byte encapsulation header.
     """
-    header = _header_cdr(frame.stamp, frame_id, 4)
+    header = _header_cdr(stamp_parts(frame.stamp), frame_id, 4)
     poses = _IDENTITY_POSES.copy()
     poses[:, :3] = frame.positions
     return b''.join((
@@ -238,7 +234,7 @@ def footprint_to_cdr(footprint: Footprint, frame_id: str) -> bytes:
     :return: The serialized PoseStamped, with its 4-byte encapsulation header.
     """
     half = 0.5 * footprint.heading
-    return _header_cdr(footprint.stamp, frame_id, 8) + struct.pack(
+    return _header_cdr(stamp_parts(footprint.stamp), frame_id, 8) + struct.pack(
         '<7d', footprint.x, footprint.y, 0.0, 0.0, 0.0, math.sin(half), math.cos(half)
     )
 
@@ -251,7 +247,7 @@ def chest_to_cdr(footprint: Footprint, frame_id: str) -> bytes:
     :param frame_id: Name of the tracker frame.
     :return: The serialized PointStamped, with its 4-byte encapsulation header.
     """
-    return _header_cdr(footprint.stamp, frame_id, 8) + struct.pack(
+    return _header_cdr(stamp_parts(footprint.stamp), frame_id, 8) + struct.pack(
         '<3d', footprint.x, footprint.y, footprint.height
     )
 
