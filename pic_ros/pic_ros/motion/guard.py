@@ -188,30 +188,7 @@ class CollisionGuard:
         refused, lowest, where = self._refusals(paths, *now_state)
         braking: dict[str, TrajectoryChunk] = {}
         if refused:
-            stops = {name: self._braking(name, chunk, now) for name, chunk in chunks.items()}
-            # a refused arm may still move off only while the arms it was refused with stand
-            # still (their braking is then a hold: nothing unchecked moves)
-            still = all(len(stops[name][0]) == 1 for name in refused)
-            kept: dict[str, tuple[list[float], FloatArray]] = {}
-            for name in sorted(paths, key=lambda arm: (arm in refused, arm)):
-                if name in refused and not still:
-                    continue
-                trial = {**stops, **kept, name: paths[name]}
-                if not self._refusals(trial, *now_state, first=True)[0]:
-                    kept[name] = paths[name]
-            refused = set(paths) - set(kept)
-            asked: set[str] = set()
-            while brake is not None and refused - asked:
-                for name in sorted(refused - asked):
-                    asked.add(name)
-                    chunk = brake(name)
-                    if chunk is not None:
-                        braking[name] = chunk
-                        stops[name] = self._stopping(name, *_path(chunk, now), chunk)
-                moving = {**{n: stops[n] for n in refused}, **kept}
-                late = self._refusals(moving, *now_state)[0] & set(kept)
-                refused |= late  # an arm let go that meets another's real braking brakes too
-                kept = {name: path for name, path in kept.items() if name not in late}
+            refused = self._settle(chunks, paths, refused, now, now_state, brake, braking)
         verdict = GuardVerdict(frozenset(refused), float(lowest), where, braking)
         self._passed = None
         if refused:
@@ -219,6 +196,54 @@ class CollisionGuard:
         else:
             self._passed = (key, verdict)
         return verdict
+
+    def _settle(
+        self,
+        chunks: Mapping[str, TrajectoryChunk],
+        paths: Mapping[str, tuple[list[float], FloatArray]],
+        refused: set[str],
+        now: float,
+        now_state: tuple[Mapping[str, FloatArray], float | None, CollisionCheck, FloatArray],
+        brake: Callable[[str], TrajectoryChunk | None] | None,
+        braking: dict[str, TrajectoryChunk],
+    ) -> set[str]:
+        """
+        Let the arms go again one at a time, brake the others (see :meth:`check`).
+
+        :param chunks: The chunks of the step, per arm.
+        :param paths: Their paths (:meth:`_stopping`).
+        :param refused: The arms of the pairs that broke the floor.
+        :param now: The step's time [s].
+        :param now_state: The commands, the torso, their check and depths (:meth:`_refusals`).
+        :param brake: Makes an arm's braking chunk, or None.
+        :param braking: Filled with the braking chunks made.
+        :return: The arms refused in the end.
+        """
+        stops = {name: self._braking(name, chunk, now) for name, chunk in chunks.items()}
+        # a refused arm may still move off only while the arms it was refused with stand
+        # still (their braking is then a hold: nothing unchecked moves)
+        still = all(len(stops[name][0]) == 1 for name in refused)
+        kept: dict[str, tuple[list[float], FloatArray]] = {}
+        for name in sorted(paths, key=lambda arm: (arm in refused, arm)):
+            if name in refused and not still:
+                continue
+            trial = {**stops, **kept, name: paths[name]}
+            if not self._refusals(trial, *now_state, first=True)[0]:
+                kept[name] = paths[name]
+        refused = set(paths) - set(kept)
+        asked: set[str] = set()
+        while brake is not None and refused - asked:
+            for name in sorted(refused - asked):
+                asked.add(name)
+                chunk = brake(name)
+                if chunk is not None:
+                    braking[name] = chunk
+                    stops[name] = self._stopping(name, *_path(chunk, now), chunk)
+            moving = {**{n: stops[n] for n in refused}, **kept}
+            late = self._refusals(moving, *now_state)[0] & set(kept)
+            refused |= late  # an arm let go that meets another's real braking brakes too
+            kept = {name: path for name, path in kept.items() if name not in late}
+        return refused
 
     def _refusals(
         self,

@@ -419,10 +419,31 @@ def control_joints(
                 )
             )
     listed = {joint.name for joint in joints}
+    for more in (_locked_and_other_controller_joints(robot, commands, listed),
+                 _mimic_joints(robot, listed)):
+        joints += more
+        listed.update(joint.name for joint in more)
+    if hold_other_joints:
+        joints += _held_joints(robot, listed)
+    return tuple(joints)
+
+
+def _locked_and_other_controller_joints(
+    robot: Robot, commands: Mapping[str, str], listed: set[str]
+) -> list[ControlJoint]:
+    """
+    Return the locked joints, then the controllers' joints, not listed yet (see control_joints).
+
+    :param commands: The command interface of each controller joint (:func:`_commanded`).
+    :param listed: The joints listed already (not changed).
+    :raises ChainError: If one is not a movable joint of the URDF.
+    """
     extra = [(name, value) for name, value in robot.spec.locked_joints.items()]
     extra += [(name, 0.0) for name in commands if name not in robot.spec.locked_joints]
+    joints: list[ControlJoint] = []
+    seen = set(listed)
     for name, value in extra:
-        if name in listed:
+        if name in seen:
             continue
         joint = robot.model.joints.get(name)
         if joint is None or joint.limits is None:
@@ -431,29 +452,41 @@ def control_joints(
         joints.append(_control_joint(
             name, joint.limits.lower, joint.limits.upper, rest, commands.get(name, 'position')
         ))
-        listed.add(name)
+        seen.add(name)
+    return joints
+
+
+def _mimic_joints(robot: Robot, listed: set[str]) -> list[ControlJoint]:
+    """Return the mimic joints not listed whose leader is (or is such a joint before it)."""
+    joints: list[ControlJoint] = []
+    seen = set(listed)
     for joint in robot.model.joints.values():
-        if joint.mimic is None or joint.name in listed or joint.mimic[0] not in listed:
+        if joint.mimic is None or joint.name in seen or joint.mimic[0] not in seen:
             continue
+        seen.add(joint.name)
         limits = joint.limits
         lower = limits.lower if limits is not None else -math.inf
         upper = limits.upper if limits is not None else math.inf
         joints.append(_control_joint(
             joint.name, lower, upper, min(max(0.0, lower), upper), '', joint.mimic
         ))
-        listed.add(joint.name)
-    if hold_other_joints:
-        for joint in robot.model.joints.values():
-            if (
-                joint.name in listed
-                or joint.mimic is not None
-                or joint.limits is None
-                or joint.joint_type not in (JointType.REVOLUTE, JointType.PRISMATIC)
-            ):
-                continue
-            rest = min(max(0.0, joint.limits.lower), joint.limits.upper)
-            joints.append(_control_joint(joint.name, joint.limits.lower, joint.limits.upper, rest))
-    return tuple(joints)
+    return joints
+
+
+def _held_joints(robot: Robot, listed: set[str]) -> list[ControlJoint]:
+    """Return the other revolute and prismatic joints with limits, not mimic, not listed."""
+    joints: list[ControlJoint] = []
+    for joint in robot.model.joints.values():
+        if (
+            joint.name in listed
+            or joint.mimic is not None
+            or joint.limits is None
+            or joint.joint_type not in (JointType.REVOLUTE, JointType.PRISMATIC)
+        ):
+            continue
+        rest = min(max(0.0, joint.limits.lower), joint.limits.upper)
+        joints.append(_control_joint(joint.name, joint.limits.lower, joint.limits.upper, rest))
+    return joints
 
 
 def _control_joint(

@@ -443,45 +443,10 @@ class TrajectoryPublisherNode(Node):
 
     def _publish_steps(self, now: float, names: Sequence[str]) -> None:
         """Step the groups, guard the arms' chunks, publish them (lock held)."""
-        chunks: dict[str, TrajectoryChunk] = {}
-        for name in names:
-            commander, _ = self._groups[name]
-            try:
-                chunk = commander.step(now)
-            except PicRosError as err:
-                self.get_logger().error(f'{name}: not publishing: {err}')
-                continue
-            if chunk is not None:
-                chunks[name] = chunk
-        restarts = sum(item.clock_restarts for item, _ in self._groups.values())
-        if restarts != self._clock_restarts:
-            self._clock_restarts = restarts
-            self._delays.reset()
-            for timing in self._timing.values():
-                timing.monitor.reset()
-                timing.last_step = None
-            self.get_logger().warning('the clock went back: tracking starts over')
-        arms = {name: chunk for name, chunk in chunks.items() if name in self.robot.arms}
-        if arms and self._guard.enabled:
-            verdict = self._guard.check(
-                arms, self._commands(), self._torso_command(), now,
-                brake=lambda name: self._groups[name][0].brake(now),
-            )
-            self._guard_last = verdict
-            chunks.update(verdict.braking)
-            if verdict.refused:
-                self.get_logger().warning(
-                    f'collision guard: {", ".join(sorted(verdict.refused))} braking, '
-                    f'{verdict.where} within the margin', throttle_duration_sec=1.0,
-                )
-        refusals = sum(item.limit_refusals for item, _ in self._groups.values())
-        if refusals != self._limit_refusals:
-            self._limit_refusals = refusals
-            breaches = [f'{name}: {item.last_breach}' for name, (item, _) in self._groups.items()]
-            self.get_logger().error(
-                'a chunk beyond a joint limit was made and not sent (the arm braked): '
-                + '; '.join(breach for breach in breaches if not breach.endswith(': '))
-            )
+        chunks = self._step_chunks(now, names)
+        self._after_clock_restarts()
+        self._guard_arms(now, chunks)
+        self._report_limit_refusals()
         for name, chunk in chunks.items():
             link = self._grippers.get(name)
             publisher = self._groups[name][1]
@@ -497,6 +462,61 @@ class TrajectoryPublisherNode(Node):
             if timing.last_step is not None:
                 timing.gap = max(timing.gap, now - timing.last_step)
             timing.last_step = now
+
+    def _step_chunks(self, now: float, names: Sequence[str]) -> dict[str, TrajectoryChunk]:
+        """Step the named groups' commanders; return the chunks made, by group (lock held)."""
+        chunks: dict[str, TrajectoryChunk] = {}
+        for name in names:
+            commander, _ = self._groups[name]
+            try:
+                chunk = commander.step(now)
+            except PicRosError as err:
+                self.get_logger().error(f'{name}: not publishing: {err}')
+                continue
+            if chunk is not None:
+                chunks[name] = chunk
+        return chunks
+
+    def _after_clock_restarts(self) -> None:
+        """When a commander saw the clock go back: forget the delays and checks (lock held)."""
+        restarts = sum(item.clock_restarts for item, _ in self._groups.values())
+        if restarts == self._clock_restarts:
+            return
+        self._clock_restarts = restarts
+        self._delays.reset()
+        for timing in self._timing.values():
+            timing.monitor.reset()
+            timing.last_step = None
+        self.get_logger().warning('the clock went back: tracking starts over')
+
+    def _guard_arms(self, now: float, chunks: dict[str, TrajectoryChunk]) -> None:
+        """Check the arms' chunks with the collision guard; put in the braking ones (lock held)."""
+        arms = {name: chunk for name, chunk in chunks.items() if name in self.robot.arms}
+        if not (arms and self._guard.enabled):
+            return
+        verdict = self._guard.check(
+            arms, self._commands(), self._torso_command(), now,
+            brake=lambda name: self._groups[name][0].brake(now),
+        )
+        self._guard_last = verdict
+        chunks.update(verdict.braking)
+        if verdict.refused:
+            self.get_logger().warning(
+                f'collision guard: {", ".join(sorted(verdict.refused))} braking, '
+                f'{verdict.where} within the margin', throttle_duration_sec=1.0,
+            )
+
+    def _report_limit_refusals(self) -> None:
+        """Log the chunks beyond a joint limit made and not sent since the last log (lock held)."""
+        refusals = sum(item.limit_refusals for item, _ in self._groups.values())
+        if refusals == self._limit_refusals:
+            return
+        self._limit_refusals = refusals
+        breaches = [f'{name}: {item.last_breach}' for name, (item, _) in self._groups.items()]
+        self.get_logger().error(
+            'a chunk beyond a joint limit was made and not sent (the arm braked): '
+            + '; '.join(breach for breach in breaches if not breach.endswith(': '))
+        )
 
     def _commands(self) -> dict[str, Any]:
         """Return the current command of every started arm (lock held)."""
