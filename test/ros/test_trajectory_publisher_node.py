@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import time
 
+from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticStatus
 import numpy as np
 from pic_ros.motion.commander import CommanderConfig, planned_limits
@@ -28,6 +29,7 @@ from pic_ros.teleoperation import RobotTargets
 import pytest
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Empty
 from std_srvs.srv import Trigger
@@ -809,6 +811,40 @@ def test_a_stall_shows_on_the_diagnostics_and_the_stream_stays_within_the_limits
     again = next(item for item in node._statuses() if item.name.endswith(' left'))
     assert again.level == DiagnosticStatus.OK
     assert_safe(node, published)
+
+
+def test_a_timer_step_after_a_stall_stamps_its_chunks_with_the_newest_clock_waiting(
+    streamer, helper_node, wait_for
+):
+    """
+    The simulation's clock ran 0.1 s on while nothing spun the node (a starved process).
+
+    rclpy's executor runs a due timer before the ``/clock`` waiting for the node; the timer step
+    takes that ``/clock`` first, so its chunk is made and stamped in the simulation's present,
+    not at the time before the stall (which a controller would take as 0.1 s in transit, past
+    the chunk's bridge). The timer callback is called here with nothing spinning the node, until
+    ``/clock`` reached it.
+    """
+    node, clock, published = streamer()
+
+    def moving(now):
+        return pose(node, lambda arm: arm.neutral + 0.3 * math.sin(2.0 * (now - START)))
+
+    last = round(stream(node, clock, START, START + 0.5, 0.02, moving) * 1e9)
+    later = last + 100_000_000
+    publisher = helper_node.create_publisher(Clock, '/clock', 10)
+    message = Clock(clock=Time(sec=later // 1_000_000_000, nanosec=later % 1_000_000_000))
+    sent = len(published['left'])
+
+    def stepped() -> bool:
+        publisher.publish(message)
+        node._on_timer()
+        return node.get_clock().now().nanoseconds == later
+
+    wait_for(stepped, 'a timer step of the node reading the newest /clock')
+    chunk = published['left'][-1]
+    assert len(published['left']) > sent and chunk.time == pytest.approx(later * 1e-9, abs=1e-9)
+    assert nanoseconds(chunk.message.header.stamp) > last  # made after the stall, not before
 
 
 def test_the_delay_of_joint_states_is_reported(streamer, diagnostics):

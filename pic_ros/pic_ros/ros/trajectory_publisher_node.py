@@ -21,7 +21,9 @@ What is sent is decided by one :class:`~pic_ros.motion.commander.ArmCommander` p
 velocity and acceleration limits; hold, neutral and re-engagement on tracking loss; pacing; clock
 jumps); this node only wires it: it times the targets on its own clock when they arrive
 (``use_sim_time`` for replays), steps every arm on each target and from a timer at ``rate``, and
-publishes the chunks.
+publishes the chunks. On simulated time a timer step first takes the newest ``/clock`` waiting
+(:mod:`pic_ros.ros.sim_clock`), so a starved process does not stamp its chunks with the time
+from before its stall.
 
 Engagement (:class:`~pic_ros.motion.engagement.Engagement`, one per node): the node starts
 disengaged unless ``start_engaged`` -- every arm holds still, nothing is sent before anything was
@@ -95,6 +97,7 @@ from pic_ros.ros.parameters import declare_parameters, validation_callback, Valu
 from pic_ros.ros.qos import LATCHED  # engaged: the last value kept for later subscribers
 from pic_ros.ros.runner import run_node
 from pic_ros.ros.schema import TRAJECTORY_PUBLISHER
+from pic_ros.ros.sim_clock import take_newest_clock
 from pic_ros.teleoperation import RobotTargets
 from rclpy.node import Node
 from rclpy.publisher import Publisher
@@ -419,6 +422,7 @@ class TrajectoryPublisherNode(Node):
             self._step_groups(now, covered)
 
     def _on_timer(self) -> None:
+        take_newest_clock(self)  # on sim time: not the time from before a stall of this process
         with self._lock:
             now = self._now()
             period = next(iter(self._groups.values()))[0].config.period if self._groups else 0.0
