@@ -813,17 +813,18 @@ def test_a_stall_shows_on_the_diagnostics_and_the_stream_stays_within_the_limits
     assert_safe(node, published)
 
 
-def test_a_timer_step_after_a_stall_stamps_its_chunks_with_the_newest_clock_waiting(
-    streamer, helper_node, wait_for
+@pytest.mark.parametrize('step', ['timer', 'joint_targets'])
+def test_a_step_after_a_stall_stamps_its_chunks_with_the_newest_clock_waiting(
+    streamer, helper_node, wait_for, step
 ):
     """
     The simulation's clock ran 0.1 s on while nothing spun the node (a starved process).
 
-    rclpy's executor runs a due timer before the ``/clock`` waiting for the node; the timer step
-    takes that ``/clock`` first, so its chunk is made and stamped in the simulation's present,
-    not at the time before the stall (which a controller would take as 0.1 s in transit, past
-    the chunk's bridge). The timer callback is called here with nothing spinning the node, until
-    ``/clock`` reached it.
+    rclpy's executor runs a due timer (or a ready subscription) before the ``/clock`` waiting
+    for the node; the step takes that ``/clock`` first, so its chunk is made and stamped in the
+    simulation's present, not at the time before the stall (which a controller would take as
+    0.1 s in transit, past the chunk's bridge). The callback is called here with nothing
+    spinning the node, until ``/clock`` reached it.
     """
     node, clock, published = streamer()
 
@@ -838,10 +839,14 @@ def test_a_timer_step_after_a_stall_stamps_its_chunks_with_the_newest_clock_wait
 
     def stepped() -> bool:
         publisher.publish(message)
-        node._on_timer()
+        if step == 'timer':
+            node._on_timer()
+        else:
+            target = moving(later * 1e-9)
+            node._on_targets(joint_state_to_msg(later * 1e-9, joint_names(node), target))
         return node.get_clock().now().nanoseconds == later
 
-    wait_for(stepped, 'a timer step of the node reading the newest /clock')
+    wait_for(stepped, f'a {step} step of the node reading the newest /clock')
     chunk = published['left'][-1]
     assert len(published['left']) > sent and chunk.time == pytest.approx(later * 1e-9, abs=1e-9)
     assert nanoseconds(chunk.message.header.stamp) > last  # made after the stall, not before

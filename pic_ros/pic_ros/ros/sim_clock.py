@@ -1,5 +1,5 @@
 """
-A node on simulated time reads the newest ``/clock`` waiting, before a timer step.
+A node on simulated time reads the newest ``/clock`` waiting, before a step of its own.
 
 With ``use_sim_time``, a node's clock is the last ``/clock`` message its executor has taken
 (rclpy's time source subscribes with depth 1: the newest message waits). rclpy's executor
@@ -10,9 +10,10 @@ waited. A trajectory chunk stamped so reaches its controller as if it had taken 
 stall in transit, and is joined rather than continued. :func:`take_newest_clock` applies the
 waiting message first, as the executor would a moment later.
 
-Only for callbacks of the executor's thread (a timer's): the time source's subscription and
-the timer share the node's default, mutually exclusive callback group, so the message is
-never applied twice at once; another thread must not call it.
+Only for the node's own callbacks in its default callback group (a timer's, a subscription's):
+the time source's subscription is in that mutually exclusive group too, so the executor never
+applies a message at the same moment; another thread must not call it (it could apply an older
+message after a newer one: the clock would go back).
 """
 
 from __future__ import annotations

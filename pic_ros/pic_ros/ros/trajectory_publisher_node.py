@@ -21,9 +21,10 @@ What is sent is decided by one :class:`~pic_ros.motion.commander.ArmCommander` p
 velocity and acceleration limits; hold, neutral and re-engagement on tracking loss; pacing; clock
 jumps); this node only wires it: it times the targets on its own clock when they arrive
 (``use_sim_time`` for replays), steps every arm on each target and from a timer at ``rate``, and
-publishes the chunks. On simulated time a timer step first takes the newest ``/clock`` waiting
-(:mod:`pic_ros.ros.sim_clock`), so a starved process does not stamp its chunks with the time
-from before its stall.
+publishes the chunks. On simulated time a timer step, and targets taken from ``joint_targets``,
+first take the newest ``/clock`` waiting (:mod:`pic_ros.ros.sim_clock`), so a starved process does
+not stamp its chunks with the time from before its stall (targets handed over in-process by
+``teleop``'s solver thread read the clock as the executor last set it).
 
 Engagement (:class:`~pic_ros.motion.engagement.Engagement`, one per node): the node starts
 disengaged unless ``start_engaged`` -- every arm holds still, nothing is sent before anything was
@@ -392,6 +393,7 @@ class TrajectoryPublisherNode(Node):
                     commander.observe(measured)
 
     def _on_targets(self, message: JointState) -> None:
+        take_newest_clock(self)  # the executor's thread, as the timer's
         try:
             stamp, positions = joint_state_from_msg(message)
         except SkeletonError as err:
