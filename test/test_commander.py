@@ -658,3 +658,34 @@ def test_a_chunk_beyond_a_velocity_limit_is_never_sent_the_arm_brakes_instead(
     stream.run(now + 0.04, now + 1.0, 0.02, lambda t: arm.neutral + 0.3 * math.sin(t))
     assert commander.limit_refusals == 3
     stream.assert_safe()
+
+
+def test_a_chunk_withdrawn_as_too_late_leaves_the_next_one_continuing_the_last_sent(
+    arm: ArmModel,
+) -> None:
+    """
+    A chunk made at a step and not sent (it would have come after its plan's start) is forgotten.
+
+    The publisher read its clock, made the chunk, and was starved before it could publish:
+    sent 0.2 s later, a ruckig chunk would reach the controller past the start of its plan (it
+    is overtaken; the limiter plans nothing ahead: never). Withdrawn, it is counted and the
+    count of chunks published is unchanged; the next steps continue the chunk sent before it,
+    every seam within the limits (the monitor takes only the chunks sent).
+    """
+    stream = Stream(arm)
+    moving = lambda t: arm.neutral + 0.3 * math.sin(3.0 * t)  # noqa: E731
+    last = stream.run(START, START + 1.0, 0.02, moving)
+    commander = stream.commander
+    now = last + 0.02
+    published = commander.published
+    commander.on_target(now, dict(zip(arm.joint_names, moving(now))))
+    assert commander.step(now) is not None  # made, not sent
+    planned_ahead = stream.generator == 'ruckig'
+    assert not commander.overtaken(now, now + 0.001)
+    assert commander.overtaken(now, now + 0.2) == planned_ahead
+    assert not commander.overtaken(now - 0.02, now + 0.2)  # not the step just made
+    assert commander.withdraw(now)
+    assert commander.withdrawn == 1 and commander.published == published
+    assert not commander.withdraw(now)  # once
+    stream.run(now + 0.2, now + 1.2, 0.02, moving)
+    stream.assert_safe()

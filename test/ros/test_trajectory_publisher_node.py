@@ -20,6 +20,7 @@ from pic_ros.motion.commander import CommanderConfig, planned_limits
 from pic_ros.motion.engagement import EngagementState
 from pic_ros.motion.limiter import position_margin
 from pic_ros.ros.conversions import joint_state_to_msg
+from pic_ros.ros.sim_clock import take_newest_clock
 from pic_ros.ros.trajectory_publisher_node import (
     EVERY_VALUE,
     LATCHED,
@@ -850,6 +851,69 @@ def test_a_step_after_a_stall_stamps_its_chunks_with_the_newest_clock_waiting(
     chunk = published['left'][-1]
     assert len(published['left']) > sent and chunk.time == pytest.approx(later * 1e-9, abs=1e-9)
     assert nanoseconds(chunk.message.header.stamp) > last  # made after the stall, not before
+
+
+def test_a_step_starved_before_it_could_publish_is_made_again_at_the_present(
+    streamer, helper_node, wait_for, diagnostics
+):
+    """
+    The node read its clock and made its chunks, then was starved for 0.2 s before publishing.
+
+    Published then, the chunks would reach the controllers after the start of their plans
+    (joined, not continued). The node reads its clock again just before publishing: the
+    chunks are withdrawn and the step made again at the present, once, from what the
+    controllers were last sent; counted on ``/diagnostics`` (WARN). Every message sent is
+    stamped for the time it is published and the stream keeps the limits.
+    """
+    node, clock, published = streamer(diagnostics_period=60.0)
+
+    def moving(now):
+        return pose(node, lambda arm: arm.neutral + 0.3 * math.sin(2.0 * (now - START)))
+
+    publisher = helper_node.create_publisher(Clock, '/clock', 10)
+
+    def reach(nanoseconds_now: int) -> None:  # what the executor would do: apply a /clock
+        message = Clock(clock=Time(
+            sec=nanoseconds_now // 1_000_000_000, nanosec=nanoseconds_now % 1_000_000_000
+        ))
+
+        def applied() -> bool:
+            publisher.publish(message)
+            take_newest_clock(node)
+            return node.get_clock().now().nanoseconds == nanoseconds_now
+
+        wait_for(applied, f'the node reading /clock = {nanoseconds_now} ns')
+
+    last = round(stream(node, clock, START, START + 1.0, 0.02, moving) * 1e9)
+    step, later = last + 30_000_000, last + 230_000_000
+    made = node._step_chunks
+    steps = []
+
+    def starved(now, names):
+        chunks = made(now, names)
+        steps.append(round(now * 1e9))
+        if len(steps) == 1:
+            reach(later)  # the scheduler gave the process no CPU for 0.2 s
+        return chunks
+
+    node._step_chunks = starved
+    sent = {name: len(items) for name, items in published.items()}
+    reach(step)
+    node._on_targets(joint_state_to_msg(step * 1e-9, joint_names(node), moving(step * 1e-9)))
+    assert steps == [step, later]
+    for name in ('left', 'right'):  # the arms the targets cover
+        new = published[name][sent[name]:]
+        assert len(new) == 1 and new[0].time == pytest.approx(later * 1e-9, abs=1e-9)
+        assert nanoseconds(new[0].message.header.stamp) > step  # made at the present
+    status = groups(diagnostics, node)[0]
+    assert status['chunks_withdrawn_late'] == '1'
+    node._step_chunks = made
+    stream(node, clock, later * 1e-9 + 0.02, later * 1e-9 + 1.0, 0.02, moving)
+    assert_safe(node, published)
+    for item in node._statuses():
+        values = {value.key: value.value for value in item.values}
+        if 'segment_violations' in values:
+            assert values['segment_violations'] == '0', item.name
 
 
 def test_the_delay_of_joint_states_is_reported(streamer, diagnostics):

@@ -422,6 +422,9 @@ class ArmCommander:
         self.at_rest = 0
         self.largest_gap = 0.0
         self.limit_refusals = 0
+        self.withdrawn = 0
+        """Chunks made and not sent, as they would have come after their plan's start
+        (:meth:`withdraw`)."""
         self.last_breach = ''
         self.delay_allowance = 0.0
         """Delay measured on the way to the controller, added to ``plan_ahead`` [s]
@@ -737,8 +740,50 @@ class ArmCommander:
         self.last_breach = breach
         if not braking:
             return self.brake(now)
+        self._forget_step()
+        return None
+
+    def withdraw(self, now: float) -> bool:
+        """
+        Forget the chunk of the step just made at ``now``: it was not sent, and will not be.
+
+        For the trajectory publisher, when the chunk would reach the controller after its
+        plan's start (the process was starved between reading its clock and publishing): the
+        controller would join it rather than continue it. The next step plans from the
+        trajectory last sent, as the controller has it (its points), so that step continues it.
+
+        :param now: The time of the step just made [s].
+        :return: Whether a step made at ``now`` was forgotten (False: none was, or it was
+            already undone).
+        """
+        if self._motion is None or self._last_step != now or self._undo is None:
+            return False
+        self._forget_step()
+        self.withdrawn += 1
+        return True
+
+    def overtaken(self, now: float, later: float) -> bool:
+        """
+        Tell whether the chunk of the step just made at ``now`` would come too late at ``later``.
+
+        Too late: a ruckig step's plan starts after the step (``plan_ahead`` and the delay
+        allowance), the chunk repeating until then what the controller was last sent; sent at
+        or after that start, it reaches the controller where the controller has to join it.
+
+        :param now: The time of the step just made [s].
+        :param later: When the chunk would be sent, on the same clock [s].
+        :return: Whether a step made at ``now`` planned ahead and its plan starts by ``later``.
+        """
+        begin = self._begin
+        return (
+            self._last_step == now and self._undo is not None and begin is not None
+            and begin.now == now and begin.start > now and later >= begin.start
+        )
+
+    def _forget_step(self) -> None:
+        """Undo the step just made: its chunk was not sent (a brake beyond a limit, withdrawn)."""
         undo, motion = self._undo, self._motion
-        assert undo is not None and motion is not None  # a brake was made
+        assert undo is not None and motion is not None  # a step was made
         (
             self._last_step, self._sent, self._plan_start, self._plan_end, self.published,
             self.at_rest,
@@ -748,7 +793,6 @@ class ArmCommander:
         self._plan_start = self._plan_end = math.nan
         if not isinstance(motion, JerkLimitedGenerator) and self._undo_state is not None:
             motion.reset(*self._undo_state)
-        return None
 
     def _chunk(self, now: float, guidance: Guidance, braking: bool) -> TrajectoryChunk:
         """

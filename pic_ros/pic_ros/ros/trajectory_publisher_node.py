@@ -128,6 +128,7 @@ class _Timing:
     def __init__(self, limits: MotionLimits) -> None:
         self.monitor = ContinuityMonitor(limits)
         self.reported_stalls = 0
+        self.reported_withdrawn = 0
         self.last_step: float | None = None
         self.gap = 0.0
 
@@ -399,7 +400,7 @@ class TrajectoryPublisherNode(Node):
         except SkeletonError as err:
             self.get_logger().warning(f'dropping joint targets: {err}', throttle_duration_sec=2.0)
             return
-        self.handle_targets(RobotTargets.from_joints(self.robot, stamp, positions))
+        self._take_targets(RobotTargets.from_joints(self.robot, stamp, positions), poll=True)
 
     def handle_targets(self, targets: RobotTargets) -> None:
         """
@@ -411,6 +412,10 @@ class TrajectoryPublisherNode(Node):
 
         :param targets: The targets by group, with the skeleton's capture stamp.
         """
+        self._take_targets(targets, poll=False)  # any thread: the clock as the executor set it
+
+    def _take_targets(self, targets: RobotTargets, poll: bool) -> None:
+        """Take targets (:meth:`handle_targets`); ``poll``: on the executor's thread."""
         values = dict(zip(targets.joint_names, targets.positions))
         with self._lock:  # the clock is read under the lock: times in the order of the steps
             now = self._now()
@@ -421,16 +426,18 @@ class TrajectoryPublisherNode(Node):
                 name for name, (commander, _) in self._groups.items()
                 if commander.covers(values) and not commander.on_target(now, values).rejected
             ]
-            self._step_groups(now, covered)
+            self._step_groups(now, covered, poll=poll)
 
     def _on_timer(self) -> None:
         take_newest_clock(self)  # on sim time: not the time from before a stall of this process
         with self._lock:
             now = self._now()
             period = next(iter(self._groups.values()))[0].config.period if self._groups else 0.0
-            self._step_groups(now, list(self._groups), self._delays.tick(now, period))
+            self._step_groups(now, list(self._groups), self._delays.tick(now, period), poll=True)
 
-    def _step_groups(self, now: float, names: Sequence[str], lateness: float = 0.0) -> None:
+    def _step_groups(
+        self, now: float, names: Sequence[str], lateness: float = 0.0, poll: bool = False
+    ) -> None:
         """
         Step some groups, check the arms' chunks with the collision guard, publish (lock held).
 
@@ -438,21 +445,38 @@ class TrajectoryPublisherNode(Node):
         are on ``/diagnostics``). Each plan starts ``plan_ahead`` plus the delays measured
         lately after the step (:class:`~pic_ros.motion.delay.DelayAllowance`); the step's own
         lateness (``lateness``, a timer's) and duration are measured for the next, on the node's
-        clock (sim time in replays).
+        clock (sim time in replays). ``poll``: called on the executor's thread, which may take
+        the newest ``/clock`` (:mod:`pic_ros.ros.sim_clock`).
         """
         allowance = self._delays.allowance(now)
         for commander, _ in self._groups.values():
             commander.delay_allowance = allowance
-        self._publish_steps(now, names)
+        self._publish_steps(now, names, poll)
         ended = self._now()
         self._delays.step(ended, lateness, ended - now)
 
-    def _publish_steps(self, now: float, names: Sequence[str]) -> None:
-        """Step the groups, guard the arms' chunks, publish them (lock held)."""
-        chunks = self._step_chunks(now, names)
-        self._after_clock_restarts()
-        self._guard_arms(now, chunks)
-        self._report_limit_refusals()
+    def _publish_steps(self, now: float, names: Sequence[str], poll: bool) -> None:
+        """
+        Step the groups, guard the arms' chunks, publish them (lock held).
+
+        Just before publishing, the clock is read again: when a chunk would reach its controller
+        after its plan's start (the process was starved since the step read the clock), every
+        chunk of the step is withdrawn and the step made again at the present, from what the
+        controllers were last sent (:meth:`~pic_ros.motion.commander.ArmCommander.withdraw`;
+        counted on ``/diagnostics``). Once: a second late step is published as it is.
+        """
+        chunks = self._guarded_chunks(now, names)
+        later = self._overtaken(now, chunks, poll)
+        if later is not None:
+            for name in chunks:
+                self._groups[name][0].withdraw(now)
+            self.get_logger().warning(
+                f'{", ".join(sorted(chunks))}: the chunks made {1e3 * (later - now):.0f} ms '
+                'before they could be published would have come after the start of their plans '
+                '(this node was starved): made again at the present', throttle_duration_sec=1.0,
+            )
+            now = later
+            chunks = self._guarded_chunks(now, names)
         for name, chunk in chunks.items():
             link = self._grippers.get(name)
             publisher = self._groups[name][1]
@@ -468,6 +492,27 @@ class TrajectoryPublisherNode(Node):
             if timing.last_step is not None:
                 timing.gap = max(timing.gap, now - timing.last_step)
             timing.last_step = now
+
+    def _guarded_chunks(self, now: float, names: Sequence[str]) -> dict[str, TrajectoryChunk]:
+        """Step the named groups, then guard the arms' chunks; return the chunks (lock held)."""
+        chunks = self._step_chunks(now, names)
+        self._after_clock_restarts()
+        self._guard_arms(now, chunks)
+        self._report_limit_refusals()
+        return chunks
+
+    def _overtaken(
+        self, now: float, chunks: dict[str, TrajectoryChunk], poll: bool
+    ) -> float | None:
+        """Return the clock if a chunk made at ``now`` would come after its plan's start."""
+        if not chunks:
+            return None
+        if poll:
+            take_newest_clock(self)
+        later = self._now()
+        if any(self._groups[name][0].overtaken(now, later) for name in chunks):
+            return later
+        return None
 
     def _step_chunks(self, now: float, names: Sequence[str]) -> dict[str, TrajectoryChunk]:
         """Step the named groups' commanders; return the chunks made, by group (lock held)."""
@@ -568,6 +613,7 @@ class TrajectoryPublisherNode(Node):
                     'delay_measured_max [ms]': f'{1e3 * self._delays.largest:.1f}',
                     'segment_violations': checked.violations + checked.ran_out,
                     'chunks_beyond_limits_not_sent': commander.limit_refusals,
+                    'chunks_withdrawn_late': commander.withdrawn,
                     'last_beyond_limits': commander.last_breach or '-',
                     'segment_peak': f'{checked.peak:.3f}',
                 }
@@ -577,6 +623,8 @@ class TrajectoryPublisherNode(Node):
                     values.update(link.values())
                 stalled = commander.stalls - timing.reported_stalls
                 timing.reported_stalls = commander.stalls
+                withdrawn = commander.withdrawn - timing.reported_withdrawn
+                timing.reported_withdrawn = commander.withdrawn
                 level = DiagnosticStatus.OK if started else DiagnosticStatus.WARN
                 summary = str(values['state'])
                 if stalled:
@@ -584,6 +632,12 @@ class TrajectoryPublisherNode(Node):
                     summary += (
                         f', {stalled} steps since the last report came after the last plan '
                         'had run out (the arm braked: this node was starved or its clock stalled)'
+                    )
+                if withdrawn:
+                    level = DiagnosticStatus.WARN
+                    summary += (
+                        f', {withdrawn} chunks since the last report made again before publishing '
+                        '(this node was starved after the step read its clock)'
                     )
                 if commander.limit_refusals:
                     level = DiagnosticStatus.ERROR
