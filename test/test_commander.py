@@ -670,7 +670,8 @@ def test_a_chunk_withdrawn_as_too_late_leaves_the_next_one_continuing_the_last_s
     sent 0.2 s later, a ruckig chunk would reach the controller past the start of its plan (it
     is overtaken; the limiter plans nothing ahead: never). Withdrawn, it is counted and the
     count of chunks published is unchanged; the next steps continue the chunk sent before it,
-    every seam within the limits (the monitor takes only the chunks sent).
+    every seam within the limits (the monitor takes only the chunks sent), the controller
+    having run out of it meanwhile counted as a stall.
     """
     stream = Stream(arm)
     moving = lambda t: arm.neutral + 0.3 * math.sin(3.0 * t)  # noqa: E731
@@ -687,5 +688,7 @@ def test_a_chunk_withdrawn_as_too_late_leaves_the_next_one_continuing_the_last_s
     assert commander.withdraw(now)
     assert commander.withdrawn == 1 and commander.published == published
     assert not commander.withdraw(now)  # once
+    stalls = commander.stalls
     stream.run(now + 0.2, now + 1.2, 0.02, moving)
+    assert commander.stalls == stalls + 1  # the controller ran out of the chunk last sent
     stream.assert_safe()

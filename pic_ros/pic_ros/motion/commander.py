@@ -405,6 +405,7 @@ class ArmCommander:
         self._sent: list[PlannedState] = []
         self._plan_start = math.nan
         self._plan_end = math.nan
+        self._forgotten_end = math.nan  # the plan's end when a step was forgotten
         self._begin: _Begin | None = None
         self._guidance: Guidance | None = None
         self._undo: tuple[Any, ...] | None = None
@@ -790,6 +791,8 @@ class ArmCommander:
         ) = undo
         self._undo = None  # nothing to brake again at this step
         # the generator's plan is no longer what was sent: the next step starts on the points
+        # (where that plan ended still tells whether the next step comes after it: a stall)
+        self._forgotten_end = self._plan_end
         self._plan_start = self._plan_end = math.nan
         if not isinstance(motion, JerkLimitedGenerator) and self._undo_state is not None:
             motion.reset(*self._undo_state)
@@ -858,7 +861,8 @@ class ArmCommander:
         else:
             state = self._sent_at(start, motion)
             state_now = self._sent_at(now, motion)
-            if self._plan_end < now and _moving(self._sent_at(self._plan_end, motion)):
+            end = self._forgotten_end if math.isnan(self._plan_end) else self._plan_end
+            if end < now and _moving(self._sent_at(end, motion)):
                 self.stalls += 1  # the controller went onto the braking tail
         repeated = bridge(self._sent, now, start, state_now) if ahead > 0.0 else []
         generator, settling = self._adapt(motion, state)
