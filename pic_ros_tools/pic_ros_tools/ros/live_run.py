@@ -265,8 +265,9 @@ class Recorder:
                         controller = status.name.rsplit(' ', 1)[-1]
                         self.recording.notes[f'{controller}_segment_peak'] = float(item.value)
                     elif 'trajectory_publisher' in status.name and item.key in (
-                        'stalls', 'segment_violations'
-                    ):  # the publisher's own view: steps after the plan ran out, its check
+                        'stalls', 'segment_violations', 'chunks_withdrawn_late'
+                    ):  # the publisher's own view: steps after the plan ran out, its check,
+                        # chunks made again as they would have come after their plan's start
                         group = status.name.rsplit(' ', 1)[-1]
                         self.recording.notes[f'publisher_{group}_{item.key}'] = int(item.value)
                     elif 'controller' in status.name and item.key in _DELAYS:
