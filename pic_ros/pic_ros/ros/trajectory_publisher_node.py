@@ -504,13 +504,18 @@ class TrajectoryPublisherNode(Node):
     def _overtaken(
         self, now: float, chunks: dict[str, TrajectoryChunk], poll: bool
     ) -> float | None:
-        """Return the clock if a chunk made at ``now`` would come after its plan's start."""
-        if not chunks:
+        """
+        Return the clock if a chunk made at ``now`` would come after its plan's start, else None.
+
+        Only stamped chunks count: one stamped 0 (holding still) starts whenever it arrives.
+        """
+        stamped = [name for name, chunk in chunks.items() if chunk.stamp > 0.0]
+        if not stamped:
             return None
         if poll:
             take_newest_clock(self)
         later = self._now()
-        if any(self._groups[name][0].overtaken(now, later) for name in chunks):
+        if any(self._groups[name][0].overtaken(now, later) for name in stamped):
             return later
         return None
 
