@@ -463,9 +463,11 @@ class TrajectoryPublisherNode(Node):
         after its plan's start (the process was starved since the step read the clock), every
         chunk of the step is withdrawn and the step made again at the present, from what the
         controllers were last sent (:meth:`~pic_ros.motion.commander.ArmCommander.withdraw`;
-        counted on ``/diagnostics``). Once: a second late step is published as it is.
+        counted on ``/diagnostics``). Once: a second late step is published as it is. The chunks
+        are serialized before that reading, so that only the publish calls come after it.
         """
         chunks = self._guarded_chunks(now, names)
+        payloads = self._serialized(chunks)  # before the second reading: nothing slow after it
         later = self._overtaken(now, chunks, poll)
         if later is not None:
             for name in chunks:
@@ -477,13 +479,13 @@ class TrajectoryPublisherNode(Node):
             )
             now = later
             chunks = self._guarded_chunks(now, names)
-        for name, chunk in chunks.items():
+            payloads = self._serialized(chunks)
+        for publisher, payload in payloads.values():
+            publisher.publish(payload)  # serialized
+        for name in chunks:
             link = self._grippers.get(name)
-            publisher = self._groups[name][1]
             if link is not None:
                 link.step(self._groups[name][0])
-            elif publisher is not None:
-                publisher.publish(trajectory_to_cdr(chunk, self._time_base))  # serialized
         for name, chunk in chunks.items():  # the diagnostics' checks once every chunk is out
             if name in self._grippers:
                 continue  # no stream: the server moves the gripper
@@ -492,6 +494,17 @@ class TrajectoryPublisherNode(Node):
             if timing.last_step is not None:
                 timing.gap = max(timing.gap, now - timing.last_step)
             timing.last_step = now
+
+    def _serialized(
+        self, chunks: dict[str, TrajectoryChunk]
+    ) -> dict[str, tuple[Publisher, bytes]]:
+        """Return the publisher and CDR bytes of each chunk sent as a trajectory, by group."""
+        payloads = {}
+        for name, chunk in chunks.items():
+            publisher = self._groups[name][1]
+            if name not in self._grippers and publisher is not None:
+                payloads[name] = (publisher, trajectory_to_cdr(chunk, self._time_base))
+        return payloads
 
     def _guarded_chunks(self, now: float, names: Sequence[str]) -> dict[str, TrajectoryChunk]:
         """Step the named groups, then guard the arms' chunks; return the chunks (lock held)."""
