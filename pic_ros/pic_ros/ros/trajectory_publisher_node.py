@@ -370,6 +370,17 @@ class TrajectoryPublisherNode(Node):
         """Return this node's time: its clock since its origin [s] (:class:`RelativeClock`)."""
         return self._time_base.seconds(self.get_clock().now().nanoseconds)
 
+    def _fresh_now(self, poll: bool) -> float:
+        """
+        Return :meth:`_now`; with ``poll`` (the executor's thread) after the newest ``/clock``.
+
+        On simulated time a step must not read the time from before a stall of this process
+        (:mod:`pic_ros.ros.sim_clock`); another thread reads the clock as the executor set it.
+        """
+        if poll:
+            take_newest_clock(self)
+        return self._now()
+
     def _on_joint_states(self, message: JointState) -> None:
         try:
             _, positions = joint_state_from_msg(message)
@@ -394,12 +405,12 @@ class TrajectoryPublisherNode(Node):
                     commander.observe(measured)
 
     def _on_targets(self, message: JointState) -> None:
-        take_newest_clock(self)  # the executor's thread, as the timer's
         try:
             stamp, positions = joint_state_from_msg(message)
         except SkeletonError as err:
             self.get_logger().warning(f'dropping joint targets: {err}', throttle_duration_sec=2.0)
             return
+        # the executor's thread, as the timer's: it may take the newest /clock
         self._take_targets(RobotTargets.from_joints(self.robot, stamp, positions), poll=True)
 
     def handle_targets(self, targets: RobotTargets) -> None:
@@ -418,7 +429,7 @@ class TrajectoryPublisherNode(Node):
         """Take targets (:meth:`handle_targets`); ``poll``: on the executor's thread."""
         values = dict(zip(targets.joint_names, targets.positions))
         with self._lock:  # the clock is read under the lock: times in the order of the steps
-            now = self._now()
+            now = self._fresh_now(poll)
             if targets.stamp > 0.0:
                 captured = self._time_base.since_origin(round(targets.stamp * NANOSECONDS))
                 self._target_age = max(self._target_age, now - captured)
@@ -429,9 +440,8 @@ class TrajectoryPublisherNode(Node):
             self._step_groups(now, covered, poll=poll)
 
     def _on_timer(self) -> None:
-        take_newest_clock(self)  # on sim time: not the time from before a stall of this process
         with self._lock:
-            now = self._now()
+            now = self._fresh_now(poll=True)
             period = next(iter(self._groups.values()))[0].config.period if self._groups else 0.0
             self._step_groups(now, list(self._groups), self._delays.tick(now, period), poll=True)
 
@@ -525,9 +535,7 @@ class TrajectoryPublisherNode(Node):
         stamped = [name for name, chunk in chunks.items() if chunk.stamp > 0.0]
         if not stamped:
             return None
-        if poll:
-            take_newest_clock(self)
-        later = self._now()
+        later = self._fresh_now(poll)
         if any(self._groups[name][0].overtaken(now, later) for name in stamped):
             return later
         return None
