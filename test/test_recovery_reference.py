@@ -2,11 +2,12 @@
 The plain-float joint recovery against a straightforward numpy computation of the same steps.
 
 The recovery's forward kinematics, normal equations and bounded solve are written out in plain
-floats for speed. Here every solve of real recordings is computed again from the same warm start
-and goal by a reference kept in this file: forward kinematics from the chain's 4 x 4 joint
-transforms (:meth:`~pic_ros.robot.kinematics.chain.KinematicChain.joint_origin_transforms`) and
-the damped Gauss-Newton step with ``numpy.linalg.solve`` on the active set. The two give the same
-joint angles within 1e-9 on every solve.
+floats for speed, and again in loops that numba compiles (:mod:`pic_ros.solvers.recovery_kernel`).
+Here every solve of real recordings is computed again from the same warm start and goal by a
+reference kept in this file: forward kinematics from the chain's 4 x 4 joint transforms
+(:meth:`~pic_ros.robot.kinematics.chain.KinematicChain.joint_origin_transforms`) and the damped
+Gauss-Newton step with ``numpy.linalg.solve`` on the active set. The two give the same joint
+angles within 1e-9, the same termination and the same number of steps on every solve.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 from pic_ros.correspondence import MappingConfig
 from pic_ros.resources import shipped_robots
 from pic_ros.robot import load_robot
-from pic_ros.solvers import SolverConfig
+from pic_ros.solvers import recovery_kernel, SolverConfig
 from pic_ros.solvers.recovery import JointRecovery
 from pic_ros_tools.catalog import load_demonstration
 from pic_ros_tools.evaluation import EvaluationSettings, run_imitation
@@ -31,6 +32,10 @@ TOLERANCE = 1e-9
 
 class ReferenceRecovery(JointRecovery):
     """The same recovery with numpy forward kinematics and a numpy linear solve."""
+
+    def __init__(self, arm, config):
+        super().__init__(arm, config)
+        self._compiled = None  # the Python steps, with the two below replaced
 
     def _evaluate(self, full, goal, kinematics=None):
         chain = self.arm.chain
@@ -77,7 +82,7 @@ def recorded_solves(monkeypatch, robot, demonstration, solver, correspondence):
 
     def recording(self, q_init, goal, kinematics=None):
         result, answer = recover(self, q_init, goal, kinematics)
-        calls.append((self, np.array(q_init, dtype=float), goal, result.q))
+        calls.append((self, np.array(q_init, dtype=float), goal, result))
         return result, answer
 
     with monkeypatch.context() as patch:
@@ -90,27 +95,39 @@ def recorded_solves(monkeypatch, robot, demonstration, solver, correspondence):
 
 
 def largest_difference(calls) -> float:
-    """Solve every recorded call again with the reference; return the largest difference."""
+    """Solve every recorded call again (same termination and steps); return the largest gap."""
     references = {}
     worst = 0.0
-    for recovery, q_init, goal, q in calls:
+    for recovery, q_init, goal, result in calls:
         reference = references.setdefault(
             id(recovery), ReferenceRecovery(recovery.arm, recovery.config)
         )
-        expected = reference.recover(q_init, goal).q
-        worst = max(worst, float(np.max(np.abs(q - expected))))
+        expected = reference.recover(q_init, goal)
+        assert (result.termination, result.iterations) == (
+            expected.termination, expected.iterations
+        )
+        worst = max(worst, float(np.max(np.abs(result.q - expected.q))))
     return worst
 
 
+@pytest.mark.parametrize('path', ['compiled', 'python'])
 @pytest.mark.parametrize('robot_name', shipped_robots())
 @pytest.mark.parametrize(
     'solver, correspondence',
     [('pic', 'direction'), ('pic', 'position'), ('fabrik', 'position')],
 )
 def test_the_faster_recovery_gives_the_reference_joint_angles_on_the_shipped_demo(
-    monkeypatch, robot_name, solver, correspondence
+    monkeypatch, path, robot_name, solver, correspondence
 ):
-    """Every solve of the shipped demo's first 300 frames matches the numpy reference."""
+    """
+    Every solve of the shipped demo's first 300 frames matches the numpy reference.
+
+    Both ways the recovery runs: the compiled solve (numba) and the plain-float Python steps.
+    """
+    if path == 'compiled' and not recovery_kernel.load():
+        pytest.skip('numba is not installed (or PIC_ROS_JIT=0): only the Python steps run')
+    if path == 'python':
+        monkeypatch.setattr(recovery_kernel, 'recover', None)
     demo = load_demonstration('demo')
     demonstration = Demonstration.whole(demo.name, demo.frames[:300])
     calls = recorded_solves(

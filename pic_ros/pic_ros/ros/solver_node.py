@@ -171,7 +171,8 @@ class SolverNode(Node):
         if compiled_in_process():
             # the topics are subscribed only now: say why the start took long
             self.get_logger().info(
-                f'compiled the collision kernels in {time.monotonic() - building:.1f} s '
+                f'compiled the collision and joint-recovery kernels in '
+                f'{time.monotonic() - building:.1f} s '
                 '(numba, once after an install; later starts read them from its cache)'
             )
         self._head_targets = 0

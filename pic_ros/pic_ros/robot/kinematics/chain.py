@@ -152,6 +152,21 @@ class KinematicChain:
             motion[:3, :3] += np.sin(value) * k + (1.0 - np.cos(value)) * k2
         return motion
 
+    def affine_arrays(self) -> tuple[FloatArray, FloatArray, npt.NDArray[np.bool_]]:
+        """
+        Return what :meth:`prefix_positions_and_axes` computes from, as arrays (for kernels).
+
+        :return: ``(pre_z, post_z, prismatic)``: per movable joint, the constant transform
+            before it turned so that its axis is z, as the 12 numbers of its top 3 x 4 block
+            row-major, shape (dof, 12); the last joint's frame to the tip link, shape (12,);
+            per movable joint, whether it slides, shape (dof,).
+        """
+        return (
+            np.array(self._pre_z, dtype=float).reshape(-1, 12),
+            np.array(self._post_z, dtype=float),
+            np.array(self._prismatic, dtype=bool),
+        )
+
     def positions_and_axes(self, q: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
         """
         Compute the origin and axis of every movable joint, and the tip position.
