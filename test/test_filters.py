@@ -264,6 +264,27 @@ def test_exponential_output_stays_within_the_range_of_its_inputs(
         assert np.all(output[seen] <= high[seen])
 
 
+def test_exponential_smooths_a_row_the_same_whether_or_not_another_row_is_held(
+    rng: np.random.Generator,
+) -> None:
+    """
+    A row's estimate does not depend on whether the other rows were valid (bit for bit).
+
+    Frames where every row is smoothed take a whole-array path, frames with a held row the
+    row-by-row one: both give the smoothed rows the same numbers.
+    """
+    all_valid = ExponentialFilter(0.1, reset_after=math.inf)
+    one_held = ExponentialFilter(0.1, reset_after=math.inf)
+    for index in range(200):
+        values = rng.normal(size=(4, 3))
+        valid = np.ones(4, dtype=bool)
+        valid[3] = index % 3 != 0  # the last row held on every third frame
+        stamp = index / 30.0 + rng.uniform(0.0, 0.01)
+        whole = all_valid.update(stamp, values)
+        picked = one_held.update(stamp, values, valid)
+        np.testing.assert_array_equal(whole[:3], picked[:3])
+
+
 # --- paper Kalman filter ---------------------------------------------------------------------
 
 

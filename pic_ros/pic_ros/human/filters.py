@@ -118,7 +118,7 @@ class _RowFilter:
                 'first'
             )
         rows = array.shape[0]
-        width = int(np.prod(array.shape[1:]))
+        width = math.prod(array.shape[1:])
         finite: BoolArray = np.all(np.isfinite(array).reshape(rows, width), axis=1)
         if valid is None:
             return array, finite
@@ -222,6 +222,16 @@ class ExponentialFilter(_RowFilter):
         estimate = self._estimate
         if self._tau == 0.0:
             restart = usable
+        elif blend.all():  # every row smoothed (the usual frame): whole arrays, no row picking
+            with np.errstate(over='ignore'):
+                alpha = _rows(-np.expm1(-elapsed / self._tau), array.ndim)
+                mixed = (1.0 - alpha) * estimate + alpha * array
+            np.minimum(
+                np.maximum(mixed, np.minimum(estimate, array)), np.maximum(estimate, array),
+                out=estimate,
+            )
+            self._row_stamps.fill(when)
+            return estimate.copy()
         elif np.any(blend):
             old = estimate[blend]
             new = array[blend]
