@@ -94,7 +94,10 @@ def duration_parts(seconds: float) -> tuple[int, int]:
     :return: ``(sec, nanosec)`` with ``0 <= nanosec < 10^9`` (``builtin_interfaces/Duration``).
     :raises ConfigError: If the duration is not finite or out of range.
     """
-    value = check_number('duration', seconds, 0.0, _MAX_SECONDS)
+    if isinstance(seconds, float) and 0.0 <= seconds <= _MAX_SECONDS:
+        value = float(seconds)  # the usual call: a float in range (NaN fails the comparisons)
+    else:
+        value = check_number('duration', seconds, 0.0, _MAX_SECONDS)
     whole = math.floor(value)
     total = whole * _NANOSECONDS + round((value - whole) * _NANOSECONDS)
     return total // _NANOSECONDS, total % _NANOSECONDS
