@@ -37,6 +37,9 @@ keep their warm-start values. The moving joints stay inside the arm's working ra
 limits, with the elbow stopped at its straight position: :attr:`~pic_ros.robot.arm.ArmModel.
 work_lower`); a warm start outside it is brought back within the step bound. Every result is
 inside the URDF position limits.
+
+With numba installed, each solve runs as one compiled call of the same steps
+(:mod:`pic_ros.solvers.recovery_kernel`); the plain-float Python steps below run without it.
 """
 
 from __future__ import annotations
