@@ -551,7 +551,8 @@ def test_starts_disengaged_and_commands_nothing_while_targets_stream(
     """
     Without start_engaged the robot is never commanded, however the person moves.
 
-    Targets are taken and counted; the arms report ``disengaged``; the engagement status says
+    A minute of a person moving (simulated time, 30 targets a second): targets are taken and
+    counted, nothing is published; the arms report ``disengaged``; the engagement status says
     why; a late subscriber of ``engaged`` reads false.
     """
     node, clock, published = streamer(start_engaged=False)
@@ -559,13 +560,13 @@ def test_starts_disengaged_and_commands_nothing_while_targets_stream(
     def moving(now):
         return pose(node, lambda arm: arm.neutral + 0.4 * math.sin(2.0 * (now - START)))
 
-    last = stream(node, clock, START, START + 3.0, 1 / 30, moving)
+    last = stream(node, clock, START, START + 60.0, 1 / 30, moving)
 
     assert published == {'left': [], 'right': [], 'head': []}
     assert node.engagement is EngagementState.DISENGAGED
     arms = groups(diagnostics, node)
     assert [values['state'] for values in arms] == ['disengaged'] * 3
-    assert [values['targets_received'] for values in arms] == ['90', '90', '0']
+    assert [values['targets_received'] for values in arms] == ['1800', '1800', '0']
     status = engagement_status(diagnostics, node)
     assert status['state'] == 'disengaged' and status['source'] == 'parameter'
     assert status['reason'] == (
