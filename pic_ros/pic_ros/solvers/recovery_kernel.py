@@ -43,7 +43,11 @@ GOAL_SIZE: Final = 13
 point (3), elbow point (3)."""
 
 SETTINGS_SIZE: Final = 13
-"""Floats of the packed settings (:func:`_recover_loops`)."""
+"""Floats of the packed settings, in this order: lambda^2 (damping squared), roll damping
+squared, comfort pull (``comfort`` lambda^2), tolerance [m], max step [rad], the minimum gain
+share, angle weight, wrist weight, the upper-arm and forearm landmark lengths at the neutral pose
+[m], the sine floor of the angle row, the sine below which the roll is damped, the accepted share
+of the predicted gain (as :class:`~pic_ros.solvers.recovery.JointRecovery` packs them)."""
 
 
 def _chain_kinematics(
@@ -329,7 +333,6 @@ def _free_system(
         if not held[i]:
             indices[position] = i
             position += 1
-    fixed = free < count
     matrix = np.empty((free, free))
     rhs = np.empty(free)
     for a in range(free):
@@ -340,7 +343,7 @@ def _free_system(
         for j in range(count):
             if held[j]:
                 total += hessian[i, j] * step[j]
-        rhs[a] = -gradient[i] - total if fixed else -gradient[i]
+        rhs[a] = -gradient[i] - total  # total is 0.0 without held joints: -gradient exactly
     return indices, matrix, rhs
 
 
@@ -448,9 +451,7 @@ def _recover_loops(
     :param comfort: The comfortable pose, then each joint's weight, shape (2, k).
     :param goal: The packed goal (:data:`GOAL_SIZE`).
     :param shape: ``SHAPE`` goal (else ``POSITION``).
-    :param settings: lambda^2, roll damping^2, comfort pull, tolerance, max step, the minimum
-        gain and ratio, the angle weight... in the order :meth:`~pic_ros.solvers.recovery.
-        JointRecovery` packs them (:data:`SETTINGS_SIZE`).
+    :param settings: The packed settings (:data:`SETTINGS_SIZE` says which).
     :param max_iterations: Cap on steps.
     :return: ``(full, norm, iterations, termination, positions, axes)``: the answer's chain
         coordinates, its residual norm [m], the steps taken, a termination code, and the
