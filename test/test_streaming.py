@@ -244,3 +244,54 @@ def test_every_point_of_a_planned_chunk_is_the_plan_at_the_time_the_controller_r
         np.testing.assert_allclose(point.positions, expected[0], rtol=0.0, atol=1e-14)
         np.testing.assert_allclose(point.velocities, expected[1], rtol=0.0, atol=1e-13)
         np.testing.assert_allclose(point.accelerations, expected[2], rtol=0.0, atol=1e-7)
+
+
+def _random_points(count: int, dof: int, seed: int) -> tuple[np.ndarray, ...]:
+    """Return times strictly increasing in nanoseconds (not whole ones) and random rows."""
+    rng = np.random.default_rng(seed)
+    times = np.cumsum(rng.uniform(1e-4, 2e-2, count)) + 1e-10
+    return times, *(rng.normal(size=(count, dof)) for _ in range(3))
+
+
+def test_a_chunk_made_from_arrays_is_the_chunk_made_from_its_points() -> None:
+    """The same times, arrays and points, read one at a time, sliced or iterated."""
+    names = ('a', 'b', 'c')
+    times, q, v, a = _random_points(12, 3, seed=4)
+    made = TrajectoryChunk.from_arrays(names, times, q, v, a, stamp=3.5, start=2, end=8, stop=10)
+    given = TrajectoryChunk(
+        joint_names=names,
+        points=[TrajectoryPoint(float(t), *rows) for t, *rows in zip(times, q, v, a)],
+        stamp=3.5, start=2, end=8, stop=10,
+    )
+    assert made.times_ns == given.times_ns
+    assert (made.stamp, made.start, made.end, made.stop) == (3.5, 2, 8, 10)
+    for mine, theirs in zip(made.arrays(), given.arrays()):
+        assert mine is not None and theirs is not None
+        np.testing.assert_array_equal(mine, theirs)
+        assert not mine.flags.writeable
+    assert len(made.points) == 12
+    assert made.command.time_from_start == given.command.time_from_start
+    for index in (0, 5, -1):
+        np.testing.assert_array_equal(made.points[index].positions, given.points[index].positions)
+    assert [p.time_from_start for p in made.points[3:6]] == times[3:6].tolist()
+    for mine, theirs in zip(made.points, given.points):
+        assert mine.time_from_start == theirs.time_from_start
+        np.testing.assert_array_equal(mine.accelerations, theirs.accelerations)
+    q[0, 0] = 99.0  # the chunk keeps its own copy
+    assert made.points[0].positions[0] != 99.0
+
+
+@pytest.mark.parametrize(
+    ('spoil', 'message'),
+    [
+        (lambda t, q, v, a: v.__setitem__((2, 1), math.nan), 'point 2 velocities'),
+        (lambda t, q, v, a: t.__setitem__(4, t[3]), 'strictly increasing'),
+        (lambda t, q, v, a: t.__setitem__(0, -1.0), 'duration'),
+    ],
+)
+def test_a_chunk_made_from_bad_arrays_names_the_point_at_fault(spoil, message: str) -> None:
+    """Arrays that break a rule are refused with the point-by-point check's reason."""
+    times, q, v, a = _random_points(6, 2, seed=5)
+    spoil(times, q, v, a)
+    with pytest.raises(ConfigError, match=message):
+        TrajectoryChunk.from_arrays(('a', 'b'), times, q, v, a)

@@ -989,10 +989,11 @@ class ArmCommander:
             hold_until=LATE_WINDOW if stamped else 0.0, plan_many=motion.sample_many,
         )
         base = chunk.stamp if chunk.stamp > 0.0 else now
+        times, positions, velocities, accelerations = chunk.arrays()
         self._remember(
-            [
-                (base + p.time_from_start, p.positions, p.velocities, p.accelerations)
-                for p in chunk.points if p.accelerations is not None
+            [] if accelerations is None else [
+                (base + when, *rows)
+                for when, *rows in zip(times.tolist(), positions, velocities, accelerations)
             ],
             start if states or ahead > 0.0 else base, lead,
         )

@@ -455,20 +455,25 @@ class JerkLimitedGenerator:
         if plan is None:  # Ruckig refused (not seen): no braking to add
             return [first]
         duration = float(plan.duration)
-        bounds = self._limits
-        states = [first]
+        times = [0.0]
+        sampled = []  # (relative positions, velocities, accelerations) at each switch
         for when in _switches(plan, duration - _MIN_SPLIT):
-            if when - states[-1][0] >= _MIN_SPLIT:
-                relative, speed, accel = plan.at_time(when)[:3]
-                q = bounds.clamp(origin + np.asarray(relative, dtype=float))
-                states.append(
-                    (when, q, np.asarray(speed, dtype=float), np.asarray(accel, dtype=float))
-                )
-        end = max(duration, states[-1][0] + _MIN_SPLIT)
-        relative = plan.at_time(duration)[0]
-        zero = np.zeros(bounds.dof)
-        states.append((end, bounds.clamp(origin + np.asarray(relative, dtype=float)), zero, zero))
-        return states
+            if when - times[-1] >= _MIN_SPLIT:
+                times.append(when)
+                sampled.append(plan.at_time(when)[:3])
+        times.append(max(duration, times[-1] + _MIN_SPLIT))
+        dof = self._limits.dof
+        rest = plan.at_time(duration)[0]
+        relative = np.array([*(row[0] for row in sampled), rest], dtype=float).reshape(-1, dof)
+        q = self._limits.clamp(origin + relative)  # row by row, as one state at a time
+        speeds = np.array([row[1] for row in sampled], dtype=float).reshape(-1, dof)
+        accels = np.array([row[2] for row in sampled], dtype=float).reshape(-1, dof)
+        zero = np.zeros(dof)
+        moving = [
+            (when, position, speed, accel)
+            for when, position, speed, accel in zip(times[1:-1], q, speeds, accels)
+        ]
+        return [first, *moving, (times[-1], q[-1], zero, zero)]
 
     def brakes_inside(self, limits: MotionLimits) -> bool:
         """

@@ -24,7 +24,7 @@ continuous trajectory. The node copies a :class:`TrajectoryChunk` into a
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 import enum
 import itertools
@@ -141,6 +141,50 @@ class TrajectoryPoint:
     accelerations: FloatArray | None = None
 
 
+_Arrays = tuple[FloatArray, FloatArray, FloatArray, FloatArray | None]
+"""A chunk's points as arrays (:meth:`TrajectoryChunk.arrays`)."""
+
+
+class _RowPoints(Sequence[TrajectoryPoint]):
+    """
+    The points of a chunk made from checked arrays: each made when it is read, from its rows.
+
+    Only :meth:`TrajectoryChunk.from_arrays` makes one, after checking the arrays.
+    """
+
+    def __init__(self, seconds: list[float], times_ns: list[int], arrays: _Arrays) -> None:
+        self._seconds = seconds
+        self.times_ns = times_ns
+        self.arrays = arrays
+        self.dof = arrays[1].shape[1]
+        self._made: tuple[TrajectoryPoint, ...] | None = None
+
+    def __len__(self) -> int:
+        return len(self._seconds)
+
+    def _point(self, index: int) -> TrajectoryPoint:
+        _, positions, velocities, accelerations = self.arrays
+        return TrajectoryPoint(
+            self._seconds[index], positions[index], velocities[index],
+            None if accelerations is None else accelerations[index],
+        )
+
+    def _all(self) -> tuple[TrajectoryPoint, ...]:
+        if self._made is None:
+            self._made = tuple(self._point(index) for index in range(len(self)))
+        return self._made
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return self._all()[index]
+        if self._made is not None:
+            return self._made[index]
+        return self._point(range(len(self))[index])
+
+    def __iter__(self) -> Iterator[TrajectoryPoint]:
+        return iter(self._all())
+
+
 @dataclass(frozen=True, eq=False)
 class TrajectoryChunk:
     """
@@ -163,7 +207,7 @@ class TrajectoryChunk:
     """
 
     joint_names: tuple[str, ...]
-    points: tuple[TrajectoryPoint, ...]
+    points: Sequence[TrajectoryPoint]
     stamp: float = 0.0
     start: int = 0
     end: int = -1
@@ -180,31 +224,80 @@ class TrajectoryChunk:
         repeated = sorted({name for name in names if names.count(name) > 1})
         if repeated:
             raise ConfigError(f'joint names must be unique, repeated: {repeated}')
-        points = tuple(self.points)
-        if not points:
-            raise ConfigError('a trajectory needs at least one point')
-        at_once = _checked_at_once(points, len(names))
-        if at_once is not None:
-            checked, times, arrays = at_once
+        checked, times, arrays = _checked_points(self.points, len(names))
+        if arrays is not None:
             self.__dict__['_arrays'] = arrays  # the arrays checked are those of arrays()
-        else:
-            checked, times = _checked_one_by_one(points, len(names))
-        if not isinstance(self.start, int) or not 0 <= self.start < len(points):
+        count = len(checked)
+        if not isinstance(self.start, int) or not 0 <= self.start < count:
             raise ConfigError(f'start must be a point index, got {self.start!r}')
         set_field = object.__setattr__
         for name in ('end', 'stop'):
             value = getattr(self, name)
-            if not isinstance(value, int) or not -len(points) <= value < len(points):
+            if not isinstance(value, int) or not -count <= value < count:
                 raise ConfigError(f'{name} must be a point index, got {value!r}')
-            set_field(self, name, value % len(points))
+            set_field(self, name, value % count)
         if not self.start <= self.end <= self.stop:
             raise ConfigError(
                 f'start <= end <= stop must hold, got {self.start}, {self.end}, {self.stop}'
             )
         set_field(self, 'stamp', check_number('stamp', self.stamp, 0.0, _MAX_SECONDS))
         set_field(self, 'joint_names', names)
-        set_field(self, 'points', tuple(checked))
+        set_field(self, 'points', checked)
         set_field(self, 'times_ns', tuple(times))
+
+    @classmethod
+    def from_arrays(
+        cls,
+        joint_names: Sequence[str],
+        times: FloatArray,
+        positions: FloatArray,
+        velocities: FloatArray,
+        accelerations: FloatArray,
+        stamp: float = 0.0,
+        start: int = 0,
+        end: int = -1,
+        stop: int = -1,
+    ) -> TrajectoryChunk:
+        """
+        Make a chunk from its points as arrays, checked at once (one point object made on demand).
+
+        :param joint_names: As :class:`TrajectoryChunk`.
+        :param times: ``time_from_start`` of the points, shape (k,) [s].
+        :param positions: Positions, shape (k, n), [rad] or [m]; row ``i`` is point ``i``'s.
+        :param velocities: Velocities, shape (k, n), [rad/s] or [m/s].
+        :param accelerations: Accelerations, shape (k, n), [rad/s^2] or [m/s^2].
+        :param stamp: As :class:`TrajectoryChunk`.
+        :param start: As :class:`TrajectoryChunk`.
+        :param end: As :class:`TrajectoryChunk`.
+        :param stop: As :class:`TrajectoryChunk`.
+        :return: The chunk, the same as one made of the points (:attr:`points` reads the rows).
+        :raises ConfigError: As :class:`TrajectoryChunk` (the point at fault named).
+        """
+        dof = len(joint_names)
+        arrays = [
+            np.array(array, dtype=float) for array in (positions, velocities, accelerations)
+        ]
+        seconds = np.array(times, dtype=float)
+        count = seconds.shape[0] if seconds.ndim == 1 else -1
+        well_formed = count > 0 and all(array.shape == (count, dof) for array in arrays) and all(
+            np.isfinite(array).all() for array in (seconds, *arrays)
+        )
+        nanoseconds = _increasing_nanoseconds(seconds) if well_formed else None
+        if nanoseconds is None:  # the point-by-point check names the fault
+            points: Sequence[TrajectoryPoint] = [
+                TrajectoryPoint(float(when), *rows) for when, *rows in zip(times, *arrays)
+            ]
+        else:
+            for array in (seconds, *arrays):
+                array.setflags(write=False)
+            points = _RowPoints(
+                seconds.tolist(), nanoseconds.tolist(),
+                (seconds, arrays[0], arrays[1], arrays[2]),
+            )
+        return cls(
+            joint_names=tuple(joint_names), points=points, stamp=stamp, start=start, end=end,
+            stop=stop,
+        )
 
     @property
     def command(self) -> TrajectoryPoint:
@@ -276,6 +369,31 @@ def limit_breach(
     return f'point {index + 1} of {count} ({part}): {name} {what}'
 
 
+def _checked_points(
+    given: Sequence[TrajectoryPoint], dof: int
+) -> tuple[Sequence[TrajectoryPoint], list[int], _Arrays | None]:
+    """
+    Return a chunk's points checked, their times [ns] and their arrays (None if not made).
+
+    :param given: The points given to :class:`TrajectoryChunk` (those of
+        :meth:`TrajectoryChunk.from_arrays` are checked already).
+    :param dof: Number of joints.
+    :return: The points (read-only), their ``time_from_start`` in whole nanoseconds and the
+        arrays of :meth:`TrajectoryChunk.arrays` when the check made them.
+    :raises ConfigError: If there is no point, or naming the first point and field at fault.
+    """
+    if isinstance(given, _RowPoints) and given.dof == dof:
+        return given, given.times_ns, given.arrays
+    points = tuple(given)
+    if not points:
+        raise ConfigError('a trajectory needs at least one point')
+    at_once = _checked_at_once(points, dof)
+    if at_once is not None:
+        return tuple(at_once[0]), at_once[1], at_once[2]
+    checked, times = _checked_one_by_one(points, dof)
+    return tuple(checked), times, None
+
+
 def _checked_one_by_one(
     points: Sequence[TrajectoryPoint], dof: int
 ) -> tuple[list[TrajectoryPoint], list[int]]:
@@ -310,10 +428,6 @@ def _checked_one_by_one(
             )
         )
     return checked, times
-
-
-_Arrays = tuple[FloatArray, FloatArray, FloatArray, FloatArray | None]
-"""A chunk's points as arrays (:meth:`TrajectoryChunk.arrays`)."""
 
 
 def _checked_at_once(
@@ -456,35 +570,79 @@ def sent_time(seconds: float) -> float:
     return whole + nanoseconds / _NANOSECONDS
 
 
-def at_sent_time(
-    when: float, positions: FloatArray, velocities: FloatArray, accelerations: FloatArray | None
-) -> TrajectoryPoint:
+def at_sent_times(
+    times: FloatArray, positions: FloatArray, velocities: FloatArray, accelerations: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
     """
-    Return a planned state as a point at the time the controller will read (:func:`sent_time`).
+    Return planned states as points at the times the controller will read (:func:`sent_time`).
 
-    The state is carried along its own motion over the rounding (under half a nanosecond:
+    Each state is carried along its own motion over the rounding (under half a nanosecond:
     ``q + v dt + a dt^2 / 2``, ``v + a dt``; the jerk's share is below 1e-6 rad/s^2). A point
     left at its state of half a nanosecond away is that far off its neighbours: over a segment of
     some microseconds, which close jerk switches of different joints make, the controller's
     quintic turns it into an acceleration tens of rad/s^2 off, and a chunk arriving there does
-    not continue the command it repeats.
+    not continue the command it repeats. A state already at a whole nanosecond is kept as it is.
 
-    :param when: ``time_from_start`` of the state [s].
-    :param positions: Positions, shape (n,).
-    :param velocities: Velocities, shape (n,).
-    :param accelerations: Accelerations, shape (n,), or None (then constant velocity).
-    :return: The point at :func:`sent_time` of ``when``.
+    :param times: ``time_from_start`` of the states, shape (k,) [s], in [0, 2^31 - 1].
+    :param positions: Positions, shape (k, n).
+    :param velocities: Velocities, shape (k, n).
+    :param accelerations: Accelerations, shape (k, n).
+    :return: The sent times (k,) and the positions, velocities and accelerations there.
     """
-    moved = sent_time(float(when))
-    shift = moved - float(when)
-    if shift == 0.0:
-        return TrajectoryPoint(moved, positions, velocities, accelerations)
-    if accelerations is None:
-        return TrajectoryPoint(moved, positions + shift * velocities, velocities, None)
-    return TrajectoryPoint(
-        moved, positions + shift * velocities + (0.5 * shift * shift) * accelerations,
-        velocities + shift * accelerations, accelerations,
+    whole = np.floor(times)  # as duration_parts: whole seconds, then the nanoseconds rounded
+    moved = whole + np.rint((times - whole) * _NANOSECONDS) / _NANOSECONDS
+    shift = (moved - times)[:, None]
+    same = shift == 0.0
+    carried_q = positions + shift * velocities + (0.5 * shift * shift) * accelerations
+    carried_v = velocities + shift * accelerations
+    return (
+        moved, np.where(same, positions, carried_q), np.where(same, velocities, carried_v),
+        accelerations,
     )
+
+
+def _bridge_kept(sent: list[float]) -> list[int]:
+    """Return which bridge states stay: of two closer than MIN_POINT_GAP, the later."""
+    kept: list[int] = []
+    for index, when in enumerate(sent):
+        if kept and when - sent[kept[-1]] < MIN_POINT_GAP:
+            kept.pop()
+        kept.append(index)
+    return kept
+
+
+def _state_rows(states: Sequence[PlannedState]) -> tuple[FloatArray, ...]:
+    """Stack planned states: times (k,), positions, velocities and accelerations (k, n)."""
+    return tuple(
+        np.array([state[field] for state in states], dtype=float) for field in range(4)
+    )
+
+
+def _plan_times(lead: float, offset: float, wanted: Sequence[float]) -> list[float]:
+    """
+    Return the times of a chunk's plan points, as sent (:func:`sent_time`), increasing.
+
+    :param lead: The last point's time after the plan's start [s].
+    :param offset: The plan's start after the stamp [s].
+    :param wanted: Other times after the plan's start, first wanted first [s]: each is kept
+        unless it is outside [MIN_POINT_GAP, lead) or, as sent, within MIN_POINT_GAP of a
+        time kept before it.
+    :return: Times after the plan's start [s], the lead last.
+    """
+    def sent(when: float) -> float:  # a plan time, moved to where the controller will put it
+        return sent_time(offset + when) - offset
+
+    times = [sent(lead)]  # kept sorted
+    for when in wanted:
+        if not MIN_POINT_GAP <= when < lead:
+            continue
+        when = sent(when)
+        index = bisect.bisect_left(times, when)
+        if (index == 0 or when - times[index - 1] >= MIN_POINT_GAP) and (
+            index == len(times) or times[index] - when >= MIN_POINT_GAP
+        ):
+            times.insert(index, when)
+    return times
 
 
 def planned_chunk(
@@ -509,7 +667,7 @@ def planned_chunk(
     none within :data:`MIN_POINT_GAP` of another (the earlier kind wins), each with the planned
     positions, velocities and accelerations at that time. Every time is the one the message
     will carry (:func:`sent_time`): the plan is sampled there, and the bridge's and the tail's
-    states are carried to it (:func:`at_sent_time`).
+    states are carried to it (:func:`at_sent_times`).
 
     :param joint_names: Every joint of the controller, in the order of the arrays.
     :param plan: The planned state some time ahead of now: ``plan(t)`` gives positions,
@@ -545,47 +703,39 @@ def planned_chunk(
     lead = float(LEAD_TIME.check(lead_time))
     step = check_number('spacing', spacing, 1e-4, 1.0)
     grid = [step * index for index in range(1, math.ceil(lead / step - 1e-9))]
-
-    def sent(when: float) -> float:  # a plan time, moved to where the controller will put it
-        return sent_time(offset + when) - offset
-
-    times = [sent(lead)]  # kept sorted
     starts = [MIN_POINT_GAP] if start_point else []
     # the start point, then the plan's own breakpoints, then the grid
-    for when in starts + [float(t) for t in breakpoints] + grid:
-        if not MIN_POINT_GAP <= when < lead:
-            continue
-        when = sent(when)
-        index = bisect.bisect_left(times, when)
-        if (index == 0 or when - times[index - 1] >= MIN_POINT_GAP) and (
-            index == len(times) or times[index] - when >= MIN_POINT_GAP
-        ):
-            times.insert(index, when)
-    points: list[TrajectoryPoint] = []
-    for state in bridge:  # of two states closer than MIN_POINT_GAP the later stays
-        point = at_sent_time(*state)
-        if points and point.time_from_start - points[-1].time_from_start < MIN_POINT_GAP:
-            points.pop()
-        points.append(point)
-    bridged = len(points)
+    times = _plan_times(lead, offset, starts + [float(t) for t in breakpoints] + grid)
+    dof = len(joint_names)
+    parts: list[tuple[FloatArray, ...]] = []
+    if bridge:  # of two states closer than MIN_POINT_GAP the later stays
+        rows = _state_rows(bridge)
+        carried = at_sent_times(*rows)
+        kept = _bridge_kept(carried[0].tolist())
+        parts.append(tuple(array[kept] for array in carried))
+    bridged = len(parts[0][0]) if parts else 0
     if plan_many is not None:
-        rows = plan_many(times)
-        states = [(rows[0][k], rows[1][k], rows[2][k]) for k in range(len(times))]
+        parts.append((offset + np.array(times), *plan_many(times)))
     else:
         states = [plan(when) for when in times]
-    for when, (positions, velocities, accelerations) in zip(times, states):
-        # TrajectoryChunk checks every array
-        points.append(TrajectoryPoint(offset + when, positions, velocities, accelerations))
-    end = len(points) - 1
-    for when, positions, velocities, accelerations in tail[1:]:
-        points.append(at_sent_time(offset + lead + when, positions, velocities, accelerations))
-    stop = len(points) - 1
-    last = points[-1]
-    if hold_until >= last.time_from_start + MIN_POINT_GAP:
-        zero = np.zeros(len(joint_names))
-        points.append(TrajectoryPoint(hold_until, last.positions, zero, zero))
-    return TrajectoryChunk(
-        joint_names=tuple(joint_names), points=tuple(points), stamp=stamp,
+        parts.append((
+            offset + np.array(times),
+            *(np.array([state[k] for state in states], dtype=float) for k in range(3)),
+        ))
+    end = bridged + len(times) - 1
+    if len(tail) > 1:
+        rows = _state_rows(tail[1:])
+        parts.append(at_sent_times((offset + lead) + rows[0], *rows[1:]))
+    stop = end + max(len(tail) - 1, 0)
+    last_time = float(parts[-1][0][-1])
+    if hold_until >= last_time + MIN_POINT_GAP:
+        zero = np.zeros((1, dof))
+        parts.append((np.array([hold_until]), parts[-1][1][-1:], zero, zero))
+    times_all, positions, velocities, accelerations = (
+        np.concatenate([part[k] for part in parts]) for k in range(4)
+    )
+    return TrajectoryChunk.from_arrays(
+        joint_names, times_all, positions, velocities, accelerations, stamp=stamp,
         start=max(bridged - 1, 0), end=end, stop=stop,
     )
 
@@ -594,7 +744,7 @@ CONTINUITY_TOLERANCE: Final = 1e-3
 """
 Relative slack of the continuity check (:func:`segment_peaks`): a ratio up to ``1 + 1e-3`` of a
 limit passes. It covers rounding only -- the times sent are whole nanoseconds, each point's
-state carried to its sent time (:func:`at_sent_time`), and ruckig's states are exact to about
+state carried to its sent time (:func:`at_sent_times`), and ruckig's states are exact to about
 1e-12 -- while the planned motion keeps ``limit_headroom`` (5 %) below the limits.
 """
 
