@@ -270,8 +270,9 @@ def test_exponential_smooths_a_row_the_same_whether_or_not_another_row_is_held(
     """
     A row's estimate does not depend on whether the other rows were valid (bit for bit).
 
-    Frames where every row is smoothed take a whole-array path, frames with a held row the
-    row-by-row one: both give the smoothed rows the same numbers.
+    Frames where every row is smoothed after one shared gap take a whole-array path with one
+    blend, frames with a held row the row-by-row one, and the frame after it (rows last
+    ingested at different times) a blend per row: all give the smoothed rows the same numbers.
     """
     all_valid = ExponentialFilter(0.1, reset_after=math.inf)
     one_held = ExponentialFilter(0.1, reset_after=math.inf)

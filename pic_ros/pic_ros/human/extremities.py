@@ -21,6 +21,7 @@ hands); the estimators check the finer geometry themselves, scale-free.
 
 from __future__ import annotations
 
+import functools
 from typing import Final
 
 import numpy as np
@@ -74,7 +75,33 @@ def implausible_extremities(frame: SkeletonFrame) -> list[HumanJoint]:
     :param frame: Skeleton, any frame, [m].
     :return: The joints, in :class:`~pic_ros.skeleton.HumanJoint` order.
     """
-    valid = frame.valid.tolist()
+    points, anchors, reaches, unanchored = _checks(tuple(frame.valid.tolist()))
+    bad = list(unanchored)
+    if points:
+        rows = frame.positions.tolist()
+        for point, base, reach in zip(points, anchors, reaches):
+            (x0, y0, z0), (x1, y1, z1) = rows[point], rows[base]
+            x, y, z = x0 - x1, y0 - y1, z0 - z1
+            square = x * x + y * y + z * z  # Python floats: inf or NaN, never a warning
+            limit = reach * reach
+            if square <= limit * (1.0 - _CERTAIN):
+                continue  # near, whatever the rounding
+            if square > limit * (1.0 + _CERTAIN) or not _near(frame, point, base, reach):
+                bad.append(HumanJoint(point))  # far, or NaN (never near)
+    return sorted(bad)
+
+
+@functools.lru_cache(maxsize=64)
+def _checks(
+    valid: tuple[bool, ...]
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[float, ...], tuple[HumanJoint, ...]]:
+    """
+    Return what to check of a skeleton with these valid rows (a few patterns recur).
+
+    :param valid: Validity per :class:`~pic_ros.skeleton.HumanJoint` row.
+    :return: The extremity points to check, their anchors and reaches [m], and the valid
+        points without a valid anchor (implausible whatever their place).
+    """
     points: list[int] = []
     anchors: list[int] = []
     reaches: list[float] = []
@@ -97,18 +124,7 @@ def implausible_extremities(frame: SkeletonFrame) -> list[HumanJoint]:
             points.append(joint)
             anchors.append(anchor)
             reaches.append(HAND_REACH)
-    if points:
-        rows = frame.positions.tolist()
-        for point, base, reach in zip(points, anchors, reaches):
-            (x0, y0, z0), (x1, y1, z1) = rows[point], rows[base]
-            x, y, z = x0 - x1, y0 - y1, z0 - z1
-            square = x * x + y * y + z * z  # Python floats: inf or NaN, never a warning
-            limit = reach * reach
-            if square <= limit * (1.0 - _CERTAIN):
-                continue  # near, whatever the rounding
-            if square > limit * (1.0 + _CERTAIN) or not _near(frame, point, base, reach):
-                bad.append(HumanJoint(point))  # far, or NaN (never near)
-    return sorted(bad)
+    return tuple(points), tuple(anchors), tuple(reaches), tuple(bad)
 
 
 def screen_extremities(frame: SkeletonFrame) -> SkeletonFrame:

@@ -19,7 +19,7 @@ of the input's shape and unit.
 from __future__ import annotations
 
 import math
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -172,6 +172,7 @@ class ExponentialFilter(_RowFilter):
         self._estimate: FloatArray | None = None
         self._row_stamps: FloatArray | None = None
         self._last_stamp: float | None = None
+        self._all_at: float | None = None  # when every row was last ingested, if together
 
     @property
     def time_constant(self) -> float:
@@ -189,6 +190,7 @@ class ExponentialFilter(_RowFilter):
         self._estimate = None
         self._row_stamps = None
         self._last_stamp = None
+        self._all_at = None
 
     def update(
         self, stamp: float, values: npt.ArrayLike, valid: npt.ArrayLike | None = None
@@ -216,22 +218,26 @@ class ExponentialFilter(_RowFilter):
         elif self._last_stamp is not None and when <= self._last_stamp:
             return self._estimate.copy()
         self._last_stamp = when
+        every = bool(usable.all())
+        together = self._all_at
+        self._all_at = when if every else None
+        estimate = self._estimate
+        if self._tau > 0.0 and every and together is not None:
+            # every row smoothed after one shared gap (the usual frame): one alpha, whole arrays
+            if when - together <= self._reset_after:
+                self._row_stamps.fill(when)
+                with np.errstate(over='ignore'):
+                    return self._blend(estimate, array, -np.expm1(-(when - together) / self._tau))
         elapsed = when - self._row_stamps
         restart = usable & ~(elapsed <= self._reset_after)  # also never-seen rows (NaN)
         blend = usable & ~restart
-        estimate = self._estimate
         if self._tau == 0.0:
             restart = usable
-        elif blend.all():  # every row smoothed (the usual frame): whole arrays, no row picking
+        elif blend.all():  # every row smoothed: whole arrays, no row picking
+            self._row_stamps.fill(when)
             with np.errstate(over='ignore'):
                 alpha = _rows(-np.expm1(-elapsed / self._tau), array.ndim)
-                mixed = (1.0 - alpha) * estimate + alpha * array
-            np.minimum(
-                np.maximum(mixed, np.minimum(estimate, array)), np.maximum(estimate, array),
-                out=estimate,
-            )
-            self._row_stamps.fill(when)
-            return estimate.copy()
+                return self._blend(estimate, array, alpha)
         elif np.any(blend):
             old = estimate[blend]
             new = array[blend]
@@ -241,6 +247,23 @@ class ExponentialFilter(_RowFilter):
             estimate[blend] = np.clip(mixed, np.minimum(old, new), np.maximum(old, new))
         estimate[restart] = array[restart]
         self._row_stamps[usable] = when
+        return estimate.copy()
+
+    @staticmethod
+    def _blend(estimate: FloatArray, array: FloatArray, alpha: Any) -> FloatArray:
+        """
+        Blend every row of a sample into the estimate, in place; return a copy of it.
+
+        :param estimate: The estimate, updated in place.
+        :param array: The sample, the same shape.
+        :param alpha: The blend: a scalar, or one per row broadcast against the arrays.
+        :return: A copy of the new estimate.
+        """
+        mixed = (1.0 - alpha) * estimate + alpha * array
+        np.minimum(
+            np.maximum(mixed, np.minimum(estimate, array)), np.maximum(estimate, array),
+            out=estimate,
+        )
         return estimate.copy()
 
 

@@ -307,6 +307,8 @@ class SkeletonFrontEnd:
                 body = self.processor.process(frame)
         except SkeletonError:
             return DropReason.BAD_FRAME
-        if not np.isfinite(body.positions[body.valid]).all():
+        valid = body.valid
+        kept = body.positions if valid.all() else body.positions[valid]  # invalid rows are NaN
+        if not np.isfinite(kept).all():
             return DropReason.BAD_FRAME
         return body

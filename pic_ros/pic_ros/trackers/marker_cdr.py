@@ -260,9 +260,15 @@ def _read_alike(
     )
     if layout.frame_nul is not None and rows[:, layout.frame_nul].any():
         return False
-    order = reader.prefix
-    ids[:] = rows[:, layout.marker_id: layout.marker_id + 4].copy().view(f'{order}i4')[:, 0]
-    positions[:] = rows[:, layout.position: layout.position + 24].copy().view(f'{order}f8')
+    order = reader.prefix  # the fields read in place, a stride apart
+    ids[:] = np.ndarray(
+        (count,), dtype=f'{order}i4', buffer=reader.data, offset=start + layout.marker_id,
+        strides=(layout.stride,),
+    )
+    positions[:] = np.ndarray(
+        (count, 3), dtype=f'{order}f8', buffer=reader.data, offset=start + layout.position,
+        strides=(layout.stride, 8),
+    )
     reader.offset = end
     return True
 
