@@ -39,6 +39,7 @@ from pic_ros.correspondence import (
 from pic_ros.correspondence.base import CORRESPONDENCE, MAPPING, SCALE, USER_PROFILE
 from pic_ros.exceptions import ConfigError, PicRosError, SkeletonError
 from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor, SMOOTHING, TIME_CONSTANT
+from pic_ros.realtime import check_priority
 from pic_ros.resources import shipped_robots
 from pic_ros.robot.robot import load_robot
 from pic_ros.schema import add_option
@@ -308,6 +309,7 @@ def _live(args: argparse.Namespace) -> int:
         duration=args.duration,
         logs=args.logs,
         user_profile=args.user_profile,
+        realtime_priority=check_priority(args.realtime_priority),
     )
     records = live_records(settings)
     if args.json:
@@ -560,6 +562,11 @@ def build_parser() -> argparse.ArgumentParser:
         '--logs', type=Path,
         help="--live: keep the processes' logs and each run's run.mcap (its topics) and "
         'run_scene.mcap (Foxglove scene) here',
+    )
+    evaluate.add_argument(
+        '--realtime-priority', type=int, default=0,
+        help="--live: the pipeline's and sim_robot's realtime_priority (SCHED_FIFO, 1-98; 0: "
+        'default scheduling), as on a robot PC that grants it',
     )
     evaluate.set_defaults(run=run_evaluate)
     bench = commands.add_parser('bench', help='solver timing against ikpy; pipeline throughput')

@@ -39,11 +39,12 @@ DOCUMENTED_ARGUMENTS = {
         'user_profile', 'namespace', 'use_sim_time', 'single_process', 'udp_address', 'udp_port',
         'params_file', 'use_rviz', 'sim', 'admittance', 'follow_base', 'base_cmd_topic',
         'base_cmd_stamped', 'wrench_topic', 'whole_body', 'start_engaged', 'gripper_interface',
+        'realtime_priority',
     },
     'multi_robot.launch.py': {
         'robots', 'source', 'input_topic', 'solver', 'eta', 'mapping', 'correspondence',
         'user_profile', 'udp_address', 'udp_port', 'use_sim_time', 'params_file', 'sim',
-        'admittance', 'whole_body', 'start_engaged', 'gripper_interface',
+        'admittance', 'whole_body', 'start_engaged', 'gripper_interface', 'realtime_priority',
     },
     'gazebo.launch.py': {
         'robot', 'source', 'input_topic', 'solver', 'gz_args', 'replay_bag', 'distro',

@@ -31,7 +31,12 @@ from geometry_msgs.msg import PoseStamped, Twist, TwistStamped
 from pic_ros.motion.base_following import BaseFollower, BaseFollowingConfig
 from pic_ros.ros.conversions import command_to_msg, footprint_from_msg, status_to_msg
 from pic_ros.ros.diagnostics import DiagnosticsReporter
-from pic_ros.ros.parameters import declare_parameters, validation_callback, Values
+from pic_ros.ros.parameters import (
+    apply_realtime_priority,
+    declare_parameters,
+    validation_callback,
+    Values,
+)
 from pic_ros.ros.runner import run_node
 from pic_ros.ros.schema import BASE_FOLLOWER
 from rclpy.node import Node
@@ -51,6 +56,7 @@ class BaseFollowerNode(Node):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__('base_follower', **kwargs)
         self._values: Values = declare_parameters(self, PARAMETERS)
+        self.scheduling = apply_realtime_priority(self, self._values)
         self._lock = threading.Lock()
         self.follower = BaseFollower(BaseFollowingConfig.from_parameters(self._values))
         self._was_active = False

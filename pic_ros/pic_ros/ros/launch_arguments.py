@@ -46,7 +46,7 @@ FIXED: Final = frozenset({'source'})
 """Arguments with a real default (not "keep the file's value")."""
 
 
-def _describe(node: str, definition: ParameterDef) -> LaunchArgument:
+def _describe(nodes: Sequence[str], definition: ParameterDef) -> LaunchArgument:
     allowed = definition.allowed()
     constraint = definition.constraint_text()
     text = definition.description
@@ -59,9 +59,11 @@ def _describe(node: str, definition: ParameterDef) -> LaunchArgument:
     if definition.name in FIXED:
         return LaunchArgument(definition.name, str(definition.default), text, allowed)
     default = definition.default if definition.default != '' else "''"
-    return LaunchArgument(
-        definition.name, '', f"{text}. Empty: {node}'s value in params_file ({default})"
+    kept = (
+        f"{nodes[0]}'s value in params_file" if len(nodes) == 1
+        else f"the value in params_file of {', '.join(nodes)}"
     )
+    return LaunchArgument(definition.name, '', f'{text}. Empty: {kept} ({default})')
 
 
 def parameter_arguments(names: tuple[str, ...] | None = None) -> list[LaunchArgument]:
@@ -69,12 +71,13 @@ def parameter_arguments(names: tuple[str, ...] | None = None) -> list[LaunchArgu
     Describe the launch arguments that set node parameters.
 
     :param names: Only these arguments (default: all of :data:`LAUNCH_ARGUMENTS`).
-    :return: The arguments, in :data:`LAUNCH_ARGUMENTS` order.
+    :return: The arguments, in :data:`LAUNCH_ARGUMENTS` order, one per name.
     """
-    return [
-        _describe(node, TABLES[node][name]) for node, name in LAUNCH_ARGUMENTS
-        if names is None or name in names
-    ]
+    owners: dict[str, list[str]] = {}  # a name several nodes have: one argument for them all
+    for node, name in LAUNCH_ARGUMENTS:
+        if names is None or name in names:
+            owners.setdefault(name, []).append(node)
+    return [_describe(nodes, TABLES[nodes[0]][name]) for name, nodes in owners.items()]
 
 
 def node_overrides(

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pic_ros.exceptions import ConfigError
+from pic_ros.realtime import REALTIME_PRIORITY, Scheduling, SchedulingOutcome, use_fifo
 from pic_ros.schema import ParameterDef, ParameterTable, ParameterType
 from rcl_interfaces.msg import (
     FloatingPointRange,
@@ -130,3 +131,22 @@ def validation_callback(
         return SetParametersResult(successful=True)
 
     return on_set
+
+
+def apply_realtime_priority(node: Node, values: Values) -> Scheduling:
+    """
+    Put the node's process under its ``realtime_priority`` (:func:`~pic_ros.realtime.use_fifo`).
+
+    Logged: the threads now under ``SCHED_FIFO`` (info), or why not (a warning; the node runs on
+    with the default scheduling). Priority 0 says nothing.
+
+    :param node: The node (its logger).
+    :param values: Its parameter values, with ``realtime_priority``.
+    :return: What was done.
+    """
+    scheduling = use_fifo(int(values[REALTIME_PRIORITY.name]))
+    if scheduling.outcome is SchedulingOutcome.APPLIED:
+        node.get_logger().info(scheduling.describe())
+    elif scheduling.outcome is not SchedulingOutcome.OFF:
+        node.get_logger().warning(scheduling.describe())
+    return scheduling

@@ -29,6 +29,7 @@ from pic_ros.motion.commander import COMMANDER_PARAMETERS
 from pic_ros.motion.engagement import START_ENGAGED
 from pic_ros.motion.gripper_goals import GRIPPER_INTERFACE
 from pic_ros.motion.hand_compliance import HAND_COMPLIANCE_PARAMETERS
+from pic_ros.realtime import REALTIME_PRIORITY
 from pic_ros.schema import ParameterDef, ParameterTable
 from pic_ros.solvers.avoidance import SELF_COLLISION_MARGIN
 from pic_ros.solvers.base import SOLVER_PARAMETERS
@@ -102,7 +103,7 @@ SKELETON_NODE: Final = ParameterTable('skeleton_node', (
     SOURCE, SMOOTHING, TIME_CONSTANT, SWITCH_AFTER, REACQUIRE_RADIUS, REACQUIRE_AFTER,
     RESTART_AFTER, BODY_FRAME_ID, TRACKER_FRAME_ID, MARKER_RATE, UDP_ADDRESS, UDP_PORT,
     UDP_RECEIVE_BUFFER, XSENS_CHARACTER,
-    DIAGNOSTICS_PERIOD,
+    DIAGNOSTICS_PERIOD, REALTIME_PRIORITY,
 ))
 """``skeleton_node``: tracker in, body-frame skeleton out."""
 
@@ -110,13 +111,13 @@ SOLVER_NODE: Final = ParameterTable('solver_node', (
     ROBOT, SOLVER_PARAMETERS[:2], ARMS, MAPPING_PARAMETERS, SOLVER_PARAMETERS[2:], WHOLE_BODY,
     SELF_COLLISION_MARGIN,
     HEAD_AND_HANDS_PARAMETERS, HAND_PARAMETERS, HAND_COMPLIANCE_PARAMETERS, ENGAGE_GESTURE_TIME,
-    MAX_FRAME_AGE, DIAGNOSTICS_PERIOD,
+    MAX_FRAME_AGE, DIAGNOSTICS_PERIOD, REALTIME_PRIORITY,
 ))
 """``solver_node``: skeleton in, joint targets out."""
 
 TRAJECTORY_PUBLISHER: Final = ParameterTable('trajectory_publisher', (
     ROBOT, START_ENGAGED, COMMANDER_PARAMETERS, SELF_COLLISION_MARGIN, GRIPPER_INTERFACE,
-    DIAGNOSTICS_PERIOD,
+    DIAGNOSTICS_PERIOD, REALTIME_PRIORITY,
 ))
 """``trajectory_publisher``: joint targets in, trajectory chunks out."""
 
@@ -141,6 +142,7 @@ BASE_FRAME_ID: Final = ParameterDef(
 
 BASE_FOLLOWER: Final = ParameterTable('base_follower', (
     BASE_FOLLOWING_PARAMETERS, BASE_RATE, STAMPED, BASE_FRAME_ID, DIAGNOSTICS_PERIOD,
+    REALTIME_PRIORITY,
 ))
 """``base_follower``: the person's footprint in, the mobile base's cmd_vel out."""
 
@@ -163,8 +165,12 @@ LAUNCH_ARGUMENTS: Final = (
     ('skeleton_node', 'udp_port'),
     ('trajectory_publisher', 'start_engaged'),
     ('trajectory_publisher', 'gripper_interface'),
+    ('skeleton_node', 'realtime_priority'),
+    ('solver_node', 'realtime_priority'),
+    ('trajectory_publisher', 'realtime_priority'),
 )
-"""Node parameters that ``teleop.launch.py`` exposes as launch arguments of the same name."""
+"""Node parameters that ``teleop.launch.py`` exposes as launch arguments of the same name (one
+argument for a name several nodes have: it sets each of them)."""
 
 TABLES: Final = {table.node: table for table in (*PIPELINE, BASE_FOLLOWER)}
 """Every run-time node's table by node name (``sim_robot``'s is ``pic_ros_tools.ros.schema``)."""

@@ -43,7 +43,12 @@ from pic_ros.ros.conversions import (
     status_to_msg,
 )
 from pic_ros.ros.diagnostics import DiagnosticsReporter, RateMeter
-from pic_ros.ros.parameters import declare_parameters, validation_callback, Values
+from pic_ros.ros.parameters import (
+    apply_realtime_priority,
+    declare_parameters,
+    validation_callback,
+    Values,
+)
 from pic_ros.ros.runner import run_node
 from pic_ros.ros.schema import SKELETON_NODE
 from pic_ros.skeleton import SkeletonFrame
@@ -92,6 +97,7 @@ class SkeletonNode(Node):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._values: Values = declare_parameters(self, PARAMETERS)
+        self.scheduling = apply_realtime_priority(self, self._values)
         self._lock = threading.Lock()
         self._handlers: list[SkeletonHandler] = []
         self._tracker = make_tracker(str(self._values['source']), self._values)

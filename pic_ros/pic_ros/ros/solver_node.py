@@ -93,7 +93,12 @@ from pic_ros.ros.conversions import (
     status_to_msg,
 )
 from pic_ros.ros.diagnostics import DiagnosticsReporter, RateMeter
-from pic_ros.ros.parameters import declare_parameters, validation_callback, Values
+from pic_ros.ros.parameters import (
+    apply_realtime_priority,
+    declare_parameters,
+    validation_callback,
+    Values,
+)
 from pic_ros.ros.qos import LATCHED
 from pic_ros.ros.runner import run_node
 from pic_ros.ros.schema import SOLVER_NODE
@@ -155,6 +160,7 @@ class SolverNode(Node):
         self._values: Values = declare_parameters(
             self, PARAMETERS, defaults={'arms': self._robot_arms}
         )
+        self.scheduling = apply_realtime_priority(self, self._values)
         self._mailbox.max_age = float(self._values['max_frame_age'])
         self._lock = threading.Lock()
         self._chest_lock = threading.Lock()

@@ -94,7 +94,12 @@ from pic_ros.ros.gripper_action import (
     GripperClientFactory,
     require_control_msgs,
 )
-from pic_ros.ros.parameters import declare_parameters, validation_callback, Values
+from pic_ros.ros.parameters import (
+    apply_realtime_priority,
+    declare_parameters,
+    validation_callback,
+    Values,
+)
 from pic_ros.ros.qos import LATCHED  # engaged: the last value kept for later subscribers
 from pic_ros.ros.runner import run_node
 from pic_ros.ros.schema import TRAJECTORY_PUBLISHER
@@ -196,6 +201,7 @@ class TrajectoryPublisherNode(Node):
     ) -> None:
         super().__init__('trajectory_publisher', **kwargs)
         self._values: Values = declare_parameters(self, PARAMETERS)
+        self.scheduling = apply_realtime_priority(self, self._values)
         self._lock = threading.Lock()
         self._time_base = RelativeClock()  # the node's times: seconds since an origin of its own
         self.robot = load_robot(str(self._values['robot']))

@@ -48,6 +48,7 @@ class LiveSettings:
     :param logs: Folder kept for the processes' logs and each run's ``run.mcap`` and
         ``run_scene.mcap``; None: a temporary one (and no MCAP).
     :param user_profile: solver_node's ``user_profile`` (``position`` correspondence).
+    :param realtime_priority: Every process's ``realtime_priority`` (0: default scheduling).
     """
 
     robots: Sequence[Robot]
@@ -58,6 +59,7 @@ class LiveSettings:
     duration: float | None = None
     logs: Path | None = None
     user_profile: str | None = None
+    realtime_priority: int = 0
 
 
 def _solver_values(
@@ -114,6 +116,7 @@ def live_records(settings: LiveSettings) -> list[dict[str, Any]]:
                         'smoothing': settings.processing.smoothing,
                         'time_constant': settings.processing.time_constant,
                     },
+                    realtime_priority=settings.realtime_priority,
                 )
                 asked = run_imitation(
                     robot, played, solver,

@@ -320,12 +320,15 @@ def _commands(
     solver_values: Mapping[str, Any],
     skeleton_values: Mapping[str, Any],
     sim_time: bool,
+    realtime_priority: int = 0,
 ) -> dict[str, list[str]]:
     clock = ['-p', 'use_sim_time:=true'] if sim_time else []
+    clock += ['-p', f'realtime_priority:={realtime_priority}']  # every process, sim_robot too
     return {
         'sim_robot': python_module(
             'pic_ros_tools', 'sim', '--robot', robot, '--ros-args', '-p',
-            f'publish_clock:={str(sim_time).lower()}',
+            f'publish_clock:={str(sim_time).lower()}', '-p',
+            f'realtime_priority:={realtime_priority}',
         ),
         'skeleton_node': python_module(
             'pic_ros.ros.skeleton_node', '--ros-args', '-p', f'source:={source}',
@@ -353,6 +356,7 @@ def record_pipeline(
     say: Callable[[str], None] = print,
     skeleton_values: Mapping[str, Any] | None = None,
     mcap: Path | None = None,
+    realtime_priority: int = 0,
 ) -> DemoRecording:
     """
     Play a recording through the five processes and record what they publish.
@@ -368,6 +372,9 @@ def record_pipeline(
         ``{'smoothing': 'kalman'}``).
     :param mcap: Also record the run's topics into this MCAP file (:class:`Recorder`), and the
         Foxglove scene beside it (:func:`~pic_ros_tools.ros.foxglove_scene.write_scene`).
+    :param realtime_priority: The pipeline's and sim_robot's ``realtime_priority`` (0: the
+        default scheduling; sim_robot stands for ros2_control, whose controller manager runs
+        under SCHED_FIFO where it may).
     :return: What was recorded; its ``notes`` hold the clock, the domain, the tracker source, the
         skeleton node's counts and the simulation's slips.
     :raises PicRosError: If the pipeline does not come up, the replay does not end in time or
@@ -384,7 +391,8 @@ def record_pipeline(
     try:
         recorder = Recorder(context, robot, sim_time, mcap)
         for name, argv in _commands(
-            robot.name, replayed.source, solver_values, skeleton_values or {}, sim_time
+            robot.name, replayed.source, solver_values, skeleton_values or {}, sim_time,
+            realtime_priority,
         ).items():
             processes.append(ManagedProcess(argv, environment, logs / f'{name}.log'))
         _wait_for_pipeline(recorder, logs, processes)

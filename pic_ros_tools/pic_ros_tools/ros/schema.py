@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from pic_ros.realtime import REALTIME_PRIORITY
 from pic_ros.ros.schema import DIAGNOSTICS_PERIOD, ROBOT
 from pic_ros.schema import ParameterDef, ParameterTable
 from pic_ros_tools.sim.config import SIM_CONFIG_PARAMETERS
@@ -26,5 +27,6 @@ PUBLISH_CLOCK: Final = ParameterDef(
 
 SIM_ROBOT: Final = ParameterTable('sim_robot', (
     ROBOT, SIM_RATE, PUBLISH_CLOCK, RENDER_PARAMETERS, SIM_CONFIG_PARAMETERS, DIAGNOSTICS_PERIOD,
+    REALTIME_PRIORITY,
 ))
 """``sim_robot``: the MuJoCo stand-in for the robot and its controllers."""

@@ -82,7 +82,12 @@ from pic_ros.exceptions import ConfigError
 from pic_ros.motion.streaming import SegmentPeaks
 from pic_ros.ros.conversions import status_to_msg, time_from_msg, time_to_msg
 from pic_ros.ros.diagnostics import DiagnosticsReporter, RateMeter
-from pic_ros.ros.parameters import declare_parameters, validation_callback, Values
+from pic_ros.ros.parameters import (
+    apply_realtime_priority,
+    declare_parameters,
+    validation_callback,
+    Values,
+)
 from pic_ros.ros.qos import LATCHED
 from pic_ros.ros.runner import (
     node_parser,
@@ -200,6 +205,7 @@ class SimRobotNode(Node):
         self._recorder: FrameRecorder | None = None  # first: destroy_node needs it
         try:
             self._values: Values = declare_parameters(self, PARAMETERS)
+            self.scheduling = apply_realtime_priority(self, self._values)
             self.sim = SimRobot(
                 str(self._values['robot']), SimConfig.from_parameters(self._values)
             )
