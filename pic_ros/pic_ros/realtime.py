@@ -25,7 +25,6 @@ import os
 from pathlib import Path
 from typing import Final
 
-from pic_ros.exceptions import ConfigError
 from pic_ros.schema import ParameterDef
 
 HIGHEST_PRIORITY: Final = 98
@@ -91,20 +90,13 @@ class Scheduling:
 
 def check_priority(priority: object) -> int:
     """
-    Check a ``realtime_priority`` value.
+    Check a ``realtime_priority`` value (:data:`REALTIME_PRIORITY`'s rule).
 
     :param priority: The value: an integer in [0, :data:`HIGHEST_PRIORITY`].
     :return: It, as an int.
     :raises ConfigError: If it is not such an integer.
     """
-    if isinstance(priority, bool) or not isinstance(priority, int):
-        raise ConfigError(f'realtime_priority must be an integer, got {priority!r}')
-    if not 0 <= priority <= HIGHEST_PRIORITY:
-        raise ConfigError(
-            f'realtime_priority must be in [0, {HIGHEST_PRIORITY}] (0: default scheduling), '
-            f'got {priority}'
-        )
-    return priority
+    return int(REALTIME_PRIORITY.check(priority))
 
 
 def _thread_ids(tasks: Path) -> list[int]:

@@ -279,9 +279,7 @@ class TrajectoryChunk:
         ]
         seconds = np.array(times, dtype=float)
         count = seconds.shape[0] if seconds.ndim == 1 else -1
-        well_formed = count > 0 and all(array.shape == (count, dof) for array in arrays) and all(
-            np.isfinite(array).all() for array in (seconds, *arrays)
-        )
+        well_formed = _well_formed(seconds, arrays, dof, count)
         nanoseconds = _increasing_nanoseconds(seconds) if well_formed else None
         if nanoseconds is None:  # the point-by-point check names the fault
             points: Sequence[TrajectoryPoint] = [
@@ -496,12 +494,16 @@ def _field_arrays(
             fields.append(np.array([point.accelerations for point in points], dtype=float))
     except (TypeError, ValueError, OverflowError):
         return None
-    count = len(points)
-    if seconds.shape != (count,) or any(array.shape != (count, dof) for array in fields):
-        return None
-    if not all(np.isfinite(array).all() for array in [seconds, *fields]):
-        return None
-    return seconds, fields
+    return (seconds, fields) if _well_formed(seconds, fields, dof, len(points)) else None
+
+
+def _well_formed(seconds: FloatArray, fields: Sequence[FloatArray], dof: int, count: int) -> bool:
+    """Whether the times are (count,) and every field (count, dof), all finite, count > 0."""
+    if count <= 0 or seconds.shape != (count,):
+        return False
+    if any(array.shape != (count, dof) for array in fields):
+        return False
+    return all(np.isfinite(array).all() for array in [seconds, *fields])
 
 
 def _increasing_nanoseconds(seconds: FloatArray) -> npt.NDArray[np.int64] | None:
