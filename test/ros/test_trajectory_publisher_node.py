@@ -228,6 +228,49 @@ def test_target_publishes_one_trajectory_per_arm_controller(streamer):
     assert_safe(node, published, lead_time=0.04)
 
 
+def test_the_arms_are_published_before_the_head_is_stepped(streamer):
+    """
+    In a step that covers the arms and the head, the arms' chunks go out first.
+
+    The head is stepped only once the arms' chunks are published (the collision guard needs
+    the arms, not the head), so the arms' commands never wait for the head's planning.
+    """
+    node, clock, published = streamer()
+    events: list[tuple[str, str]] = []
+    for name, (commander, publisher) in node._groups.items():
+        step, publish = commander.step, publisher.publish
+
+        def logged_step(now, name=name, step=step):
+            chunk = step(now)
+            events.append(('made' if chunk is not None else 'none', name))
+            return chunk
+
+        def logged_publish(message, name=name, publish=publish):
+            events.append(('publish', name))
+            return publish(message)
+
+        commander.step, publisher.publish = logged_step, logged_publish
+    head = node.robot.head
+    names = joint_names(node) + list(head.joint_names)
+    for now in np.arange(START, START + 1.0, 0.02):
+        clock.advance_to(float(now))
+        swing = 0.3 * math.sin(2.0 * (now - START))
+        values = pose(node, lambda arm, swing=swing: arm.neutral + swing)
+        hand_targets(node, float(now), names, values + head.targets(0.3, 0.1).tolist())
+    head_steps = [index for index, event in enumerate(events) if event[1] == 'head' != event[0]]
+    assert len(head_steps) >= 50
+    previous, checked = 0, 0
+    for index in head_steps:
+        block = events[previous:index]  # the arms' steps and publishes before this head step
+        made = {name for kind, name in block if kind == 'made'}
+        assert made <= {name for kind, name in block if kind == 'publish'}, block
+        checked += bool(made)
+        previous = index + 1
+    assert checked >= 40
+    assert len(published['head']) >= 50
+    assert_safe(node, published)
+
+
 @pytest.mark.parametrize('robot', ['tiago', 'yumi', 'nao'])
 def test_head_and_gripper_targets_drive_their_own_controllers(streamer, robot):
     """

@@ -475,12 +475,36 @@ class TrajectoryPublisherNode(Node):
         """
         Step the groups, guard the arms' chunks, publish them (lock held).
 
+        The arms and the torso (what the collision guard checks) are stepped, guarded and
+        published first; the head and the grippers after them, so that the arms' commands do not
+        wait for theirs.
+
+        :param now: The step's time [s].
+        :param names: The groups to step.
+        :param poll: Called on the executor's thread (may take the newest ``/clock``).
+        """
+        guarded = [name for name in names if name in self.robot.arms or name == TORSO_GROUP]
+        others = [name for name in names if name not in guarded]
+        for phase in (guarded, others):
+            if phase:
+                now = self._publish_phase(now, phase, poll)
+
+    def _publish_phase(self, now: float, names: Sequence[str], poll: bool) -> float:
+        """
+        Step some groups, guard the arms' chunks among them, publish them (lock held).
+
         Just before publishing, the clock is read again: when a chunk would reach its controller
         after its plan's start (the process was starved since the step read the clock), every
-        chunk of the step is withdrawn and the step made again at the present, from what the
+        chunk of the phase is withdrawn and the phase made again at the present, from what the
         controllers were last sent (:meth:`~pic_ros.motion.commander.ArmCommander.withdraw`;
         counted on ``/diagnostics``). Once: a second late step is published as it is. The chunks
         are serialized before that reading, so that only the publish calls come after it.
+
+        :param now: The step's time [s].
+        :param names: The groups to step.
+        :param poll: Called on the executor's thread (may take the newest ``/clock``).
+        :return: The time the chunks published were made at [s] (``now``, or later if made
+            again).
         """
         chunks = self._guarded_chunks(now, names)
         payloads = self._serialized(chunks)  # before the second reading: nothing slow after it
@@ -510,6 +534,7 @@ class TrajectoryPublisherNode(Node):
             if timing.last_step is not None:
                 timing.gap = max(timing.gap, now - timing.last_step)
             timing.last_step = now
+        return now
 
     def _serialized(
         self, chunks: dict[str, TrajectoryChunk]
