@@ -1150,6 +1150,8 @@ def _rest_at(state: Sequence[FloatArray], position: FloatArray) -> bool:
 
 def _same_limits(first: MotionLimits, second: MotionLimits) -> bool:
     """Return whether two sets of limits are the same, array for array."""
+    if first is second:  # the usual case: the settings did not change
+        return True
     return all(
         np.array_equal(getattr(first, name), getattr(second, name))
         for name in ('lower', 'upper', 'velocity', 'acceleration', 'jerk')

@@ -50,7 +50,6 @@ import atexit
 from collections.abc import Sequence
 from dataclasses import dataclass
 import enum
-import itertools
 import math
 from typing import Any, Final, NamedTuple
 import weakref
@@ -59,6 +58,7 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.checks import check_number
 from pic_ros.exceptions import ConfigError
+from pic_ros.motion import plan_phases
 from pic_ros.motion.limiter import (
     accept_target,
     clamp_dt,
@@ -200,56 +200,13 @@ def _release() -> None:
 
 def plan_extrema(plan: Any) -> tuple[FloatArray, FloatArray]:
     """
-    Return the lowest and highest position of each joint over a Ruckig plan.
-
-    Computed from the plan's constant-jerk phases (a brake phase pair, then seven phases per
-    joint): the phase ends and the instants where the velocity crosses zero. (Ruckig's own
-    ``position_extrema`` misses a turning point inside a constant-acceleration phase.)
+    Return the lowest and highest position of each joint over its profile in a Ruckig plan.
 
     :param plan: A calculated ``ruckig.Trajectory`` (one section).
-    :return: Lowest and highest positions, each shape (n,), in the plan's coordinates.
+    :return: Lowest and highest positions, each shape (n,), in the plan's coordinates
+        (:func:`~pic_ros.motion.plan_phases.extrema`).
     """
-    rows = []
-    for profile in plan.profiles[0]:
-        brake = profile.brake
-        rows.append((
-            [*brake.p, *profile.p[:7]], [*brake.v, *profile.v[:7]], [*brake.a, *profile.a[:7]],
-            [*brake.j, *profile.j], [*brake.t, *profile.t], profile.p[7],
-        ))
-    p0, v0, a0, jerk, duration = (
-        np.array([row[index] for row in rows], dtype=float) for index in range(5)
-    )
-    end = np.array([row[5] for row in rows], dtype=float)
-    candidates = [p0, end[:, None]]
-    # Zero velocity inside a phase: v0 + a0 t + jerk t^2 / 2 = 0, 0 < t < duration.
-    with np.errstate(divide='ignore', invalid='ignore'):
-        root = np.sqrt(a0 * a0 - 2.0 * jerk * v0)
-        quadratic = np.where(jerk != 0.0, 1.0, np.nan)
-        times = (
-            (-a0 + root) / jerk * quadratic,
-            (-a0 - root) / jerk * quadratic,
-            np.where((jerk == 0.0) & (a0 != 0.0), -v0 / a0, np.nan),
-        )
-    for when in times:
-        inside = np.isfinite(when) & (when > 0.0) & (when < duration)
-        at = np.where(inside, when, 0.0)
-        position = p0 + v0 * at + a0 * at**2 / 2.0 + jerk * at**3 / 6.0
-        candidates.append(np.where(inside, position, p0))
-    stacked = np.concatenate(candidates, axis=1)
-    return stacked.min(axis=1), stacked.max(axis=1)
-
-
-def _switches(plan: Any, until: float) -> list[float]:
-    """Return the times in (0, ``until``) where a Ruckig plan's jerk changes, increasing [s]."""
-    times: set[float] = set()
-    for profile in plan.profiles[0]:
-        brake = profile.brake
-        # the phases' ends: the brake's, then the profile's after the brake's duration (the sums
-        # run as numpy's cumsum does: left to right; plain floats are faster on seven phases)
-        switches = list(itertools.accumulate(brake.t))
-        switches += [brake.duration + end for end in itertools.accumulate(profile.t)]
-        times.update(float(t) for t in switches if 0.0 < t < until)
-    return sorted(times)
+    return plan_phases.extrema(plan_phases.phase_table(plan))
 
 
 class JerkLimitedGenerator:
@@ -284,6 +241,7 @@ class JerkLimitedGenerator:
     ) -> None:
         if limits.jerk is None:
             raise ConfigError('the jerk-limited generator needs jerk limits (MotionLimits.jerk)')
+        plan_phases.load()  # compiled (or read from numba's cache) now, not in a step
         self._limits = limits
         self._jerk: FloatArray = limits.jerk
         self._config = config if config is not None else GeneratorConfig()
@@ -309,6 +267,7 @@ class JerkLimitedGenerator:
         self._stop_input.target_velocity = [0.0] * dof
         self._stop_input.target_acceleration = [0.0] * dof
         self._plan = ruckig.Trajectory(dof)
+        self._plan_phases: FloatArray | None = None  # the phases of _plan, once read
         self._stop_plan = ruckig.Trajectory(dof)
         _LIVE.add(self)
         self._origin = np.zeros(dof)
@@ -457,7 +416,7 @@ class JerkLimitedGenerator:
         duration = float(plan.duration)
         times = [0.0]
         sampled = []  # (relative positions, velocities, accelerations) at each switch
-        for when in _switches(plan, duration - _MIN_SPLIT):
+        for when in self._switches(plan, duration - _MIN_SPLIT):
             if when - times[-1] >= _MIN_SPLIT:
                 times.append(when)
                 sampled.append(plan.at_time(when)[:3])
@@ -655,7 +614,7 @@ class JerkLimitedGenerator:
         """
         if not self._planned:
             return []
-        return _switches(self._plan, until)
+        return self._switches(self._plan, until)
 
     def _target_velocity(
         self, target_velocity: npt.ArrayLike | None, cap: FloatArray
@@ -701,6 +660,7 @@ class JerkLimitedGenerator:
             item.target_position = (goal - self._position).tolist()
             item.target_velocity = speed.tolist()
         try:
+            self._plan_phases = None
             result = self._ruckig.calculate(item, self._plan)
         except (ruckig.RuckigError, ValueError):  # ValueError: a result code Python lacks
             return False
@@ -735,9 +695,22 @@ class JerkLimitedGenerator:
         self._ends = goal
         return self._inside(self._plan, self._position)
 
+    def _phases(self, plan: Any) -> FloatArray:
+        """Return a plan's phases (:mod:`~pic_ros.motion.plan_phases`); the current plan's once."""
+        if plan is not self._plan:
+            return plan_phases.phase_table(plan)
+        if self._plan_phases is None:
+            self._plan_phases = plan_phases.phase_table(plan)
+        return self._plan_phases
+
+    def _switches(self, plan: Any, until: float) -> list[float]:
+        """Return the times in (0, ``until``) where a plan's jerk changes, increasing [s]."""
+        times: list[float] = plan_phases.switch_times(self._phases(plan), until).tolist()
+        return times
+
     def _inside(self, plan: Any, origin: FloatArray) -> bool:
         """Return whether a plan made relative to ``origin`` stays inside the position limits."""
-        low, high = plan_extrema(plan)
+        low, high = plan_phases.extrema(self._phases(plan))
         limits = self._limits
         return bool(
             np.all(origin + low >= limits.lower - _POSITION_SLACK)
