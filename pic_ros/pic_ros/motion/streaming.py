@@ -912,23 +912,6 @@ def _peaks(track: _Track, limits: LimitsLike, tolerance: float) -> SegmentPeaks:
     )
 
 
-def chunk_states(
-    chunk: TrajectoryChunk, start: float
-) -> list[tuple[float, FloatArray, FloatArray, FloatArray | None]]:
-    """
-    Return a chunk's points as absolute states.
-
-    :param chunk: The chunk.
-    :param start: The time its ``time_from_start`` counts from [s]: its stamp, or for a chunk
-        stamped 0, its arrival.
-    :return: ``(time [s], positions, velocities, accelerations or None)`` per point.
-    """
-    return [
-        (start + point.time_from_start, point.positions, point.velocities, point.accelerations)
-        for point in chunk.points
-    ]
-
-
 def _chunk_track(chunk: TrajectoryChunk, start: float) -> _Track:
     """Return a chunk's points as arrays, absolute times."""
     times, q, v, a = chunk.arrays()
