@@ -63,10 +63,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 import math
 import threading
+import time
 from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticStatus
 from pic_ros.exceptions import PicRosError, SkeletonError
+from pic_ros.motion import plan_phases
 from pic_ros.motion.clock import NANOSECONDS, RelativeClock
 from pic_ros.motion.commander import ArmCommander, CommanderConfig
 from pic_ros.motion.delay import DelayAllowance
@@ -80,6 +82,7 @@ from pic_ros.motion.gripper_goals import GoalKind, GRIPPER_ACTION, GripperGoals
 from pic_ros.motion.guard import CollisionGuard, GuardVerdict
 from pic_ros.motion.limiter import MotionLimits
 from pic_ros.motion.streaming import ContinuityMonitor, TrajectoryChunk
+from pic_ros.robot.kinematics.compiled import compiled_in_process
 from pic_ros.robot.robot import load_robot
 from pic_ros.robot.torso import TORSO_GROUP
 from pic_ros.ros.conversions import (
@@ -225,7 +228,15 @@ class TrajectoryPublisherNode(Node):
             self._timing[name] = _Timing(MotionLimits.from_arm(model))
         self._clock_restarts = 0
         self._limit_refusals = 0
+        building, compiled = time.monotonic(), compiled_in_process()
+        plan_phases.load()  # now, not in the first step
         self._guard = CollisionGuard(self.robot, float(self._values['self_collision_margin']))
+        if compiled_in_process() > compiled:
+            self.get_logger().info(
+                'compiled the motion and collision kernels in '
+                f'{time.monotonic() - building:.1f} s '
+                '(numba, once after an install; later starts read them from its cache)'
+            )
         self._guard_last = GuardVerdict(frozenset(), float('inf'))
         self._engaged_publisher = self.create_publisher(Bool, 'engaged', LATCHED)
         self._engaged_publisher.publish(Bool(data=self._engagement.engaged))
