@@ -287,6 +287,42 @@ def test_topics_and_remap_choose_and_rename_what_is_published(
     assert 'replay done: 30 messages on 1 topics' in process.output()
 
 
+def test_a_replay_waiting_for_two_readers_plays_the_whole_bag_to_a_late_second_one(
+    tmp_path: Path, listener, replay
+) -> None:
+    """
+    ``--wait-for-subscribers 2``: one matched reader does not start the playback; the second does.
+
+    As ``evaluate --live`` and the demo start it, with a recorder's reader matched before the
+    skeleton node's: nothing is published while only the first listener is there, and both get
+    every message of the bag, in order. (Its own topic: no reader of another test is counted.)
+    """
+    bag = _two_topic_bag(tmp_path / 'two_readers', count=10)
+    expected = [entry[1] for entry in _expected(bag, '/a')]
+    topic = '/two_readers'
+    first = listener(DOMAIN, {topic: MarkerArray})
+    process = replay(DOMAIN, [
+        str(bag), '--topics', '/a', '--remap', f'a:={topic}', '--wait-for-subscribers', '2',
+    ])
+    deadline = time.monotonic() + ARRIVAL_SECONDS
+    while time.monotonic() < deadline and not (
+        'once every topic has 2 matched subscribers' in process.output()
+        and first.node.count_publishers(topic) > 0
+    ):
+        time.sleep(0.01)
+    assert first.node.count_publishers(topic) > 0, process.output()
+    assert first.received[topic] == [], process.output()  # one reader: still waiting
+    second = listener(DOMAIN, {topic: MarkerArray})
+    assert process.wait() == 0, process.output()
+    deadline = time.monotonic() + ARRIVAL_SECONDS
+    while time.monotonic() < deadline and min(
+        len(first.received[topic]), len(second.received[topic])
+    ) < len(expected):
+        time.sleep(0.01)
+    for heard in (first, second):
+        assert [_content(data)[0] for _, data in heard.received[topic]] == expected
+
+
 def test_sigint_stops_a_looping_replay_cleanly(tmp_path: Path, listener, replay) -> None:
     """A looping replay plays the bag again and again until SIGINT, then exits with status 0."""
     bag = _two_topic_bag(tmp_path / 'loop', count=10)

@@ -400,9 +400,10 @@ def record_pipeline(
             f'{recorder.recording.notes["clock"]} time); replaying {replayed.bag} '
             f'({replayed.source})')
         say(f'{ENGAGE_SERVICE}: {recorder.engage()}')
+        readers = len(recorder.node.get_subscriptions_info_by_topic(INPUT_TOPIC))
         replay = ManagedProcess(
-            python_module('pic_ros_tools', *_replay_arguments(replayed, duration)), environment,
-            logs / 'replay.log',
+            python_module('pic_ros_tools', *_replay_arguments(replayed, duration, readers)),
+            environment, logs / 'replay.log',
         )
         processes.append(replay)
         pipeline = processes[:-1]
@@ -472,9 +473,22 @@ def _wait_for_pipeline(recorder: Recorder, logs: Path, processes: list[ManagedPr
         )
 
 
-def _replay_arguments(replayed: ReplayableRecording, duration: float | None) -> list[str]:
+def _replay_arguments(
+    replayed: ReplayableRecording, duration: float | None, readers: int
+) -> list[str]:
+    """
+    Return the replay's arguments: it starts once it has matched every reader of the input.
+
+    :param replayed: The recording.
+    :param duration: Bag time played [s], or None for all.
+    :param readers: The input topic's subscriptions in the graph when the pipeline is up
+        (skeleton_node's and the recorders'): the replay waits for as many matches, so that the
+        recorders' alone cannot start it before skeleton_node gets the first frames.
+    :return: The arguments after ``python -m pic_ros_tools``.
+    """
     arguments = [
-        'replay', str(replayed.bag), '--topics', replayed.topic, '--wait-for-subscribers'
+        'replay', str(replayed.bag), '--topics', replayed.topic,
+        '--wait-for-subscribers', str(max(readers, 1)),
     ]
     if replayed.topic != INPUT_TOPIC:
         arguments += ['--remap', f'{replayed.topic}:={INPUT_TOPIC}']

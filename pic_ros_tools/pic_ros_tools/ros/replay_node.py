@@ -13,8 +13,8 @@ where ``stamp_i`` is its recorded (receive) time stamp, ``start`` the bag's firs
 ``--start-offset``, and ``t0`` the wall time playback began; deadlines are absolute, so errors do
 not accumulate. Options follow ``ros2 bag play``: ``--rate``, ``--loop``, ``--remap FROM:=TO``,
 ``--topics``, ``--start-offset``, ``--playback-duration``, ``--clock [HZ]`` (``/clock`` at the bag
-time, default 40 Hz), ``--delay``; plus ``--wait-for-subscribers`` (start only when every
-publisher has a matched subscription) and ``--info`` (describe the bag and exit).
+time, default 40 Hz), ``--delay``; plus ``--wait-for-subscribers [N]`` (start only when every
+publisher has matched N subscriptions, default 1) and ``--info`` (describe the bag and exit).
 
 QoS, as ``ros2 bag play`` adapts it: keep-last 100, reliable unless every recorded publisher of the
 topic was best-effort, transient-local for ``/tf_static`` or when every recorded publisher was
@@ -243,8 +243,8 @@ class ReplayNode(Node):
                 wake = min(wake, self._next_tick)
             time.sleep(max(wake - now, 0.0))
 
-    def _wait_for_subscribers(self) -> bool:
-        while not all(p.get_subscription_count() > 0 for p in self._outputs.values()):
+    def _wait_for_subscribers(self, count: int) -> bool:
+        while not all(p.get_subscription_count() >= count for p in self._outputs.values()):
             if not self.context.ok():
                 return False
             time.sleep(0.01)
@@ -257,11 +257,14 @@ class ReplayNode(Node):
         :return: True when the playback ended, False when it was interrupted.
         """
         wait = self._replay_options.wait_for_subscribers
-        waiting = ', once every topic has a subscriber' if wait else ''
+        waiting = (
+            f', once every topic has {wait} matched subscriber{"s" if wait > 1 else ""}'
+            if wait else ''
+        )
         self.get_logger().info(
             f'playing {", ".join(self.topic_names.values())} from {self._bag_info.path}{waiting}'
         )
-        if wait and not self._wait_for_subscribers():
+        if wait and not self._wait_for_subscribers(wait):
             return False
         while True:
             self._paused = True

@@ -56,7 +56,10 @@ class ReplayOptions:
     :param duration: Bag time played after the start offset [s], > 0; None plays to the end.
     :param clock_rate: Publish ``/clock`` at this rate [Hz], in (0, 1000]; None does not.
     :param delay: Wall time waited before each playback [s], >= 0.
-    :param wait_for_subscribers: Start only when every publisher has a matched subscription.
+    :param wait_for_subscribers: Start only when every publisher has matched at least this many
+        subscriptions, 0..1000 (0: at once). Give the number of readers that must get the first
+        messages: with one, a recorder's subscription alone may let the playback start before
+        the node under test has matched.
     :param depth: Keep-last depth of the publishers, 1..100000.
     :raises ConfigError: On a value out of range or a topic remapped twice.
     """
@@ -70,7 +73,7 @@ class ReplayOptions:
     duration: float | None = None
     clock_rate: float | None = None
     delay: float = 0.0
-    wait_for_subscribers: bool = False
+    wait_for_subscribers: int = 0
     depth: int = DEFAULT_DEPTH
 
     def __post_init__(self) -> None:
@@ -94,6 +97,10 @@ class ReplayOptions:
                 raise ConfigError(f'clock must be > 0 Hz, got {self.clock_rate!r}')
             object.__setattr__(self, 'clock_rate', clock_rate)
         object.__setattr__(self, 'depth', check_integer('depth', self.depth, 1, 100_000))
+        object.__setattr__(
+            self, 'wait_for_subscribers',
+            check_integer('wait_for_subscribers', self.wait_for_subscribers, 0, 1000),
+        )
         remaps = tuple((absolute_topic(a), absolute_topic(b)) for a, b in self.remaps)
         sources = [source for source, _ in remaps]
         if len(set(sources)) != len(sources):
@@ -160,8 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
         '-d', '--delay', type=float, default=0.0, help='wait this long before playing [s]'
     )
     parser.add_argument(
-        '--wait-for-subscribers', action='store_true',
-        help='start only when every topic has a matched subscription',
+        '--wait-for-subscribers', type=int, nargs='?', const=1, default=0, metavar='N',
+        help='start only when every topic has N matched subscriptions (default N: 1)',
     )
     parser.add_argument(
         '--qos-depth', type=int, default=DEFAULT_DEPTH, help='keep-last depth (default 100)'
