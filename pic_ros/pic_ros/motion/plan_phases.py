@@ -6,9 +6,11 @@ phases, then seven phases, each with constant jerk. :func:`phase_table` reads th
 array, a row per joint (reading the bindings' lists costs more than the arithmetic), and two
 questions are answered from it:
 
-- :func:`extrema`: each joint's lowest and highest position over the plan (the phase ends and
-  the instants where the velocity crosses zero; Ruckig's own ``position_extrema`` misses a
-  turning point inside a constant-acceleration phase);
+- :func:`extrema`: each joint's lowest and highest position over its own profile (the phase ends
+  and the instants where the velocity crosses zero; Ruckig's own ``position_extrema`` misses a
+  turning point inside a constant-acceleration phase). A joint whose profile ends before the
+  plan's moves on at its final velocity: the generator's goal leaves room for that
+  (:class:`~pic_ros.motion.generator.JerkLimitedGenerator`, ``max_dt``);
 - :func:`switch_times`: the times where a joint's jerk changes.
 
 Both are plain-float loops, compiled when numba is installed (and ``PIC_ROS_JIT`` is not ``0``;
@@ -148,7 +150,7 @@ def _switch_times(table: FloatArray, until: float) -> FloatArray:
 
 def extrema(table: FloatArray) -> tuple[FloatArray, FloatArray]:
     """
-    Return each joint's lowest and highest position over a plan.
+    Return each joint's lowest and highest position over its profile in a plan.
 
     :param table: The plan's :func:`phase_table`.
     :return: Lowest and highest positions, each shape (n,), in the plan's coordinates.
