@@ -229,9 +229,11 @@ def test_spin_while_serves_the_nodes_during_the_work_and_ends_its_thread_after(
             time.sleep(0.01)
         answers.append(future.result())
 
+    executor = SingleThreadedExecutor(context=ros_context)
     try:
-        spin_while(work)(SingleThreadedExecutor(context=ros_context), [served, asker])
+        spin_while(work)(executor, [served, asker])
     finally:
+        executor.shutdown(timeout_sec=1.0)
         asker.destroy_node()
         served.destroy_node()
 
@@ -260,6 +262,50 @@ def test_the_nodes_spin_with_what_starting_made_frozen_out_of_the_collector() ->
             signal.signal(number, handler)
     assert status == 0
     assert frozen and frozen[0] > 0
+
+
+def test_the_executor_is_shut_down_only_once_rclpys_signal_handling_has_ended() -> None:
+    """
+    ``run_nodes`` with ``spin_while`` (``replay``): no executor destroyed under rclpy's handlers.
+
+    rclpy's signal thread triggers every executor's signal guard condition with no lock
+    against its destruction: a signal of a burst that came while ``replay``'s executor was shut
+    down crashed the process (a segmentation fault after ``guard condition implementation is
+    invalid``). The handlers are uninstalled, and that thread joined, before the shutdown.
+    """
+    import gc
+
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.signals import get_current_signal_handlers_options, SignalHandlerOptions
+
+    handlers_at_shutdown: list[Any] = []
+    handlers_during_work: list[Any] = []
+
+    class RecordingExecutor(SingleThreadedExecutor):
+        """Records which of rclpy's signal handlers are installed when it is shut down."""
+
+        def shutdown(self, timeout_sec: float | None = None) -> bool:
+            handlers_at_shutdown.append(get_current_signal_handlers_options())
+            return super().shutdown(timeout_sec=timeout_sec)
+
+    def build() -> list[Any]:
+        return [rclpy.create_node('handlers', namespace=f'{NAMESPACE}/handlers')]
+
+    def work(nodes: Any) -> None:
+        handlers_during_work.append(get_current_signal_handlers_options())
+
+    previous = {number: signal.getsignal(number) for number in runner.STOP_SIGNALS}
+    try:
+        status = runner.run_nodes(
+            'handlers', [], build, executor=RecordingExecutor, spin=spin_while(work)
+        )
+    finally:
+        gc.unfreeze()
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    assert status == 0
+    assert handlers_during_work == [SignalHandlerOptions.ALL]
+    assert handlers_at_shutdown == [SignalHandlerOptions.NO]
 
 
 class Executable:

@@ -19,7 +19,12 @@ pic_ros_tools' ``sim_robot`` and ``replay``) runs its nodes through :func:`run_n
   (:class:`StopSignals`). rclpy's handlers, installed by ``rclpy.init`` on top of ours, shut the
   context down, which ends the spin; ours then record the signal instead of raising
   ``KeyboardInterrupt``, so the clean-up (``destroy_node``, ``rclpy.try_shutdown``) is never cut
-  short and the exit status is 0. A signal before the node is up skips the spin.
+  short and the exit status is 0. A signal before the node is up skips the spin. Once the spin
+  has ended, rclpy's handlers are uninstalled before anything is destroyed
+  (:func:`end_rclpy_signal_handling`): rclpy's signal thread triggers every executor's signal
+  guard condition with no lock against that condition's destruction, and a signal of a burst
+  that reached it while the executor was shut down made it trigger a destroyed condition
+  (``guard condition implementation is invalid``, then a segmentation fault).
 - **Garbage collection.** Once the nodes are built, everything made so far is collected and then
   frozen (``gc.freeze``): a full pass of the cyclic collector, which Python starts now and then in
   the middle of a callback, no longer scans the tens of thousands of objects of the modules, the
@@ -49,7 +54,8 @@ from rclpy.exceptions import ParameterException
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.utilities import remove_ros_args
+from rclpy.signals import uninstall_signal_handlers
+from rclpy.utilities import remove_ros_args, try_shutdown
 
 USAGE_ERROR = 2
 """Exit status of a command-line error (argparse's)."""
@@ -59,6 +65,9 @@ START_FAILED = 1
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 """The signals that ask an executable to stop."""
+
+EXECUTOR_SHUTDOWN_SECONDS = 1.0
+"""Longest wait for the callbacks still running when an executable's executor is shut down [s]."""
 
 ROS_ARGUMENTS_HELP = (
     'ROS arguments follow --ros-args (-p NAME:=VALUE, -r FROM:=TO, --params-file FILE, ...). '
@@ -218,6 +227,20 @@ def spin_until_shutdown(executor: Executor, nodes: Sequence[Node]) -> None:
     executor.spin()
 
 
+def end_rclpy_signal_handling() -> None:
+    """
+    Uninstall rclpy's signal handlers and wait for its signal thread to end.
+
+    rclpy (Jazzy, Kilted) handles a signal in a thread of its own, which triggers the guard
+    condition every executor registers for signals, then shuts the contexts down. Nothing stops
+    an executor's shutdown (or its collection) from destroying that condition meanwhile, and the
+    thread then triggers freed memory. Once this returns the thread has ended, and stop signals
+    reach only the handlers that were there before ``rclpy.init`` (:class:`StopSignals`): the
+    executors and nodes can be destroyed at any time after it.
+    """
+    uninstall_signal_handlers()
+
+
 def run_nodes(
     prog: str,
     ros_arguments: Sequence[str],
@@ -268,6 +291,7 @@ def _run(
     stop: StopSignals,
 ) -> int:
     nodes: Sequence[Node] = ()
+    executor: Executor | None = None
     status = 0
     try:
         executor = make_executor()
@@ -288,13 +312,16 @@ def _run(
         if rclpy.ok() and not stop.requested:
             raise  # a real failure, not a signal that shut the context down mid-callback
     finally:
+        end_rclpy_signal_handling()  # before any executor or node is destroyed
         try:
             if before_destroy is not None:
                 before_destroy(nodes)
         finally:
             for node in nodes:
                 node.destroy_node()
-            rclpy.try_shutdown()
+            if executor is not None:
+                executor.shutdown(timeout_sec=EXECUTOR_SHUTDOWN_SECONDS)
+            try_shutdown()  # the context only: the handlers are uninstalled already
     return status
 
 

@@ -62,14 +62,22 @@ class BackgroundSpin:
             if self.executor.context.ok():
                 raise
 
+    def join(self, timeout: float = 10.0) -> None:
+        """
+        End the thread (a bounded wait), and leave the executor to its owner.
+
+        :param timeout: Longest wait [s].
+        """
+        self._stop.set()
+        self._thread.join(timeout=timeout)
+
     def stop(self, timeout: float = 10.0) -> None:
         """
         End the thread (a bounded wait), then shut the executor down.
 
         :param timeout: Longest wait for each of the two [s].
         """
-        self._stop.set()
-        self._thread.join(timeout=timeout)
+        self.join(timeout)
         self.executor.shutdown(timeout_sec=timeout)
 
 
@@ -80,9 +88,10 @@ def spin_while(work: Callable[[Sequence[Node]], object]) -> Spin:
     For an executable whose main work is a loop of its own (``replay`` publishing a bag): the
     executor spins in a :class:`BackgroundSpin` thread for as long as the work runs, so the nodes'
     parameter services, ``/clock`` subscription and other callbacks are answered meanwhile. The
-    spin ends when the work returns (or raises), the thread joined before the executor is shut
-    down. The work must return soon after the context is shut down (a stop signal): it should
-    check ``context.ok()`` in its waits.
+    spin ends when the work returns (or raises), its thread joined; the executor is left to
+    ``run_nodes``, which shuts it down once rclpy's signal handling has ended
+    (:func:`pic_ros.ros.runner.end_rclpy_signal_handling`). The work must return soon after the
+    context is shut down (a stop signal): it should check ``context.ok()`` in its waits.
 
     :param work: Called with the nodes; its return value is ignored.
     :return: The spin function.
@@ -95,7 +104,7 @@ def spin_while(work: Callable[[Sequence[Node]], object]) -> Spin:
         try:
             work(nodes)
         finally:
-            background.stop(timeout=STOP_JOIN_SECONDS)
+            background.join(timeout=STOP_JOIN_SECONDS)
 
     return spin
 
