@@ -223,17 +223,22 @@ def test_a_margin_of_zero_turns_the_avoidance_off():
     assert step.avoidance is None or step.avoidance.termination is AvoidanceTermination.OFF
 
 
+def robot_avoidance(robot_name: str) -> SelfCollisionAvoidance:
+    """Return a shipped robot's avoidance, with its file's workspace and margin."""
+    robot = load_robot(robot_name)
+    return SelfCollisionAvoidance(
+        robot.collision, robot.arms, robot.spec.workspace, spec=robot.spec.collision
+    )
+
+
 @pytest.mark.skipif(
     not compiled.load(), reason='numba is not installed (or PIC_ROS_JIT=0)'
 )
 @pytest.mark.parametrize('robot_name', ROBOTS)
 def test_the_compiled_constraints_are_the_numpy_constraints(robot_name, monkeypatch, rng):
     """Excess over the targets, slack over the floors and linearization: both paths agree."""
-    robot = load_robot(robot_name)
-    avoidance = SelfCollisionAvoidance(
-        robot.collision, robot.arms, robot.spec.workspace, spec=robot.spec.collision
-    )
-    model = robot.collision
+    avoidance = robot_avoidance(robot_name)
+    model = avoidance.model
 
     def constraints(check):
         avoidance._memo = None
@@ -249,3 +254,40 @@ def test_the_compiled_constraints_are_the_numpy_constraints(robot_name, monkeypa
             slow = constraints(check)
         for mine, theirs in zip(fast, slow):
             np.testing.assert_allclose(mine, theirs, rtol=0.0, atol=1e-12)
+
+
+@pytest.mark.skipif(
+    not compiled.load(), reason='numba is not installed (or PIC_ROS_JIT=0)'
+)
+@pytest.mark.parametrize('robot_name', ROBOTS)
+def test_the_compiled_slide_and_path_are_the_numpy_ones(robot_name, monkeypatch, rng):
+    """One compiled call per slide and per path: the same steps, ends and checks as numpy's."""
+    avoidance = robot_avoidance(robot_name)
+    model = avoidance.model
+    free = np.ones(model.dof, dtype=bool)
+    if model.torso_index is not None:
+        free[model.torso_index] = False
+    slid = 0
+    for _ in range(40):
+        start = rng.uniform(model.lower, model.upper)
+        goal = np.clip(start + rng.normal(scale=0.3, size=model.dof), model.lower, model.upper)
+        low = np.maximum(model.lower, start - 0.3)
+        high = np.minimum(model.upper, start + 0.3)
+        check = model.check(start, avoidance._reach)
+        fast = avoidance._slide(goal, start, free, low, high, check)
+        with monkeypatch.context() as patch:
+            patch.setattr(compiled, 'slide', None)
+            slow = avoidance._slide(goal, start, free, low, high, check)
+        assert fast[1] == slow[1]
+        # the constraint products summed in another order, through the damped systems'
+        # condition (up to 1e8): as the active set's own compiled and numpy steps
+        np.testing.assert_allclose(fast[0], slow[0], rtol=0.0, atol=1e-7)
+        np.testing.assert_allclose(
+            fast[2].distances, slow[2].distances, rtol=0.0, atol=1e-7
+        )
+        slid += bool(np.any(fast[0] != np.clip(goal, low, high)))
+        fast_clear = avoidance._path_clear(start, goal)
+        with monkeypatch.context() as patch:
+            patch.setattr(compiled, 'path_clear', None)
+            assert avoidance._path_clear(start, goal) == fast_clear
+    assert slid  # some slides met constraints on the way

@@ -10,22 +10,22 @@ constraint joins the active set, the active ones are met as equalities (damped, 
 parallel rows of neighbouring links), and a constraint whose multiplier turns negative leaves
 it.
 
-With numba (:func:`load`, :func:`~pic_ros.robot.kinematics.compiled.compiler`),
-:func:`bounded_step` runs a compiled copy written in loops, its small linear systems solved by
-Gaussian elimination with partial pivoting instead of LAPACK: the same steps to rounding
-(tested), without some thirty numpy calls per solve.
+With numba (:func:`load`), :func:`bounded_step` runs a compiled copy written in loops
+(:data:`pic_ros.robot.kinematics.compiled.active_set_step`, beside the collision kernels the
+avoidance's compiled slide calls with it), its small linear systems solved by Gaussian
+elimination with partial pivoting instead of LAPACK: the same steps to rounding (tested),
+without some thirty numpy calls per solve.
 
 Units: the rows' (joint steps in [rad] or [m], constraint values in [m]).
 """
 
 from __future__ import annotations
 
-import math
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
-from pic_ros.robot.kinematics.compiled import compiler
+from pic_ros.robot.kinematics import compiled
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -139,13 +139,13 @@ def bounded_step(
     :param upper: Upper bounds of the joints, shape (k,).
     :return: The step, shape (k,).
     """
-    if _bounded_step is not None:
-        step: FloatArray = _bounded_step(
+    if compiled.active_set_step is not None:
+        step: FloatArray = compiled.active_set_step(
             np.ascontiguousarray(rows, dtype=np.float64),
             np.ascontiguousarray(needed, dtype=np.float64),
             np.ascontiguousarray(x, dtype=np.float64), np.ascontiguousarray(free, dtype=np.bool_),
             np.ascontiguousarray(lower, dtype=np.float64),
-            np.ascontiguousarray(upper, dtype=np.float64), DAMPING,
+            np.ascontiguousarray(upper, dtype=np.float64), DAMPING, LIMIT_ROUNDS, AT_LIMIT,
         )
         return step
     return bounded_step_numpy(rows, needed, x, free, lower, upper)
@@ -183,156 +183,11 @@ def bounded_step_numpy(
     return step
 
 
-def _solve_small(matrix: FloatArray, values: FloatArray) -> FloatArray:
-    """Solve a small linear system by Gaussian elimination, partial pivoting (compiled only)."""
-    size = values.shape[0]
-    if size == 1:
-        quotient: FloatArray = values / matrix[0, 0]
-        return quotient
-    a = matrix.copy()
-    b = values.copy()
-    for column in range(size):
-        pivot = column
-        for row in range(column + 1, size):
-            if abs(a[row, column]) > abs(a[pivot, column]):
-                pivot = row
-        if pivot != column:
-            for item in range(size):
-                a[column, item], a[pivot, item] = a[pivot, item], a[column, item]
-            b[column], b[pivot] = b[pivot], b[column]
-        inverse = 1.0 / a[column, column]
-        for row in range(column + 1, size):
-            factor = a[row, column] * inverse
-            for item in range(column + 1, size):
-                a[row, item] -= factor * a[column, item]
-            b[row] -= factor * b[column]
-    solution = np.empty(size)
-    for row in range(size - 1, -1, -1):
-        total = b[row]
-        for item in range(row + 1, size):
-            total -= a[row, item] * solution[item]
-        solution[row] = total / a[row, row]
-    return solution
-
-
-def _multipliers(
-    rows: FloatArray, needed: FloatArray, active: npt.NDArray[np.int64], count: int,
-    damping: float,
-) -> FloatArray:
-    """Return the active constraints' multipliers, met as damped equalities (compiled only)."""
-    gram = np.empty((count, count))
-    for one in range(count):
-        for two in range(count):
-            total = 0.0
-            for joint in range(rows.shape[1]):
-                total += rows[active[one], joint] * rows[active[two], joint]
-            gram[one, two] = total
-        gram[one, one] += damping * damping
-    right = np.empty(count)
-    for one in range(count):
-        right[one] = needed[active[one]]
-    multipliers: FloatArray = _solve(gram, right)
-    return multipliers
-
-
-def _smallest_step_loops(rows: FloatArray, needed: FloatArray, damping: float) -> FloatArray:
-    """Return what :func:`smallest_step` returns, in loops (compiled only)."""
-    constraints, joints = rows.shape
-    step = np.zeros(joints)
-    if constraints == 0:
-        return step
-    active = np.empty(constraints, dtype=np.int64)
-    count = 0
-    slack = -needed
-    for _ in range(2 * constraints + 1):
-        if count:
-            slack = np.empty(constraints)
-            for row in range(constraints):
-                total = 0.0
-                for joint in range(joints):
-                    total += rows[row, joint] * step[joint]
-                slack[row] = total - needed[row]
-            for index in range(count):
-                slack[active[index]] = math.inf
-        worst = int(np.argmin(slack))
-        if slack[worst] >= -1e-9:
-            break
-        active[count] = worst
-        count += 1
-        multipliers = np.empty(0)
-        solved = False
-        for _ in range(count):
-            multipliers = _combine(rows, needed, active, count, damping)
-            if multipliers.min() >= 0.0:
-                solved = True
-                break
-            drop = int(np.argmin(multipliers))
-            for index in range(drop, count - 1):
-                active[index] = active[index + 1]
-            count -= 1
-        if count == 0:
-            break
-        if not solved:
-            multipliers = _combine(rows, needed, active, count, damping)
-        step = np.zeros(joints)
-        for index in range(count):
-            for joint in range(joints):
-                step[joint] += rows[active[index], joint] * multipliers[index]
-    return step
-
-
-def _bounded_step_loops(
-    rows: FloatArray,
-    needed: FloatArray,
-    x: FloatArray,
-    free: npt.NDArray[np.bool_],
-    lower: FloatArray,
-    upper: FloatArray,
-    damping: float,
-) -> FloatArray:
-    """Return what :func:`bounded_step_numpy` returns, in loops (compiled only)."""
-    active = free.copy()
-    step = np.zeros(rows.shape[1])
-    masked = np.empty_like(rows)
-    for _ in range(LIMIT_ROUNDS):
-        for joint in range(rows.shape[1]):
-            for row in range(rows.shape[0]):
-                masked[row, joint] = rows[row, joint] if active[joint] else 0.0
-        step = _smallest(masked, needed, damping)
-        beyond = False
-        for joint in range(rows.shape[1]):
-            pushed = (x[joint] >= upper[joint] - AT_LIMIT and step[joint] > 0.0) or (
-                x[joint] <= lower[joint] + AT_LIMIT and step[joint] < 0.0
-            )
-            if active[joint] and pushed:
-                active[joint] = False
-                beyond = True
-        if not beyond:
-            break
-    return step
-
-
 def load() -> bool:
     """
     Compile the loops, or load them from numba's cache, on the first call (the avoidance's).
 
     :return: Whether the compiled step is there (False: numba missing or turned off).
     """
-    global _loaded, _solve, _combine, _smallest, _bounded_step
-    if not _loaded:
-        _loaded = True
-        compiled = compiler()
-        if compiled is not None:
-            # the compiled functions call each other by these names (resolved at first call)
-            _solve = compiled(_solve_small)
-            _combine = compiled(_multipliers)
-            _smallest = compiled(_smallest_step_loops)
-            _bounded_step = compiled(_bounded_step_loops)
-    return _bounded_step is not None
-
-
-_loaded = False
-_solve: Any = None
-_combine: Any = None
-_smallest: Any = None
-_bounded_step: Any = None
+    compiled.load()
+    return compiled.active_set_step is not None

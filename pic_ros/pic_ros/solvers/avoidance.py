@@ -35,8 +35,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 import enum
+import functools
 import math
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -234,7 +235,9 @@ class SelfCollisionAvoidance:
         self._near = float(self._target.max()) + 1e-3 if self._target.size else 0.0
         self._safe: FloatArray = model.neutral.copy()
         self._safe_check: CollisionCheck | None = None  # the check at it, when made
-        self._memo: tuple[CollisionCheck, FloatArray, FloatArray, float] | None = None
+        self._memo: tuple[CollisionCheck, tuple[FloatArray, FloatArray, float, float]] | None = (
+            None
+        )
         if self.enabled:
             active_set.load()
             self._warm_up()
@@ -252,8 +255,11 @@ class SelfCollisionAvoidance:
         check = model.check(start, self._reach)
         self._slack(check)
         rows, needed = self._linearized(check)
-        bounded_step(rows, needed, start, np.ones(model.dof, dtype=bool), model.lower.copy(),
-                     model.upper.copy())
+        free = np.ones(model.dof, dtype=bool)
+        bounded_step(rows, needed, start, free, model.lower.copy(), model.upper.copy())
+        if compiled.slide is not None:
+            self._path_clear(start, start + 2.0 * PATH_STEP)
+            self._slide(start, start, free, model.lower.copy(), model.upper.copy(), check)
         self._memo = None
 
     @property
@@ -280,31 +286,36 @@ class SelfCollisionAvoidance:
         """
         Return each pair's and each bound's excess over its target [m], for a check.
 
-        Kept for the last check asked about: a step asks several times about the same one.
-
         :param check: A check.
         :return: ``(pairs, bounds)``; bounds empty without a workspace.
         """
         return self._excess(check)[:2]
 
-    def _excess(self, check: CollisionCheck) -> tuple[FloatArray, FloatArray, float]:
-        """Return :meth:`_over_target` and the smallest of them [m] (inf for none)."""
+    def _excess(self, check: CollisionCheck) -> tuple[FloatArray, FloatArray, float, float]:
+        """
+        Return :meth:`_over_target`, the smallest of them, and :meth:`_slack` [m] (inf: none).
+
+        Kept for the last check asked about: a step asks several times about the same one.
+        """
         memo = self._memo
         if memo is not None and memo[0] is check:
-            return memo[1], memo[2], memo[3]
+            return memo[1]
         floor = self.margin + self._clearance
         if compiled.excess_over is not None:
-            pairs, bounds, lowest = compiled.excess_over(
-                check.distances, self._target, check.origins, self._landmark_joints,
-                self._normals, self._offsets, floor,
+            excess: tuple[FloatArray, FloatArray, float, float] = compiled.excess_over(
+                check.distances, self._target, self._required, check.origins,
+                self._landmark_joints, self._normals, self._offsets, floor, self.margin,
             )
         else:
             pairs = check.distances - self._target
             # writable when empty, as the compiled linearization takes every one
-            bounds = self._depths(check) - floor if self._spaces else np.zeros(0)
+            depths = self._depths(check) if self._spaces else np.zeros(0)
+            bounds = depths - floor
             lowest = min(_lowest(pairs), _lowest(bounds))
-        self._memo = (check, pairs, bounds, lowest)
-        return pairs, bounds, lowest
+            slack = min(_lowest(check.distances - self._required), _lowest(depths - self.margin))
+            excess = (pairs, bounds, lowest, slack)
+        self._memo = (check, excess)
+        return excess
 
     def _lowest_over_target(self, check: CollisionCheck) -> float:
         """Return the smallest excess of any constraint over its target [m]."""
@@ -318,16 +329,7 @@ class SelfCollisionAvoidance:
 
     def _slack(self, check: CollisionCheck) -> float:
         """Return the smallest excess of any constraint over its floor [m]."""
-        if compiled.excess_over is not None:
-            lowest: float = compiled.excess_over(
-                check.distances, self._required, check.origins, self._landmark_joints,
-                self._normals, self._offsets, self.margin,
-            )[2]
-            return lowest
-        lowest = _lowest(check.distances - self._required)
-        if self._spaces:
-            return min(lowest, _lowest(self._depths(check) - self.margin))
-        return lowest
+        return self._excess(check)[3]
 
     def _labels(self, check: CollisionCheck, below: float) -> set[str]:
         """Return what the constraints under ``below`` of their target are (pairs, bounds)."""
@@ -342,6 +344,12 @@ class SelfCollisionAvoidance:
 
     def _path_clear(self, start: FloatArray, end: FloatArray) -> bool:
         """Tell whether the straight joint-space path between two configurations keeps clear."""
+        if compiled.path_clear is not None:
+            clear: bool = compiled.path_clear(
+                start, end, PATH_STEP, self._near, self.model.compiled_arguments,
+                self._required, self._landmark_joints, self._normals, self._offsets, self.margin,
+            )
+            return clear
         steps = int(np.ceil(np.abs(end - start).max() / PATH_STEP))
         for share in np.arange(1, steps) / max(steps, 1):
             check = self.model.check(start + share * (end - start), self._near)
@@ -407,6 +415,73 @@ class SelfCollisionAvoidance:
             check = self._safe_check  # where the last answer was checked
         else:
             check = model.check(current, self._reach)
+        current, iteration, check = self._slide(goal, current, free, low, high, check)
+        binding |= self._labels(check, 0.5 * self._clearance)
+        slack = self._slack(check)
+        if slack >= 0.0:
+            self._safe, self._safe_check = current, check
+            return AvoidanceResult(
+                current, AvoidanceTermination.PUSHED, iteration, check.minimum,
+                slack, tuple(sorted(binding)),
+            )
+        kept = previous
+        final = model.check(kept, self._reach)
+        return AvoidanceResult(
+            kept, AvoidanceTermination.HELD, iteration, final.minimum,
+            self._slack(final), tuple(sorted(binding)),
+        )
+
+    @functools.cached_property
+    def _slide_arguments(self) -> tuple[npt.NDArray[Any], ...]:
+        """Return the arrays the compiled slide takes after the model's (made once)."""
+        model = self.model
+        settings = np.array([
+            self._reach, self.margin + self._clearance, LOOKAHEAD,
+            OVERSHOOT * self._clearance, -0.5 * self._clearance, MAX_STEP, SETTLED_STEP,
+            active_set.DAMPING, active_set.AT_LIMIT, self.margin,
+        ])
+        return (
+            self._target, self._required, self._landmark_joints, self._normals, self._offsets,
+            model.pair_anchors, self._bound_joints, self._bound_anchors, self._bound_normals,
+            model.moved_by, settings,
+        )
+
+    def _slide(
+        self,
+        goal: FloatArray,
+        start: FloatArray,
+        free: npt.NDArray[np.bool_],
+        low: FloatArray,
+        high: FloatArray,
+        check: CollisionCheck,
+    ) -> tuple[FloatArray, int, CollisionCheck]:
+        """
+        Slide from a configuration toward the goal along the linearized constraints.
+
+        With numba, one compiled call does the whole loop (:data:`~pic_ros.robot.kinematics.
+        compiled.slide`: the same steps, to rounding).
+
+        :param goal: The solvers' configuration, clamped into the limits, shape (k,).
+        :param start: Where the slide starts (the last safe answer), shape (k,).
+        :param free: Per moving joint, whether it may move, shape (k,).
+        :param low: Lowest value of each joint this frame, shape (k,).
+        :param high: Highest value of each joint this frame, shape (k,).
+        :param check: The check at ``start``.
+        :return: Where it ended, the steps taken, and the check there.
+        """
+        model = self.model
+        if compiled.slide is not None:
+            rotations, positions = check.anchors
+            current, iterations, *arrays = compiled.slide(
+                goal, start, free, low, high, check.distances, check.points, rotations,
+                positions, check.axes, check.origins, check.ends, model.compiled_arguments,
+                *self._slide_arguments, self.config.max_iterations, active_set.LIMIT_ROUNDS,
+            )
+            distances, points, rotations, positions, axes, origins, ends = arrays
+            return current, iterations, CollisionCheck(
+                distances, points, (rotations, positions), axes, origins, ends
+            )
+        current = start
         iteration = 0
         while iteration < self.config.max_iterations:
             iteration += 1
@@ -426,20 +501,7 @@ class SelfCollisionAvoidance:
             settled = self._lowest_over_target(check) >= -0.5 * self._clearance
             if settled and largest < SETTLED_STEP:
                 break
-        binding |= self._labels(check, 0.5 * self._clearance)
-        slack = self._slack(check)
-        if slack >= 0.0:
-            self._safe, self._safe_check = current, check
-            return AvoidanceResult(
-                current, AvoidanceTermination.PUSHED, iteration, check.minimum,
-                slack, tuple(sorted(binding)),
-            )
-        kept = previous
-        final = model.check(kept, self._reach)
-        return AvoidanceResult(
-            kept, AvoidanceTermination.HELD, iteration, final.minimum,
-            self._slack(final), tuple(sorted(binding)),
-        )
+        return current, iteration, check
 
     def _linearized(self, check: CollisionCheck) -> tuple[FloatArray, FloatArray]:
         """Return the gradients and needed changes of the constraints near their targets."""

@@ -1,7 +1,7 @@
 """
 Plain-float kernels of the kinematics and the collision check, compiled when numba is installed.
 
-Three pieces of arithmetic live here, in plain floats, so that one source serves two paths:
+The arithmetic of the collision model and of the avoidance lives here, in plain floats:
 
 - :func:`joint_frame`: a joint's frame from its parent's, a constant transform and the joint's
   motion (the per-frame hot path of the collision model's kinematics);
@@ -11,8 +11,13 @@ Three pieces of arithmetic live here, in plain floats, so that one source serves
   anchor frames, both broad phases and the exact distances of every pair -- in one call;
 - :data:`excess_over` and :data:`constraint_rows`: what the self-collision avoidance
   (:mod:`pic_ros.solvers.avoidance`) asks of a check -- each constraint's excess over its
-  target, and the gradients of those near it (as
-  :meth:`~pic_ros.robot.collision.CollisionModel.gradients` and ``moved_along`` give them).
+  target and over its floor, and the gradients of those near it (as
+  :meth:`~pic_ros.robot.collision.CollisionModel.gradients` and ``moved_along`` give them);
+- :data:`active_set_step`: the avoidance's smallest step within the joint limits
+  (:mod:`pic_ros.solvers.active_set`), its small systems solved by Gaussian elimination;
+- :data:`path_clear` and :data:`slide`: the avoidance's two loops whole -- the checks along
+  the way from the last answer, and the slide along the constraints -- so that a frame the
+  avoidance moves costs a handful of compiled calls, not some fifteen Python calls per step.
 
 The Python paths call the first two as they are. When numba is installed (and
 ``PIC_ROS_JIT`` is not ``0``), :func:`load` -- called when a collision model is built -- has all
@@ -374,18 +379,29 @@ def _constraint_rows(
 def _excess(
     distances: FloatArray,
     target: FloatArray,
+    required: FloatArray,
     origins: FloatArray,
     landmark_joints: npt.NDArray[np.int64],
     normals: FloatArray,
     offsets: FloatArray,
     bound_floor: float,
-) -> tuple[FloatArray, FloatArray, float]:
-    """Return each pair's and each bound's excess over its target, and the lowest (compiled)."""
+    margin: float,
+) -> tuple[FloatArray, FloatArray, float, float]:
+    """
+    Return each constraint's excess over its target, the lowest, and the lowest over the floors.
+
+    In one pass over the pairs (compiled only): each pair's distance less its target, each
+    workspace bound's depth less ``bound_floor`` (landmark-major), the smallest of those, and
+    the smallest excess over what each requires (the pair's ``required`` distance, the bound's
+    ``margin``) [m].
+    """
     lowest = math.inf
+    slack = math.inf
     pairs = np.empty(distances.shape[0])
     for pair in range(distances.shape[0]):
         pairs[pair] = distances[pair] - target[pair]
         lowest = min(lowest, pairs[pair])
+        slack = min(slack, distances[pair] - required[pair])
     count = normals.shape[0]
     bounds = np.empty(landmark_joints.shape[0] * count)
     for landmark in range(landmark_joints.shape[0]):
@@ -396,7 +412,289 @@ def _excess(
             value = (depth - offsets[bound]) - bound_floor
             bounds[landmark * count + bound] = value
             lowest = min(lowest, value)
-    return pairs, bounds, lowest
+            slack = min(slack, (depth - offsets[bound]) - margin)
+    return pairs, bounds, lowest, slack
+
+
+def _solve_small(matrix: FloatArray, values: FloatArray) -> FloatArray:
+    """Solve a small linear system by Gaussian elimination, partial pivoting (compiled only)."""
+    size = values.shape[0]
+    if size == 1:
+        quotient: FloatArray = values / matrix[0, 0]
+        return quotient
+    a = matrix.copy()
+    b = values.copy()
+    for column in range(size):
+        pivot = column
+        for row in range(column + 1, size):
+            if abs(a[row, column]) > abs(a[pivot, column]):
+                pivot = row
+        if pivot != column:
+            for item in range(size):
+                a[column, item], a[pivot, item] = a[pivot, item], a[column, item]
+            b[column], b[pivot] = b[pivot], b[column]
+        inverse = 1.0 / a[column, column]
+        for row in range(column + 1, size):
+            factor = a[row, column] * inverse
+            for item in range(column + 1, size):
+                a[row, item] -= factor * a[column, item]
+            b[row] -= factor * b[column]
+    solution = np.empty(size)
+    for row in range(size - 1, -1, -1):
+        total = b[row]
+        for item in range(row + 1, size):
+            total -= a[row, item] * solution[item]
+        solution[row] = total / a[row, row]
+    return solution
+
+
+def _multipliers(
+    rows: FloatArray, needed: FloatArray, active: npt.NDArray[np.int64], count: int,
+    damping: float,
+) -> FloatArray:
+    """Return the active constraints' multipliers, met as damped equalities (compiled only)."""
+    gram = np.empty((count, count))
+    for one in range(count):
+        for two in range(count):
+            total = 0.0
+            for joint in range(rows.shape[1]):
+                total += rows[active[one], joint] * rows[active[two], joint]
+            gram[one, two] = total
+        gram[one, one] += damping * damping
+    right = np.empty(count)
+    for one in range(count):
+        right[one] = needed[active[one]]
+    multipliers: FloatArray = _solve(gram, right)
+    return multipliers
+
+
+def _smallest_step_loops(rows: FloatArray, needed: FloatArray, damping: float) -> FloatArray:
+    """Return what :func:`~pic_ros.solvers.active_set.smallest_step` returns, in loops."""
+    constraints, joints = rows.shape
+    step = np.zeros(joints)
+    if constraints == 0:
+        return step
+    active = np.empty(constraints, dtype=np.int64)
+    count = 0
+    slack = -needed
+    for _ in range(2 * constraints + 1):
+        if count:
+            slack = np.empty(constraints)
+            for row in range(constraints):
+                total = 0.0
+                for joint in range(joints):
+                    total += rows[row, joint] * step[joint]
+                slack[row] = total - needed[row]
+            for index in range(count):
+                slack[active[index]] = math.inf
+        worst = int(np.argmin(slack))
+        if slack[worst] >= -1e-9:
+            break
+        active[count] = worst
+        count += 1
+        multipliers = np.empty(0)
+        solved = False
+        for _ in range(count):
+            multipliers = _combine(rows, needed, active, count, damping)
+            if multipliers.min() >= 0.0:
+                solved = True
+                break
+            drop = int(np.argmin(multipliers))
+            for index in range(drop, count - 1):
+                active[index] = active[index + 1]
+            count -= 1
+        if count == 0:
+            break
+        if not solved:
+            multipliers = _combine(rows, needed, active, count, damping)
+        step = np.zeros(joints)
+        for index in range(count):
+            for joint in range(joints):
+                step[joint] += rows[active[index], joint] * multipliers[index]
+    return step
+
+
+def _bounded_step_loops(
+    rows: FloatArray,
+    needed: FloatArray,
+    x: FloatArray,
+    free: npt.NDArray[np.bool_],
+    lower: FloatArray,
+    upper: FloatArray,
+    damping: float,
+    limit_rounds: int,
+    at_limit: float,
+) -> FloatArray:
+    """
+    Return the smallest step meeting linearized constraints, the joints at a limit held.
+
+    What :func:`pic_ros.solvers.active_set.bounded_step_numpy` returns, in loops (compiled
+    only): ``limit_rounds`` and ``at_limit`` are that module's ``LIMIT_ROUNDS`` and
+    ``AT_LIMIT`` [rad] or [m].
+    """
+    active = free.copy()
+    step = np.zeros(rows.shape[1])
+    masked = np.empty_like(rows)
+    for _ in range(limit_rounds):
+        for joint in range(rows.shape[1]):
+            for row in range(rows.shape[0]):
+                masked[row, joint] = rows[row, joint] if active[joint] else 0.0
+        step = _smallest(masked, needed, damping)
+        beyond = False
+        for joint in range(rows.shape[1]):
+            pushed = (x[joint] >= upper[joint] - at_limit and step[joint] > 0.0) or (
+                x[joint] <= lower[joint] + at_limit and step[joint] < 0.0
+            )
+            if active[joint] and pushed:
+                active[joint] = False
+                beyond = True
+        if not beyond:
+            break
+    return step
+
+
+def _path_is_clear(
+    start: FloatArray,
+    end: FloatArray,
+    path_step: float,
+    exact_within: float,
+    model: tuple[npt.NDArray[Any], ...],
+    required: FloatArray,
+    landmark_joints: npt.NDArray[np.int64],
+    normals: FloatArray,
+    offsets: FloatArray,
+    margin: float,
+) -> bool:
+    """
+    Tell whether the straight joint-space path between two configurations keeps every floor.
+
+    The avoidance's ``_path_clear`` in one call (compiled only): the configurations
+    ``path_step`` apart [rad] strictly between the two are checked (``model``: the collision
+    model's arrays, as :func:`_check_pairs` takes them), each constraint against its required
+    distance (pairs) or the margin (workspace bounds) [m].
+    """
+    largest = 0.0
+    for joint in range(start.shape[0]):
+        largest = max(largest, abs(end[joint] - start[joint]))
+    steps = int(math.ceil(largest / path_step))
+    x = np.empty(start.shape[0])
+    for index in range(1, steps):
+        share = index / max(steps, 1)
+        for joint in range(start.shape[0]):
+            x[joint] = start[joint] + share * (end[joint] - start[joint])
+        distances, _, _, _, _, origins, _ = collision_check(x, *model, exact_within)
+        slack = excess_over(
+            distances, required, required, origins, landmark_joints, normals, offsets, margin,
+            margin,
+        )[3]
+        if slack < 0.0:
+            return False
+    return True
+
+
+def _slide_loops(
+    goal: FloatArray,
+    start: FloatArray,
+    free: npt.NDArray[np.bool_],
+    low: FloatArray,
+    high: FloatArray,
+    distances: FloatArray,
+    points: FloatArray,
+    rotations: FloatArray,
+    positions: FloatArray,
+    axes: FloatArray,
+    origins: FloatArray,
+    ends: FloatArray,
+    model: tuple[npt.NDArray[Any], ...],
+    target: FloatArray,
+    required: FloatArray,
+    landmark_joints: npt.NDArray[np.int64],
+    normals: FloatArray,
+    offsets: FloatArray,
+    pair_anchors: npt.NDArray[np.int64],
+    bound_joints: npt.NDArray[np.int64],
+    bound_anchors: npt.NDArray[np.int64],
+    bound_normals: FloatArray,
+    moved_by: npt.NDArray[np.bool_],
+    settings: FloatArray,
+    max_iterations: int,
+    limit_rounds: int,
+) -> tuple[
+    FloatArray, int, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray,
+    FloatArray,
+]:
+    """
+    Slide a configuration toward a goal along the linearized constraints (compiled only).
+
+    The loop of :meth:`pic_ros.solvers.avoidance.SelfCollisionAvoidance.resolve` in one call,
+    step for step (``model``: the collision model's arrays, as :func:`_check_pairs` takes
+    them): from ``start`` (checked as ``distances .. ends``), each step is the straight
+    move toward ``goal`` (the free joints) plus the smallest correction meeting the constraints
+    near their targets (:func:`_constraint_rows`, :func:`_bounded_step_loops`), scaled to the
+    largest step, clamped into ``[low, high]`` and checked, until the constraints hold and a
+    step is small, or ``max_iterations``.
+
+    ``settings``: the exact-measure distance of the checks [m], the workspace floor (margin
+    plus clearance) [m], the lookahead [m], the aim [m], the settled excess (negative) [m],
+    the largest step and the settled step [rad] or [m], the active set's damping [m], its
+    at-limit distance [rad] or [m], and the margin [m].
+
+    :return: The configuration, the steps taken, and its check (distances, points, anchor
+        rotations and positions, axes, origins, ends).
+    """
+    prismatic, pair_first, pair_second = model[1], model[12], model[13]
+    reach, floor, lookahead, aim = settings[0], settings[1], settings[2], settings[3]
+    settled_excess, max_step, settled_step = settings[4], settings[5], settings[6]
+    damping, at_limit, margin = settings[7], settings[8], settings[9]
+    count = goal.shape[0]
+    current = start.copy()
+    towards = np.empty(count)
+    step = np.empty(count)
+    pair_excess, bound_excess, _, _ = excess_over(
+        distances, target, required, origins, landmark_joints, normals, offsets, floor, margin
+    )
+    iteration = 0
+    while iteration < max_iterations:
+        iteration += 1
+        for joint in range(count):
+            towards[joint] = goal[joint] - current[joint] if free[joint] else 0.0
+        rows, needed = constraint_rows(
+            points, ends, pair_excess, bound_excess, lookahead, aim, pair_first, pair_second,
+            pair_anchors, bound_joints, bound_anchors, bound_normals, axes, origins, prismatic,
+            moved_by,
+        )
+        for joint in range(count):
+            step[joint] = towards[joint]
+        if rows.shape[0]:
+            for row in range(rows.shape[0]):
+                total = 0.0
+                for joint in range(count):
+                    total += rows[row, joint] * towards[joint]
+                needed[row] -= total
+            correction = active_set_step(
+                rows, needed, current, free, low, high, damping, limit_rounds, at_limit
+            )
+            for joint in range(count):
+                step[joint] += correction[joint]
+        largest = 0.0
+        for joint in range(count):
+            largest = max(largest, abs(step[joint]))
+        if largest > max_step:
+            scale = max_step / largest
+            for joint in range(count):
+                step[joint] *= scale
+        for joint in range(count):
+            current[joint] = min(max(current[joint] + step[joint], low[joint]), high[joint])
+        distances, points, rotations, positions, axes, origins, ends = collision_check(
+            current, *model, reach
+        )
+        pair_excess, bound_excess, lowest, _ = excess_over(
+            distances, target, required, origins, landmark_joints, normals, offsets, floor,
+            margin,
+        )
+        if lowest >= settled_excess and largest < settled_step:
+            break
+    return current, iteration, distances, points, rotations, positions, axes, origins, ends
 
 
 def compiler() -> Any:
@@ -450,7 +748,8 @@ def load() -> bool:
     :return: Whether the compiled kernels are there (False: numba missing or turned off).
     """
     global _loaded, _joint_frame, _segment_pair, _frames, _placed, _point_row, _pair_row
-    global constraint_rows, excess_over, collision_check
+    global constraint_rows, excess_over, collision_check, _solve, _combine, _smallest
+    global active_set_step, path_clear, slide
     if not _loaded:
         _loaded = True
         compiled = compiler()
@@ -465,6 +764,12 @@ def load() -> bool:
             _frames = compiled(_frames_of)
             _placed = compiled(_placed_point)
             collision_check = compiled(_check_pairs)
+            _solve = compiled(_solve_small)
+            _combine = compiled(_multipliers)
+            _smallest = compiled(_smallest_step_loops)
+            active_set_step = compiled(_bounded_step_loops)
+            path_clear = compiled(_path_is_clear)
+            slide = compiled(_slide_loops)
     return collision_check is not None
 
 
@@ -477,13 +782,29 @@ _frames: Any = None
 _placed: Any = None
 
 excess_over: Any = None
-"""The compiled :func:`_excess` -- ``(distances, target, origins, landmark_joints, normals,
-offsets, bound_floor) -> (pairs, bounds, lowest)`` -- or None (numba missing, or before
-:func:`load`)."""
+"""The compiled :func:`_excess` -- ``(distances, target, required, origins, landmark_joints,
+normals, offsets, bound_floor, margin) -> (pairs, bounds, lowest, slack)`` -- or None (numba
+missing, or before :func:`load`)."""
 
 constraint_rows: Any = None
 """The compiled :func:`_constraint_rows` -- the self-collision avoidance's linearization, pairs
 and workspace bounds -- or None (numba missing, or before :func:`load`)."""
+
+_solve: Any = None
+_combine: Any = None
+_smallest: Any = None
+
+active_set_step: Any = None
+"""The compiled :func:`_bounded_step_loops` -- ``(rows, needed, x, free, lower, upper,
+damping, limit_rounds, at_limit) -> step`` -- or None (numba missing, or before :func:`load`)."""
+
+path_clear: Any = None
+"""The compiled :func:`_path_is_clear` -- whether the straight path between two configurations
+keeps every floor -- or None (numba missing, or before :func:`load`)."""
+
+slide: Any = None
+"""The compiled :func:`_slide_loops` -- the avoidance's slide along the constraints, whole --
+or None (numba missing, or before :func:`load`)."""
 
 collision_check: Any = None
 """The compiled :func:`_check_pairs` -- ``(x, *arrays, exact_within) -> (distances, points,
