@@ -260,8 +260,8 @@ def test_the_compiled_constraints_are_the_numpy_constraints(robot_name, monkeypa
     not compiled.load(), reason='numba is not installed (or PIC_ROS_JIT=0)'
 )
 @pytest.mark.parametrize('robot_name', ROBOTS)
-def test_the_compiled_slide_and_path_are_the_numpy_ones(robot_name, monkeypatch, rng):
-    """One compiled call per slide and per path: the same steps, ends and checks as numpy's."""
+def test_the_compiled_look_and_slide_are_the_numpy_ones(robot_name, monkeypatch, rng):
+    """One compiled call per look and per slide: the same steps, ends and checks as numpy's."""
     avoidance = robot_avoidance(robot_name)
     model = avoidance.model
     free = np.ones(model.dof, dtype=bool)
@@ -286,8 +286,11 @@ def test_the_compiled_slide_and_path_are_the_numpy_ones(robot_name, monkeypatch,
             fast[2].distances, slow[2].distances, rtol=0.0, atol=1e-7
         )
         slid += bool(np.any(fast[0] != np.clip(goal, low, high)))
-        fast_clear = avoidance._path_clear(start, goal)
+        fast_look = avoidance._first_look(goal, start)
         with monkeypatch.context() as patch:
-            patch.setattr(compiled, 'path_clear', None)
-            assert avoidance._path_clear(start, goal) == fast_clear
+            patch.setattr(compiled, 'first_look', None)
+            slow_look = avoidance._first_look(goal, start)
+        np.testing.assert_array_equal(fast_look[0].distances, slow_look[0].distances)
+        for mine, theirs in zip(fast_look[1:], slow_look[1:]):
+            np.testing.assert_array_equal(mine, theirs)
     assert slid  # some slides met constraints on the way

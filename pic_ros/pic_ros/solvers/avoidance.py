@@ -258,7 +258,7 @@ class SelfCollisionAvoidance:
         free = np.ones(model.dof, dtype=bool)
         bounded_step(rows, needed, start, free, model.lower.copy(), model.upper.copy())
         if compiled.slide is not None:
-            self._path_clear(start, start + 2.0 * PATH_STEP)
+            self._first_look(start + 2.0 * PATH_STEP, start)
             self._slide(start, start, free, model.lower.copy(), model.upper.copy(), check)
         self._memo = None
 
@@ -344,12 +344,6 @@ class SelfCollisionAvoidance:
 
     def _path_clear(self, start: FloatArray, end: FloatArray) -> bool:
         """Tell whether the straight joint-space path between two configurations keeps clear."""
-        if compiled.path_clear is not None:
-            clear: bool = compiled.path_clear(
-                start, end, PATH_STEP, self._near, self.model.compiled_arguments,
-                self._required, self._landmark_joints, self._normals, self._offsets, self.margin,
-            )
-            return clear
         steps = int(np.ceil(np.abs(end - start).max() / PATH_STEP))
         for share in np.arange(1, steps) / max(steps, 1):
             check = self.model.check(start + share * (end - start), self._near)
@@ -384,13 +378,9 @@ class SelfCollisionAvoidance:
                 free[model.torso_index] = False
         else:
             free = np.asarray(movable, dtype=bool)
-        check = model.check(goal, self._near)
-        lowest = self._lowest_over_target(check)
         previous = self._safe
-        low = np.maximum(model.lower, previous - FRAME_STEP)
-        high = np.minimum(model.upper, previous + FRAME_STEP)
-        within = bool(((goal >= low) & (goal <= high)).all())
-        if lowest >= 0.0 and self._path_clear(previous, goal):
+        check, low, high, within, clear = self._first_look(goal, previous)
+        if clear:
             if within:
                 self._safe, self._safe_check = goal, None
                 return AvoidanceResult(
@@ -445,6 +435,47 @@ class SelfCollisionAvoidance:
             model.pair_anchors, self._bound_joints, self._bound_anchors, self._bound_normals,
             model.moved_by, settings,
         )
+
+    def _first_look(
+        self, goal: FloatArray, previous: FloatArray
+    ) -> tuple[CollisionCheck, FloatArray, FloatArray, bool, bool]:
+        """
+        Check the solvers' answer, and the straight way to it from the last answer.
+
+        With numba, one compiled call (:data:`~pic_ros.robot.kinematics.compiled.first_look`).
+
+        :param goal: The solvers' configuration, clamped into the limits, shape (k,).
+        :param previous: The last answer, shape (k,).
+        :return: The check at ``goal``, this frame's lowest and highest joint values (within
+            :data:`FRAME_STEP` of ``previous`` and the limits), whether ``goal`` is between
+            them, and whether every target holds at ``goal`` and every floor on the way.
+        """
+        model = self.model
+        if compiled.first_look is not None:
+            *arrays, pairs, bounds, lowest, slack, low, high, within, clear = (
+                compiled.first_look(
+                    goal, previous, model.lower, model.upper, model.compiled_arguments,
+                    self._target, self._required, self._landmark_joints, self._normals,
+                    self._offsets, self._look_settings,
+                )
+            )
+            distances, points, rotations, positions, axes, origins, ends = arrays
+            check = CollisionCheck(distances, points, (rotations, positions), axes, origins, ends)
+            self._memo = (check, (pairs, bounds, lowest, slack))
+            return check, low, high, within, clear
+        check = model.check(goal, self._near)
+        lowest = self._lowest_over_target(check)
+        low = np.maximum(model.lower, previous - FRAME_STEP)
+        high = np.minimum(model.upper, previous + FRAME_STEP)
+        within = bool(((goal >= low) & (goal <= high)).all())
+        return check, low, high, within, lowest >= 0.0 and self._path_clear(previous, goal)
+
+    @functools.cached_property
+    def _look_settings(self) -> FloatArray:
+        """Return the distances and steps of the compiled first look (made once)."""
+        return np.array([
+            self._near, self.margin + self._clearance, self.margin, FRAME_STEP, PATH_STEP,
+        ])
 
     def _slide(
         self,

@@ -15,9 +15,10 @@ The arithmetic of the collision model and of the avoidance lives here, in plain 
   :meth:`~pic_ros.robot.collision.CollisionModel.gradients` and ``moved_along`` give them);
 - :data:`active_set_step`: the avoidance's smallest step within the joint limits
   (:mod:`pic_ros.solvers.active_set`), its small systems solved by Gaussian elimination;
-- :data:`path_clear` and :data:`slide`: the avoidance's two loops whole -- the checks along
-  the way from the last answer, and the slide along the constraints -- so that a frame the
-  avoidance moves costs a handful of compiled calls, not some fifteen Python calls per step.
+- :data:`first_look` and :data:`slide`: the avoidance's own steps whole --
+  the check of the solvers' answer with the checks along the way to it from the last answer,
+  and the slide along the constraints -- so that a frame costs a handful of compiled calls,
+  not some fifteen Python calls per step.
 
 The Python paths call the first two as they are. When numba is installed (and
 ``PIC_ROS_JIT`` is not ``0``), :func:`load` -- called when a collision model is built -- has all
@@ -592,6 +593,65 @@ def _path_is_clear(
     return True
 
 
+def _first_look_at(
+    goal: FloatArray,
+    previous: FloatArray,
+    lower: FloatArray,
+    upper: FloatArray,
+    model: tuple[npt.NDArray[Any], ...],
+    target: FloatArray,
+    required: FloatArray,
+    landmark_joints: npt.NDArray[np.int64],
+    normals: FloatArray,
+    offsets: FloatArray,
+    settings: FloatArray,
+) -> tuple[
+    FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray,
+    FloatArray, FloatArray, float, float, FloatArray, FloatArray, bool, bool,
+]:
+    """
+    Check the solvers' answer and the way to it from the last answer (compiled only).
+
+    What :meth:`pic_ros.solvers.avoidance.SelfCollisionAvoidance.resolve` asks first, in one
+    call (``model``: the collision model's arrays, as :func:`_check_pairs` takes them):
+    ``goal`` checked exactly within ``settings[0]`` [m], its excesses (:func:`_excess`, with the
+    workspace floor ``settings[1]`` and the margin ``settings[2]`` [m]), this frame's joint
+    window (``previous`` +- ``settings[3]``, inside ``[lower, upper]``), whether ``goal`` is in
+    it, and whether every target holds at ``goal`` and every floor on the way to it
+    (:func:`_path_is_clear`, configurations ``settings[4]`` apart).
+
+    :return: The check (distances, points, anchor rotations and positions, axes, origins,
+        ends), the pairs' and the bounds' excess over their targets, the lowest of them, the
+        slack, the window's low and high ends, whether ``goal`` is in it, and whether the way
+        is clear.
+    """
+    near, floor, margin, frame_step, path_step = (
+        settings[0], settings[1], settings[2], settings[3], settings[4]
+    )
+    distances, points, rotations, positions, axes, origins, ends = collision_check(
+        goal, *model, near
+    )
+    pairs, bounds, lowest, slack = excess_over(
+        distances, target, required, origins, landmark_joints, normals, offsets, floor, margin
+    )
+    count = goal.shape[0]
+    low = np.empty(count)
+    high = np.empty(count)
+    within = True
+    for joint in range(count):
+        low[joint] = max(lower[joint], previous[joint] - frame_step)
+        high[joint] = min(upper[joint], previous[joint] + frame_step)
+        within = within and low[joint] <= goal[joint] <= high[joint]
+    clear = lowest >= 0.0 and _path(
+        previous, goal, path_step, near, model, required, landmark_joints, normals, offsets,
+        margin,
+    )
+    return (
+        distances, points, rotations, positions, axes, origins, ends, pairs, bounds, lowest,
+        slack, low, high, within, clear,
+    )
+
+
 def _slide_loops(
     goal: FloatArray,
     start: FloatArray,
@@ -749,7 +809,7 @@ def load() -> bool:
     """
     global _loaded, _joint_frame, _segment_pair, _frames, _placed, _point_row, _pair_row
     global constraint_rows, excess_over, collision_check, _solve, _combine, _smallest
-    global active_set_step, path_clear, slide
+    global active_set_step, _path, slide, first_look
     if not _loaded:
         _loaded = True
         compiled = compiler()
@@ -768,7 +828,8 @@ def load() -> bool:
             _combine = compiled(_multipliers)
             _smallest = compiled(_smallest_step_loops)
             active_set_step = compiled(_bounded_step_loops)
-            path_clear = compiled(_path_is_clear)
+            _path = compiled(_path_is_clear)
+            first_look = compiled(_first_look_at)
             slide = compiled(_slide_loops)
     return collision_check is not None
 
@@ -793,14 +854,15 @@ and workspace bounds -- or None (numba missing, or before :func:`load`)."""
 _solve: Any = None
 _combine: Any = None
 _smallest: Any = None
+_path: Any = None
 
 active_set_step: Any = None
 """The compiled :func:`_bounded_step_loops` -- ``(rows, needed, x, free, lower, upper,
 damping, limit_rounds, at_limit) -> step`` -- or None (numba missing, or before :func:`load`)."""
 
-path_clear: Any = None
-"""The compiled :func:`_path_is_clear` -- whether the straight path between two configurations
-keeps every floor -- or None (numba missing, or before :func:`load`)."""
+first_look: Any = None
+"""The compiled :func:`_first_look_at` -- the avoidance's check of the solvers' answer and of
+the way to it -- or None (numba missing, or before :func:`load`)."""
 
 slide: Any = None
 """The compiled :func:`_slide_loops` -- the avoidance's slide along the constraints, whole --
