@@ -336,3 +336,16 @@ def test_a_warm_start_outside_the_working_range_is_brought_back_within_the_step_
     bound = RecoveryConfig().max_step
     assert min(arm.work_lower[elbow], q[elbow] + bound) <= first[elbow] <= q[elbow] + bound
     assert arm.work_lower[elbow] <= second[elbow] <= arm.work_upper[elbow]
+
+
+def test_the_recoverys_kinematics_are_the_chains_hot_path(arms, rng) -> None:
+    """The warm start's joint origins and axes, compiled or not, are the chain's own numbers."""
+    for arm in arms.values():
+        recovery = JointRecovery(arm, RecoveryConfig())
+        for _ in range(20):
+            q = inside(arm, rng, margin=0.0)
+            positions, axes = recovery.kinematics(q)
+            reference = arm.chain.prefix_positions_and_axes(arm.full_q(q), arm.chain.dof)
+            assert len(positions) == arm.chain.dof + 1 and len(axes) == arm.chain.dof
+            np.testing.assert_allclose(positions, reference[0], rtol=0.0, atol=1e-12)
+            np.testing.assert_allclose(axes, reference[1], rtol=0.0, atol=1e-12)

@@ -126,14 +126,15 @@ class PointChainSolver(ArmSolver):
         """Return the landmarks and the chain's joint origins and axes at the warm start."""
         kept = self._kept
         if kept is not None and kept[0] == q.tolist():
-            arm = self.arm
             positions, axes = kept[1]
-            landmarks = [
-                positions[arm.root_index], positions[arm.shoulder_index],
-                positions[arm.elbow_index], positions[arm.wrist_index], positions[-1],
-            ]
-            return landmarks, (positions, axes)
-        return self.arm.landmark_tuples(q)
+        else:  # a warm start set from outside (the avoidance's answer, a reset)
+            positions, axes = self._recovery.kinematics(q)
+        arm = self.arm
+        landmarks = [
+            positions[arm.root_index], positions[arm.shoulder_index],
+            positions[arm.elbow_index], positions[arm.wrist_index], positions[-1],
+        ]
+        return landmarks, (positions, axes)
 
     def _solve(self, targets: ArmTargets, q_previous: FloatArray) -> ArmSolveResult:
         landmarks, kinematics = self._kinematics(q_previous)

@@ -456,6 +456,26 @@ class JointRecovery:
         """
         return self.recover_with_kinematics(q_init, goal, kinematics)[0]
 
+    def kinematics(self, q: Sequence[float] | FloatArray) -> tuple[list[Vector], list[Vector]]:
+        """
+        Return the chain's joint origins (then the tip) and joint axes at some joint values.
+
+        With numba, one compiled call (the kernel's own forward kinematics, the same arithmetic
+        as :meth:`~pic_ros.robot.kinematics.chain.KinematicChain.prefix_positions_and_axes`).
+
+        :param q: Arm joint values, arm order, shape (dof,) [rad] or [m].
+        :return: ``(positions, axes)`` as that method gives them for the whole chain, base
+            frame [m].
+        """
+        chain = self.arm.chain
+        full = self.arm.full_q(q)
+        if self._compiled is not None:
+            positions, axes = recovery_kernel.chain_kinematics(
+                np.array(full), *self._kernel_arrays[:3]
+            )
+            return positions.tolist(), axes.tolist()
+        return chain.prefix_positions_and_axes(full, chain.dof)
+
     def recover_with_kinematics(
         self,
         q_init: npt.ArrayLike,

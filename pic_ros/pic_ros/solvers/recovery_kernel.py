@@ -599,7 +599,7 @@ def load() -> bool:
     :return: Whether the compiled solve is there (False: numba missing or turned off).
     """
     global _loaded, _kinematics, _residual, _jacobian, _solve, _held_on, _within, _free
-    global _active, _bound, _damped, _box, _attempts, _stop, recover
+    global _active, _bound, _damped, _box, _attempts, _stop, recover, chain_kinematics
     if not _loaded:
         _loaded = True
         compiled = compiler()
@@ -619,13 +619,15 @@ def load() -> bool:
             _attempts = compiled(_tried)
             _stop = compiled(_stop_after)
             recover = compiled(_recover_loops)
+            chain_kinematics = _kinematics
             _warm_up()
     return recover is not None
 
 
 def _warm_up() -> None:
     """
-    Run the compiled solve once, on a made-up three-joint chain with the types a solve gives.
+    Run the compiled solve and kinematics once, on a made-up three-joint chain with the types a
+    solve gives.
 
     numba compiles (or loads from its cache) on the first call: here, where the solvers are
     built, rather than in the first frame a node solves (milliseconds from the cache, seconds
@@ -641,6 +643,7 @@ def _warm_up() -> None:
         np.array([[0.0, 0.0], [1.0, 1.0]]), np.zeros(GOAL_SIZE), True,
         np.full(SETTINGS_SIZE, 0.1), 5,
     )
+    chain_kinematics(np.zeros(3), pre_z, post_z, np.zeros(3, dtype=np.bool_))
 
 
 _loaded = False
@@ -660,3 +663,7 @@ _stop: Any = None
 
 recover: Any = None
 """The compiled :func:`_recover_loops`, or None (numba missing, or before :func:`load`)."""
+
+chain_kinematics: Any = None
+"""The compiled :func:`_chain_kinematics` -- ``(full, pre_z, post_z, prismatic) -> (positions,
+axes)`` -- or None (numba missing, or before :func:`load`)."""
