@@ -626,8 +626,7 @@ def load() -> bool:
 
 def _warm_up() -> None:
     """
-    Run the compiled solve and kinematics once, on a made-up three-joint chain with the types a
-    solve gives.
+    Run the compiled solve and kinematics once, on a made-up chain with a solve's types.
 
     numba compiles (or loads from its cache) on the first call: here, where the solvers are
     built, rather than in the first frame a node solves (milliseconds from the cache, seconds
