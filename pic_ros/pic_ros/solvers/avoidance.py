@@ -248,18 +248,19 @@ class SelfCollisionAvoidance:
 
         numba compiles a function on its first call (or loads it from its cache): here, while
         the node starts, rather than in the first frame it solves (seconds, the first time after
-        an install).
+        an install). The pieces a frame calls from Python are the check, the excesses, the
+        first look and the slide (which calls the linearization and the active-set step itself);
+        without numba there is nothing to compile.
         """
+        if compiled.slide is None:
+            return
         model = self.model
         start = model.neutral.copy()
         check = model.check(start, self._reach)
         self._slack(check)
-        rows, needed = self._linearized(check)
+        self._first_look(start + 2.0 * PATH_STEP, start)
         free = np.ones(model.dof, dtype=bool)
-        bounded_step(rows, needed, start, free, model.lower.copy(), model.upper.copy())
-        if compiled.slide is not None:
-            self._first_look(start + 2.0 * PATH_STEP, start)
-            self._slide(start, start, free, model.lower.copy(), model.upper.copy(), check)
+        self._slide(start, start, free, model.lower.copy(), model.upper.copy(), check)
         self._memo = None
 
     @property
