@@ -11,6 +11,7 @@ disengaged) is tested on :class:`~pic_ros.motion.commander.ArmCommander` itself
 from __future__ import annotations
 
 import math
+import threading
 import time
 
 from builtin_interfaces.msg import Time
@@ -895,6 +896,72 @@ def test_a_step_after_a_stall_stamps_its_chunks_with_the_newest_clock_waiting(
     chunk = published['left'][-1]
     assert len(published['left']) > sent and chunk.time == pytest.approx(later * 1e-9, abs=1e-9)
     assert nanoseconds(chunk.message.header.stamp) > last  # made after the stall, not before
+
+
+def test_targets_handed_over_on_sim_time_wait_for_the_executor_and_its_newest_clock(
+    streamer, helper_node, wait_for, diagnostics
+):
+    """
+    ``teleop``'s solver thread hands the targets over; on simulated time nothing steps there.
+
+    The simulation's clock ran 0.1 s on while the executor was busy. The solver thread may not
+    apply a ``/clock``; the executor's thread (the guard condition's callback, called here as the
+    executor calls it, until ``/clock`` reached the node) takes the newest ``/clock`` first, then
+    the newest targets: the chunk is made and stamped in the simulation's present. Targets
+    replaced while they waited are counted, and a spinning executor takes what waits.
+    """
+    node, clock, published = streamer()
+    names = joint_names(node)
+
+    def targets(seconds):
+        values = pose(node, lambda arm: arm.neutral + 0.3 * math.sin(2.0 * (seconds - START)))
+        return RobotTargets.from_joints(node.robot, seconds, dict(zip(names, values)))
+
+    last = round(stream(node, clock, START, START + 0.5, 0.02, lambda now: [
+        targets(now).positions[names.index(name)] for name in names
+    ]) * 1e9)
+    later = last + 100_000_000
+    sent = len(published['left'])
+    solver = threading.Thread(
+        target=lambda: [node.hand_over_targets(targets(last * 1e-9 + k * 0.01)) for k in (1, 2)]
+    )
+    solver.start()
+    solver.join(timeout=60.0)
+    assert not solver.is_alive()
+    assert len(published['left']) == sent  # nothing stepped in the solver's thread
+    assert groups(diagnostics, node)[0]['targets_superseded'] == '1'
+    publisher = helper_node.create_publisher(Clock, '/clock', 10)
+    message = Clock(clock=Time(sec=later // 1_000_000_000, nanosec=later % 1_000_000_000))
+
+    def taken() -> bool:
+        publisher.publish(message)
+        node.hand_over_targets(targets(later * 1e-9))
+        node._take_waiting_targets()  # the executor's call when the guard condition fires
+        return node.get_clock().now().nanoseconds == later
+
+    wait_for(taken, 'the handed-over targets taken after the newest /clock')
+    chunk = published['left'][-1]
+    assert len(published['left']) > sent and chunk.time == pytest.approx(later * 1e-9, abs=1e-9)
+    assert nanoseconds(chunk.message.header.stamp) > last  # made after the stall, not before
+    node.hand_over_targets(targets(later * 1e-9 + 0.02))
+    clock.advance_to(later * 1e-9 + 0.02)  # spins the node: the executor takes them
+    assert node._waiting is None
+    assert_safe(node, published)
+
+
+def test_targets_handed_over_on_the_system_clock_are_stepped_in_the_callers_thread(make_node):
+    """On the system clock the hand-over is the shortest way: the caller's thread steps at once."""
+    node = make_node(TrajectoryPublisherNode, {
+        'robot': 'baxter', 'wait_for_joint_states': False, 'start_engaged': True,
+        'self_collision_margin': 0.0,
+    })
+    commander = node._groups['left'][0]
+    names = joint_names(node)
+    values = pose(node, lambda arm: arm.neutral)
+    node.hand_over_targets(
+        RobotTargets.from_joints(node.robot, time.time(), dict(zip(names, values)))
+    )
+    assert commander.published == 1 and node._waiting is None  # nothing spun the node
 
 
 def test_a_step_starved_before_it_could_publish_is_made_again_at_the_present(

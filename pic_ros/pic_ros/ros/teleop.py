@@ -11,7 +11,12 @@ Only the newest frame is handed on, at every stage: the skeleton node reads ever
 waiting and processes the newest (the others are counted ``superseded``); it leaves the skeleton
 in the solver's mailbox, from which the solver thread takes the newest when it is free (skipped
 ones counted ``superseded``, ones older than ``max_frame_age`` ``too_old``). A busy computer
-drops frames, counted on ``/diagnostics``, instead of driving the robot from a backlog.
+drops frames, counted on ``/diagnostics``, instead of driving the robot from a backlog. On the
+system clock the solver thread steps the trajectory publisher itself; on simulated time
+(``use_sim_time``) it leaves the targets for the executor's thread, which applies the newest
+``/clock`` before it steps (the trajectory publisher's ``targets_superseded`` counts those
+replaced while waiting), so that a starved process does not stamp its chunks with the time from
+before the stall.
 
 Run it with ``ros2 run pic_ros teleop`` (parameters by ``--ros-args -p node:name:=value``) or
 ``python -m pic_ros teleop --robot baxter --source azure_kinect``.
@@ -148,7 +153,7 @@ def build_pipeline(
             ))
         skeleton.add_handler(lambda _frame: solver.set_chest_height(skeleton.chest_height))
         skeleton.add_handler(solver.offer)  # the newest frame only: never waits for a solve
-        solver.add_handler(trajectory.handle_targets)
+        solver.add_handler(trajectory.hand_over_targets)  # on sim time: via the executor
         solver.add_gesture_handler(trajectory.engage_by_gesture)
         skeleton.start_input()  # every skeleton from the first one on reaches the solver
     except BaseException:

@@ -23,8 +23,10 @@ jumps); this node only wires it: it times the targets on its own clock when they
 (``use_sim_time`` for replays), steps every arm on each target and from a timer at ``rate``, and
 publishes the chunks. On simulated time a timer step, and targets taken from ``joint_targets``,
 first take the newest ``/clock`` waiting (:mod:`pic_ros.ros.sim_clock`), so a starved process does
-not stamp its chunks with the time from before its stall (targets handed over in-process by
-``teleop``'s solver thread read the clock as the executor last set it).
+not stamp its chunks with the time from before its stall. Targets handed over in-process by
+``teleop``'s solver thread (:meth:`TrajectoryPublisherNode.hand_over_targets`) are taken there at
+once on the system clock, and by the executor's thread on simulated time, after the newest
+``/clock``.
 
 Engagement (:class:`~pic_ros.motion.engagement.Engagement`, one per node): the node starts
 disengaged unless ``start_engaged`` -- every arm holds still, nothing is sent before anything was
@@ -108,6 +110,7 @@ from pic_ros.ros.runner import run_node
 from pic_ros.ros.schema import TRAJECTORY_PUBLISHER
 from pic_ros.ros.sim_clock import take_newest_clock
 from pic_ros.teleoperation import RobotTargets
+from rclpy.exceptions import InvalidHandle
 from rclpy.node import Node
 from rclpy.publisher import Publisher
 from rclpy.qos import (
@@ -257,6 +260,10 @@ class TrajectoryPublisherNode(Node):
         ):
             self.create_service(Trigger, name, self._trigger(action))
         self._timer = self.create_timer(config.period, self._on_timer)
+        self._handover_lock = threading.Lock()  # targets handed over from another thread
+        self._waiting: RobotTargets | None = None
+        self._superseded = 0
+        self._handover = self.create_guard_condition(self._take_waiting_targets)
         self.add_on_set_parameters_callback(
             validation_callback(self, PARAMETERS, self._values, self._apply)
         )
@@ -441,6 +448,39 @@ class TrajectoryPublisherNode(Node):
         :param targets: The targets by group, with the skeleton's capture stamp.
         """
         self._take_targets(targets, poll=False)  # any thread: the clock as the executor set it
+
+    def hand_over_targets(self, targets: RobotTargets) -> None:
+        """
+        Take a frame's targets from another thread (the one-process ``teleop``'s solver thread).
+
+        On the system clock they are taken at once, in the caller's thread
+        (:meth:`handle_targets`: the shortest way to the controllers). On simulated time the
+        caller cannot apply the newest ``/clock`` (only the executor's thread may,
+        :mod:`pic_ros.ros.sim_clock`): the targets wait for the executor's thread, which takes
+        the newest ``/clock`` and then them, as it takes ``joint_targets``. Targets still
+        waiting when newer ones come are replaced, and counted (``targets_superseded`` on
+        ``/diagnostics``): the arms follow the newest.
+
+        :param targets: The targets by group, with the skeleton's capture stamp.
+        """
+        if not self.get_clock().ros_time_is_active:
+            self.handle_targets(targets)
+            return
+        with self._handover_lock:
+            if self._waiting is not None:
+                self._superseded += 1
+            self._waiting = targets
+        try:
+            self._handover.trigger()  # thread-safe: the executor calls _take_waiting_targets
+        except InvalidHandle:  # destroyed: the node is shutting down
+            pass
+
+    def _take_waiting_targets(self) -> None:
+        """Take the targets handed over last, if any (the executor's thread, guard condition)."""
+        with self._handover_lock:
+            targets, self._waiting = self._waiting, None
+        if targets is not None:
+            self._take_targets(targets, poll=True)
 
     def _take_targets(self, targets: RobotTargets, poll: bool) -> None:
         """Take targets (:meth:`handle_targets`); ``poll``: on the executor's thread."""
@@ -658,6 +698,8 @@ class TrajectoryPublisherNode(Node):
         with self._lock:
             state_delay, self._state_delay = self._state_delay, 0.0
             target_age, self._target_age = self._target_age, -math.inf
+            with self._handover_lock:
+                superseded = self._superseded
             for name, (commander, _publisher) in self._groups.items():
                 model = self.robot.groups[name]
                 started = commander.started
@@ -669,6 +711,7 @@ class TrajectoryPublisherNode(Node):
                     'commands_published': commander.published,
                     'targets_received': commander.targets,
                     'targets_rejected': commander.rejected,
+                    'targets_superseded': superseded,
                     'targets_clamped_to_limits': commander.clamped,
                     'stalls': commander.stalls,
                     'step_gap_max [ms]': f'{1e3 * timing.gap:.1f}',
