@@ -11,6 +11,7 @@ from pic_ros.motion.guard import CollisionGuard
 from pic_ros.motion.streaming import TrajectoryChunk, TrajectoryPoint
 from pic_ros.robot import load_robot
 from pic_ros.robot.collision import half_space_rows
+from pic_ros.robot.kinematics import compiled
 from pic_ros.solvers import SolverConfig
 from pic_ros_tools.catalog import load_demonstration
 import pytest
@@ -226,25 +227,10 @@ def random_chunk(rng, arm, start):
     return TrajectoryChunk(tuple(arm.joint_names), points)
 
 
-@pytest.mark.parametrize('robot_name', ('yumi', 'baxter'))
-def test_skipping_samples_refuses_exactly_what_measuring_every_sample_refuses(robot_name):
-    """
-    The guard skips the samples its motion bound proves safe: never a sample that refuses.
-
-    Random commands and random paths from them, many running the arms into each other or
-    the table: the guard refuses the same arms as one that measures every sample, and
-    measures fewer.
-    """
-    robot = load_robot(robot_name)
-    guard = CollisionGuard(robot, -1.0)
-    dense = CollisionGuard(robot, -1.0, dense=True)
-    rng = np.random.default_rng(7)
-    refusing = 0
-    measured = {'skipping': 0, 'dense': 0}
-    model = robot.collision
-    original = model.check
-
-    for trial in range(300):
+def random_steps(robot, seed, count=300):
+    """Yield random commands and random chunks from them, many into each other or the table."""
+    rng = np.random.default_rng(seed)
+    for trial in range(count):
         commands = {
             name: rng.uniform(arm.lower, arm.upper) if trial % 2 else
             np.clip(arm.neutral + rng.normal(0.0, 0.4, arm.dof), arm.lower, arm.upper)
@@ -254,21 +240,54 @@ def test_skipping_samples_refuses_exactly_what_measuring_every_sample_refuses(ro
             name: random_chunk(rng, robot.arms[name], commands[name])
             for name in robot.arms if rng.uniform() < 0.8
         }
-        verdicts = {}
-        for label, checker in (('skipping', guard), ('dense', dense)):
-            def counted(*args, label=label, **kwargs):
-                measured[label] += 1
-                return original(*args, **kwargs)
+        yield chunks, commands
 
-            object.__setattr__(model, 'check', counted)
-            try:
-                verdicts[label] = checker.check(chunks, commands, None, 0.0)
-            finally:
-                object.__delattr__(model, 'check')
-        assert verdicts['skipping'].refused == verdicts['dense'].refused
-        refusing += bool(verdicts['dense'].refused)
+
+@pytest.mark.parametrize('compiled_path', (True, False), ids=('compiled', 'numpy'))
+@pytest.mark.parametrize('robot_name', ('yumi', 'baxter'))
+def test_skipping_samples_refuses_exactly_what_measuring_every_sample_refuses(
+    robot_name, compiled_path, monkeypatch
+):
+    """
+    The guard skips the samples its motion bound proves safe: never a sample that refuses.
+
+    Random commands and random paths from them, many running the arms into each other or
+    the table: the guard refuses the same arms as one that measures every sample, and
+    measures fewer; compiled (numba) or not.
+    """
+    robot = load_robot(robot_name)  # builds the collision model, which loads the kernels
+    if not compiled_path:
+        monkeypatch.setattr(compiled, 'guard_samples', None)
+    elif compiled.guard_samples is None:
+        pytest.skip('numba is not installed (or PIC_ROS_JIT=0): no compiled path')
+    guard = CollisionGuard(robot, -1.0)
+    dense = CollisionGuard(robot, -1.0, dense=True)
+    refusing = 0
+    for chunks, commands in random_steps(robot, 7):
+        verdict = guard.check(chunks, commands, None, 0.0)
+        assert verdict.refused == dense.check(chunks, commands, None, 0.0).refused
+        refusing += bool(verdict.refused)
     assert refusing > 30  # the paths do run into the margin
-    assert measured['skipping'] < 0.8 * measured['dense']
+    assert guard.samples_measured < 0.8 * dense.samples_measured
+
+
+@pytest.mark.parametrize('robot_name', ('yumi', 'baxter', 'tiago'))
+def test_the_compiled_samples_give_the_numpy_verdicts(robot_name, monkeypatch):
+    """One compiled call per step refuses the same arms, at the same closest place and distance."""
+    robot = load_robot(robot_name)  # builds the collision model, which loads the kernels
+    if compiled.guard_samples is None:
+        pytest.skip('numba is not installed (or PIC_ROS_JIT=0): no compiled path')
+    fast, plain = CollisionGuard(robot, -1.0), CollisionGuard(robot, -1.0)
+    kernel = compiled.guard_samples
+    for chunks, commands in random_steps(robot, 11, 200):
+        verdict = fast.check(chunks, commands, None, 0.0)
+        monkeypatch.setattr(compiled, 'guard_samples', None)
+        expected = plain.check(chunks, commands, None, 0.0)
+        monkeypatch.setattr(compiled, 'guard_samples', kernel)
+        assert verdict.refused == expected.refused
+        assert verdict.where == expected.where
+        assert verdict.min_distance == pytest.approx(expected.min_distance, abs=1e-9)
+    assert fast.samples_measured == plain.samples_measured
 
 
 @pytest.mark.parametrize('robot_name', ('yumi', 'baxter'))

@@ -43,6 +43,7 @@ from pic_ros.robot.collision import (
     STATIC,
 )
 from pic_ros.robot.collision_spec import HalfSpace
+from pic_ros.robot.kinematics import compiled
 from pic_ros.robot.robot import Robot
 from pic_ros.solvers.avoidance import resolve_margin
 
@@ -122,12 +123,48 @@ class CollisionGuard:
         self._capsule_arm = [
             owner.get(int(anchor)) if anchor != STATIC else None for anchor in model.anchor
         ]
+        self._arms = list(model.arm_slices)
+        arm_index = {name: index for index, name in enumerate(self._arms)}
+        self._compiled_arrays = (
+            np.array([arm_index.get(arm, -1) if arm else -1 for arm in self._capsule_arm],
+                     dtype=np.int64),
+            np.array([arm_index[arm] for arm, _, _ in self._landmarks for _ in self._spaces],
+                     dtype=np.int64),
+            np.array([joint for _, _, joint in self._landmarks], dtype=np.int64),
+            np.array([space.normal for space in self._spaces], dtype=float).reshape(-1, 3),
+            np.array([space.offset for space in self._spaces], dtype=float),
+        )
+        self._labels = [
+            f'{arm} {label}: {space.name}' for arm, label, _ in self._landmarks
+            for space in self._spaces
+        ]
         self.checks = 0
         """Steps checked."""
+        self.samples_measured = 0
+        """Samples of the steps' paths measured (the others were proved clear without it)."""
         # the last step that passed: what it checked (:func:`_step_key`) and its verdict
         self._passed: tuple[tuple[object, ...], GuardVerdict] | None = None
         self.refusals = 0
         """Chunks refused (each made to brake instead)."""
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """
+        Run the compiled samples once, on the types a step gives them.
+
+        numba compiles on the first call (or loads from its cache): here, while the node
+        starts, rather than in its first step. Without numba there is nothing to compile.
+        """
+        if compiled.guard_samples is None or not self.enabled:
+            return
+        model = self._model
+        start = model.check(model.neutral, self.margin + 0.05)
+        depth = np.zeros(len(self._labels))
+        self._compiled_refusals(
+            np.zeros(1), model.neutral.copy(), start.distances, depth, start.distances, depth,
+            {}, first=False,
+        )
+        self.samples_measured = 0
 
     @property
     def enabled(self) -> bool:
@@ -282,8 +319,13 @@ class CollisionGuard:
         # the configurations of every sample, shape (s, k); the last one measured (first: the
         # commands now), and per pair group and bound row, how far it was from its floor [m]
         measured = model.vector(held, torso)
-        configurations = np.tile(measured, (len(samples), 1))
         when = np.array(samples)
+        if compiled.guard_samples is not None:
+            return self._compiled_refusals(
+                when, measured, start.distances, start_depth, pair_floor, depth_floor, paths,
+                first,
+            )
+        configurations = np.tile(measured, (len(samples), 1))
         for name, (times, positions) in paths.items():
             configurations[:, model.arm_slices[name]] = _along(times, positions, when)
         room = self._bounds.room(start.distances - pair_floor, start_depth - depth_floor)
@@ -295,6 +337,7 @@ class CollisionGuard:
                     break
             x = configurations[index]
             index += 1
+            self.samples_measured += 1
             check = model.check(x, self.margin + 0.05)
             # below the floor, and closer than the arms are now: a command that does not make
             # things worse (an arm already in the band, moving off) passes
@@ -322,6 +365,47 @@ class CollisionGuard:
             measured = x
             room = self._bounds.room(check.distances - pair_floor, depth - depth_floor)
         return refused, lowest, where
+
+    def _compiled_refusals(
+        self,
+        when: FloatArray,
+        measured: FloatArray,
+        start_distances: FloatArray,
+        start_depth: FloatArray,
+        pair_floor: FloatArray,
+        depth_floor: FloatArray,
+        paths: Mapping[str, tuple[list[float], FloatArray]],
+        first: bool,
+    ) -> tuple[set[str], float, str]:
+        """Do :meth:`_refusals` from its samples' times on in one compiled call (same verdicts)."""
+        model = self._model
+        capsule_arm, row_arm, joints, normals, offsets = self._compiled_arrays
+        moving = np.array([arm in paths for arm in self._arms], dtype=np.bool_)
+        table = np.zeros((len(paths), 5), dtype=np.int64)
+        times: list[float] = []
+        values: list[FloatArray] = []
+        offset = 0
+        for row, (name, (path_times, positions)) in enumerate(paths.items()):
+            columns = model.arm_slices[name]
+            table[row] = (len(times), len(path_times), columns.start,
+                          columns.stop - columns.start, offset)
+            times.extend(path_times)
+            values.append(positions.reshape(-1))
+            offset += positions.size
+        settings = np.array([self.margin + 0.05, ROUNDING, float(self.dense), float(first)])
+        refused, lowest, kind, which, count = compiled.guard_samples(
+            when, measured, start_distances, start_depth, table, np.array(times, dtype=float),
+            np.concatenate(values) if values else np.zeros(0), self._bounds.rows,
+            self._bounds.order, self._bounds.starts, pair_floor, depth_floor,
+            model.compiled_arguments, joints, normals, offsets, capsule_arm, row_arm, moving,
+            settings,
+        )
+        self.samples_measured += int(count)
+        where = (
+            '' if kind == 0 else ' / '.join(model.pair_links(which)) if kind == 1
+            else self._labels[which]
+        )
+        return {self._arms[index] for index in np.flatnonzero(refused)}, float(lowest), where
 
     def _braking(
         self, arm: str, chunk: TrajectoryChunk, now: float
@@ -394,8 +478,10 @@ class _MotionBounds:
         keys = np.stack((model.anchor[model.pair_first], model.anchor[model.pair_second]), 1)
         groups, group = np.unique(keys.reshape(-1, 2), axis=0, return_inverse=True)
         group = group.reshape(-1)
-        self._order = np.argsort(group, kind='stable')
-        self._starts = np.searchsorted(group[self._order], np.arange(len(groups)))
+        self.order = np.argsort(group, kind='stable').astype(np.int64)
+        """The checked pairs, grouped by their capsules' anchors, shape (p,)."""
+        self.starts = np.searchsorted(group[self.order], np.arange(len(groups))).astype(np.int64)
+        """Where each group starts in :attr:`order`, shape (g,)."""
         moves_first, moves_second = model.moved_by[groups[:, 0]], model.moved_by[groups[:, 1]]
         pair_rows = (
             np.where(moves_first & ~moves_second, capsule_reach[groups[:, 0]], 0.0)
@@ -421,7 +507,7 @@ class _MotionBounds:
         if not pair_room.size:
             return bound_room
         return np.concatenate(
-            (np.minimum.reduceat(pair_room[self._order], self._starts), bound_room)
+            (np.minimum.reduceat(pair_room[self.order], self.starts), bound_room)
         )
 
     def unreachable(

@@ -18,7 +18,9 @@ The arithmetic of the collision model and of the avoidance lives here, in plain 
 - :data:`first_look` and :data:`slide`: the avoidance's own steps whole --
   the check of the solvers' answer with the checks along the way to it from the last answer,
   and the slide along the constraints -- so that a frame costs a handful of compiled calls,
-  not some fifteen Python calls per step.
+  not some fifteen Python calls per step;
+- :data:`guard_samples`: the collision guard's samples of a step
+  (:mod:`pic_ros.motion.guard`), the skipped ones and the measured ones, in one call.
 
 The Python paths call the first two as they are. When numba is installed (and
 ``PIC_ROS_JIT`` is not ``0``), :func:`load` -- called when a collision model is built -- has all
@@ -377,6 +379,24 @@ def _constraint_rows(
     return rows, needed
 
 
+def _landmark_depths(
+    origins: FloatArray,
+    landmark_joints: npt.NDArray[np.int64],
+    normals: FloatArray,
+    offsets: FloatArray,
+    depth: FloatArray,
+) -> None:
+    """Fill how deep each landmark is in each half-space, landmark-major [m] (compiled only)."""
+    spaces = normals.shape[0]
+    for landmark in range(landmark_joints.shape[0]):
+        origin = origins[landmark_joints[landmark]]
+        for space in range(spaces):
+            normal = normals[space]
+            depth[landmark * spaces + space] = (
+                origin[0] * normal[0] + origin[1] * normal[1] + origin[2] * normal[2]
+            ) - offsets[space]
+
+
 def _excess(
     distances: FloatArray,
     target: FloatArray,
@@ -403,17 +423,13 @@ def _excess(
         pairs[pair] = distances[pair] - target[pair]
         lowest = min(lowest, pairs[pair])
         slack = min(slack, distances[pair] - required[pair])
-    count = normals.shape[0]
-    bounds = np.empty(landmark_joints.shape[0] * count)
-    for landmark in range(landmark_joints.shape[0]):
-        point = origins[landmark_joints[landmark]]
-        for bound in range(count):
-            normal = normals[bound]
-            depth = (point[0] * normal[0] + point[1] * normal[1] + point[2] * normal[2])
-            value = (depth - offsets[bound]) - bound_floor
-            bounds[landmark * count + bound] = value
-            lowest = min(lowest, value)
-            slack = min(slack, (depth - offsets[bound]) - margin)
+    bounds = np.empty(landmark_joints.shape[0] * normals.shape[0])
+    _depths(origins, landmark_joints, normals, offsets, bounds)
+    for row in range(bounds.shape[0]):
+        depth = bounds[row]
+        bounds[row] = depth - bound_floor
+        lowest = min(lowest, bounds[row])
+        slack = min(slack, depth - margin)
     return pairs, bounds, lowest, slack
 
 
@@ -757,6 +773,197 @@ def _slide_loops(
     return current, iteration, distances, points, rotations, positions, axes, origins, ends
 
 
+def _first_reaching(
+    configurations: FloatArray,
+    start: int,
+    measured: FloatArray,
+    rows: FloatArray,
+    room: FloatArray,
+    rounding: float,
+) -> int:
+    """
+    Return the first sample from ``start`` whose motion may reach a floor (compiled only).
+
+    The collision guard's ``_MotionBounds.unreachable`` in loops: sample ``i`` may reach one
+    when ``rows[r] . |configurations[i] - measured|`` is at least ``room[r] - rounding`` for a
+    row ``r`` [m]; the number of samples when none does (or there is no row).
+    """
+    samples: int = configurations.shape[0]
+    count = configurations.shape[1]
+    if room.shape[0] == 0:
+        return samples
+    for index in range(start, samples):
+        for row in range(rows.shape[0]):
+            motion = 0.0
+            for joint in range(count):
+                motion += abs(configurations[index, joint] - measured[joint]) * rows[row, joint]
+            if motion >= room[row] - rounding:
+                return index
+    return samples
+
+
+def _group_room(
+    distances: FloatArray,
+    pair_floor: FloatArray,
+    depth: FloatArray,
+    depth_floor: FloatArray,
+    order: npt.NDArray[np.int64],
+    starts: npt.NDArray[np.int64],
+    room: FloatArray,
+) -> None:
+    """Fill the guard's rows' room: each pair group's least, then each bound's (compiled only)."""
+    groups = starts.shape[0]
+    for group in range(groups):
+        end = starts[group + 1] if group + 1 < groups else order.shape[0]
+        least = math.inf
+        for item in range(starts[group], end):
+            least = min(least, distances[order[item]] - pair_floor[order[item]])
+        room[group] = least
+    for row in range(depth.shape[0]):
+        room[groups + row] = depth[row] - depth_floor[row]
+
+
+def _sampled_paths(
+    when: FloatArray,
+    measured: FloatArray,
+    table: npt.NDArray[np.int64],
+    times: FloatArray,
+    values: FloatArray,
+) -> FloatArray:
+    """
+    Return the configuration of every sample of some arms' paths (compiled only).
+
+    ``measured`` everywhere, but each path's columns linear between its points at the times
+    ``when`` and held at its ends (the guard's ``_along``). Row ``p`` of ``table``: path ``p``'s
+    first time in ``times``, its number of points, its first column, its number of columns and
+    its first value in ``values`` (its positions row by row).
+    """
+    samples = when.shape[0]
+    configurations = np.empty((samples, measured.shape[0]))
+    for sample in range(samples):
+        configurations[sample] = measured
+    for path in range(table.shape[0]):
+        first, count, column, width, offset = (
+            table[path, 0], table[path, 1], table[path, 2], table[path, 3], table[path, 4]
+        )
+        last = first + count - 1
+        for sample in range(samples):
+            moment = when[sample]
+            if moment <= times[first]:
+                for joint in range(width):
+                    configurations[sample, column + joint] = values[offset + joint]
+            elif moment >= times[last]:
+                for joint in range(width):
+                    configurations[sample, column + joint] = values[
+                        offset + (count - 1) * width + joint
+                    ]
+            else:
+                index = 1
+                while times[first + index] < moment:
+                    index += 1
+                before, after = times[first + index - 1], times[first + index]
+                share = (moment - before) / (after - before)
+                for joint in range(width):
+                    low = values[offset + (index - 1) * width + joint]
+                    high = values[offset + index * width + joint]
+                    configurations[sample, column + joint] = low + share * (high - low)
+    return configurations
+
+
+def _guard_samples_loops(
+    when: FloatArray,
+    measured: FloatArray,
+    start_distances: FloatArray,
+    start_depth: FloatArray,
+    table: npt.NDArray[np.int64],
+    times: FloatArray,
+    values: FloatArray,
+    rows: FloatArray,
+    order: npt.NDArray[np.int64],
+    starts: npt.NDArray[np.int64],
+    pair_floor: FloatArray,
+    depth_floor: FloatArray,
+    model: tuple[npt.NDArray[Any], ...],
+    landmark_joints: npt.NDArray[np.int64],
+    normals: FloatArray,
+    offsets: FloatArray,
+    capsule_arm: npt.NDArray[np.int64],
+    row_arm: npt.NDArray[np.int64],
+    moving: npt.NDArray[np.bool_],
+    settings: FloatArray,
+) -> tuple[npt.NDArray[np.bool_], float, int, int, int]:
+    """
+    Measure a step's samples as the collision guard does (compiled only).
+
+    The loop of :meth:`pic_ros.motion.guard.CollisionGuard._refusals` in one call, sample for
+    sample (``model``: the collision model's arrays, as :func:`_check_pairs` takes them): the
+    samples at ``when`` [s] (:func:`_sampled_paths`, from the commands ``measured``); from the
+    first sample whose motion since the last one measured may reach a floor
+    (:func:`_first_reaching`, against the rows' room, first at the commands: their check's
+    ``start_distances`` and ``start_depth``; every sample when ``settings[2]`` is not 0),
+    each sample is checked exactly within ``settings[0]`` [m]; a pair below ``pair_floor``,
+    or a landmark row (``landmark_joints`` x the half-spaces ``normals``, ``offsets``) below
+    ``depth_floor``, refuses the moving arms it belongs to (``capsule_arm``, ``row_arm``: arm
+    indices, -1 for none). With ``settings[3]`` not 0 it stops at the first sample that
+    refuses an arm. ``settings[1]``: the rounding slack of the rows [m]; ``order``,
+    ``starts``: the rows' pair groups (:func:`_group_room`).
+
+    :return: Per arm, whether it is refused; the smallest pair distance measured [m] (inf:
+        none); what was closest to breaking (0: nothing, 1: a pair, 2: a landmark row) and its
+        index, the last one the samples set, in the order the Python loop sets it; the number of
+        samples measured.
+    """
+    pair_first, pair_second = model[12], model[13]
+    exact_within, rounding = settings[0], settings[1]
+    dense, first = settings[2] != 0.0, settings[3] != 0.0
+    configurations = _sampled(when, measured, table, times, values)
+    samples, count = configurations.shape
+    pairs, groups = pair_first.shape[0], starts.shape[0]
+    refused = np.zeros(moving.shape[0], dtype=np.bool_)
+    anything = False
+    lowest = math.inf
+    kind, which = 0, -1
+    last = measured.copy()
+    room = np.empty(groups + start_depth.shape[0])
+    _room(start_distances, pair_floor, start_depth, depth_floor, order, starts, room)
+    depth = np.empty(row_arm.shape[0])
+    index = measured_count = 0
+    while index < samples:
+        if not dense:
+            index = _reaching(configurations, index, last, rows, room, rounding)
+            if index == samples:
+                break
+        x = configurations[index]
+        index += 1
+        measured_count += 1
+        distances, _, _, _, _, origins, _ = collision_check(x, *model, exact_within)
+        smallest, at = math.inf, -1
+        for pair in range(pairs):
+            distance = distances[pair]
+            if distance < smallest:
+                smallest, at = distance, pair
+            if distance < pair_floor[pair]:
+                for arm in (capsule_arm[pair_first[pair]], capsule_arm[pair_second[pair]]):
+                    if arm >= 0 and moving[arm]:
+                        refused[arm] = True
+                        anything = True
+        if pairs and smallest < lowest:
+            lowest, kind, which = smallest, 1, at
+        _depths(origins, landmark_joints, normals, offsets, depth)
+        for row in range(depth.shape[0]):
+            if depth[row] < depth_floor[row]:
+                if row_arm[row] >= 0 and moving[row_arm[row]]:
+                    refused[row_arm[row]] = True
+                    anything = True
+                kind, which = 2, row
+        if first and anything:
+            break
+        for joint in range(count):
+            last[joint] = x[joint]
+        _room(distances, pair_floor, depth, depth_floor, order, starts, room)
+    return refused, lowest, kind, which, measured_count
+
+
 def compiler() -> Any:
     """
     Return numba's ``njit`` as this package compiles with it, or None.
@@ -809,7 +1016,8 @@ def load() -> bool:
     """
     global _loaded, _joint_frame, _segment_pair, _frames, _placed, _point_row, _pair_row
     global constraint_rows, excess_over, collision_check, _solve, _combine, _smallest
-    global active_set_step, _path, slide, first_look
+    global active_set_step, _path, slide, first_look, _reaching, _room, _depths, _sampled
+    global guard_samples
     if not _loaded:
         _loaded = True
         compiled = compiler()
@@ -831,6 +1039,11 @@ def load() -> bool:
             _path = compiled(_path_is_clear)
             first_look = compiled(_first_look_at)
             slide = compiled(_slide_loops)
+            _reaching = compiled(_first_reaching)
+            _room = compiled(_group_room)
+            _depths = compiled(_landmark_depths)
+            _sampled = compiled(_sampled_paths)
+            guard_samples = compiled(_guard_samples_loops)
     return collision_check is not None
 
 
@@ -855,6 +1068,10 @@ _solve: Any = None
 _combine: Any = None
 _smallest: Any = None
 _path: Any = None
+_reaching: Any = None
+_room: Any = None
+_depths: Any = None
+_sampled: Any = None
 
 active_set_step: Any = None
 """The compiled :func:`_bounded_step_loops` -- ``(rows, needed, x, free, lower, upper,
@@ -867,6 +1084,10 @@ the way to it -- or None (numba missing, or before :func:`load`)."""
 slide: Any = None
 """The compiled :func:`_slide_loops` -- the avoidance's slide along the constraints, whole --
 or None (numba missing, or before :func:`load`)."""
+
+guard_samples: Any = None
+"""The compiled :func:`_guard_samples_loops` -- the collision guard's samples of one step,
+measured -- or None (numba missing, or before :func:`load`)."""
 
 collision_check: Any = None
 """The compiled :func:`_check_pairs` -- ``(x, *arrays, exact_within) -> (distances, points,
