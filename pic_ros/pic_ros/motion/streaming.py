@@ -35,6 +35,8 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.checks import check_number
 from pic_ros.exceptions import ConfigError
+from pic_ros.motion.peak_shares import load as peak_shares_load
+from pic_ros.motion.peak_shares import peak_shares
 from pic_ros.schema import ParameterDef
 
 FloatArray = npt.NDArray[np.float64]
@@ -860,53 +862,20 @@ def _track(states: Sequence[Sequence[Any]]) -> _Track:
 
 
 def _peaks(track: _Track, limits: LimitsLike, tolerance: float) -> SegmentPeaks:
-    """:func:`segment_peaks` on states as arrays."""
+    """Do :func:`segment_peaks` on states as arrays (:mod:`~pic_ros.motion.peak_shares`)."""
     times, q, v, a = track
-    velocity_limit = np.asarray(limits.velocity, dtype=float)
-    acceleration_limit = np.asarray(limits.acceleration, dtype=float)
-    jerk_limit = None if limits.jerk is None else np.asarray(limits.jerk, dtype=float)
-    count = times.size
-    point_v = np.zeros(count) if v is None else np.max(np.abs(v) / velocity_limit, axis=1)
-    point_a = np.zeros(count) if a is None else np.max(np.abs(a) / acceleration_limit, axis=1)
-    if count > 1:
-        h = np.diff(times)
-        dq = np.diff(q, axis=0)
-        same = ~np.any(dq != 0.0, axis=1)
-        dv = None if v is None else np.diff(v, axis=0)
-        da = None if a is None else np.diff(a, axis=0)
-        if dv is not None:
-            same &= ~np.any(dv != 0.0, axis=1)
-        if da is not None:
-            same &= ~np.any(da != 0.0, axis=1)
-        span = np.where(h > 0.0, h, 0.0)
-        with np.errstate(divide='ignore', invalid='ignore'):
-
-            def ratio(change: FloatArray | None, limit: FloatArray | None) -> FloatArray:
-                if change is None or limit is None:
-                    return np.zeros(count - 1)
-                value = np.max(np.abs(change) / limit, axis=1) / span
-                return np.where(same | np.isnan(value), 0.0, value)
-
-            pair_v, pair_a, pair_j = (
-                ratio(dq, velocity_limit), ratio(dv, acceleration_limit), ratio(da, jerk_limit)
-            )
-        both_v = np.maximum(pair_v, np.maximum(point_v[:-1], point_v[1:]))
-        both_a = np.maximum(pair_a, np.maximum(point_a[:-1], point_a[1:]))
-    else:
-        both_v, both_a, pair_j = point_v, point_a, np.zeros(1)
-    worst = np.maximum(np.maximum(both_v, both_a), pair_j)
-    violations = int(np.count_nonzero(worst > 1.0 + tolerance))
-    index = int(np.argmax(worst))
-    shares = (float(both_v[index]), float(both_a[index]), float(pair_j[index]))
+    velocity, acceleration, jerk, violations, index, *shares = peak_shares(
+        times, q, v, a, (limits.velocity, limits.acceleration, limits.jerk), tolerance
+    )
     kind = ('velocity', 'acceleration', 'jerk')[int(np.argmax(shares))]
-    span_text = f'{times[index]:.6f} s' if count == 1 else (
+    span_text = f'{times[index]:.6f} s' if times.size == 1 else (
         f'{times[index]:.6f} -> {times[index + 1]:.6f} s'
     )
     return SegmentPeaks(
-        velocity=float(np.max(both_v)),
-        acceleration=float(np.max(both_a)),
-        jerk=float(np.max(pair_j)) if count > 1 else 0.0,
-        pairs=count - 1,
+        velocity=velocity,
+        acceleration=acceleration,
+        jerk=jerk,
+        pairs=times.size - 1,
         violations=violations,
         where=f'{kind} {max(shares):.3g} x its limit at {span_text}',
     )
@@ -955,6 +924,7 @@ class ContinuityMonitor:
     def __init__(self, limits: LimitsLike, tolerance: float = CONTINUITY_TOLERANCE) -> None:
         self.limits = limits
         self.tolerance = tolerance
+        peak_shares_load()  # compiled (or read from numba's cache) now, not in the first check
         self._previous: _Track | None = None
         self.total = SegmentPeaks()
         self.chunks = 0

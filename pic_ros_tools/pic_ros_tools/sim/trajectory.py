@@ -72,6 +72,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
+from pic_ros.motion import peak_shares
 from pic_ros.motion.streaming import (
     Interpolation,
     JUMP_TOLERANCE,
@@ -373,6 +374,8 @@ class TrajectoryFollower:
         self._upper.setflags(write=False)
         self._config = config or FollowerConfig()
         self._limits = limits
+        if limits is not None:
+            peak_shares.load()  # the check compiled (or read from numba's cache) now
         self._plan: _Plan | None = None
         zero = np.zeros(len(names))
         self._hold = JointCommand(np.clip(start, low, high), zero, zero, moving=False)
