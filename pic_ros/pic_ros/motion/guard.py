@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.motion.streaming import TrajectoryChunk
 from pic_ros.robot.collision import (
+    bound_labels,
     CollisionCheck,
     CollisionModel,
     half_space_rows,
@@ -134,10 +135,7 @@ class CollisionGuard:
             np.array([space.normal for space in self._spaces], dtype=float).reshape(-1, 3),
             np.array([space.offset for space in self._spaces], dtype=float),
         )
-        self._labels = [
-            f'{arm} {label}: {space.name}' for arm, label, _ in self._landmarks
-            for space in self._spaces
-        ]
+        self._labels = bound_labels(self._landmarks, self._spaces)
         self.checks = 0
         """Steps checked."""
         self.samples_measured = 0

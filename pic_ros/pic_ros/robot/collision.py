@@ -924,6 +924,19 @@ def landmark_points(
     return points
 
 
+def bound_labels(
+    landmarks: Sequence[tuple[str, str, int]], spaces: Sequence[HalfSpace]
+) -> list[str]:
+    """
+    Return the label of each (landmark, bound) row, landmark-major: ``arm wrist: table``.
+
+    :param landmarks: From :func:`landmark_points`.
+    :param spaces: The workspace's half-spaces.
+    :return: The labels, in the order of :func:`half_space_rows`' rows.
+    """
+    return [f'{arm} {label}: {space.name}' for arm, label, _ in landmarks for space in spaces]
+
+
 def half_space_rows(
     model: CollisionModel,
     check: CollisionCheck,
@@ -947,7 +960,7 @@ def half_space_rows(
     normals = np.array([space.normal for space in spaces])
     offsets = np.array([space.offset for space in spaces])
     depths = (points @ normals.T - offsets).reshape(-1)
-    labels = [f'{arm} {label}: {space.name}' for arm, label, _ in landmarks for space in spaces]
+    labels = bound_labels(landmarks, spaces)
     if not gradients:
         return depths, np.zeros((0, model.dof)), labels
     count = len(spaces)

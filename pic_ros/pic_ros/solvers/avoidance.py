@@ -43,7 +43,12 @@ import numpy as np
 import numpy.typing as npt
 from pic_ros.exceptions import ConfigError
 from pic_ros.robot.arm import ArmModel
-from pic_ros.robot.collision import CollisionCheck, CollisionModel, landmark_points
+from pic_ros.robot.collision import (
+    bound_labels,
+    CollisionCheck,
+    CollisionModel,
+    landmark_points,
+)
 from pic_ros.robot.collision_spec import CollisionSpec, WorkspaceSpec
 from pic_ros.robot.kinematics import compiled
 from pic_ros.schema import ParameterDef
@@ -223,10 +228,7 @@ class SelfCollisionAvoidance:
             count,
         )
         self._bound_normals = np.tile(self._normals, (len(self._landmarks), 1))
-        self._bound_names = [
-            f'{arm} {label}: {space.name}'
-            for arm, label, _ in self._landmarks for space in self._spaces
-        ]
+        self._bound_names = bound_labels(self._landmarks, self._spaces)
         self._pair_names = [  # the labels of the checked pairs
             ' / '.join(model.pair_links(index)) for index in range(len(model.pairs))
         ]
