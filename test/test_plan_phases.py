@@ -102,3 +102,12 @@ def test_compiled_and_plain_paths_give_the_same_floats() -> None:
             compiled_switches(table, until).tobytes()
             == plan_phases._switch_times(table, until).tobytes()
         )
+
+
+def test_the_duration_table_gives_the_switch_times_of_the_whole_table() -> None:
+    """Braking plans are read for their switches alone: the same times, to the bit."""
+    for plan in _plans(60, seed=5):
+        for until in (plan.duration, 0.3 * plan.duration):
+            whole = plan_phases.switch_times(plan_phases.phase_table(plan), until)
+            durations = plan_phases.switch_times(plan_phases.duration_table(plan), until)
+            assert durations.tobytes() == whole.tobytes()

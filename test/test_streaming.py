@@ -13,6 +13,7 @@ from pic_ros.motion import (
     JointLimiter,
     MotionLimits,
     stream_chunk,
+    streaming,
     TrajectoryChunk,
     TrajectoryPoint,
 )
@@ -58,12 +59,15 @@ def test_stream_chunk_carries_a_limiter_command() -> None:
         (('a1', '  ', 'a3'), 'non-empty strings'),
         (('a1', 3, 'a3'), 'non-empty strings'),
         (('a1', 'a1', 'a3'), "unique, repeated: ['a1']"),
+        (('a1', ['a2'], 'a3'), 'non-empty strings'),
     ],
 )
 def test_chunk_rejects_bad_joint_names(names: tuple, message: str) -> None:
-    """Names must be present, non-empty strings and unique."""
-    with pytest.raises(ConfigError, match=message.replace('[', r'\[')):
-        TrajectoryChunk(names, (point(0.01),))
+    """Names must be present, non-empty strings and unique, each time they are given."""
+    for _ in range(2):  # good names are checked once per process; bad ones every time
+        TrajectoryChunk(NAMES, (point(0.01),))
+        with pytest.raises(ConfigError, match=message.replace('[', r'\[')):
+            TrajectoryChunk(names, (point(0.01),))
 
 
 @pytest.mark.parametrize(
@@ -295,3 +299,23 @@ def test_a_chunk_made_from_bad_arrays_names_the_point_at_fault(spoil, message: s
     spoil(times, q, v, a)
     with pytest.raises(ConfigError, match=message):
         TrajectoryChunk.from_arrays(('a', 'b'), times, q, v, a)
+
+
+def test_the_compiled_quintic_gives_the_numpy_floats() -> None:
+    """Segments from microseconds to a second long, anywhere along them: the same floats."""
+    streaming.load_segments()
+    compiled = streaming._quintic()
+    if compiled is streaming._quintic_numpy:
+        pytest.skip('numba is not installed (or PIC_ROS_JIT=0): no compiled path')
+    rng = np.random.default_rng(8)
+    for _ in range(500):
+        width = int(rng.integers(1, 8))
+        scales = np.array([1.0, 2.0, 20.0, 1.0, 2.0, 20.0])[:, None]  # q, v, a at both ends
+        rows = rng.normal(0.0, 1.0, (6, width)) * scales
+        T = float(rng.choice((1e-5, 1e-3, 0.01, 0.3, 1.0)) * rng.uniform(0.5, 2.0))
+        t = float(T * rng.choice((0.0, rng.uniform(), 1.0)))
+        powers = (T**2, T**3, T**4, T**5, t**2, t**3, t**4, t**5)
+        expected = streaming._quintic_numpy(rows, T, t, powers)
+        for path in (compiled, streaming._quintic_loops):
+            for mine, theirs in zip(path(rows, T, t, powers), expected):
+                assert mine.tobytes() == theirs.tobytes()

@@ -76,6 +76,7 @@ from pic_ros.motion.streaming import (
     LATE_WINDOW,
     LEAD_TIME,
     limit_breach,
+    load_segments,
     MIN_POINT_GAP,
     planned_chunk,
     PlannedState,
@@ -393,6 +394,7 @@ class ArmCommander:
     def __init__(
         self, arm: CommandedArm, config: CommanderConfig | None = None, *, engaged: bool = False
     ) -> None:
+        load_segments()  # compiled (or read from numba's cache) now, not in a step
         self._arm = arm
         self._config = config if config is not None else CommanderConfig()
         self._limits_cache: tuple[CommanderConfig, MotionLimits] | None = None
@@ -914,7 +916,8 @@ class ArmCommander:
         :return: The chunk: the plan streamed, or one point holding still.
         """
         motion = begin.generator
-        motion.continue_from(*begin.state)
+        if braking:  # a brake plans again from where its step began (_begin_plan's state)
+            motion.continue_from(*begin.state)
         braking = braking or begin.settling  # lower limits: brake to rest within the old ones
         following = self._following(guidance, braking)
         motion.step(

@@ -705,7 +705,8 @@ class JerkLimitedGenerator:
 
     def _switches(self, plan: Any, until: float) -> list[float]:
         """Return the times in (0, ``until``) where a plan's jerk changes, increasing [s]."""
-        times: list[float] = plan_phases.switch_times(self._phases(plan), until).tolist()
+        table = self._phases(plan) if plan is self._plan else plan_phases.duration_table(plan)
+        times: list[float] = plan_phases.switch_times(table, until).tolist()
         return times
 
     def _inside(self, plan: Any, origin: FloatArray) -> bool:

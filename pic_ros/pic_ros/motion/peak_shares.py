@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from pic_ros.robot.kinematics.compiled import compiler
+from pic_ros.robot.kinematics.compiled import Kernel
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -188,21 +188,17 @@ def _shares_loops(
     )
 
 
+_KERNEL = Kernel(_shares_numpy, _shares_loops)
+
+
 def _kernel() -> Any:
     """Return the function, compiled on the first call when numba is there."""
-    global _loaded
-    if _loaded is None:
-        compiled = compiler()
-        _loaded = _shares_numpy if compiled is None else compiled(_shares_loops)
-    return _loaded
+    return _KERNEL.function()
 
 
 def load() -> None:
     """Compile the function (or read it from numba's cache) and run it, the first time."""
-    if _loaded is None:
+    if not _KERNEL.loaded:
         limit = np.ones(1)
         peak_shares(np.zeros(2), np.zeros((2, 1)), np.zeros((2, 1)), np.zeros((2, 1)),
                     (limit, limit, limit), 0.0)
-
-
-_loaded: Any = None

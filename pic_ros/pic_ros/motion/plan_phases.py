@@ -69,6 +69,25 @@ def phase_table(plan: Any) -> FloatArray:
     return np.array(rows, dtype=float).reshape(-1, WIDTH)
 
 
+def duration_table(plan: Any) -> FloatArray:
+    """
+    Read only a plan's phase durations: a :func:`phase_table` with the other columns zero.
+
+    :func:`switch_times` reads nothing else, and this reads a fifth of what :func:`phase_table`
+    does (the bindings' lists are the cost).
+
+    :param plan: A calculated ``ruckig.Trajectory`` (one section).
+    :return: The table, shape (n, :data:`WIDTH`).
+    """
+    profiles = plan.profiles[0]
+    table = np.zeros((len(profiles), WIDTH))
+    table[:, DURATION:DURATION + PHASES] = [
+        [*profile.brake.t, *profile.t] for profile in profiles
+    ]
+    table[:, BRAKE_DURATION] = [profile.brake.duration for profile in profiles]
+    return table
+
+
 def _extrema_numpy(table: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Return :func:`extrema` of a table with numpy (the path without numba)."""
     p0, v0, a0, jerk, duration = (

@@ -37,6 +37,7 @@ from pic_ros.checks import check_number
 from pic_ros.exceptions import ConfigError
 from pic_ros.motion.peak_shares import load as peak_shares_load
 from pic_ros.motion.peak_shares import peak_shares
+from pic_ros.robot.kinematics.compiled import Kernel
 from pic_ros.schema import ParameterDef
 
 FloatArray = npt.NDArray[np.float64]
@@ -218,14 +219,14 @@ class TrajectoryChunk:
 
     def __post_init__(self) -> None:
         names = tuple(self.joint_names)
-        if not names:
-            raise ConfigError('a trajectory needs at least one joint name')
-        blank = [name for name in names if not isinstance(name, str) or not name.strip()]
-        if blank:
-            raise ConfigError(f'joint names must be non-empty strings, got {blank!r}')
-        repeated = sorted({name for name in names if names.count(name) > 1})
-        if repeated:
-            raise ConfigError(f'joint names must be unique, repeated: {repeated}')
+        try:
+            known = names in _NAMES_CHECKED  # a controller's names, checked once
+        except TypeError:  # an unhashable name, which the check names
+            known = False
+        if not known:
+            _check_names(names)
+            if len(_NAMES_CHECKED) < 64:
+                _NAMES_CHECKED.add(names)
         checked, times, arrays = _checked_points(self.points, len(names))
         if arrays is not None:
             self.__dict__['_arrays'] = arrays  # the arrays checked are those of arrays()
@@ -291,8 +292,7 @@ class TrajectoryChunk:
             for array in (seconds, *arrays):
                 array.setflags(write=False)
             points = _RowPoints(
-                seconds.tolist(), nanoseconds.tolist(),
-                (seconds, arrays[0], arrays[1], arrays[2]),
+                seconds.tolist(), nanoseconds, (seconds, arrays[0], arrays[1], arrays[2]),
             )
         return cls(
             joint_names=tuple(joint_names), points=points, stamp=stamp, start=start, end=end,
@@ -367,6 +367,22 @@ def limit_breach(
     else:
         what = f'position {q[index, joint]:.6g} outside [{lower[joint]:.6g}, {upper[joint]:.6g}]'
     return f'point {index + 1} of {count} ({part}): {name} {what}'
+
+
+_NAMES_CHECKED: set[tuple[str, ...]] = set()
+"""Joint names that passed :func:`_check_names` (a few per process: one tuple per controller)."""
+
+
+def _check_names(names: tuple[Any, ...]) -> None:
+    """Raise ConfigError unless the names are non-empty strings, at least one, all different."""
+    if not names:
+        raise ConfigError('a trajectory needs at least one joint name')
+    blank = [name for name in names if not isinstance(name, str) or not name.strip()]
+    if blank:
+        raise ConfigError(f'joint names must be non-empty strings, got {blank!r}')
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ConfigError(f'joint names must be unique, repeated: {repeated}')
 
 
 def _checked_points(
@@ -464,7 +480,7 @@ def _checked_at_once(
         itertools.repeat(None) if accelerations is None else accelerations,
     )  # the arrays' rows, as views
     checked = [TrajectoryPoint(when, q, v, a) for when, q, v, a in rows]
-    return checked, nanoseconds.tolist(), (seconds, positions, velocities, accelerations)
+    return checked, nanoseconds, (seconds, positions, velocities, accelerations)
 
 
 def _field_arrays(
@@ -508,22 +524,28 @@ def _well_formed(seconds: FloatArray, fields: Sequence[FloatArray], dof: int, co
     return all(np.isfinite(array).all() for array in [seconds, *fields])
 
 
-def _increasing_nanoseconds(seconds: FloatArray) -> npt.NDArray[np.int64] | None:
+def _increasing_nanoseconds(seconds: FloatArray) -> list[int] | None:
     """
     Return times in whole nanoseconds, rounded as :func:`duration_parts` rounds them.
 
+    Plain floats and ints: a chunk has a few to a few tens of points, where numpy's call cost
+    is the whole cost (``round`` rounds half to even, as ``np.rint``).
+
     :param seconds: Finite times, shape (k,) [s].
-    :return: The times [ns], shape (k,), or None unless every time is in [0, 2^31 - 1] s and
-        they are > 0 and strictly increasing in nanoseconds.
+    :return: The times [ns], or None unless every time is in [0, 2^31 - 1] s and they are > 0
+        and strictly increasing in nanoseconds.
     """
-    if np.any(seconds < 0.0) or np.any(seconds > _MAX_SECONDS):
-        return None
-    whole = np.floor(seconds)  # as duration_parts: whole seconds, then the nanoseconds rounded
-    nanoseconds = whole.astype(np.int64) * _NANOSECONDS + np.rint(
-        (seconds - whole) * _NANOSECONDS
-    ).astype(np.int64)
-    if nanoseconds[0] <= 0 or np.any(np.diff(nanoseconds) <= 0):
-        return None
+    nanoseconds: list[int] = []
+    previous = 0
+    for when in seconds.tolist():
+        if not 0.0 <= when <= _MAX_SECONDS:
+            return None
+        whole = math.floor(when)  # as duration_parts: whole seconds, then nanoseconds rounded
+        value = whole * _NANOSECONDS + round((when - whole) * _NANOSECONDS)
+        if value <= previous:  # the first > 0, then strictly increasing
+            return None
+        nanoseconds.append(value)
+        previous = value
     return nanoseconds
 
 
@@ -1050,6 +1072,12 @@ def segment_state(
     """
     Evaluate one interpolated segment (the polynomials JTC uses).
 
+    The quintic, which the commander and the simulated controller evaluate most, is a
+    plain-float loop compiled when numba is installed (and ``PIC_ROS_JIT`` is not ``0``;
+    :func:`pic_ros.robot.kinematics.compiled.compiler`): about 4 us instead of some forty numpy
+    calls on arrays of a few joints. Both paths give the same floats (the same operations in the
+    same order, the powers of the times taken once; tested).
+
     :param kind: Linear (positions), cubic Hermite (positions, velocities) or quintic (positions,
         velocities, accelerations).
     :param duration: Segment duration ``T`` > 0 [s].
@@ -1075,13 +1103,75 @@ def segment_state(
         acceleration = ((12 * s - 6) * (p0 - p1) / T**2 + (6 * s - 4) * v0 / T
                         + (6 * s - 2) * v1 / T)
         return position, velocity, acceleration
-    c3 = (20 * (p1 - p0) - (8 * v1 + 12 * v0) * T - (3 * a0 - a1) * T**2) / (2 * T**3)
-    c4 = (30 * (p0 - p1) + (14 * v1 + 16 * v0) * T + (3 * a0 - 2 * a1) * T**2) / (2 * T**4)
-    c5 = (12 * (p1 - p0) - 6 * (v1 + v0) * T - (a0 - a1) * T**2) / (2 * T**5)
-    position = p0 + v0 * t + a0 / 2 * t**2 + c3 * t**3 + c4 * t**4 + c5 * t**5
-    velocity = v0 + a0 * t + 3 * c3 * t**2 + 4 * c4 * t**3 + 5 * c5 * t**4
-    acceleration = a0 + 6 * c3 * t + 12 * c4 * t**2 + 20 * c5 * t**3
+    rows = np.array((p0, v0, a0, p1, v1, a1), dtype=float)  # one kernel signature, whatever came
+    powers = (T**2, T**3, T**4, T**5, t**2, t**3, t**4, t**5)  # as the numpy path takes them
+    return _quintic()(rows, float(T), float(t), powers)  # type: ignore[no-any-return]
+
+
+def _quintic_numpy(
+    rows: FloatArray, T: float, t: float, powers: tuple[float, ...]
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """
+    Return the quintic segment's state at ``t`` with numpy (:func:`segment_state`).
+
+    :param rows: ``p0, v0, a0, p1, v1, a1``, shape (6, n).
+    :param T: The segment's duration [s].
+    :param t: The time into it [s].
+    :param powers: ``T**2`` to ``T**5``, then ``t**2`` to ``t**5``.
+    :return: Position, velocity and acceleration, each shape (n,).
+    """
+    p0, v0, a0, p1, v1, a1 = rows
+    T2, T3, T4, T5, t2, t3, t4, t5 = powers
+    c3 = (20 * (p1 - p0) - (8 * v1 + 12 * v0) * T - (3 * a0 - a1) * T2) / (2 * T3)
+    c4 = (30 * (p0 - p1) + (14 * v1 + 16 * v0) * T + (3 * a0 - 2 * a1) * T2) / (2 * T4)
+    c5 = (12 * (p1 - p0) - 6 * (v1 + v0) * T - (a0 - a1) * T2) / (2 * T5)
+    position = p0 + v0 * t + a0 / 2 * t2 + c3 * t3 + c4 * t4 + c5 * t5
+    velocity = v0 + a0 * t + 3 * c3 * t2 + 4 * c4 * t3 + 5 * c5 * t4
+    acceleration = a0 + 6 * c3 * t + 12 * c4 * t2 + 20 * c5 * t3
     return position, velocity, acceleration
+
+
+def _quintic_loops(
+    rows: FloatArray, T: float, t: float, powers: tuple[float, ...]
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Return :func:`_quintic_numpy` joint by joint in plain floats (compiled by numba)."""
+    p0, v0, a0, p1, v1, a1 = rows[0], rows[1], rows[2], rows[3], rows[4], rows[5]
+    T2, T3, T4, T5, t2, t3, t4, t5 = powers
+    count = rows.shape[1]
+    position = np.empty(count)
+    velocity = np.empty(count)
+    acceleration = np.empty(count)
+    for k in range(count):  # each operation of the numpy path, in its order
+        c3 = (
+            20.0 * (p1[k] - p0[k]) - (8.0 * v1[k] + 12.0 * v0[k]) * T
+            - (3.0 * a0[k] - a1[k]) * T2
+        ) / (2.0 * T3)
+        c4 = (
+            30.0 * (p0[k] - p1[k]) + (14.0 * v1[k] + 16.0 * v0[k]) * T
+            + (3.0 * a0[k] - 2.0 * a1[k]) * T2
+        ) / (2.0 * T4)
+        c5 = (
+            12.0 * (p1[k] - p0[k]) - 6.0 * (v1[k] + v0[k]) * T - (a0[k] - a1[k]) * T2
+        ) / (2.0 * T5)
+        position[k] = p0[k] + v0[k] * t + a0[k] / 2.0 * t2 + c3 * t3 + c4 * t4 + c5 * t5
+        velocity[k] = v0[k] + a0[k] * t + 3.0 * c3 * t2 + 4.0 * c4 * t3 + 5.0 * c5 * t4
+        acceleration[k] = a0[k] + 6.0 * c3 * t + 12.0 * c4 * t2 + 20.0 * c5 * t3
+    return position, velocity, acceleration
+
+
+_QUINTIC = Kernel(_quintic_numpy, _quintic_loops)
+
+
+def _quintic() -> Any:
+    """Return the quintic's evaluation, compiled on the first call when numba is there."""
+    return _QUINTIC.function()
+
+
+def load_segments() -> None:
+    """Compile :func:`segment_state`'s quintic (or read it from numba's cache), the first time."""
+    if not _QUINTIC.loaded:
+        ones = np.ones(1)
+        segment_state(Interpolation.QUINTIC, 1.0, 0.5, (ones, ones, ones), (ones, ones, ones))
 
 
 def state_at(
@@ -1109,8 +1199,7 @@ def state_at(
             return position, velocity, acceleration
         zero = np.zeros_like(position)
         return position, zero, zero
-    times = [state[0] for state in states]
-    index = int(np.searchsorted(times, when, side='right')) - 1
+    index = bisect.bisect_right([state[0] for state in states], when) - 1
     p0, v0, a0 = _filled(states[index])
     p1, v1, a1 = _filled(states[index + 1])
     T = float(states[index + 1][0]) - float(states[index][0])

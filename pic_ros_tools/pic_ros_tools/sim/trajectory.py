@@ -77,6 +77,7 @@ from pic_ros.motion.streaming import (
     Interpolation,
     JUMP_TOLERANCE,
     LimitsLike,
+    load_segments,
     segment_peaks,
     segment_state,
     SegmentPeaks,
@@ -374,6 +375,7 @@ class TrajectoryFollower:
         self._upper.setflags(write=False)
         self._config = config or FollowerConfig()
         self._limits = limits
+        load_segments()  # the quintic compiled (or read from numba's cache) now
         if limits is not None:
             peak_shares.load()  # the check compiled (or read from numba's cache) now
         self._plan: _Plan | None = None

@@ -989,6 +989,35 @@ def compiler() -> Any:
     return compile_cached
 
 
+class Kernel:
+    """
+    A plain-float loop compiled by :func:`compiler` on its first use, or its numpy path.
+
+    For a module's one kernel: :meth:`function` is the loop compiled when numba is there (and
+    ``PIC_ROS_JIT`` is not ``0``), else the numpy path, which gives the same floats.
+
+    :param numpy_path: The function without numba.
+    :param loops: The same function in plain floats, for numba.
+    """
+
+    def __init__(self, numpy_path: Any, loops: Any) -> None:
+        self._numpy_path = numpy_path
+        self._loops = loops
+        self._function: Any = None
+
+    @property
+    def loaded(self) -> bool:
+        """Return whether :meth:`function` was chosen (and compiled) already."""
+        return self._function is not None
+
+    def function(self) -> Any:
+        """Return the compiled loop, or the numpy path; compiled on the first call."""
+        if self._function is None:
+            compiled = compiler()
+            self._function = self._numpy_path if compiled is None else compiled(self._loops)
+        return self._function
+
+
 def compiled_in_process() -> int:
     """
     Return how many kernel signatures this process compiled rather than read from the cache.
