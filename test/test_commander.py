@@ -295,6 +295,35 @@ def test_min_interval_lets_every_fast_target_through_with_a_slow_timer(arm: ArmM
     stream.assert_safe()
 
 
+def test_a_target_right_after_a_timer_step_is_commanded_at_once(arm: ArmModel) -> None:
+    """
+    30 Hz targets against the 50 Hz timer: each gives its command when it comes.
+
+    A timer's step does not hold a new target back (when the spacing counted from any step,
+    half such targets waited 10-20 ms for the next tick); steps without a new target keep it.
+    """
+    stream = Stream(arm, rate=50.0)
+    events = sorted(
+        [(START + k / 30.0, 'target') for k in range(60)]
+        + [(START + 0.003 + k * 0.02, 'tick') for k in range(100)]
+    )
+    at_once = 0
+    for index, (now, kind) in enumerate(events):
+        if kind == 'tick':
+            stream.tick(now)
+            continue
+        before = len(stream.sent)
+        stream.target(now, arm.neutral + 0.002 * math.sin(3.0 * index * 0.02))
+        at_once += len(stream.sent) == before + 1
+    assert at_once == 60
+    ticks = {now for now, kind in events if kind == 'tick'}
+    spacing = stream.commander.config.spacing
+    for (before, _), (now, _) in zip(stream.sent, stream.sent[1:]):
+        if now in ticks:  # a step without a new target comes no sooner than the spacing
+            assert now - before >= spacing - 1e-12
+    stream.assert_safe()
+
+
 def test_slow_targets_still_get_a_steady_command_stream(arm: ArmModel) -> None:
     """Targets at 10 Hz, timer at 50 Hz: commands at least every 30 ms."""
     stream = Stream(arm, rate=50.0)

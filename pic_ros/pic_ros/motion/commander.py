@@ -35,10 +35,13 @@ One arm's command stream: joint targets in, safe trajectory chunks for its contr
   holds where the arm is). Once engaged, the arm blends in from where it is, as when the person
   is found again;
 - **pace**: :meth:`ArmCommander.step` is called on each new target and from a timer at ``rate``;
-  any step less than ``min_interval`` (default half a period) after the previous one is skipped
-  (its target is taken by the next step), so a tracker slower than ``rate`` still gives a steady
-  stream and targets that queued up while the process was starved do not leave in a burst;
-  every step sends a command, holding and at neutral too;
+  a step with a new target less than ``min_interval`` (default half a period) after the last
+  step that took one is skipped (its target is taken by the next step), and so is a step
+  without one that soon after any step. A tracker slower than ``rate`` still gives a steady
+  stream, a timer's step never holds a new target back (at 30 Hz against a 50 Hz timer, half
+  the targets waited 10-20 ms for the next tick when every step counted), and targets that
+  queued up while the process was starved do not leave in a burst; every step sends a command,
+  holding and at neutral too;
 - **time**: the caller's clock (sim time in replays); when it goes back (a looping replay) the
   arm starts over from its current command, as if no target had come yet.
 
@@ -109,9 +112,10 @@ RATE: Final = ParameterDef(
 
 MIN_INTERVAL: Final = ParameterDef(
     'min_interval', 0.0,
-    'Shortest time between two commands: a step sooner is skipped and its target taken by the '
-    'next, so targets that queued while the process was starved do not leave in a burst (0: '
-    'half the period of rate)', unit='s', low=0.0, high=1.0,
+    'Shortest time between two commands that take new targets (and from any command to a '
+    "timer's): a step sooner is skipped and its target taken by the next, so targets that "
+    'queued while the process was starved do not leave in a burst (0: half the period of '
+    'rate)', unit='s', low=0.0, high=1.0,
 )
 """The trajectory publisher's ``min_interval`` (:attr:`CommanderConfig.min_interval`)."""
 
@@ -411,6 +415,9 @@ class ArmCommander:
         self._begin: _Begin | None = None
         self._guidance: Guidance | None = None
         self._undo: tuple[Any, ...] | None = None
+        self._target_waiting = False  # a target came since the last step
+        self._last_target_step: float | None = None  # the last step that took a new target
+        self._undo_target: tuple[float | None, bool] = (None, False)
         self._undo_state: tuple[FloatArray, FloatArray] | None = None
         self._entry_from: FloatArray | None = None  # a measured start outside the margins
         # while the entry may still run: its start and target, when it would end had it
@@ -614,6 +621,7 @@ class ArmCommander:
             return status
         target = self._supervisor.last_target
         assert target is not None  # just accepted
+        self._target_waiting = True
         self._predictor.update(now, target)
         if np.any((target < self._arm.lower) | (target > self._arm.upper)):
             self.clamped += 1
@@ -634,8 +642,11 @@ class ArmCommander:
         motion = self._motion
         if motion is None:
             return None
-        if self._last_step is not None and now - self._last_step < self._config.spacing:
-            return None  # no bursts: a target that came sooner is taken by the next step
+        # no bursts: a target that came sooner than ``spacing`` after the last step that took
+        # one waits for the next step; a timer's step never holds a new target back
+        since = self._last_target_step if self._target_waiting else self._last_step
+        if since is not None and now - since < self._config.spacing:
+            return None
         guidance = self._supervisor.step(now, motion.position, engaged=self._engaged)
         if guidance.state is TrackingState.WAITING or (
             guidance.state is TrackingState.DISENGAGED and self._last_step is None
@@ -649,11 +660,14 @@ class ArmCommander:
             self._last_step, self._sent, self._plan_start, self._plan_end, self.published,
             self.at_rest,
         )
+        self._undo_target = (self._last_target_step, self._target_waiting)
         self._guidance = guidance
         if self._last_step is not None:
             self.largest_gap = max(self.largest_gap, now - self._last_step)
         chunk = self._chunk(now, guidance, braking=False)
         self._last_step = now
+        if self._target_waiting:
+            self._last_target_step, self._target_waiting = now, False
         self.published += 1
         return self._within_limits(now, chunk, braking=False)
 
@@ -791,6 +805,7 @@ class ArmCommander:
             self._last_step, self._sent, self._plan_start, self._plan_end, self.published,
             self.at_rest,
         ) = undo
+        self._last_target_step, self._target_waiting = self._undo_target
         self._undo = None  # nothing to brake again at this step
         # the generator's plan is no longer what was sent: the next step starts on the points
         # (where that plan ended still tells whether the next step comes after it: a stall)
@@ -1062,7 +1077,8 @@ class ArmCommander:
             self.clock_restarts += 1
             self._supervisor.reset()
             self._predictor.reset()
-            self._last_step = None
+            self._last_step = self._last_target_step = None
+            self._target_waiting = False
             self._sent = []
             self._plan_start = self._plan_end = math.nan
             self._begin = None
