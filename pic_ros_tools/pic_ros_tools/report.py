@@ -407,12 +407,14 @@ def latency_table(rows: Sequence[Record]) -> str:
         [
             r['source'], f"{r['rate_hz']:.0f}", 'pic_ros pipeline' if r['path'] == 'pic_ros'
             else 'floor (raw echo)', str(r['sent']), str(r['drops']), _number(r['p50_ms']),
-            _number(r['p99_ms']), _number(r['max_ms']), str(r['unpaired']),
+            _number(r['p99_ms']), _number(r['max_ms']), str(r.get('superseded', 0)),
+            str(r['unpaired']),
         ]
         for r in rows
     ]
     header = [
-        'input', 'Hz', 'path', 'sent', 'drops', 'p50 ms', 'p99 ms', 'max ms', 'unpaired answers',
+        'input', 'Hz', 'path', 'sent', 'drops', 'p50 ms', 'p99 ms', 'max ms', 'superseded',
+        'unpaired answers',
     ]
     return (
         'End-to-end latency across processes: tracker message sent -> JointTrajectory received\n'

@@ -1,12 +1,24 @@
-"""bench --latency: the processes come up and answer; inputs and answers paired in order."""
+"""
+bench --latency: the processes come up and answer; the floor's answers paired in order, the
+pipeline's by the capture stamps of what they carry.
+"""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
-from pic_ros_tools.ros.latency_bench import _result, pair_answers, run_latency_bench
+from pic_ros_tools.ros.latency_bench import (
+    _reflected_result,
+    _result,
+    pair_answers,
+    reflected_latencies,
+    run_latency_bench,
+)
 import pytest
 
 PERIOD = 1.0 / 30.0
+MS = 1_000_000  # [ns]
 
 
 def test_one_answer_per_input_gives_each_its_own_latency() -> None:
@@ -54,6 +66,50 @@ def test_a_warm_up_answer_arriving_after_the_first_measured_input_is_not_unpaire
     result = _result('pic_ros', 'azure_kinect', 30.0, list(sent), answers, warm=2)
     assert (result.sent, result.drops, result.unpaired) == (6, 0, 0)
     assert result.max_ms == pytest.approx(10.0)
+
+
+def test_each_solved_input_is_timed_to_the_first_answer_published_after_its_targets() -> None:
+    sent = [k * 33 * MS for k in range(6)]
+    solved = [(t + 2 * MS, t) for t in sent]  # joint_targets published 2 ms after each input
+    answers = [(t + 3 * MS, t + 4 * MS) for t in sent]  # its trajectory, received 1 ms later
+    latencies, own, carrying = reflected_latencies(sent, solved, answers)
+    assert latencies == pytest.approx(np.full(6, 0.004))
+    assert own.all() and carrying.all()
+
+
+def test_a_skipped_input_is_timed_to_the_answer_of_the_newer_input_that_carried_it() -> None:
+    step = 4_166_667  # 240 Hz [ns]
+    sent = [k * step for k in range(9)]
+    solved = [(sent[k] + MS, sent[k]) for k in (0, 3, 6)]  # every third input solved
+    answers = [(sent[k] + 2 * MS, sent[k] + 3 * MS) for k in (0, 3, 6)]
+    latencies, own, _ = reflected_latencies(sent, solved, answers)
+    assert own.tolist() == [k in (0, 3, 6) for k in range(9)]
+    assert latencies[1] == pytest.approx((sent[3] + 3 * MS - sent[1]) * 1e-9)
+    assert latencies[3] == pytest.approx(0.003)
+    assert np.isnan(latencies[7:]).all()  # never carried: drops
+    probe = SimpleNamespace(answers=answers, solved=solved)
+    result = _reflected_result('xsens_mvn', 240.0, probe, sent, warm=1)
+    assert (result.sent, result.drops, result.superseded, result.unpaired) == (8, 2, 4, 0)
+
+
+def test_an_answer_before_any_new_target_carries_nothing() -> None:
+    sent = [10 * MS, 43 * MS]
+    solved = [(12 * MS, 10 * MS), (45 * MS, 43 * MS)]
+    answers = [(5 * MS, 6 * MS), (13 * MS, 14 * MS), (30 * MS, 31 * MS), (46 * MS, 47 * MS)]
+    latencies, _, carrying = reflected_latencies(sent, solved, answers)
+    assert latencies * 1e3 == pytest.approx([4.0, 4.0])
+    assert carrying.tolist() == [False, True, False, True]  # the timer's answers carry none
+    result = _reflected_result('azure_kinect', 30.0, SimpleNamespace(
+        answers=answers, solved=solved), sent, warm=0)
+    assert (result.received, result.unpaired, result.superseded) == (3, 1, 0)
+
+
+def test_a_capture_stamp_rounded_through_float_seconds_still_names_its_input() -> None:
+    sent = [1_764_472_000 * 1_000_000_000 + k * 33 * MS for k in range(3)]
+    solved = [(t + 2 * MS, t - 240) for t in sent]  # float seconds: a few hundred ns off
+    answers = [(t + 3 * MS, t + 5 * MS) for t in sent]
+    latencies, own, _ = reflected_latencies(sent, solved, answers)
+    assert own.all() and latencies == pytest.approx(np.full(3, 0.005))
 
 
 def test_the_latency_bench_runs_the_pipeline_and_the_floor(tmp_path) -> None:

@@ -14,17 +14,25 @@ While tracking (teleop runs with ``--engaged``: nobody is there to engage it), t
 publisher publishes one trajectory per controller and input frame
 (its keep-alive timer, which also commands between slow inputs, is set to the slowest rate the
 trajectory publisher accepts, :data:`KEEP_ALIVE_RATE`, and its ``min_interval`` to 1 ms for the
-measurement). The timer still answers on its own, so there are more answers than inputs
-(``unpaired``, about 14 a second): inputs and answers are paired in order,
-each input with the first answer after it that is not already paired (:func:`pair_answers`),
-and the answers left over are counted as ``unpaired``. Two limits of pairing by time alone:
+measurement). The timer still answers on its own (about 14 a second), and at 240 Hz the pipeline
+keeps the newest input and skips the others (``superseded`` on ``/diagnostics``), so answers are
+paired with inputs by what they carry (:func:`reflected_latencies`): the benchmark also
+subscribes to ``joint_targets``, which ``teleop`` then publishes with each solved frame's capture
+stamp just before it hands the targets to the trajectory publisher. A capture stamp names its
+input (a MarkerArray's is the stamp the benchmark wrote; an Xsens sample's is the time the
+skeleton node read it, after it was sent and before the next one was), the first trajectory
+published after it carries that input's targets or a newer one's, and an input's latency is
+the time until the first trajectory that carries it or a newer input arrives: for an input the
+pipeline skipped, how stale the command was. Times are the DDS messages' own source and
+reception timestamps and the benchmark's send times, all on the host's clock (``time.time_ns``).
+Inputs never carried count as ``drops``, inputs carried only by a newer one's trajectory as
+``superseded``, trajectories that carry no new input (the timer's) as ``unpaired``. A
+trajectory of a timer step that holds the publisher's lock while a new target waits for it is
+published after that target's ``joint_targets`` and counts as carrying it (a shorter latency,
+for at most the share of time the timer's steps take: 14 steps of a few ms a second).
 
-- a keep-alive answer that falls between an input and that input's own answer takes its place
-  (a shorter latency): with 14 such answers a second, a share of about 14 Hz times the latency
-  of the inputs (1.4 % at 1 ms, 7 % at 5 ms), which lowers the upper percentiles a little;
-- an input the pipeline drops is not told from a late answer: the inputs after it take the
-  answers one later (latencies about a period longer) until a keep-alive answer fills the gap,
-  and only inputs left when the answers run out count as drops.
+The floor has no timer and drops nothing: its inputs and answers are paired in order
+(:func:`pair_answers`), each input with the first answer after it that is not already paired.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ import tempfile
 import time
 from typing import Any, Final
 
+from builtin_interfaces.msg import Time
 import numpy as np
 import numpy.typing as npt
 from pic_ros.motion.commander import CommanderConfig, minimum_rate
@@ -57,6 +66,8 @@ from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.subscription import MessageInfo
+from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -90,6 +101,8 @@ class LatencyResult:
     :param p99_ms: 99th percentile [ms].
     :param max_ms: Largest latency [ms].
     :param unpaired: Answers not paired with an input (the keep-alive timer's).
+    :param superseded: Inputs the pipeline skipped for a newer one, whose answer carried them
+        (their latency is to that answer).
     """
 
     path: str
@@ -102,6 +115,7 @@ class LatencyResult:
     p99_ms: float
     max_ms: float
     unpaired: int
+    superseded: int = 0
 
 
 def pair_answers(sent: Sequence[float], received: Sequence[float]) -> FloatArray:
@@ -143,6 +157,87 @@ def _paired_answers(sent: Sequence[float], answers: FloatArray) -> npt.NDArray[n
     return paired
 
 
+def reflected_latencies(
+    sent: Sequence[int],
+    solved: Sequence[tuple[int, int]],
+    answers: Sequence[tuple[int, int]],
+    slack: int = 1000,
+) -> tuple[FloatArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """
+    Return each input's latency to the first answer that carries it or a newer input.
+
+    All times on one clock [ns]. A ``joint_targets`` message's capture stamp names the last
+    input sent at or before it (``slack`` covers a stamp rounded through float seconds); the
+    first answer published at or after that message carries that input (or a newer one).
+
+    :param sent: The inputs' send times (their capture stamps where they carry one), increasing.
+    :param solved: ``(published, capture stamp)`` of each ``joint_targets`` message.
+    :param answers: ``(published, received)`` of each answer, published increasing.
+    :param slack: How far past an input's send time its capture stamp may read [ns].
+    :return: The latency of each input [s] (NaN: never carried); whether each input was solved
+        itself; whether each answer carried a new input.
+    """
+    sent_at = np.asarray(sent, dtype=np.int64)
+    published = np.array([answer[0] for answer in answers], dtype=np.int64)
+    arrival = np.full(sent_at.size, np.iinfo(np.int64).max)  # the earliest answer per input
+    own = np.zeros(sent_at.size, dtype=bool)
+    carrying = np.zeros(published.size, dtype=bool)
+    for when, stamp in solved:
+        index = int(np.searchsorted(sent_at, stamp + slack, side='right')) - 1
+        answer = int(np.searchsorted(published, when, side='left'))
+        if index < 0 or answer >= published.size:
+            continue
+        own[index] = True
+        carrying[answer] = True
+        arrival[index] = min(arrival[index], answers[answer][1])
+    earliest = np.minimum.accumulate(arrival[::-1])[::-1]  # a newer input's answer carries it
+    latencies = np.where(
+        earliest < np.iinfo(np.int64).max, (earliest - sent_at) * 1e-9, np.nan
+    )
+    return latencies, own, carrying
+
+
+def _reflected_result(
+    source: str, rate: float, probe: TargetsProbe, sent: Sequence[int], warm: int
+) -> LatencyResult:
+    """Score the pipeline's inputs from ``warm`` on by what the answers carry."""
+    answers = sorted(probe.answers)
+    latencies, own, carrying = reflected_latencies(sent, probe.solved, answers)
+    first = sent[warm] if len(sent) > warm else np.iinfo(np.int64).max
+    after = np.array([answer[0] >= first for answer in answers], dtype=bool)
+    measured = latencies[warm:]
+    return _scored(
+        'pic_ros', source, rate, measured, after, after & ~carrying,
+        superseded=int(np.sum(np.isfinite(measured) & ~own[warm:])),
+    )
+
+
+def _scored(
+    path: str,
+    source: str,
+    rate: float,
+    latencies: FloatArray,
+    after: npt.NDArray[np.bool_],
+    extra: npt.NDArray[np.bool_],
+    superseded: int = 0,
+) -> LatencyResult:
+    """Return the result of the measured inputs' latencies [s] (NaN: none) and the answers'."""
+    answered = latencies[np.isfinite(latencies)]
+    return LatencyResult(
+        path=path,
+        source=source,
+        rate_hz=rate,
+        sent=latencies.size,
+        received=int(np.sum(after)),
+        drops=latencies.size - answered.size,
+        p50_ms=percentile_ms(answered, 50.0),
+        p99_ms=percentile_ms(answered, 99.0),
+        max_ms=percentile_ms(answered, 100.0),
+        unpaired=int(np.sum(extra)),
+        superseded=superseded,
+    )
+
+
 def _result(
     path: str, source: str, rate: float, sent: Sequence[float], got: Sequence[float], warm: int
 ) -> LatencyResult:
@@ -155,22 +250,10 @@ def _result(
     answers = np.asarray(got, dtype=float)
     paired = _paired_answers(sent, answers)
     latencies = _latencies(sent, answers, paired)[warm:]
-    answered = latencies[np.isfinite(latencies)]
     after = answers >= sent[warm] if len(sent) > warm else np.zeros(answers.size, dtype=bool)
     extra = after.copy()
     extra[paired[paired >= 0]] = False
-    return LatencyResult(
-        path=path,
-        source=source,
-        rate_hz=rate,
-        sent=latencies.size,
-        received=int(np.sum(after)),
-        drops=latencies.size - answered.size,
-        p50_ms=percentile_ms(answered, 50.0),
-        p99_ms=percentile_ms(answered, 99.0),
-        max_ms=percentile_ms(answered, 100.0),
-        unpaired=int(np.sum(extra)),
-    )
+    return _scored(path, source, rate, latencies, after, extra)
 
 
 def bag_marker_arrays(bag: Path, topic: str | None = None, limit: int = 600) -> list[MarkerArray]:
@@ -308,6 +391,36 @@ class Probe:
         self.node.destroy_node()
 
 
+class TargetsProbe(Probe):
+    """
+    A probe that also hears ``joint_targets``, and keeps the DDS timestamps of what it hears.
+
+    :param context: rclpy context of the benchmark process.
+    :param answer_topic: Topic of the answers.
+    :param answer_type: Message type of the answers.
+    """
+
+    def __init__(self, context: Context, answer_topic: str, answer_type: type) -> None:
+        self.answers: list[tuple[int, int]] = []
+        """``(published, received)`` of each answer, on the host's clock [ns]."""
+        self.solved: list[tuple[int, int]] = []
+        """``(published, capture stamp)`` of each ``joint_targets`` message [ns]."""
+        super().__init__(context, answer_topic, answer_type)
+
+    def subscribe(self) -> None:
+        """Subscribe to ``joint_targets`` (``teleop`` publishes it while someone listens)."""
+        self.node.create_subscription(JointState, 'joint_targets', self._on_targets, RELIABLE)
+
+    def _on_answer(self, data: bytes, info: MessageInfo) -> None:  # type: ignore[override]
+        del data  # Unused: only the timestamps matter.
+        self.received.append(time.perf_counter())
+        self.answers.append((info['source_timestamp'], info['received_timestamp']))
+
+    def _on_targets(self, message: JointState, info: MessageInfo) -> None:
+        stamp = message.header.stamp
+        self.solved.append((info['source_timestamp'], stamp.sec * 1_000_000_000 + stamp.nanosec))
+
+
 def paced(count: int, rate: float, send: Callable[[int], None]) -> list[float]:
     """Call ``send(i)`` at ``rate`` and return the send times (perf_counter)."""
     times: list[float] = []
@@ -385,10 +498,14 @@ def measure(
             answer = 'echo_out'
             if source == 'azure_kinect':
                 answer_type = MarkerArray
-        probe = Probe(context, answer, answer_type)
+        probe = (
+            TargetsProbe(context, answer, answer_type) if path == 'pic_ros'
+            else Probe(context, answer, answer_type)
+        )
         publisher = probe.node.create_publisher(MarkerArray, 'bench_in', RELIABLE)
         ready = wait_until(
             lambda: probe is not None and probe.node.count_publishers(answer) > 0
+            and (path != 'pic_ros' or probe.node.count_publishers('joint_targets') > 0)
             and (source != 'azure_kinect' or publisher.get_subscription_count() > 0),
             timeout=WAIT,
         )
@@ -398,14 +515,16 @@ def measure(
             )
         warm = int(warmup * rate)
         total = warm + int(seconds * rate)
+        stamps: list[int] = []  # each input's capture stamp, or send time, on the host clock [ns]
         if source == 'azure_kinect':
-            clock = probe.node.get_clock()
 
             def send(index: int) -> None:
                 message = markers[index % len(markers)]
-                stamp = clock.now().to_msg()
+                now = time.time_ns()
+                stamp = Time(sec=now // 1_000_000_000, nanosec=now % 1_000_000_000)
                 for marker in message.markers:
                     marker.header.stamp = stamp
+                stamps.append(now)
                 publisher.publish(message)
         else:
             datagrams = xsens_datagrams(total, rate)
@@ -413,10 +532,13 @@ def measure(
             target = ('127.0.0.1', port)
 
             def send(index: int) -> None:
+                stamps.append(time.time_ns())
                 sender.sendto(datagrams[index], target)
 
         times = paced(total, rate, send)
         time.sleep(0.5)
+        if isinstance(probe, TargetsProbe):
+            return _reflected_result(source, rate, probe, stamps, warm)
         return _result(path, source, rate, times, list(probe.received), warm)
     finally:
         if sender is not None:
