@@ -1,6 +1,8 @@
 """
-bench --latency: the processes come up and answer; the floor's answers paired in order, the
-pipeline's by the capture stamps of what they carry.
+bench --latency: the processes come up and answer, each answer paired with its input.
+
+The pipeline's answers and the MarkerArray echo's are paired by the capture stamps they carry,
+the UDP echo's in order.
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ def test_a_skipped_input_is_timed_to_the_answer_of_the_newer_input_that_carried_
     assert latencies[3] == pytest.approx(0.003)
     assert np.isnan(latencies[7:]).all()  # never carried: drops
     probe = SimpleNamespace(answers=answers, solved=solved)
-    result = _reflected_result('xsens_mvn', 240.0, probe, sent, warm=1)
+    result = _reflected_result('pic_ros', 'xsens_mvn', 240.0, probe, sent, warm=1)
     assert (result.sent, result.drops, result.superseded, result.unpaired) == (8, 2, 4, 0)
 
 
@@ -99,7 +101,7 @@ def test_an_answer_before_any_new_target_carries_nothing() -> None:
     latencies, _, carrying = reflected_latencies(sent, solved, answers)
     assert latencies * 1e3 == pytest.approx([4.0, 4.0])
     assert carrying.tolist() == [False, True, False, True]  # the timer's answers carry none
-    result = _reflected_result('azure_kinect', 30.0, SimpleNamespace(
+    result = _reflected_result('pic_ros', 'azure_kinect', 30.0, SimpleNamespace(
         answers=answers, solved=solved), sent, warm=0)
     assert (result.received, result.unpaired, result.superseded) == (3, 1, 0)
 

@@ -3,9 +3,10 @@ End-to-end latency across processes (``python -m pic_ros_tools bench --latency``
 
 Measured path: a tracker message is published (or sent) by the benchmark process -> the ``teleop``
 process (skeleton node, solver, trajectory publisher) -> a ``JointTrajectory`` is received back by
-the benchmark process on the first arm controller's topic. Both ends are timed with the benchmark
-process's ``time.perf_counter`` (same clock). In the same run, the floor is the same traffic
-through an echo process that does nothing (:mod:`pic_ros_tools.ros.echo`).
+the benchmark process on the first arm controller's topic. Both ends are timed on one clock: the
+host's (``time.time_ns`` and the DDS timestamps) where answers are paired by stamp, the benchmark
+process's ``time.perf_counter`` where they are paired in order. In the same run, the floor is the
+same traffic through an echo process that does nothing (:mod:`pic_ros_tools.ros.echo`).
 
 - 30 Hz: Azure Kinect ``visualization_msgs/MarkerArray`` (32 markers, real frames from a bag);
 - 240 Hz: Xsens MVN MXTP02 datagrams over UDP (23 segments, an arm-waving T-pose).
@@ -31,8 +32,10 @@ trajectory of a timer step that holds the publisher's lock while a new target wa
 published after that target's ``joint_targets`` and counts as carrying it (a shorter latency,
 for at most the share of time the timer's steps take: 14 steps of a few ms a second).
 
-The floor has no timer and drops nothing: its inputs and answers are paired in order
-(:func:`pair_answers`), each input with the first answer after it that is not already paired.
+The echo floor of the MarkerArrays is paired the same way, by the stamp each echo carries back.
+The UDP floor's answers carry nothing of their datagram; it has no timer and skips nothing, so
+its inputs and answers are paired in order (:func:`pair_answers`), each input with the first
+answer after it that is not already paired (a datagram lost would shift the pairs after it).
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from builtin_interfaces.msg import Time
 import numpy as np
 import numpy.typing as npt
 from pic_ros.motion.commander import CommanderConfig, minimum_rate
+from pic_ros.trackers.marker_cdr import parse_marker_array
 from pic_ros.trackers.xsens_wire import XsensSegment
 from pic_ros_tools.metrics import percentile_ms
 from pic_ros_tools.ros.background_spin import BackgroundSpin
@@ -198,7 +202,7 @@ def reflected_latencies(
 
 
 def _reflected_result(
-    source: str, rate: float, probe: TargetsProbe, sent: Sequence[int], warm: int
+    path: str, source: str, rate: float, probe: TargetsProbe, sent: Sequence[int], warm: int
 ) -> LatencyResult:
     """Score the pipeline's inputs from ``warm`` on by what the answers carry."""
     answers = sorted(probe.answers)
@@ -207,7 +211,7 @@ def _reflected_result(
     after = np.array([answer[0] >= first for answer in answers], dtype=bool)
     measured = latencies[warm:]
     return _scored(
-        'pic_ros', source, rate, measured, after, after & ~carrying,
+        path, source, rate, measured, after, after & ~carrying,
         superseded=int(np.sum(np.isfinite(measured) & ~own[warm:])),
     )
 
@@ -393,28 +397,39 @@ class Probe:
 
 class TargetsProbe(Probe):
     """
-    A probe that also hears ``joint_targets``, and keeps the DDS timestamps of what it hears.
+    A probe that keeps the DDS timestamps of the answers and what names their inputs.
+
+    The pipeline's inputs are named by the capture stamps of ``joint_targets``, which it also
+    hears; the echo floor's MarkerArrays carry their own stamps back.
 
     :param context: rclpy context of the benchmark process.
     :param answer_topic: Topic of the answers.
     :param answer_type: Message type of the answers.
+    :param echo: The answers are the inputs echoed (MarkerArrays), not trajectories.
     """
 
-    def __init__(self, context: Context, answer_topic: str, answer_type: type) -> None:
+    def __init__(
+        self, context: Context, answer_topic: str, answer_type: type, echo: bool = False
+    ) -> None:
         self.answers: list[tuple[int, int]] = []
         """``(published, received)`` of each answer, on the host's clock [ns]."""
         self.solved: list[tuple[int, int]] = []
-        """``(published, capture stamp)`` of each ``joint_targets`` message [ns]."""
+        """``(published, capture stamp)`` of each ``joint_targets`` message (or echo) [ns]."""
+        self._echo = echo
         super().__init__(context, answer_topic, answer_type)
 
     def subscribe(self) -> None:
         """Subscribe to ``joint_targets`` (``teleop`` publishes it while someone listens)."""
-        self.node.create_subscription(JointState, 'joint_targets', self._on_targets, RELIABLE)
+        if not self._echo:
+            self.node.create_subscription(JointState, 'joint_targets', self._on_targets, RELIABLE)
 
     def _on_answer(self, data: bytes, info: MessageInfo) -> None:  # type: ignore[override]
-        del data  # Unused: only the timestamps matter.
         self.received.append(time.perf_counter())
         self.answers.append((info['source_timestamp'], info['received_timestamp']))
+        if self._echo:  # the echo carries the input's stamp back
+            stamp = parse_marker_array(data).stamp
+            if math.isfinite(stamp):
+                self.solved.append((info['source_timestamp'], round(stamp * 1e9)))
 
     def _on_targets(self, message: JointState, info: MessageInfo) -> None:
         stamp = message.header.stamp
@@ -499,7 +514,8 @@ def measure(
             if source == 'azure_kinect':
                 answer_type = MarkerArray
         probe = (
-            TargetsProbe(context, answer, answer_type) if path == 'pic_ros'
+            TargetsProbe(context, answer, answer_type, echo=path == 'floor')
+            if path == 'pic_ros' or source == 'azure_kinect'
             else Probe(context, answer, answer_type)
         )
         publisher = probe.node.create_publisher(MarkerArray, 'bench_in', RELIABLE)
@@ -538,7 +554,7 @@ def measure(
         times = paced(total, rate, send)
         time.sleep(0.5)
         if isinstance(probe, TargetsProbe):
-            return _reflected_result(source, rate, probe, stamps, warm)
+            return _reflected_result(path, source, rate, probe, stamps, warm)
         return _result(path, source, rate, times, list(probe.received), warm)
     finally:
         if sender is not None:
