@@ -70,7 +70,6 @@ from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from rclpy.subscription import MessageInfo
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
@@ -423,7 +422,8 @@ class TargetsProbe(Probe):
         if not self._echo:
             self.node.create_subscription(JointState, 'joint_targets', self._on_targets, RELIABLE)
 
-    def _on_answer(self, data: bytes, info: MessageInfo) -> None:  # type: ignore[override]
+    # rclpy passes the message info as a dict (Jazzy's rclpy has no MessageInfo type to name)
+    def _on_answer(self, data: bytes, info: dict[str, int]) -> None:  # type: ignore[override]
         self.received.append(time.perf_counter())
         self.answers.append((info['source_timestamp'], info['received_timestamp']))
         if self._echo:  # the echo carries the input's stamp back
@@ -431,7 +431,7 @@ class TargetsProbe(Probe):
             if math.isfinite(stamp):
                 self.solved.append((info['source_timestamp'], round(stamp * 1e9)))
 
-    def _on_targets(self, message: JointState, info: MessageInfo) -> None:
+    def _on_targets(self, message: JointState, info: dict[str, int]) -> None:
         stamp = message.header.stamp
         self.solved.append((info['source_timestamp'], stamp.sec * 1_000_000_000 + stamp.nanosec))
 
