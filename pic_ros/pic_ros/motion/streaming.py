@@ -101,9 +101,14 @@ def duration_parts(seconds: float) -> tuple[int, int]:
         value = float(seconds)  # the usual call: a float in range (NaN fails the comparisons)
     else:
         value = check_number('duration', seconds, 0.0, _MAX_SECONDS)
-    whole = math.floor(value)
-    total = whole * _NANOSECONDS + round((value - whole) * _NANOSECONDS)
+    total = _whole_nanoseconds(value)
     return total // _NANOSECONDS, total % _NANOSECONDS
+
+
+def _whole_nanoseconds(value: float) -> int:
+    """Return a time in [0, 2^31 - 1] s in whole nanoseconds: whole seconds, then ns rounded."""
+    whole = math.floor(value)
+    return whole * _NANOSECONDS + round((value - whole) * _NANOSECONDS)
 
 
 def _joint_row(name: str, values: npt.ArrayLike, dof: int) -> FloatArray:
@@ -540,8 +545,7 @@ def _increasing_nanoseconds(seconds: FloatArray) -> list[int] | None:
     for when in seconds.tolist():
         if not 0.0 <= when <= _MAX_SECONDS:
             return None
-        whole = math.floor(when)  # as duration_parts: whole seconds, then nanoseconds rounded
-        value = whole * _NANOSECONDS + round((when - whole) * _NANOSECONDS)
+        value = _whole_nanoseconds(when)  # as duration_parts rounds it
         if value <= previous:  # the first > 0, then strictly increasing
             return None
         nanoseconds.append(value)

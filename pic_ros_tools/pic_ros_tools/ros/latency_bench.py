@@ -424,7 +424,6 @@ class TargetsProbe(Probe):
 
     # rclpy passes the message info as a dict (Jazzy's rclpy has no MessageInfo type to name)
     def _on_answer(self, data: bytes, info: dict[str, int]) -> None:  # type: ignore[override]
-        self.received.append(time.perf_counter())
         self.answers.append((info['source_timestamp'], info['received_timestamp']))
         if self._echo:  # the echo carries the input's stamp back
             stamp = parse_marker_array(data).stamp
