@@ -242,13 +242,16 @@ def estop(value: bool) -> list[str]:
 
 
 ECHO_ENGAGED = [
-    'topic', 'echo', '--no-daemon', '--spin-time', '3', '--timeout', '30', '--once', '/engaged'
+    'topic', 'echo', '--no-daemon', '--timeout', '30', '--once', '--qos-durability',
+    'transient_local', '--qos-reliability', 'reliable', '/engaged', 'std_msgs/msg/Bool',
 ]
 """
-The README's ``ros2 topic echo --once /engaged``, without a daemon (it would outlive the test).
+The README's ``ros2 topic echo`` of the latched ``/engaged``, with no daemon (it would outlive us).
 
-Its QoS follows the publisher's (transient local) once discovered: ``--spin-time`` gives the
-discovery time on a loaded machine; ``--timeout`` bounds the wait.
+The QoS and the type are given: left to the CLI, both are read from the graph it has seen after
+``--spin-time``, and on a loaded host it may have heard a subscriber of ``/engaged`` but not yet
+the publisher, then subscribes volatile and never hears the latched value. ``--timeout`` bounds
+the wait.
 """
 
 
