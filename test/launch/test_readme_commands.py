@@ -98,7 +98,8 @@ COMMANDS = (
     Placed(r'ros2 topic pub --once --keep-alive 1 /estop std_msgs/msg/Bool '
            r"'\{data: (true|false)\}'",
            (f'{LAUNCH}::test_teleop_launch_drives_baxter_from_the_azure_kinect_bag',)),
-    Placed(r'ros2 topic echo --once /engaged',
+    Placed(r'ros2 topic echo --once --qos-reliability reliable --qos-durability transient_local '
+           r'/engaged std_msgs/msg/Bool',
            (f'{LAUNCH}::test_teleop_launch_drives_baxter_from_the_azure_kinect_bag',)),
     Placed(r'ros2 run pic_ros_tools replay',
            (f'{LAUNCH}::test_teleop_launch_drives_every_controller_of_each_robot',)),

@@ -242,8 +242,8 @@ def estop(value: bool) -> list[str]:
 
 
 ECHO_ENGAGED = [
-    'topic', 'echo', '--no-daemon', '--timeout', '30', '--once', '--qos-durability',
-    'transient_local', '--qos-reliability', 'reliable', '/engaged', 'std_msgs/msg/Bool',
+    'topic', 'echo', '--no-daemon', '--timeout', '30', '--once', '--qos-reliability', 'reliable',
+    '--qos-durability', 'transient_local', '/engaged', 'std_msgs/msg/Bool',
 ]
 """
 The README's ``ros2 topic echo`` of the latched ``/engaged``, with no daemon (it would outlive us).
