@@ -34,7 +34,7 @@ from pic_ros_tools.streamed import stream_trace, streamed_metrics
 COLUMNS = (
     'robot', 'recording', 'setting', 'Pacc off', 'Pacc live', 'MAE off', 'MAE live',
     'lag p50 [ms]', 'lag p90 [ms]', 'v peak', 'v rms', 'a peak', 'a rms', 'j peak', 'j rms',
-    'at v limit', 'violations p/v/a/j', 'step us p50', 'Pacc bound', 'MAE bound',
+    'at v limit', 'violations p/v/a/j', 'chunks', 'us per chunk p50', 'Pacc bound', 'MAE bound',
     'Pacc live / bound', 'MAE live / bound',
 )
 
@@ -64,7 +64,9 @@ def row(
         f"{worst('velocity_peak'):.3f}", f"{worst('velocity_rms'):.2f}",
         f"{worst('acceleration_peak'):.3f}", f"{worst('acceleration_rms'):.2f}",
         f"{worst('jerk_peak'):.2f}", f"{worst('jerk_rms'):.2f}",
-        f"{100 * worst('at_velocity_limit'):.1f} %", violations, f"{worst('step_us_p50'):.0f}",
+        f"{100 * worst('at_velocity_limit'):.1f} %", violations,
+        str(max(int(arm['chunks']) for arm in arms)),
+        f"{worst('step_us_p50'):.0f}",
         f"{bound['bound_pacc']:.3f}", f"{bound['bound_elbow_mae_rad']:.3f}",
         f"{ratios['pacc_live_over_bound']:.2f}", f"{ratios['elbow_mae_live_over_bound']:.2f}",
     ]

@@ -227,7 +227,8 @@ def test_chunks_arriving_up_to_plan_ahead_late_are_followed_without_a_seam() -> 
                 follower.set_trajectory(trajectory, float(arrival))
                 pending.remove((arrival, trajectory))
             samples.append(follower.sample(float(when)))
-    assert follower.stats.late > 250 and follower.stats.joined == 0
+    stats = follower.stats  # the 30 Hz targets' chunks, and the ticks they leave no time for
+    assert stats.accepted >= 120 and stats.late > 0.9 * stats.accepted and stats.joined == 0
     acceleration = np.array([sample.accelerations for sample in samples])
     velocity = np.array([sample.velocities for sample in samples])
     share = 1.0 - commander.config.limit_headroom

@@ -112,7 +112,7 @@ class ArmRun:
     :param limits: The limits the commander enforced (with the arm's jerk limits).
     :param planned: The velocity limits it planned within, shape (n,), [rad/s]
         (:func:`~pic_ros.motion.commander.planned_limits`).
-    :param step_cpu_s: CPU time of each commander step, shape (S,), [s].
+    :param step_cpu_s: CPU time of each commander step that made a chunk, shape (C,), [s].
     :param chunks: Chunks sent.
     """
 
@@ -210,8 +210,8 @@ def stream_trace(
                     chunk = commander.step(now)
             else:
                 chunk = commander.step(now)
-            cpu.append(time.thread_time() - begin)
             if chunk is not None:
+                cpu.append(time.thread_time() - begin)  # a skipped step costs next to nothing
                 follower.set_trajectory(_chunk_trajectory(chunk), now)
                 chunks += 1
         solved = np.flatnonzero(arm_trace.solved)

@@ -465,7 +465,11 @@ def test_parameter_change_keeps_tracking_and_the_command(streamer, diagnostics):
 
 
 def test_slow_targets_still_get_a_steady_command_stream(streamer):
-    """Targets at 10 Hz: the timer keeps commands going at the node's rate in between."""
+    """
+    Targets at 10 Hz: the timer keeps commands going at the node's rate in between.
+
+    Each tick steps but the last before a target is due, left to that target (ruckig).
+    """
     node, clock, published = streamer(rate=50.0)
     names = joint_names(node)
     far = pose(node, lambda arm: arm.lower + 0.1 * (arm.upper - arm.lower))
@@ -479,7 +483,7 @@ def test_slow_targets_still_get_a_steady_command_stream(streamer):
     assert_safe(node, published)
     times = commands(published['left'])[0]
     assert len(times) >= 40
-    assert np.max(np.diff(times)) <= 0.03 + EPSILON
+    assert np.max(np.diff(times)) <= 0.04 + EPSILON
 
 
 def test_clock_going_back_starts_tracking_over(streamer, diagnostics):

@@ -40,8 +40,11 @@ One arm's command stream: joint targets in, safe trajectory chunks for its contr
   without one that soon after any step. A tracker slower than ``rate`` still gives a steady
   stream, a timer's step never holds a new target back (at 30 Hz against a 50 Hz timer, half
   the targets waited 10-20 ms for the next tick when every step counted), and targets that
-  queued up while the process was starved do not leave in a burst; every step sends a command,
-  holding and at neutral too;
+  queued up while the process was starved do not leave in a burst. While the targets come at
+  least as often as the ticks, a tick is also skipped when the next target is due by the next
+  tick and the plan last sent still covers that tick and ``plan_ahead`` after it (ruckig: the
+  tick would only plan again toward the same target; 39 % fewer chunks on the demo at
+  30 Hz). Every step sends a command, holding and at neutral too;
 - **time**: the caller's clock (sim time in replays); when it goes back (a looping replay) the
   arm starts over from its current command, as if no target had come yet.
 
@@ -247,6 +250,9 @@ for it. A robot whose joint never gets that close (held off by a load) starts af
 ENTRY_REACHED: Final = 0.1
 """The share of the move into the range still left when ``joint_states`` counts it done."""
 
+NO_TARGET_TIMES: Final = (-math.inf, -math.inf)
+"""Arrivals of the last two targets before any (:meth:`ArmCommander._tick_can_wait`)."""
+
 
 def entry_time(distance: npt.ArrayLike, limits: MotionLimits) -> float:
     """
@@ -418,6 +424,7 @@ class ArmCommander:
         self._target_waiting = False  # a target came since the last step
         self._last_target_step: float | None = None  # the last step that took a new target
         self._undo_target: tuple[float | None, bool] = (None, False)
+        self._target_times = NO_TARGET_TIMES  # arrivals of the last two targets taken [s]
         self._undo_state: tuple[FloatArray, FloatArray] | None = None
         self._entry_from: FloatArray | None = None  # a measured start outside the margins
         # while the entry may still run: its start and target, when it would end had it
@@ -622,6 +629,7 @@ class ArmCommander:
         target = self._supervisor.last_target
         assert target is not None  # just accepted
         self._target_waiting = True
+        self._target_times = (self._target_times[1], now)
         self._predictor.update(now, target)
         if np.any((target < self._arm.lower) | (target > self._arm.upper)):
             self.clamped += 1
@@ -647,6 +655,8 @@ class ArmCommander:
         since = self._last_target_step if self._target_waiting else self._last_step
         if since is not None and now - since < self._config.spacing:
             return None
+        if not self._target_waiting and self._tick_can_wait(now):
+            return None
         guidance = self._supervisor.step(now, motion.position, engaged=self._engaged)
         if guidance.state is TrackingState.WAITING or (
             guidance.state is TrackingState.DISENGAGED and self._last_step is None
@@ -670,6 +680,30 @@ class ArmCommander:
             self._last_target_step, self._target_waiting = now, False
         self.published += 1
         return self._within_limits(now, chunk, braking=False)
+
+    def _tick_can_wait(self, now: float) -> bool:
+        """
+        Tell whether a step without a new target at ``now`` can be left to the next target.
+
+        While a tracker's targets come at least as often as the ticks (a 30 Hz camera against
+        the 50 Hz timer), a timer step between two targets only plans again toward the last
+        one. It is skipped when the next target is due by the next tick (at the interval of the
+        last two, and not yet overdue) and the plan last sent (ruckig) still covers the next
+        tick and ``plan_ahead`` after it (with the delay allowance, as a plan's own start): a
+        chunk made at that tick, as late as a plan allows, still continues it. Holding, at
+        neutral and with the targets late, every tick steps; between targets slower than the
+        timer, every tick but the last before a target is due. On the demo at 30 Hz this sends
+        39 % fewer chunks, with the same tracking (``docs/method.md``).
+
+        :param now: The time of a step without a new target [s].
+        :return: Whether the step is skipped.
+        """
+        previous, latest = self._target_times
+        due = 2.0 * latest - previous
+        period = self._config.period
+        return now < due <= now + period and (
+            now + period + self._plan_ahead() <= self._plan_end
+        )
 
     def _enter(self, now: float) -> TrajectoryChunk:
         """
@@ -1079,6 +1113,7 @@ class ArmCommander:
             self._predictor.reset()
             self._last_step = self._last_target_step = None
             self._target_waiting = False
+            self._target_times = NO_TARGET_TIMES
             self._sent = []
             self._plan_start = self._plan_end = math.nan
             self._begin = None
