@@ -35,8 +35,8 @@ def test_the_compiled_shares_are_the_numpy_ones():
         got = peak_shares(times, q, v, a, limits, 1e-3)
         rows = shares_module._rows
         expected = shares_module._shares_numpy(
-            times, q, rows(v, width), rows(a, width), limits[0], limits[1],
-            np.zeros(0) if jerk is None else jerk, 1e-3,
+            times, q, rows(v, q.shape), rows(a, q.shape), limits[0], limits[1],
+            np.full(width, np.inf) if jerk is None else jerk, 1e-3,
         )
         assert got == expected
         compared += bool(expected[3])

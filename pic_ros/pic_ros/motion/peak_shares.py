@@ -58,22 +58,28 @@ def peak_shares(
     :return: The peaks (:data:`Shares`).
     """
     velocity, acceleration, jerk = limits
-    width = q.shape[1]
+    shape = np.shape(q)
     arrays = (
         np.ascontiguousarray(times, dtype=np.float64), np.ascontiguousarray(q, dtype=np.float64),
-        _rows(v, width), _rows(a, width),
+        _rows(v, shape), _rows(a, shape),
         np.ascontiguousarray(velocity, dtype=np.float64),
         np.ascontiguousarray(acceleration, dtype=np.float64),
-        np.zeros(0) if jerk is None else np.ascontiguousarray(jerk, dtype=np.float64),
+        np.full(shape[1], math.inf) if jerk is None
+        else np.ascontiguousarray(jerk, dtype=np.float64),
     )
     shares: Shares = _kernel()(*arrays, float(tolerance))
     return shares
 
 
-def _rows(values: FloatArray | None, width: int) -> FloatArray:
-    """Return states' values as a C-ordered float array; none carried: no row."""
+def _rows(values: FloatArray | None, shape: tuple[int, ...]) -> FloatArray:
+    """
+    Return states' values as a C-ordered float array; none carried: zeros.
+
+    Zero velocities (accelerations) imply no share of their limit and no change between states,
+    as none carried; an infinite jerk limit, no jerk share: one arithmetic for every case.
+    """
     if values is None:
-        return np.zeros((0, width))
+        return np.zeros(shape)
     return np.ascontiguousarray(values, dtype=np.float64)
 
 
@@ -87,25 +93,18 @@ def _shares_numpy(
     jerk_limit: FloatArray,
     tolerance: float,
 ) -> Shares:
-    """Do :func:`peak_shares` vectorized (no numba); ``v``, ``a``, ``jerk_limit`` empty: none."""
+    """Do :func:`peak_shares` vectorized (no numba)."""
     count = times.size
-    point_v = np.max(np.abs(v) / velocity_limit, axis=1) if v.shape[0] else np.zeros(count)
-    point_a = np.max(np.abs(a) / acceleration_limit, axis=1) if a.shape[0] else np.zeros(count)
+    point_v = np.max(np.abs(v) / velocity_limit, axis=1)
+    point_a = np.max(np.abs(a) / acceleration_limit, axis=1)
     if count > 1:
-        dq = np.diff(q, axis=0)
-        dv = np.diff(v, axis=0) if v.shape[0] else None
-        da = np.diff(a, axis=0) if a.shape[0] else None
-        same = ~np.any(dq != 0.0, axis=1)
-        for change in (dv, da):
-            if change is not None:
-                same &= ~np.any(change != 0.0, axis=1)
+        dq, dv, da = np.diff(q, axis=0), np.diff(v, axis=0), np.diff(a, axis=0)
+        same = ~(np.any(dq != 0.0, axis=1) | np.any(dv != 0.0, axis=1) | np.any(da != 0.0, axis=1))
         h = np.diff(times)
         span = np.where(h > 0.0, h, 0.0)
         with np.errstate(divide='ignore', invalid='ignore'):
 
-            def ratio(change: FloatArray | None, limit: FloatArray) -> FloatArray:
-                if change is None or not limit.size:
-                    return np.zeros(count - 1)
+            def ratio(change: FloatArray, limit: FloatArray) -> FloatArray:
                 value = np.max(np.abs(change) / limit, axis=1) / span
                 return np.where(same | np.isnan(value), 0.0, value)
 
@@ -136,9 +135,8 @@ def _shares_loops(
     jerk_limit: FloatArray,
     tolerance: float,
 ) -> Shares:
-    """Do :func:`peak_shares` in loops (compiled); ``v``, ``a``, ``jerk_limit`` empty: none."""
+    """Do :func:`peak_shares` in loops (compiled)."""
     count, width = q.shape
-    has_v, has_a, has_j = v.shape[0] > 0, a.shape[0] > 0, jerk_limit.shape[0] > 0
     peak_v = peak_a = peak_j = -math.inf
     violations, index = 0, 0
     worst = -math.inf
@@ -148,27 +146,20 @@ def _shares_loops(
         own_v = own_a = 0.0
         for state in range(row, min(row + 2, count)):
             for joint in range(width):
-                if has_v:
-                    own_v = max(own_v, abs(v[state, joint]) / velocity_limit[joint])
-                if has_a:
-                    own_a = max(own_a, abs(a[state, joint]) / acceleration_limit[joint])
+                own_v = max(own_v, abs(v[state, joint]) / velocity_limit[joint])
+                own_a = max(own_a, abs(a[state, joint]) / acceleration_limit[joint])
         pair_v = pair_a = pair_j = 0.0
         if count > 1:
             change_q = change_v = change_a = 0.0
             same = True
             for joint in range(width):
-                step = q[row + 1, joint] - q[row, joint]
-                same = same and step == 0.0
-                change_q = max(change_q, abs(step) / velocity_limit[joint])
-                if has_v:
-                    step = v[row + 1, joint] - v[row, joint]
-                    same = same and step == 0.0
-                    change_v = max(change_v, abs(step) / acceleration_limit[joint])
-                if has_a:
-                    step = a[row + 1, joint] - a[row, joint]
-                    same = same and step == 0.0
-                    if has_j:
-                        change_a = max(change_a, abs(step) / jerk_limit[joint])
+                step_q = q[row + 1, joint] - q[row, joint]
+                step_v = v[row + 1, joint] - v[row, joint]
+                step_a = a[row + 1, joint] - a[row, joint]
+                same = same and step_q == 0.0 and step_v == 0.0 and step_a == 0.0
+                change_q = max(change_q, abs(step_q) / velocity_limit[joint])
+                change_v = max(change_v, abs(step_v) / acceleration_limit[joint])
+                change_a = max(change_a, abs(step_a) / jerk_limit[joint])
             span = times[row + 1] - times[row]
             if not same and span > 0.0:
                 pair_v, pair_a, pair_j = change_q / span, change_v / span, change_a / span
