@@ -263,6 +263,30 @@ def test_a_stop_signal_in_a_supervised_block_raises_and_stops_the_children() -> 
     assert signal.getsignal(signal.SIGTERM) is before
 
 
+def test_the_stop_is_announced_while_a_further_signal_is_still_only_recorded() -> None:
+    """
+    The stop line is written before the default handlers are back: a signal then cannot cut it.
+
+    ``on_stop`` sends this process one more SIGTERM; under the supervision's handler it is
+    recorded (the default would end the test run).
+    """
+    announced: list[int] = []
+
+    def on_stop(number: int) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert processes.wait_until(lambda: len(supervision.received) == 2, WAIT)
+        announced.append(number)
+
+    with pytest.raises(StopRequested) as stopped:
+        with ChildSupervision(timeout=10.0, on_stop=on_stop) as supervision:
+            os.kill(os.getpid(), signal.SIGINT)
+            processes.wait_until(lambda: False, WAIT)  # the handler raises in here
+
+    assert announced == [signal.SIGINT]
+    assert supervision.received == [signal.SIGINT, signal.SIGTERM]
+    assert stopped.value.exit_status == 130
+
+
 def test_a_signal_while_a_child_starts_is_raised_once_it_is_recorded() -> None:
     """Held back while deferred (the child is being started and listed), raised right after."""
     with pytest.raises(StopRequested) as stopped:

@@ -422,10 +422,16 @@ class ChildSupervision:
     stopped at the end.
 
     :param timeout: Longest wait for the children to exit before they are killed [s].
+    :param on_stop: Called with the first stop signal's number once the children are stopped
+        and before the previous handlers are back, when the tool ends by a stop signal: what it
+        writes cannot be cut by one more signal (whose default is to end the process at once).
     """
 
-    def __init__(self, timeout: float = STOP_TIMEOUT) -> None:
+    def __init__(
+        self, timeout: float = STOP_TIMEOUT, on_stop: Callable[[int], None] | None = None
+    ) -> None:
         self.timeout = timeout
+        self.on_stop = on_stop
         self.received: list[int] = []
         """The stop signals received, in order."""
         self._previous: dict[int, Any] = {}
@@ -473,6 +479,10 @@ class ChildSupervision:
                 [child for child in _CHILDREN.running() if child not in self._earlier],
                 self.timeout,
             )
+            if self.on_stop is not None and self.received and (
+                exc is None or isinstance(exc, StopRequested)
+            ):
+                self.on_stop(self.received[0])
         finally:
             if _CHILDREN.supervision is self:
                 _CHILDREN.supervision = None
@@ -498,11 +508,17 @@ def run_stopping_children(
         as 128 + its number.
     :raises BaseException: What the tool raised (its processes stopped first).
     """
+    def say_stopped(number: int) -> None:
+        print(
+            f'{prog}: {StopRequested(number)}; every process it started is stopped',
+            file=sys.stderr,
+            flush=True,
+        )
+
     try:
-        with ChildSupervision(timeout):
+        with ChildSupervision(timeout, on_stop=say_stopped):
             return tool()
     except StopRequested as stop:
-        print(f'{prog}: {stop}; every process it started is stopped', file=sys.stderr)
         return stop.exit_status
 
 
