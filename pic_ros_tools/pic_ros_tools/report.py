@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 import math
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Final
 
 import numpy as np
 from pic_ros_tools.evaluation import (
@@ -396,6 +397,14 @@ def skeleton_table(rows: Sequence[Record]) -> str:
     )
 
 
+_LATENCY_PATHS: Final = MappingProxyType({
+    'floor': 'floor (raw echo)',
+    'pic_ros': 'pic_ros pipeline (timer 14 Hz, min_interval 1 ms)',
+    'pic_ros_defaults': 'pic_ros pipeline, shipped defaults',
+})
+"""The latency bench's paths as the table names them."""
+
+
 def latency_table(rows: Sequence[Record]) -> str:
     """
     Format end-to-end latency results (pipeline and floor side by side).
@@ -405,8 +414,8 @@ def latency_table(rows: Sequence[Record]) -> str:
     """
     body = [
         [
-            r['source'], f"{r['rate_hz']:.0f}", 'pic_ros pipeline' if r['path'] == 'pic_ros'
-            else 'floor (raw echo)', str(r['sent']), str(r['drops']), _number(r['p50_ms']),
+            r['source'], f"{r['rate_hz']:.0f}", _LATENCY_PATHS.get(r['path'], r['path']),
+            str(r['sent']), str(r['drops']), _number(r['p50_ms']),
             _number(r['p99_ms']), _number(r['max_ms']), str(r.get('superseded', 0)),
             str(r['unpaired']),
         ]

@@ -7,12 +7,15 @@ the UDP echo's in order.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from types import SimpleNamespace
 
 import numpy as np
+from pic_ros_tools.report import latency_table
 from pic_ros_tools.ros.latency_bench import (
     _reflected_result,
     _result,
+    LatencyResult,
     pair_answers,
     reflected_latencies,
     run_latency_bench,
@@ -115,10 +118,29 @@ def test_a_capture_stamp_rounded_through_float_seconds_still_names_its_input() -
 
 
 def test_the_latency_bench_runs_the_pipeline_and_the_floor(tmp_path) -> None:
-    """Each path and input is measured end to end: the pipeline process comes up and answers."""
+    """
+    Each path and input is measured end to end: the pipeline process comes up and answers.
+
+    The pipeline twice: set to step on every input, and with the trajectory publisher's shipped
+    timer and spacing.
+    """
     results = run_latency_bench(robot='baxter', seconds=1.0, log_dir=tmp_path)
     assert {(item['path'], item['source']) for item in results} == {
-        (path, source) for path in ('floor', 'pic_ros') for source in ('azure_kinect', 'xsens_mvn')
+        (path, source)
+        for path in ('floor', 'pic_ros', 'pic_ros_defaults')
+        for source in ('azure_kinect', 'xsens_mvn')
     }
     for item in results:
         assert item['sent'] > 0 and item['received'] > 0, item
+
+
+def test_the_latency_table_says_how_each_pipeline_row_was_set() -> None:
+    """The row measured at the bench's spacing and the row with the shipped defaults differ."""
+    rows = [
+        asdict(LatencyResult(path, 'azure_kinect', 30.0, 600, 600, 0, 5.0, 9.0, 12.0, 14))
+        for path in ('floor', 'pic_ros', 'pic_ros_defaults')
+    ]
+    lines = latency_table(rows).splitlines()[-3:]
+    assert 'floor (raw echo)' in lines[0]
+    assert 'timer 14 Hz, min_interval 1 ms' in lines[1]
+    assert 'shipped defaults' in lines[2]

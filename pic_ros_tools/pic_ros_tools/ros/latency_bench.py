@@ -13,9 +13,12 @@ same traffic through an echo process that does nothing (:mod:`pic_ros_tools.ros.
 
 While tracking (teleop runs with ``--engaged``: nobody is there to engage it), the trajectory
 publisher publishes one trajectory per controller and input frame
-(its keep-alive timer, which also commands between slow inputs, is set to the slowest rate the
-trajectory publisher accepts, :data:`KEEP_ALIVE_RATE`, and its ``min_interval`` to 1 ms for the
-measurement). The timer still answers on its own (about 14 a second), and at 240 Hz the pipeline
+(path ``pic_ros``: its keep-alive timer, which also commands between slow inputs, is set to the
+slowest rate the trajectory publisher accepts, :data:`KEEP_ALIVE_RATE`, and its ``min_interval``
+to 1 ms for the measurement). Path ``pic_ros_defaults`` runs the same pipeline with the
+trajectory publisher's shipped ``rate`` and ``min_interval``: what a user gets, where the timer's
+steps and the spacing of the steps can hold a new input back. The timer still answers on its own
+(about 14 a second, or up to the shipped rate), and at 240 Hz the pipeline
 keeps the newest input and skips the others (``superseded`` on ``/diagnostics``), so answers are
 paired with inputs by what they carry (:func:`reflected_latencies`): the benchmark also
 subscribes to ``joint_targets``, which ``teleop`` then publishes with each solved frame's capture
@@ -94,7 +97,8 @@ class LatencyResult:
     """
     One latency measurement.
 
-    :param path: ``pic_ros`` (the pipeline) or ``floor`` (the echo).
+    :param path: ``pic_ros`` (the pipeline, set to step on every input), ``pic_ros_defaults``
+        (the pipeline as shipped) or ``floor`` (the echo).
     :param source: ``azure_kinect`` or ``xsens_mvn``.
     :param rate_hz: Input rate [Hz].
     :param sent: Inputs sent after the warm-up.
@@ -119,6 +123,10 @@ class LatencyResult:
     max_ms: float
     unpaired: int
     superseded: int = 0
+
+
+PIPELINES: Final = ('pic_ros', 'pic_ros_defaults')
+"""The pipeline's paths (:class:`LatencyResult`): set to step on every input, and as shipped."""
 
 
 def pair_answers(sent: Sequence[float], received: Sequence[float]) -> FloatArray:
@@ -466,7 +474,7 @@ def measure(
     Run one latency measurement with its own processes.
 
     :param source: ``azure_kinect`` or ``xsens_mvn``.
-    :param path: ``pic_ros`` or ``floor``.
+    :param path: ``pic_ros``, ``pic_ros_defaults`` or ``floor`` (:class:`LatencyResult`).
     :param rate: Input rate [Hz].
     :param seconds: Measured duration after the warm-up [s].
     :param robot: Robot of the pipeline.
@@ -478,17 +486,21 @@ def measure(
     """
     environment = loopback_environment(domain_id)
     port = 20000 + domain_id * 10 + (1 if path == 'floor' else 0)
-    if path == 'pic_ros':
+    pipeline = path in PIPELINES
+    if pipeline:
+        # One trajectory per input: the 50 Hz hold/keep-alive timer would add commands between
+        # 30 Hz inputs, which cannot be paired with an input; and a 1 ms spacing, since the
+        # default (half the timer's period) would skip inputs. Not for the shipped defaults.
+        spacing = [] if path == 'pic_ros_defaults' else [
+            '--param', f'trajectory_publisher.rate={KEEP_ALIVE_RATE}',
+            '--param', 'trajectory_publisher.min_interval=0.001',
+        ]
         argv = python_module(
             'pic_ros', 'teleop', '--robot', robot, '--source', source,
             '--engaged',  # measured while following: no operator to engage it
             '--param', 'trajectory_publisher.wait_for_joint_states=false',
             '--param', f'skeleton_node.udp_port={port}',
-            # One trajectory per input: the 50 Hz hold/keep-alive timer would add commands
-            # between 30 Hz inputs, which cannot be paired with an input; and a 1 ms spacing,
-            # since the default (half the timer's period) would skip inputs.
-            '--param', f'trajectory_publisher.rate={KEEP_ALIVE_RATE}',
-            '--param', 'trajectory_publisher.min_interval=0.001',
+            *spacing,
             '--ros-args', '-r', 'body_tracking_data:=bench_in',
         )
     else:
@@ -503,7 +515,7 @@ def measure(
     sender: socket.socket | None = None
     try:
         answer_type: type = JointTrajectory
-        if path == 'pic_ros':
+        if pipeline:
             from pic_ros.robot import load_robot
 
             first_arm = next(iter(load_robot(robot).arms.values()))
@@ -514,13 +526,13 @@ def measure(
                 answer_type = MarkerArray
         probe = (
             TargetsProbe(context, answer, answer_type, echo=path == 'floor')
-            if path == 'pic_ros' or source == 'azure_kinect'
+            if pipeline or source == 'azure_kinect'
             else Probe(context, answer, answer_type)
         )
         publisher = probe.node.create_publisher(MarkerArray, 'bench_in', RELIABLE)
         ready = wait_until(
             lambda: probe is not None and probe.node.count_publishers(answer) > 0
-            and (path != 'pic_ros' or probe.node.count_publishers('joint_targets') > 0)
+            and (not pipeline or probe.node.count_publishers('joint_targets') > 0)
             and (source != 'azure_kinect' or publisher.get_subscription_count() > 0),
             timeout=WAIT,
         )
@@ -591,7 +603,7 @@ def run_latency_bench(
         logs = log_dir or Path(scratch)
         runs = [('azure_kinect', 30.0), ('xsens_mvn', 240.0)]
         for source, rate in runs:
-            for path in ('floor', 'pic_ros'):  # one after the other, each stopped before the next
+            for path in ('floor', *PIPELINES):  # one after the other, each stopped first
                 result = measure(source, path, rate, seconds, robot, markers, logs, domain)
                 results.append(asdict(result))
     return results
