@@ -178,3 +178,14 @@ def test_a_labelled_run_rewrites_its_own_blocks_and_leaves_the_others(tmp_path):
     assert LIVE_ROWS[0] in text.split(markers('live-busy')[0], 1)[1]
     with pytest.raises(ReportError, match='label'):
         results_tables(collection, label='Busy!')
+
+
+def test_a_labelled_run_leaves_the_readme_table_to_the_first_run(tmp_path, capsys):
+    """``--label`` with ``--readme`` is refused before anything is read or written."""
+    readme = tmp_path / 'README.md'
+    readme.write_text('# x\n\n<!-- results:begin -->\nidle\n<!-- results:end -->\n')
+    collection = write_collection(tmp_path / 'c')
+    assert main(['report', '--render', str(collection), '--readme', str(readme),
+                 '--label', 'busy']) == 2
+    assert 'leave out --readme' in capsys.readouterr().err
+    assert 'idle' in readme.read_text()

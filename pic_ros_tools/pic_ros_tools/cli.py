@@ -401,6 +401,11 @@ def run_report(args: argparse.Namespace) -> int:
 
     if args.collect is not None and args.render is not None and args.collect != args.render:
         raise ConfigError('--collect and --render name two directories: give one')
+    if args.label and args.readme is not None:
+        raise ConfigError(
+            '--label names a second run for --results; the README has one table, the first '
+            "run's: leave out --readme"
+        )
     if args.readme is not None:
         read_readme(args.readme)  # its markers checked before any measurement
     if args.results is not None:
@@ -623,7 +628,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument(
         '--label', default='', metavar='LABEL',
         help='with --results: rewrite the blocks NAME-LABEL instead (a second run beside the '
-        'first, e.g. busy: the same tables on a loaded host)',
+        'first, e.g. busy: the same tables on a loaded host); not with --readme',
     )
     report.add_argument(
         '--robots', nargs='+', choices=shipped_robots(), metavar='ROBOT',
