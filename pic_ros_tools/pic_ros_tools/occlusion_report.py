@@ -18,6 +18,9 @@ from pic_ros_tools.occlusion_scores import PAPER_PO, PAPER_PO_MEANS
 
 Record = Mapping[str, Any]
 
+Setting = tuple[str, str, int | None]
+"""A solver setting: (correspondence, solver, eta)."""
+
 _HUMAN_COLUMN = 5
 """Where the person's value sits in a :data:`PAPER_PO` row."""
 
@@ -26,11 +29,11 @@ def _percent(value: float | None) -> str:
     return '–' if value is None or not math.isfinite(value) else f'{100 * value:.1f}'
 
 
-def _setting(record: Record) -> tuple[str, str, int | None]:
+def _setting(record: Record) -> Setting:
     return (str(record.get('correspondence', '')), str(record['solver']), record['eta'])
 
 
-def _label(setting: tuple[str, str, int | None], several: bool) -> str:
+def _label(setting: Setting, several: bool) -> str:
     correspondence, solver, eta = setting
     label = {'fabrik': 'FABRIK', 'pic': 'PIC'}.get(solver, f'PICs(η={eta})')
     if solver not in ('fabrik', 'pic', 'pics'):
@@ -43,7 +46,7 @@ def _paper(robot: str, recording: str, column: int) -> str:
     return '' if row is None else f' [{100 * row[column]:.1f}]'
 
 
-def _column(setting: tuple[str, str, int | None]) -> int | None:
+def _column(setting: Setting) -> int | None:
     solver, eta = setting[1], setting[2]
     if solver not in ('fabrik', 'pic', 'pics'):
         return None
@@ -53,6 +56,73 @@ def _column(setting: tuple[str, str, int | None]) -> int | None:
 def _pooled(records: Sequence[Record], key: str) -> float:
     values = [v for r in records for v in r.get(key, []) if v is not None and math.isfinite(v)]
     return float(np.mean(values)) if values else float('nan')
+
+
+_SOLVER_ORDER = {'fabrik': 0, 'pic': 1, 'pics': 2}
+"""The settings' column order: FABRIK, PIC, PICs (by eta), then any other solver."""
+
+_MEANS = (('mean, Baxter + YuMi', ('baxter', 'yumi')), ('mean, all robots', None))
+"""The summary rows: the paper's two robots (with its means in brackets), then every robot."""
+
+
+def _settings(scored: Sequence[Record]) -> list[Setting]:
+    """Return the settings of the records, in column order."""
+    return sorted(
+        dict.fromkeys(_setting(r) for r in scored),
+        key=lambda s: (s[0], _SOLVER_ORDER.get(s[1], 9), s[2] or 0),
+    )
+
+
+def _robot_cell(record: Record | None, setting: Setting, robot: str, recording: str) -> str:
+    """Return one setting's cell of a recording's row: the robot's PO (std) [the paper's]."""
+    if record is None:
+        return ''
+    column = _column(setting)
+    paper = '' if column is None else _paper(robot, recording, column)
+    return f"{_percent(record['po_robot'])} ({_percent(record['po_robot_std'])})" + paper
+
+
+def _recording_row(
+    scored: Sequence[Record], settings: Sequence[Setting], robot: str, recording: str
+) -> list[str]:
+    """Return the row of one robot and recording: each setting, then the person and frames."""
+    group = {_setting(r): r for r in scored if (r['robot'], r['recording']) == (robot, recording)}
+    task = PAPER_TASKS.get(recording)
+    cells = [robot, f'{recording} ({task})' if task else recording]
+    cells += [_robot_cell(group.get(s), s, robot, recording) for s in settings]
+    first = next(iter(group.values()))
+    cells.append(
+        f"{_percent(first['po_human'])} ({_percent(first['po_human_std'])})"
+        + _paper(robot, recording, _HUMAN_COLUMN)
+    )
+    cells.append(str(first['po_frames']))
+    return cells
+
+
+def _mean_row(
+    chosen: Sequence[Record], settings: Sequence[Setting], label: str, paper: bool
+) -> list[str]:
+    """Return a summary row: every segment pooled per setting and for the person."""
+    cells = [label, 'all segments']
+    for setting in settings:
+        column = _column(setting)
+        text = _percent(_pooled([r for r in chosen if _setting(r) == setting], 'segment_po_robot'))
+        if paper and column is not None:
+            text += f' [{100 * PAPER_PO_MEANS[column]:.1f}]'
+        cells.append(text)
+    humans = list({(r['robot'], r['recording']): r for r in chosen}.values())
+    text = _percent(_pooled(humans, 'segment_po_human'))
+    if paper:
+        text += f' [{100 * PAPER_PO_MEANS[_HUMAN_COLUMN]:.1f}]'
+    return cells + [text, str(sum(r['po_frames'] for r in humans))]
+
+
+def _aligned(rows: Sequence[Sequence[str]]) -> str:
+    """Return rows as plain-text columns, a rule under the first (the header)."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ['  '.join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, '  '.join('-' * w for w in widths))
+    return '\n'.join(lines)
 
 
 def occlusion_table(records: Sequence[Record]) -> str:
@@ -66,68 +136,23 @@ def occlusion_table(records: Sequence[Record]) -> str:
     scored = [r for r in records if 'po_robot' in r]
     if not scored:
         return ''
-    order = {'fabrik': 0, 'pic': 1, 'pics': 2}
-    settings = sorted(
-        dict.fromkeys(_setting(r) for r in scored),
-        key=lambda s: (s[0], order.get(s[1], 9), s[2] or 0),
-    )
+    settings = _settings(scored)
     several = len({s[0] for s in settings}) > 1
     header = ['robot', 'recording'] + [_label(s, several) for s in settings]
-    header += ['person', 'frames']
-    rows = []
-    keys = list(dict.fromkeys((r['robot'], r['recording']) for r in scored))
-    for robot, recording in keys:
-        group = {
-            _setting(r): r for r in scored if (r['robot'], r['recording']) == (robot, recording)
-        }
-        task = PAPER_TASKS.get(recording)
-        cells = [robot, f'{recording} ({task})' if task else recording]
-        for setting in settings:
-            record = group.get(setting)
-            if record is None:
-                cells.append('')
-                continue
-            column = _column(setting)
-            cells.append(
-                f"{_percent(record['po_robot'])} ({_percent(record['po_robot_std'])})"
-                + ('' if column is None else _paper(robot, recording, column))
-            )
-        first = next(iter(group.values()))
-        cells.append(
-            f"{_percent(first['po_human'])} ({_percent(first['po_human_std'])})"
-            + _paper(robot, recording, _HUMAN_COLUMN)
-        )
-        cells.append(str(first['po_frames']))
-        rows.append(cells)
-    for label, scope in (('mean, Baxter + YuMi', ('baxter', 'yumi')), ('mean, all robots', None)):
+    rows = [header + ['person', 'frames']]
+    for robot, recording in dict.fromkeys((r['robot'], r['recording']) for r in scored):
+        rows.append(_recording_row(scored, settings, robot, recording))
+    for label, scope in _MEANS:
         chosen = [r for r in scored if scope is None or r['robot'] in scope]
-        if not chosen:
-            continue
-        cells = [label, 'all segments']
-        for setting in settings:
-            column = _column(setting)
-            text = _percent(_pooled([r for r in chosen if _setting(r) == setting],
-                                    'segment_po_robot'))
-            if scope is not None and column is not None:
-                text += f' [{100 * PAPER_PO_MEANS[column]:.1f}]'
-            cells.append(text)
-        humans = list({(r['robot'], r['recording']): r for r in chosen}.values())
-        text = _percent(_pooled(humans, 'segment_po_human'))
-        if scope is not None:
-            text += f' [{100 * PAPER_PO_MEANS[_HUMAN_COLUMN]:.1f}]'
-        cells += [text, str(sum(r['po_frames'] for r in humans))]
-        rows.append(cells)
-    widths = [max(len(row[i]) for row in [header] + rows) for i in range(len(header))]
-    lines = ['  '.join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
-             for row in [header] + rows]
-    lines.insert(1, '  '.join('-' * w for w in widths))
+        if chosen:
+            rows.append(_mean_row(chosen, settings, label, paper=scope is not None))
     title = (
         "Occlusion / obstruction PO [%] of the task surface (the PIC paper's Eq. 5 with link "
         'thickness, overlaps once; frames with a task wrist over the ROI): robot per setting, '
         'then the person; mean (population std) over segments; [PIC paper Tables II-III / '
         'Fig. 8, its 4-link models and line-area count, pic_method.md section 8]'
     )
-    return title + '\n' + '\n'.join(lines)
+    return title + '\n' + _aligned(rows)
 
 
 __all__ = ['occlusion_table']
