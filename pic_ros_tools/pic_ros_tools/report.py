@@ -76,6 +76,46 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
     return '\n'.join(line.rstrip() for line in lines)
 
 
+def _paper_pacc(setting: Setting, robot: str, recording: str) -> str:
+    """Return the paper's Pacc of a setting on a robot's task, in brackets, or ''."""
+    paper = PAPER_PACC.get((robot, PAPER_TASKS.get(recording, '')))
+    if paper is None or setting[1] not in ('fabrik', 'pic', 'pics'):
+        return ''
+    return f' [{paper[paper_column(setting[1], setting[2] or 0)]:.2f}]'
+
+
+def _pacc_cell(record: Record | None, setting: Setting, robot: str, recording: str) -> str:
+    """Return one setting's cell of a recording's row: Pacc (std) [the paper's]."""
+    if record is None:
+        return ''
+    return (
+        f"{_number(record['pacc_paper'])} ({_number(record['pacc_paper_std'])})"
+        + _paper_pacc(setting, robot, recording)
+    )
+
+
+def _pacc_mean_row(
+    records: Sequence[Record], settings: Sequence[Setting], label: str, scope: Sequence[str] | None
+) -> list[str] | None:
+    """Return a summary row: Pacc pooled over every segment per setting; None without any."""
+    cells = [label, 'all segments']
+    any_value = False
+    for setting in settings:
+        values = [
+            value
+            for r in records
+            if _key(r) == setting and (scope is None or r['robot'] in scope)
+            for value in r['segment_pacc_paper']
+            if value is not None and math.isfinite(value)
+        ]
+        text = _number(float(np.mean(values))) if values else '–'
+        any_value = any_value or bool(values)
+        if scope is not None and setting[1] in ('fabrik', 'pic', 'pics'):
+            text += f' [{PAPER_PACC_MEANS[paper_column(setting[1], setting[2] or 0)]:.2f}]'
+        cells.append(text)
+    return cells if any_value else None
+
+
 def pose_accuracy_table(records: Sequence[Record]) -> str:
     """
     Format Pacc per robot x recording x setting, with the paper's values in brackets.
@@ -86,43 +126,19 @@ def pose_accuracy_table(records: Sequence[Record]) -> str:
     settings = _settings(records)
     several = _several(records)
     by_key = {(r['robot'], r['recording']) + _key(r): r for r in records}
-    robots = list(dict.fromkeys(r['robot'] for r in records))
-    recordings = list(dict.fromkeys(r['recording'] for r in records))
     header = ['robot', 'recording'] + [_label(s, several) for s in settings]
     rows = []
-    for robot in robots:
-        for recording in recordings:
-            cells = [robot, f'{recording} ({PAPER_TASKS[recording]})'
-                     if recording in PAPER_TASKS else recording]
-            for setting in settings:
-                record = by_key.get((robot, recording) + setting)
-                if record is None:
-                    cells.append('')
-                    continue
-                text = f"{_number(record['pacc_paper'])} ({_number(record['pacc_paper_std'])})"
-                paper = PAPER_PACC.get((robot, PAPER_TASKS.get(recording, '')))
-                if paper is not None and setting[1] in ('fabrik', 'pic', 'pics'):
-                    text += f' [{paper[paper_column(setting[1], setting[2] or 0)]:.2f}]'
-                cells.append(text)
-            rows.append(cells)
+    for robot in dict.fromkeys(r['robot'] for r in records):
+        for recording in dict.fromkeys(r['recording'] for r in records):
+            task = PAPER_TASKS.get(recording)
+            rows.append([robot, f'{recording} ({task})' if task else recording] + [
+                _pacc_cell(by_key.get((robot, recording) + s), s, robot, recording)
+                for s in settings
+            ])
     for label, scope in (('mean, Baxter + YuMi', ('baxter', 'yumi')), ('mean, all robots', None)):
-        cells = [label, 'all segments']
-        any_value = False
-        for setting in settings:
-            values = [
-                value
-                for r in records
-                if _key(r) == setting and (scope is None or r['robot'] in scope)
-                for value in r['segment_pacc_paper']
-                if value is not None and math.isfinite(value)
-            ]
-            text = _number(float(np.mean(values))) if values else '–'
-            any_value = any_value or bool(values)
-            if scope is not None and setting[1] in ('fabrik', 'pic', 'pics'):
-                text += f' [{PAPER_PACC_MEANS[paper_column(setting[1], setting[2] or 0)]:.2f}]'
-            cells.append(text)
-        if any_value:
-            rows.append(cells)
+        mean = _pacc_mean_row(records, settings, label, scope)
+        if mean is not None:
+            rows.append(mean)
     title = (
         'Pose accuracy Pacc against the person as tracked: share of (frame x arm) samples, both '
         'arms, with (θ_human - θ_robot)² ≤ 0.087 rad²; mean (population std) over segments; '
