@@ -388,16 +388,32 @@ def run_report(args: argparse.Namespace) -> int:
     :param args: Parsed arguments.
     :return: Process exit status.
     """
-    import tempfile
+    from pic_ros_tools.readme_results import ordered_robots
 
-    from pic_ros_tools.readme_results import (
-        ordered_robots,
-        read_readme,
-        results_block,
-        write_readme,
-    )
-    from pic_ros_tools.results_collection import collect, LIVE, plan, shared_inputs
-    from pic_ros_tools.results_tables import read_results, results_tables, write_results
+    _check_report_files(args)
+    writes = args.readme is not None or args.results is not None
+    robots = ordered_robots(args.robots or list(shipped_robots()))
+    directory = args.render or args.collect
+    if args.collect is not None or args.render is None:
+        directory, status = _collect_report(args, robots, directory)
+        if status != 0:
+            return status
+        if args.render is None and args.collect is not None and not writes:
+            return 0
+    _render_report(args, directory, robots if args.robots else None)
+    return 0
+
+
+def _check_report_files(args: argparse.Namespace) -> None:
+    """
+    Check ``report``'s arguments and the markers of the files it rewrites, before measuring.
+
+    :param args: Parsed arguments.
+    :raises ConfigError: If two directories or ``--label`` with ``--readme`` are given.
+    :raises ReportError: If a file's markers are missing or out of order.
+    """
+    from pic_ros_tools.readme_results import read_readme
+    from pic_ros_tools.results_tables import read_results
 
     if args.collect is not None and args.render is not None and args.collect != args.render:
         raise ConfigError('--collect and --render name two directories: give one')
@@ -407,29 +423,51 @@ def run_report(args: argparse.Namespace) -> int:
             "run's: leave out --readme"
         )
     if args.readme is not None:
-        read_readme(args.readme)  # its markers checked before any measurement
+        read_readme(args.readme)
     if args.results is not None:
         read_results(args.results, args.label)
-    writes = args.readme is not None or args.results is not None
-    robots = ordered_robots(args.robots or list(shipped_robots()))
-    directory = args.render or args.collect
-    if args.collect is not None or args.render is None:
-        directory = directory or Path(tempfile.mkdtemp(prefix='pic_ros_report_'))
-        inputs = shared_inputs()
-        measurements = plan(robots, inputs, skip_live=args.skip_live)
 
-        def measure() -> int:
-            collect(directory, measurements, inputs, skipped=[LIVE] if args.skip_live else [])
-            return 0
 
-        status = _stopping_children(measure, 'python -m pic_ros_tools report')
-        print(f'pic_ros_tools report: measurements in {directory}', file=sys.stderr)
-        if status != 0:
-            return status
-        if args.render is None and args.collect is not None and not writes:
-            return 0
-    chosen = robots if args.robots else None
-    if not writes:
+def _collect_report(
+    args: argparse.Namespace, robots: list[str], directory: Path | None
+) -> tuple[Path, int]:
+    """
+    Run ``report``'s measurements into a directory (a new temporary one when None).
+
+    :param args: Parsed arguments.
+    :param robots: The robots to measure.
+    :param directory: Where the measurements go.
+    :return: The directory and the exit status of the collection.
+    """
+    import tempfile
+
+    from pic_ros_tools.results_collection import collect, LIVE, plan, shared_inputs
+
+    where = directory or Path(tempfile.mkdtemp(prefix='pic_ros_report_'))
+    inputs = shared_inputs()
+    measurements = plan(robots, inputs, skip_live=args.skip_live)
+
+    def measure() -> int:
+        collect(where, measurements, inputs, skipped=[LIVE] if args.skip_live else [])
+        return 0
+
+    status = _stopping_children(measure, 'python -m pic_ros_tools report')
+    print(f'pic_ros_tools report: measurements in {where}', file=sys.stderr)
+    return where, status
+
+
+def _render_report(args: argparse.Namespace, directory: Path, chosen: list[str] | None) -> None:
+    """
+    Print ``report``'s README table, or rewrite the README's and results.md's marked blocks.
+
+    :param args: Parsed arguments.
+    :param directory: The measurements.
+    :param chosen: The robots to render (None: every robot measured).
+    """
+    from pic_ros_tools.readme_results import results_block, write_readme
+    from pic_ros_tools.results_tables import results_tables, write_results
+
+    if args.readme is None and args.results is None:
         print(results_block(directory, chosen))
     if args.readme is not None:
         changed = write_readme(args.readme, results_block(directory, chosen))
@@ -439,7 +477,6 @@ def run_report(args: argparse.Namespace) -> int:
         changed = write_results(args.results, results_tables(directory, chosen, args.label))
         said = 'generated tables rewritten' if changed else 'unchanged'
         print(f'pic_ros_tools report: {args.results}: {said}', file=sys.stderr)
-    return 0
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
