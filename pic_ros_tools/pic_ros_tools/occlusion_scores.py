@@ -258,6 +258,40 @@ def pad_for(robot: str, pads: Mapping[str, PaperPad]) -> PaperPad | None:
     return pads.get(robot, pads.get(PAPER_ROBOT_FOR_PAD))
 
 
+def _may_score(allowed: npt.NDArray[np.bool_] | None, index: int) -> bool:
+    """Return whether a frame may be scored (None: every frame may)."""
+    return allowed is None or (index < allowed.size and bool(allowed[index]))
+
+
+def _task_wrist_over(
+    roi: RegionOfInterest, frame: SkeletonFrame, task_arms: frozenset[Side]
+) -> bool:
+    """Return whether a tracked wrist of a task arm is over the region of interest."""
+    wrists = [frame.positions[_ARM_JOINTS[side][2]] for side in task_arms
+              if frame.valid[_ARM_JOINTS[side][2]]]
+    return bool(wrists) and bool(np.any(roi.over(np.array(wrists))))
+
+
+def _robot_cover(
+    roi: RegionOfInterest, frame: SkeletonFrame, working: Sequence[_Placement],
+    capsules: RobotArmCapsules, trace: Any, index: int,
+) -> Coverage | None:
+    """
+    Return how much of the robot's region of interest its arms cover at a frame, or None.
+
+    :return: The area result of :func:`covered_fraction`; None when the region cannot be
+        placed for the robot (:func:`_robot_region`).
+    """
+    placed = _robot_region(roi, frame, working)
+    if placed is None:
+        return None
+    lift = None if trace.torso is None else float(trace.torso[index])
+    arms = {name: arm.q[index] for name, arm in trace.arms.items()}
+    return covered_fraction(
+        placed, *capsules.placed(arms, None if lift is None or math.isnan(lift) else lift)
+    )
+
+
 def occlusion_figures(
     trace: Any,
     demonstration: Demonstration,
@@ -302,22 +336,13 @@ def occlusion_figures(
         robot_values: list[float] = []
         working = [p for p in placements.values() if p.human_side in task_arms]
         for index in range(segment.start, segment.stop):
-            if allowed is not None and (index >= allowed.size or not allowed[index]):
-                continue
             frame = frames[index]
-            wrists = [frame.positions[_ARM_JOINTS[side][2]] for side in task_arms
-                      if frame.valid[_ARM_JOINTS[side][2]]]
-            if not wrists or not np.any(roi.over(np.array(wrists))):
+            if not _may_score(allowed, index) or not _task_wrist_over(roi, frame, task_arms):
                 continue
-            placed = _robot_region(roi, frame, working)
-            if placed is None:
+            robot_cover = _robot_cover(roi, frame, working, capsules, trace, index)
+            if robot_cover is None:
                 continue
             human = _human_share(roi, frame, index, human_cache)
-            lift = None if trace.torso is None else float(trace.torso[index])
-            arms = {name: arm.q[index] for name, arm in trace.arms.items()}
-            robot_cover = covered_fraction(
-                placed, *capsules.placed(arms, None if lift is None or math.isnan(lift) else lift)
-            )
             human_values.append(human.fraction)
             robot_values.append(robot_cover.fraction)
             worst = max(worst, human.error_bound, robot_cover.error_bound)
