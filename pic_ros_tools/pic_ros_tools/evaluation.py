@@ -53,7 +53,7 @@ limits and correct octant geometry.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 import math
 from types import MappingProxyType
 from typing import Any, Final
@@ -70,7 +70,7 @@ from pic_ros.exceptions import SkeletonError
 from pic_ros.human.body_frame import body_axes, to_body_frame
 from pic_ros.human.extremities import screen_extremities
 from pic_ros.human.processing import ProcessingConfig, SkeletonProcessor
-from pic_ros.imitation import RobotImitator
+from pic_ros.imitation import ArmStep, RobotImitator
 from pic_ros.robot.arm import ArmModel
 from pic_ros.robot.robot import Robot
 from pic_ros.skeleton import Side, SkeletonFrame
@@ -307,6 +307,72 @@ def at_limit(arm: ArmModel, q: npt.ArrayLike) -> BoolArray:
     return np.asarray(low | (values >= arm.work_upper - AT_LIMIT))
 
 
+class _ArmRecorder:
+    """
+    One arm's rows of a :class:`ArmTrace`, filled frame by frame (:func:`run_imitation`).
+
+    :param arm: The robot arm.
+    :param human_side: The person's arm that drives it.
+    :param count: Frames of the recording.
+    """
+
+    def __init__(self, arm: ArmModel, human_side: Side, count: int) -> None:
+        self.arm = arm
+        self.human_side = human_side
+        self.solved = np.zeros(count, dtype=bool)
+        self.q = np.empty((count, arm.dof))
+        self.human = np.full((count, 3, 3), np.nan)
+        self.targets = np.full((count, 3, 3), np.nan)
+        self.landmarks = np.full((count, 5, 3), np.nan)
+        self.solve_time = np.full(count, np.nan)
+        self.iterations = np.full(count, -1, dtype=np.int64)
+        self.tracked = np.full((count, 3, 3), np.nan)
+        self.tracked_targets = np.full((count, 3, 3), np.nan)
+
+    def record(
+        self,
+        index: int,
+        imitator: RobotImitator,
+        body: SkeletonFrame | None,
+        arm_step: ArmStep | None,
+        as_tracked: tuple[FloatArray, ArmTargets] | None,
+    ) -> None:
+        """
+        Record one frame: the joints held; and, when the arm was solved, what drove it.
+
+        :param index: The frame's row.
+        :param imitator: The pipeline's imitator, after the frame's step.
+        :param body: The processed person (body frame), or None when the frame was dropped.
+        :param arm_step: The arm's solve, or None when it was not solved.
+        :param as_tracked: The person's arm as tracked and its targets
+            (:func:`place_tracked`), or None when not valid as tracked.
+        """
+        name = self.arm.name
+        self.q[index] = imitator.q(name)
+        if arm_step is None or body is None:
+            return
+        self.solved[index] = True
+        self.human[index] = body.arm(self.human_side)
+        placed = arm_step.targets
+        self.targets[index] = (placed.shoulder, placed.elbow, placed.wrist)
+        self.landmarks[index] = imitator.landmarks(name)
+        self.solve_time[index] = arm_step.solve_time
+        self.iterations[index] = arm_step.result.iterations
+        if as_tracked is not None:
+            arm, raw = as_tracked
+            self.tracked[index] = arm
+            moved = raw.moved_to(placed.shoulder)  # the torso's rise, if any
+            self.tracked_targets[index] = (moved.shoulder, moved.elbow, moved.wrist)
+
+    def trace(self) -> ArmTrace:
+        """Return the arm's trace over the frames recorded (its rows are the trace's fields)."""
+        rows = {
+            name: getattr(self, name)
+            for name in (item.name for item in fields(ArmTrace)) if name != 'at_limit'
+        }
+        return ArmTrace(at_limit=at_limit(self.arm, self.q), **rows)
+
+
 def run_imitation(
     robot: Robot,
     demonstration: Demonstration,
@@ -332,17 +398,10 @@ def run_imitation(
     teleoperation = Teleoperation(imitator)  # the arms: the core step the nodes run
     reference = reference_correspondences(imitator)
     count = len(demonstration.frames)
-    names = list(robot.arms)
-    solved = {name: np.zeros(count, dtype=bool) for name in names}
-    q = {name: np.empty((count, robot.arms[name].dof)) for name in names}
-    human = {name: np.full((count, 3, 3), np.nan) for name in names}
-    targets = {name: np.full((count, 3, 3), np.nan) for name in names}
-    landmarks = {name: np.full((count, 5, 3), np.nan) for name in names}
-    times = {name: np.full(count, np.nan) for name in names}
-    iterations = {name: np.full(count, -1, dtype=np.int64) for name in names}
-    tracked = {name: np.full((count, 3, 3), np.nan) for name in names}
-    tracked_targets = {name: np.full((count, 3, 3), np.nan) for name in names}
-    sides = {name: imitator.correspondences[name].human_side for name in names}
+    recorders = {
+        name: _ArmRecorder(robot.arms[name], imitator.correspondences[name].human_side, count)
+        for name in robot.arms
+    }
     stamps = np.empty(count)
     torso = np.full(count, np.nan)
     avoided = np.zeros(count, dtype=bool)
@@ -355,50 +414,23 @@ def run_imitation(
         except SkeletonError:
             body = None
             dropped += 1
+        step = None
+        as_tracked: dict[str, tuple[FloatArray, ArmTargets]] = {}
         if body is not None:
             imitator.set_chest_height(
                 None if processor.footprint is None else processor.footprint.height
             )
-        step = teleoperation.step(body).imitation if body is not None else None
-        as_tracked = place_tracked(frame, reference) if body is not None else {}
+            step = teleoperation.step(body).imitation
+            as_tracked = place_tracked(frame, reference)
         lift = imitator.torso_value
         torso[index] = np.nan if lift is None else lift
         if step is not None and step.avoidance is not None:
             avoided[index] = step.avoidance.active
             closest[index] = step.avoidance.min_distance
-        for name in names:
-            q[name][index] = imitator.q(name)
-            arm_step = None if step is None else step.arms.get(name)
-            if arm_step is None or body is None:
-                continue
-            solved[name][index] = True
-            human[name][index] = body.arm(sides[name])
-            placed = arm_step.targets
-            targets[name][index] = (placed.shoulder, placed.elbow, placed.wrist)
-            landmarks[name][index] = imitator.landmarks(name)
-            times[name][index] = arm_step.solve_time
-            iterations[name][index] = arm_step.result.iterations
-            if name in as_tracked:
-                arm, raw = as_tracked[name]
-                tracked[name][index] = arm
-                moved = raw.moved_to(placed.shoulder)  # the torso's rise, if any
-                tracked_targets[name][index] = (moved.shoulder, moved.elbow, moved.wrist)
-    arms = {
-        name: ArmTrace(
-            human_side=sides[name],
-            solved=solved[name],
-            q=q[name],
-            human=human[name],
-            targets=targets[name],
-            landmarks=landmarks[name],
-            solve_time=times[name],
-            iterations=iterations[name],
-            at_limit=at_limit(robot.arms[name], q[name]),
-            tracked=tracked[name],
-            tracked_targets=tracked_targets[name],
-        )
-        for name in names
-    }
+        for name, recorder in recorders.items():
+            arm_step = None if step is None or body is None else step.arms.get(name)
+            recorder.record(index, imitator, body, arm_step, as_tracked.get(name))
+    arms = {name: recorder.trace() for name, recorder in recorders.items()}
     return Trace(
         stamps=stamps,
         arms=MappingProxyType(arms),
