@@ -575,12 +575,23 @@ def run_warnings(record: Mapping[str, Any]) -> list[str]:
     :return: The warnings, empty for a valid run.
     """
     run = record.get('run', {})
-    warnings = []
+    return [
+        *_rejection_warnings(run),
+        *_slip_warnings(run),
+        *_robot_warnings(record.get('arms', {})),
+        *_reference_warnings(run),
+        *_stall_warnings(run),
+    ]
+
+
+def _rejection_warnings(run: Mapping[str, Any]) -> list[str]:
+    """Return a line per simulated controller that rejected trajectories, with the reasons."""
     suffix = '_rejected'
     rejected = {
         key[:-len(suffix)]: int(value) for key, value in run.items()
         if key.endswith(suffix) and not key.startswith('publisher_') and int(value) > 0
     }
+    warnings = []
     for controller, count in sorted(rejected.items()):
         accepted = run.get(f'{controller}_accepted', '?')
         reasons = ', '.join(
@@ -592,13 +603,24 @@ def run_warnings(record: Mapping[str, Any]) -> list[str]:
             f'{controller} rejected {count} trajectories ({accepted} accepted)'
             + (f': {reasons}' if reasons else '')
         )
+    return warnings
+
+
+def _slip_warnings(run: Mapping[str, Any]) -> list[str]:
+    """Return the line saying the simulation slipped behind real time, if it did."""
     slipped = float(run.get('sim_slipped_s', 0.0) or 0.0)
-    if slipped > 0.0:
-        warnings.append(
-            f'the simulation slipped {slipped:.2f} s behind real time (the host could not run '
-            'it in real time)'
-        )
-    for name, arm in record.get('arms', {}).items():
+    if not slipped > 0.0:  # NaN too
+        return []
+    return [
+        f'the simulation slipped {slipped:.2f} s behind real time (the host could not run '
+        'it in real time)'
+    ]
+
+
+def _robot_warnings(arms: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Return a line per arm whose simulated joints left their position or velocity limits."""
+    warnings = []
+    for name, arm in arms.items():
         robot = arm.get('robot', {})
         if robot.get('position_violations'):
             warnings.append(
@@ -610,32 +632,44 @@ def run_warnings(record: Mapping[str, Any]) -> list[str]:
             warnings.append(
                 f'{name}: the simulated joints reached {peak:.2f} x their velocity limit'
             )
+    return warnings
+
+
+def _reference_warnings(run: Mapping[str, Any]) -> list[str]:
+    """Return a line per controller that took references beyond a limit (past the slack)."""
     suffix = '_segment_violations'
+    warnings = []
     for key, value in sorted(run.items()):
-        if key.endswith(suffix) and not key.startswith('publisher_') and int(value) > 0:
-            controller = key[:-len(suffix)]
-            peak = run.get(f'{controller}_segment_peak')
-            if isinstance(peak, float) and peak <= 1.0 + REFERENCE_SLACK:
-                continue  # within a few percent: in the stream table, not a fault of the run
-            warnings.append(
-                f'{controller} took {value} trajectories beyond a velocity, acceleration or '
-                f'jerk limit, or jumped onto them'
-                + (f' (peak {peak:.3g} x a limit)' if isinstance(peak, float) else '')
-            )
+        if not key.endswith(suffix) or key.startswith('publisher_') or int(value) <= 0:
+            continue
+        controller = key[:-len(suffix)]
+        peak = run.get(f'{controller}_segment_peak')
+        if isinstance(peak, float) and peak <= 1.0 + REFERENCE_SLACK:
+            continue  # within a few percent: in the stream table, not a fault of the run
+        warnings.append(
+            f'{controller} took {value} trajectories beyond a velocity, acceleration or '
+            f'jerk limit, or jumped onto them'
+            + (f' (peak {peak:.3g} x a limit)' if isinstance(peak, float) else '')
+        )
+    return warnings
+
+
+def _stall_warnings(run: Mapping[str, Any]) -> list[str]:
+    """Return the line listing the trajectory publisher's stalls per arm, if there were any."""
     stalls = {
         key: int(value) for key, value in run.items()
         if key.startswith('publisher_') and key.endswith('_stalls') and int(value) > 0
     }
-    if stalls:
-        listed = ', '.join(
-            f'{key[len("publisher_"):-len("_stalls")]} {count}'
-            for key, count in sorted(stalls.items())
-        )
-        warnings.append(
-            f'the trajectory publisher stalled (steps after its last plan had run out, the arm '
-            f'braking meanwhile): {listed}'
-        )
-    return warnings
+    if not stalls:
+        return []
+    listed = ', '.join(
+        f'{key[len("publisher_"):-len("_stalls")]} {count}'
+        for key, count in sorted(stalls.items())
+    )
+    return [
+        f'the trajectory publisher stalled (steps after its last plan had run out, the arm '
+        f'braking meanwhile): {listed}'
+    ]
 
 
 def _number(value: Any, digits: int = 2) -> str:
