@@ -261,25 +261,20 @@ def _add_robot_extras(mujoco: Any, spec: Any, robot: Robot) -> None:
             )
 
 
-def build_model(
-    mujoco: Any, robot: Robot, config: SimConfig, start: Mapping[str, float]
-) -> tuple[Any, tuple[str, ...], dict[str, float], dict[str, ServoGains]]:
+def _weld_the_others(
+    mujoco: Any, spec: Any, robot: Robot, start: Mapping[str, float]
+) -> dict[str, float]:
     """
-    Edit and compile a robot's URDF into the simulated model.
+    Weld every joint that is neither driven nor a mimic of a driven one; drop their couplings.
 
     :param mujoco: The mujoco module.
-    :param robot: The robot (its URDF file and locked joints).
-    :param config: Physics and servo settings.
-    :param start: Initial position of every arm joint by name [rad] or [m]; the joints not in it
-        are welded.
-    :return: ``(model, joint_order, held, gains)``: the compiled ``mujoco.MjModel``, every
-        movable joint of the URDF in URDF order, the welded joints with the value they are held
-        at [rad] or [m], and the servo of every arm joint.
+    :param spec: The model being edited (``mujoco.MjSpec``).
+    :param robot: The robot (its locked joints' values).
+    :param start: Initial position of every driven joint by name [rad] or [m].
+    :return: The welded joints with the value they are held at (the locked value, within the
+        joint's range), [rad] or [m].
     """
-    spec = mujoco.MjSpec.from_file(str(robot.urdf_file))
-    _add_robot_extras(mujoco, spec, robot)
     locked = robot.spec.locked_joints
-    joint_order = tuple(joint.name for joint in spec.joints)
     held: dict[str, float] = {}
     for joint in list(spec.joints):
         if joint.name in start or _follows(robot, joint.name, start):
@@ -293,6 +288,21 @@ def build_model(
     for equality in list(spec.equalities):
         if equality.name1 in held or equality.name2 in held:
             spec.delete(equality)
+    return held
+
+
+def _set_physics(
+    mujoco: Any, spec: Any, robot: Robot, config: SimConfig, start: Mapping[str, float]
+) -> None:
+    """
+    Set the joints' friction, armature and limits, the contacts and the solver options.
+
+    :param mujoco: The mujoco module.
+    :param spec: The model being edited (``mujoco.MjSpec``).
+    :param robot: The robot (armature and limit margins per joint).
+    :param config: Physics settings.
+    :param start: The driven joints (their dry friction is fed forward when ``feedforward``).
+    """
     for joint in spec.joints:
         joint.damping = [0.0] * len(joint.damping)
         if config.feedforward and joint.name in start:
@@ -315,21 +325,30 @@ def build_model(
     spec.compiler.discardvisual = False  # keep the floor's material (the URDF has no visuals)
     spec.visual.global_.offwidth = MAX_IMAGE_SIZE[0]
     spec.visual.global_.offheight = MAX_IMAGE_SIZE[1]
-    model = spec.compile()
-    data = mujoco.MjData(model)
-    for name, value in (dict(start) | mimic_positions(robot, start)).items():
-        data.joint(name).qpos[0] = value
-    mujoco.mj_forward(model, data)
-    if config.self_collisions:
-        _exclude_initial_contacts(spec, model, data)
+
+
+def _add_servos(
+    mujoco: Any, spec: Any, model: Any, data: Any, config: SimConfig,
+    start: Mapping[str, float],
+) -> dict[str, ServoGains]:
+    """
+    Add a position servo per driven joint, tuned to the joint's inertia at the start pose.
+
+    :param mujoco: The mujoco module.
+    :param spec: The model being edited (``mujoco.MjSpec``).
+    :param model: The model compiled so far, at the start pose in ``data``.
+    :param data: Its state at the start pose (``mj_forward`` done).
+    :param config: The servo's natural frequency and damping ratio.
+    :param start: The driven joints.
+    :return: Each driven joint's servo gains.
+    """
     inertia = np.zeros((model.nv, model.nv))
     mujoco.mj_fullM(model, data, inertia)
     gains: dict[str, ServoGains] = {}
     wn = config.natural_frequency
     for name in start:
         joint = model.joint(name)
-        dof = int(joint.dofadr[0])
-        moment = float(inertia[dof, dof])
+        moment = float(inertia[int(joint.dofadr[0]), int(joint.dofadr[0])])
         limited = bool(model.jnt_actfrclimited[joint.id])
         effort = float(model.jnt_actfrcrange[joint.id][1]) if limited else math.inf
         gains[name] = ServoGains(
@@ -340,6 +359,37 @@ def build_model(
             name=name, target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT
         )
         actuator.set_to_position(kp=gains[name].kp, kv=gains[name].kv)
+    return gains
+
+
+def build_model(
+    mujoco: Any, robot: Robot, config: SimConfig, start: Mapping[str, float]
+) -> tuple[Any, tuple[str, ...], dict[str, float], dict[str, ServoGains]]:
+    """
+    Edit and compile a robot's URDF into the simulated model.
+
+    :param mujoco: The mujoco module.
+    :param robot: The robot (its URDF file and locked joints).
+    :param config: Physics and servo settings.
+    :param start: Initial position of every arm joint by name [rad] or [m]; the joints not in it
+        are welded.
+    :return: ``(model, joint_order, held, gains)``: the compiled ``mujoco.MjModel``, every
+        movable joint of the URDF in URDF order, the welded joints with the value they are held
+        at [rad] or [m], and the servo of every arm joint.
+    """
+    spec = mujoco.MjSpec.from_file(str(robot.urdf_file))
+    _add_robot_extras(mujoco, spec, robot)
+    joint_order = tuple(joint.name for joint in spec.joints)
+    held = _weld_the_others(mujoco, spec, robot, start)
+    _set_physics(mujoco, spec, robot, config, start)
+    model = spec.compile()
+    data = mujoco.MjData(model)
+    for name, value in (dict(start) | mimic_positions(robot, start)).items():
+        data.joint(name).qpos[0] = value
+    mujoco.mj_forward(model, data)
+    if config.self_collisions:
+        _exclude_initial_contacts(spec, model, data)
+    gains = _add_servos(mujoco, spec, model, data, config, start)
     add_scene(mujoco, spec, model, data, robot, config.shadows)
     if not config.floor_contacts:
         floor = spec.geom(FLOOR_NAME)
