@@ -91,6 +91,39 @@ def demonstration_from_bag(
     )
 
 
+def _stored_with(resolved: Path, topic: str) -> Mapping[str, str]:
+    """
+    Return the bag's custom metadata when it was stored for this topic, else nothing.
+
+    :param resolved: The bag (a directory has ``metadata.yaml``; a single file has none).
+    :param topic: The decoded topic.
+    :return: The ``custom_data`` of the bag's metadata as strings, or empty.
+    """
+    if not resolved.is_dir():
+        return {}
+    data = read_metadata(resolved).get('custom_data')
+    if not isinstance(data, dict):
+        return {}
+    custom = {str(key): str(value) for key, value in data.items()}
+    return custom if custom.get(CUSTOM_PREFIX + 'topic') == topic else {}
+
+
+def _stored_segments(
+    resolved: Path, topic: str, custom: Mapping[str, str], messages: int
+) -> tuple[Segment, ...]:
+    """
+    Return the segments stored in the bag's metadata, checked against its messages.
+
+    :raises RecordingError: If a segment goes beyond the topic's messages.
+    """
+    found = segments_from_text(custom[CUSTOM_PREFIX + 'segments'], resolved)
+    if any(segment.stop > messages for segment in found):
+        raise RecordingError(
+            f'{resolved}: the stored segments go beyond the {messages} messages of {topic}'
+        )
+    return found
+
+
 def demonstration_from_decoded(
     resolved: Path,
     decoded: DecodedBag,
@@ -121,26 +154,16 @@ def demonstration_from_decoded(
             f'{resolved}: no skeleton on {decoded.topic}: no message holds a tracked body'
         )
     messages = decoded.frames_before.shape[0] - 1
-    custom: Mapping[str, str] = {}
-    if resolved.is_dir():
-        data = read_metadata(resolved).get('custom_data')
-        if isinstance(data, dict):
-            custom = {str(key): str(value) for key, value in data.items()}
-    embedded = custom.get(CUSTOM_PREFIX + 'topic') == decoded.topic
+    custom = _stored_with(resolved, decoded.topic)
     found: tuple[Segment, ...] | None = None
     if segments is not None:
         found = load_segments(segments, frame_count=messages)
-    elif embedded and CUSTOM_PREFIX + 'segments' in custom:
-        found = segments_from_text(custom[CUSTOM_PREFIX + 'segments'], resolved)
-        if any(segment.stop > messages for segment in found):
-            raise RecordingError(
-                f'{resolved}: the stored segments go beyond the {messages} messages of '
-                f'{decoded.topic}'
-            )
+    elif CUSTOM_PREFIX + 'segments' in custom:
+        found = _stored_segments(resolved, decoded.topic, custom, messages)
     arms: tuple[frozenset[Side], ...] | None = None
     if task_arms is not None:
         arms = load_task_arms(task_arms)
-    elif embedded and CUSTOM_PREFIX + 'task_arms' in custom:
+    elif CUSTOM_PREFIX + 'task_arms' in custom:
         arms = task_arms_from_text(custom[CUSTOM_PREFIX + 'task_arms'], resolved)
     if found is None:
         whole = Demonstration.whole(label, decoded.frames)
