@@ -104,64 +104,93 @@ def robot_rows(
     for robot in robots:
         if robot.head is None and not robot.grippers:
             continue
-        head_errors: list[float] = []
-        head_samples = 0
-        agree = counted = 0
-        worst = 0
+        tally = _HeadHandsTally(robot)
+        for take in takes:
+            tally.add_take(take, SkeletonProcessor(processing or ProcessingConfig()))
+        rows.append(tally.row())
+    return rows
+
+
+class _HeadHandsTally:
+    """
+    One robot's head errors and gripper agreement, summed over labelled takes (:func:`robot_rows`).
+
+    :param robot: A robot with a head or grippers.
+    """
+
+    def __init__(self, robot: Robot) -> None:
+        self.robot = robot
         mode = MappingMode(robot.spec.mapping.mode)
-        mirror = mode is MappingMode.MIRROR
-        columns = {
+        self.mirror = mode is MappingMode.MIRROR
+        self.columns = {
             arm: 0 if human_side_for(robot.arms[arm].side, mode) is Side.LEFT else 1
             for arm in robot.grippers
         }
-        for take in takes:
-            processor = SkeletonProcessor(processing or ProcessingConfig())
-            imitator = HeadAndHandsImitator(robot)
-            changes: dict[str, list[float]] = {arm: [] for arm in robot.grippers}
-            last: dict[str, FloatArray] = {}
-            weights = {arm: counted_frames(take, column) for arm, column in columns.items()}
-            for index, frame in enumerate(take.frames):
-                try:
-                    body = processor.process(frame)
-                except SkeletonError:
-                    continue
-                step = imitator.step(body)
-                if robot.head is not None:
-                    raw = robot.head.unlimited_targets(
-                        take.head_yaw[index], take.head_pitch[index], mirror
-                    )
-                    truth = robot.head.group.clamp(raw)
-                    within = truth == raw
-                    head_samples += within.size
-                    if step.head is not None:
-                        head_errors += np.degrees(np.abs(step.head - truth)[within]).tolist()
-                for arm, column in columns.items():
-                    target = step.grippers.get(arm)
-                    if target is not None and arm in last and not np.allclose(target, last[arm]):
-                        changes[arm].append(float(take.stamps[index]))
-                    if target is not None:
-                        last[arm] = target
-                    if not weights[arm][index]:
-                        continue
-                    counted += 1
-                    closed = not take.hand_open[index, column]
-                    gripper = robot.grippers[arm]
-                    agree += target is not None and bool(
-                        np.allclose(target, gripper.targets(closed))
-                    )
-            worst = max([worst] + [max_in_window(times) for times in changes.values()])
-        errors = np.array(head_errors)
-        rows.append(RobotHeadHandsRow(
+        """Per gripper arm, the person's hand that drives it (0 left, 1 right)."""
+        self.head_errors: list[float] = []
+        self.head_samples = 0
+        self.agree = 0
+        self.counted = 0
+        self.worst = 0
+
+    def add_take(self, take: HeadHandsTake, processor: SkeletonProcessor) -> None:
+        """Imitate one take frame by frame and add its head errors and gripper states."""
+        imitator = HeadAndHandsImitator(self.robot)
+        changes: dict[str, list[float]] = {arm: [] for arm in self.robot.grippers}
+        last: dict[str, FloatArray] = {}
+        weights = {arm: counted_frames(take, column) for arm, column in self.columns.items()}
+        for index, frame in enumerate(take.frames):
+            try:
+                body = processor.process(frame)
+            except SkeletonError:
+                continue
+            step = imitator.step(body)
+            self._add_head(take, index, step.head)
+            for arm, column in self.columns.items():
+                target = step.grippers.get(arm)
+                if target is not None and arm in last and not np.allclose(target, last[arm]):
+                    changes[arm].append(float(take.stamps[index]))
+                if target is not None:
+                    last[arm] = target
+                if weights[arm][index]:
+                    self._add_gripper(arm, target, not take.hand_open[index, column])
+        self.worst = max([self.worst] + [max_in_window(times) for times in changes.values()])
+
+    def _add_head(self, take: HeadHandsTake, index: int, head: FloatArray | None) -> None:
+        """Add a frame's head error [deg] on the joints whose true target is within limits."""
+        if self.robot.head is None:
+            return
+        raw = self.robot.head.unlimited_targets(
+            take.head_yaw[index], take.head_pitch[index], self.mirror
+        )
+        truth = self.robot.head.group.clamp(raw)
+        within = truth == raw
+        self.head_samples += within.size
+        if head is not None:
+            self.head_errors += np.degrees(np.abs(head - truth)[within]).tolist()
+
+    def _add_gripper(self, arm: str, target: FloatArray | None, closed: bool) -> None:
+        """Add whether a gripper's target agrees with the labelled hand state."""
+        self.counted += 1
+        gripper = self.robot.grippers[arm]
+        self.agree += target is not None and bool(np.allclose(target, gripper.targets(closed)))
+
+    def row(self) -> RobotHeadHandsRow:
+        """Return the robot's row."""
+        robot = self.robot
+        errors = np.array(self.head_errors)
+        return RobotHeadHandsRow(
             robot=robot.name,
             head_joints=', '.join(robot.head.joint_names) if robot.head is not None else '',
             head_median=float(np.median(errors)) if errors.size else math.nan,
             head_p95=float(np.percentile(errors, 95)) if errors.size else math.nan,
-            head_within=100.0 * errors.size / head_samples if head_samples else math.nan,
+            head_within=(
+                100.0 * errors.size / self.head_samples if self.head_samples else math.nan
+            ),
             grippers=', '.join(robot.grippers),
-            gripper_agreement=100.0 * agree / counted if counted else math.nan,
-            gripper_max_changes=worst,
-        ))
-    return rows
+            gripper_agreement=100.0 * self.agree / self.counted if self.counted else math.nan,
+            gripper_max_changes=self.worst,
+        )
 
 
 def recording_rows(
