@@ -331,6 +331,44 @@ def _row(values: Sequence[float], size: int, what: str, allow_empty: bool) -> Fl
     return array
 
 
+def _checked_points(
+    trajectory: Trajectory, size: int
+) -> tuple[list[float], list[tuple[FloatArray, FloatArray | None, FloatArray | None]]]:
+    """
+    Return a trajectory's point times [s] and rows (positions, velocities, accelerations).
+
+    :param trajectory: The trajectory, in its own joint order.
+    :param size: How many joints each row must have.
+    :raises _Rejected: If there is no point, a point has efforts or rows of the wrong size or
+        non-finite values, or the times are not increasing from 0.
+    """
+    points = list(trajectory.points)
+    if not points:
+        raise _Rejected(TrajectoryStatus.EMPTY_POINTS, 'the trajectory has no point')
+    times: list[float] = []
+    rows: list[tuple[FloatArray, FloatArray | None, FloatArray | None]] = []
+    for index, point in enumerate(points):
+        where = f'point {index}'
+        if len(point.effort) != 0:
+            raise _Rejected(TrajectoryStatus.EFFORT_NOT_SUPPORTED, f'{where} has effort values')
+        positions = _row(point.positions, size, f'{where} positions', allow_empty=False)
+        velocities = _row(point.velocities, size, f'{where} velocities', allow_empty=True)
+        accelerations = _row(point.accelerations, size, f'{where} accelerations', allow_empty=True)
+        time = float(point.time_from_start)
+        if not math.isfinite(time):
+            raise _Rejected(TrajectoryStatus.NOT_FINITE, f'{where} time_from_start is {time}')
+        if time < 0.0 or (times and time <= times[-1]):
+            raise _Rejected(
+                TrajectoryStatus.TIME_NOT_INCREASING,
+                'time_from_start must be >= 0 and strictly increasing, got '
+                f'{[float(p.time_from_start) for p in points]}',
+            )
+        times.append(time)
+        assert positions is not None
+        rows.append((positions, velocities, accelerations))
+    return times, rows
+
+
 class TrajectoryFollower:
     """
     Follow trajectories for one controller the way joint_trajectory_controller does.
@@ -537,56 +575,14 @@ class TrajectoryFollower:
         return [seen[name] for name in self._names]
 
     def _plan_for(self, trajectory: Trajectory, now: float) -> tuple[_Plan, int]:
+        """
+        Return the plan of an accepted trajectory and how many of its points were clamped.
+
+        :raises _Rejected: If the controller refuses it (the reason as its status).
+        """
         order = self._order(trajectory.joint_names)
-        points = list(trajectory.points)
-        if not points:
-            raise _Rejected(TrajectoryStatus.EMPTY_POINTS, 'the trajectory has no point')
-        size = len(order)
-        times: list[float] = []
-        rows: list[tuple[FloatArray, FloatArray | None, FloatArray | None]] = []
-        for index, point in enumerate(points):
-            where = f'point {index}'
-            if len(point.effort) != 0:
-                raise _Rejected(
-                    TrajectoryStatus.EFFORT_NOT_SUPPORTED, f'{where} has effort values'
-                )
-            positions = _row(point.positions, size, f'{where} positions', allow_empty=False)
-            velocities = _row(point.velocities, size, f'{where} velocities', allow_empty=True)
-            accelerations = _row(
-                point.accelerations, size, f'{where} accelerations', allow_empty=True
-            )
-            time = float(point.time_from_start)
-            if not math.isfinite(time):
-                raise _Rejected(TrajectoryStatus.NOT_FINITE, f'{where} time_from_start is {time}')
-            if time < 0.0 or (times and time <= times[-1]):
-                raise _Rejected(
-                    TrajectoryStatus.TIME_NOT_INCREASING,
-                    'time_from_start must be >= 0 and strictly increasing, got '
-                    f'{[float(p.time_from_start) for p in points]}',
-                )
-            times.append(time)
-            assert positions is not None
-            rows.append((positions, velocities, accelerations))
-        stamp = float(trajectory.stamp)
-        if not math.isfinite(stamp):
-            raise _Rejected(TrajectoryStatus.NOT_FINITE, f'stamp is {stamp}')
-        start = now if stamp == 0.0 else stamp
-        if start + times[-1] < now - _TIME_EPSILON:
-            raise _Rejected(
-                TrajectoryStatus.IN_THE_PAST,
-                f'the trajectory ended at {start + times[-1]:.6f} s, before now ({now:.6f} s)',
-            )
-        last_velocities = rows[-1][1]
-        if (
-            not self._config.allow_nonzero_velocity_at_trajectory_end
-            and last_velocities is not None
-            and np.any(last_velocities != 0.0)
-        ):
-            raise _Rejected(
-                TrajectoryStatus.NONZERO_END_VELOCITY,
-                'the last point has non-zero velocities and '
-                'allow_nonzero_velocity_at_trajectory_end is false',
-            )
+        times, rows = _checked_points(trajectory, len(order))
+        start = self._checked_start(trajectory, now, times, rows)
         current = self.sample(now)
         late = start + times[0] <= now + _TIME_EPSILON
         mapped = [positions[order] for positions, _, _ in rows]
@@ -611,6 +607,41 @@ class TrajectoryFollower:
         )
         head = (now, current) if start + times[first] > now + _TIME_EPSILON else None
         return self._knots(start, times, rows, order, inside, first, head), clamped
+
+    def _checked_start(
+        self,
+        trajectory: Trajectory,
+        now: float,
+        times: Sequence[float],
+        rows: Sequence[tuple[FloatArray, FloatArray | None, FloatArray | None]],
+    ) -> float:
+        """
+        Return when a trajectory starts (its stamp, or now for a zero stamp).
+
+        :raises _Rejected: If the stamp is not finite, the trajectory ended before now, or it
+            ends moving while the controller does not allow it.
+        """
+        stamp = float(trajectory.stamp)
+        if not math.isfinite(stamp):
+            raise _Rejected(TrajectoryStatus.NOT_FINITE, f'stamp is {stamp}')
+        start = now if stamp == 0.0 else stamp
+        if start + times[-1] < now - _TIME_EPSILON:
+            raise _Rejected(
+                TrajectoryStatus.IN_THE_PAST,
+                f'the trajectory ended at {start + times[-1]:.6f} s, before now ({now:.6f} s)',
+            )
+        last_velocities = rows[-1][1]
+        if (
+            not self._config.allow_nonzero_velocity_at_trajectory_end
+            and last_velocities is not None
+            and np.any(last_velocities != 0.0)
+        ):
+            raise _Rejected(
+                TrajectoryStatus.NONZERO_END_VELOCITY,
+                'the last point has non-zero velocities and '
+                'allow_nonzero_velocity_at_trajectory_end is false',
+            )
+        return start
 
     def _knots(
         self,
