@@ -122,6 +122,48 @@ def _frozen_heap() -> Iterator[None]:
         gc.unfreeze()
 
 
+def _timed_setting(
+    robot: Robot,
+    demonstrations: Sequence[Demonstration],
+    config: SolverConfig,
+    evaluation: EvaluationSettings | None,
+    ikpy_frames: int,
+) -> tuple[dict[str, list[np.ndarray]], int, float, dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """
+    Imitate every recording with one setting and time it; keep frames for ikpy.
+
+    :param robot: The robot.
+    :param demonstrations: The recordings.
+    :param config: The solver setting.
+    :param evaluation: Processing and mapping settings.
+    :param ikpy_frames: Solved frames per arm kept for ikpy (0: none).
+    :return: Per arm the CPU time of each solve per recording [s], the frames, the wall time of
+        the imitation [s], and per arm the wrist targets (shape (k, 3), [m]) from the middle of
+        its first recording with solved frames and the joints held before them.
+    """
+    times: dict[str, list[np.ndarray]] = {name: [] for name in robot.arms}
+    frames = 0
+    elapsed = 0.0
+    wrist_targets: dict[str, np.ndarray] = {}
+    q_start: dict[str, np.ndarray] = {}
+    for demonstration in demonstrations:
+        with _frozen_heap():
+            start = time.perf_counter()
+            trace = run_imitation(robot, demonstration, config, evaluation)
+            elapsed += time.perf_counter() - start
+        frames += len(demonstration.frames)
+        for name, arm_trace in trace.arms.items():
+            times[name].append(arm_trace.solve_time[arm_trace.solved])
+            if ikpy_frames > 0 and name not in wrist_targets and (
+                np.count_nonzero(arm_trace.solved) > 1
+            ):
+                rows = np.flatnonzero(arm_trace.solved)
+                middle = rows[len(rows) // 2: len(rows) // 2 + ikpy_frames]
+                wrist_targets[name] = arm_trace.targets[middle, 2]
+                q_start[name] = arm_trace.q[middle[0] - 1]
+    return times, frames, elapsed, wrist_targets, q_start
+
+
 def bench_solvers(
     robots: Sequence[Robot],
     demonstrations: Sequence[Demonstration],
@@ -150,30 +192,10 @@ def bench_solvers(
             if whole_body and config is not settings[0]:
                 continue  # the arms on the torso take the whole-body solver whatever the setting
             label, eta = ('whole-body', None) if whole_body else (config.name, eta_label(config))
-            times: dict[str, list[np.ndarray]] = {name: [] for name in robot.arms}
-            frames = 0
-            elapsed = 0.0
-            wrist_targets: dict[str, np.ndarray] = {}
-            q_start: dict[str, np.ndarray] = {}
-            for demonstration in demonstrations:
-                with _frozen_heap():
-                    start = time.perf_counter()
-                    trace = run_imitation(robot, demonstration, config, evaluation)
-                    elapsed += time.perf_counter() - start
-                frames += len(demonstration.frames)
-                for name, arm_trace in trace.arms.items():
-                    solved = arm_trace.solve_time[arm_trace.solved]
-                    times[name].append(solved)
-                    if (
-                        ikpy_frames > 0
-                        and not whole_body
-                        and name not in wrist_targets
-                        and np.count_nonzero(arm_trace.solved) > 1
-                    ):
-                        rows = np.flatnonzero(arm_trace.solved)
-                        middle = rows[len(rows) // 2: len(rows) // 2 + ikpy_frames]
-                        wrist_targets[name] = arm_trace.targets[middle, 2]
-                        q_start[name] = arm_trace.q[middle[0] - 1]
+            run = _timed_setting(
+                robot, demonstrations, config, evaluation, 0 if whole_body else ikpy_frames
+            )
+            times, frames, elapsed, wrist_targets, q_start = run
             all_times = np.concatenate([t for parts in times.values() for t in parts])
             solver_rows.append({
                 'robot': robot.name,
