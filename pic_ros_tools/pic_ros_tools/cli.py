@@ -55,7 +55,8 @@ from pic_ros_tools.catalog import (
 )
 from pic_ros_tools.evaluation import evaluate_one, EvaluationSettings, SOLVER_SETTINGS
 from pic_ros_tools.recordings.demonstration import Demonstration
-from pic_ros_tools.report import evaluation_tables, setting_label
+from pic_ros_tools.report import evaluation_tables
+from pic_ros_tools.setting_columns import setting_label
 
 _LOG = logging.getLogger('pic_ros')
 

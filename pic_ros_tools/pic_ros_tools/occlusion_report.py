@@ -8,18 +8,22 @@ its Tables II-III or Fig. 8 have one (:data:`pic_ros_tools.occlusion_scores.PAPE
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 import math
-from typing import Any
 
 import numpy as np
-from pic_ros_tools.evaluation import paper_column, PAPER_TASKS
+from pic_ros_tools.evaluation import PAPER_TASKS
 from pic_ros_tools.occlusion_scores import PAPER_PO, PAPER_PO_MEANS
-
-Record = Mapping[str, Any]
-
-Setting = tuple[str, str, int | None]
-"""A solver setting: (correspondence, solver, eta)."""
+from pic_ros_tools.setting_columns import (
+    column_label,
+    ordered_settings,
+    paper_setting_column,
+    Record,
+    Setting,
+    setting_key,
+    several_correspondences,
+    text_table,
+)
 
 _HUMAN_COLUMN = 5
 """Where the person's value sits in a :data:`PAPER_PO` row."""
@@ -29,28 +33,9 @@ def _percent(value: float | None) -> str:
     return '–' if value is None or not math.isfinite(value) else f'{100 * value:.1f}'
 
 
-def _setting(record: Record) -> Setting:
-    return (str(record.get('correspondence', '')), str(record['solver']), record['eta'])
-
-
-def _label(setting: Setting, several: bool) -> str:
-    correspondence, solver, eta = setting
-    label = {'fabrik': 'FABRIK', 'pic': 'PIC'}.get(solver, f'PICs(η={eta})')
-    if solver not in ('fabrik', 'pic', 'pics'):
-        label = solver
-    return f'{correspondence} {label}' if several and correspondence else label
-
-
 def _paper(robot: str, recording: str, column: int) -> str:
     row = PAPER_PO.get((robot, PAPER_TASKS.get(recording, '')))
     return '' if row is None else f' [{100 * row[column]:.1f}]'
-
-
-def _column(setting: Setting) -> int | None:
-    solver, eta = setting[1], setting[2]
-    if solver not in ('fabrik', 'pic', 'pics'):
-        return None
-    return paper_column(solver, eta or 0)
 
 
 def _pooled(records: Sequence[Record], key: str) -> float:
@@ -58,26 +43,15 @@ def _pooled(records: Sequence[Record], key: str) -> float:
     return float(np.mean(values)) if values else float('nan')
 
 
-_SOLVER_ORDER = {'fabrik': 0, 'pic': 1, 'pics': 2}
-"""The settings' column order: FABRIK, PIC, PICs (by eta), then any other solver."""
-
 _MEANS = (('mean, Baxter + YuMi', ('baxter', 'yumi')), ('mean, all robots', None))
 """The summary rows: the paper's two robots (with its means in brackets), then every robot."""
-
-
-def _settings(scored: Sequence[Record]) -> list[Setting]:
-    """Return the settings of the records, in column order."""
-    return sorted(
-        dict.fromkeys(_setting(r) for r in scored),
-        key=lambda s: (s[0], _SOLVER_ORDER.get(s[1], 9), s[2] or 0),
-    )
 
 
 def _robot_cell(record: Record | None, setting: Setting, robot: str, recording: str) -> str:
     """Return one setting's cell of a recording's row: the robot's PO (std) [the paper's]."""
     if record is None:
         return ''
-    column = _column(setting)
+    column = paper_setting_column(setting)
     paper = '' if column is None else _paper(robot, recording, column)
     return f"{_percent(record['po_robot'])} ({_percent(record['po_robot_std'])})" + paper
 
@@ -86,7 +60,9 @@ def _recording_row(
     scored: Sequence[Record], settings: Sequence[Setting], robot: str, recording: str
 ) -> list[str]:
     """Return the row of one robot and recording: each setting, then the person and frames."""
-    group = {_setting(r): r for r in scored if (r['robot'], r['recording']) == (robot, recording)}
+    group = {
+        setting_key(r): r for r in scored if (r['robot'], r['recording']) == (robot, recording)
+    }
     task = PAPER_TASKS.get(recording)
     cells = [robot, f'{recording} ({task})' if task else recording]
     cells += [_robot_cell(group.get(s), s, robot, recording) for s in settings]
@@ -105,8 +81,9 @@ def _mean_row(
     """Return a summary row: every segment pooled per setting and for the person."""
     cells = [label, 'all segments']
     for setting in settings:
-        column = _column(setting)
-        text = _percent(_pooled([r for r in chosen if _setting(r) == setting], 'segment_po_robot'))
+        column = paper_setting_column(setting)
+        same = [r for r in chosen if setting_key(r) == setting]
+        text = _percent(_pooled(same, 'segment_po_robot'))
         if paper and column is not None:
             text += f' [{100 * PAPER_PO_MEANS[column]:.1f}]'
         cells.append(text)
@@ -115,14 +92,6 @@ def _mean_row(
     if paper:
         text += f' [{100 * PAPER_PO_MEANS[_HUMAN_COLUMN]:.1f}]'
     return cells + [text, str(sum(r['po_frames'] for r in humans))]
-
-
-def _aligned(rows: Sequence[Sequence[str]]) -> str:
-    """Return rows as plain-text columns, a rule under the first (the header)."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ['  '.join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
-    lines.insert(1, '  '.join('-' * w for w in widths))
-    return '\n'.join(lines)
 
 
 def occlusion_table(records: Sequence[Record]) -> str:
@@ -136,10 +105,11 @@ def occlusion_table(records: Sequence[Record]) -> str:
     scored = [r for r in records if 'po_robot' in r]
     if not scored:
         return ''
-    settings = _settings(scored)
-    several = len({s[0] for s in settings}) > 1
-    header = ['robot', 'recording'] + [_label(s, several) for s in settings]
-    rows = [header + ['person', 'frames']]
+    settings = ordered_settings(scored)
+    several = several_correspondences(scored)
+    header = ['robot', 'recording'] + [column_label(s, several) for s in settings]
+    header += ['person', 'frames']
+    rows = []
     for robot, recording in dict.fromkeys((r['robot'], r['recording']) for r in scored):
         rows.append(_recording_row(scored, settings, robot, recording))
     for label, scope in _MEANS:
@@ -152,7 +122,7 @@ def occlusion_table(records: Sequence[Record]) -> str:
         'then the person; mean (population std) over segments; [PIC paper Tables II-III / '
         'Fig. 8, its 4-link models and line-area count, pic_method.md section 8]'
     )
-    return title + '\n' + _aligned(rows)
+    return title + '\n' + text_table(header, rows)
 
 
 __all__ = ['occlusion_table']

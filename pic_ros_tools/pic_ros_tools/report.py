@@ -9,7 +9,7 @@ them (``docs/method.md#metrics``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 import math
 from types import MappingProxyType
 from typing import Any, Final
@@ -17,71 +17,34 @@ from typing import Any, Final
 import numpy as np
 from pic_ros_tools.evaluation import (
     histogram_percentile_ms,
-    paper_column,
     PAPER_PACC,
     PAPER_PACC_MEANS,
     PAPER_TASKS,
     SMOOTHED_PREFIX,
 )
 from pic_ros_tools.occlusion_report import occlusion_table
-
-Record = Mapping[str, Any]
-
-
-def setting_label(solver: str, eta: int | None) -> str:
-    """
-    Return the column label of a solver setting.
-
-    :param solver: ``fabrik``, ``pic`` or ``pics``.
-    :param eta: η (used for ``pics``).
-    :return: ``FABRIK``, ``PIC`` or ``PICs(η=k)``.
-    """
-    if solver == 'pics':
-        return f'PICs(η={eta})'
-    return {'fabrik': 'FABRIK', 'pic': 'PIC'}.get(solver, solver)
+from pic_ros_tools.setting_columns import (
+    column_label,
+    ordered_settings,
+    paper_setting_column,
+    Record,
+    Setting,
+    setting_key,
+    setting_label,
+    several_correspondences,
+    text_table,
+)
 
 
 def _number(value: float | None, digits: int = 2) -> str:
     return '–' if value is None or not math.isfinite(value) else f'{value:.{digits}f}'
 
 
-Setting = tuple[str, str, int | None]
-
-
-def _key(record: Record) -> Setting:
-    return (str(record.get('correspondence', '')), str(record['solver']), record['eta'])
-
-
-def _settings(records: Sequence[Record]) -> list[Setting]:
-    seen = list(dict.fromkeys(_key(record) for record in records))
-    order = {'fabrik': 0, 'pic': 1, 'pics': 2}
-    return sorted(seen, key=lambda k: (k[0], order.get(k[1], 9), k[2] or 0))
-
-
-def _label(setting: Setting, several: bool) -> str:
-    correspondence, solver, eta = setting
-    label = setting_label(solver, eta)
-    return f'{correspondence} {label}' if several and correspondence else label
-
-
-def _several(records: Sequence[Record]) -> bool:
-    return len({str(r.get('correspondence', '')) for r in records}) > 1
-
-
-def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
-    body = [list(header)] + [list(row) for row in rows]
-    widths = [max(len(row[i]) for row in body) for i in range(len(header))]
-    lines = ['  '.join(cell.ljust(width) for cell, width in zip(row, widths)) for row in body]
-    lines.insert(1, '  '.join('-' * width for width in widths))
-    return '\n'.join(line.rstrip() for line in lines)
-
-
 def _paper_pacc(setting: Setting, robot: str, recording: str) -> str:
     """Return the paper's Pacc of a setting on a robot's task, in brackets, or ''."""
     paper = PAPER_PACC.get((robot, PAPER_TASKS.get(recording, '')))
-    if paper is None or setting[1] not in ('fabrik', 'pic', 'pics'):
-        return ''
-    return f' [{paper[paper_column(setting[1], setting[2] or 0)]:.2f}]'
+    column = paper_setting_column(setting)
+    return '' if paper is None or column is None else f' [{paper[column]:.2f}]'
 
 
 def _pacc_cell(record: Record | None, setting: Setting, robot: str, recording: str) -> str:
@@ -104,14 +67,15 @@ def _pacc_mean_row(
         values = [
             value
             for r in records
-            if _key(r) == setting and (scope is None or r['robot'] in scope)
+            if setting_key(r) == setting and (scope is None or r['robot'] in scope)
             for value in r['segment_pacc_paper']
             if value is not None and math.isfinite(value)
         ]
         text = _number(float(np.mean(values))) if values else '–'
         any_value = any_value or bool(values)
-        if scope is not None and setting[1] in ('fabrik', 'pic', 'pics'):
-            text += f' [{PAPER_PACC_MEANS[paper_column(setting[1], setting[2] or 0)]:.2f}]'
+        column = paper_setting_column(setting)
+        if scope is not None and column is not None:
+            text += f' [{PAPER_PACC_MEANS[column]:.2f}]'
         cells.append(text)
     return cells if any_value else None
 
@@ -123,10 +87,10 @@ def pose_accuracy_table(records: Sequence[Record]) -> str:
     :param records: ``evaluate`` records.
     :return: The table, then the pooled means over all segments (the paper's "method mean").
     """
-    settings = _settings(records)
-    several = _several(records)
-    by_key = {(r['robot'], r['recording']) + _key(r): r for r in records}
-    header = ['robot', 'recording'] + [_label(s, several) for s in settings]
+    settings = ordered_settings(records)
+    several = several_correspondences(records)
+    by_key = {(r['robot'], r['recording']) + setting_key(r): r for r in records}
+    header = ['robot', 'recording'] + [column_label(s, several) for s in settings]
     rows = []
     for robot in dict.fromkeys(r['robot'] for r in records):
         for recording in dict.fromkeys(r['recording'] for r in records):
@@ -144,7 +108,7 @@ def pose_accuracy_table(records: Sequence[Record]) -> str:
         'arms, with (θ_human - θ_robot)² ≤ 0.087 rad²; mean (population std) over segments; '
         '[PIC paper, 4-link models without joint limits]'
     )
-    return title + '\n' + _table(header, rows)
+    return title + '\n' + text_table(header, rows)
 
 
 def _pooled(group: Sequence[Record], key: str, index: int | None = None) -> float:
@@ -162,8 +126,8 @@ def _groups(records: Sequence[Record]) -> list[tuple[str, Setting, list[Record]]
     robots = list(dict.fromkeys(r['robot'] for r in records))
     groups = []
     for robot in robots:
-        for setting in _settings(records):
-            group = [r for r in records if r['robot'] == robot and _key(r) == setting]
+        for setting in ordered_settings(records):
+            group = [r for r in records if r['robot'] == robot and setting_key(r) == setting]
             if group:
                 groups.append((robot, setting, group))
     return groups
@@ -183,7 +147,7 @@ def metrics_table(records: Sequence[Record]) -> str:
     :param records: ``evaluate`` records.
     :return: The table.
     """
-    several = _several(records)
+    several = several_correspondences(records)
     header = [
         'robot', 'setting', 'frames', 'Pacc', 'Pacc task', 'elbow MAE rad all / free',
         'dir err deg all (up/fore)', 'free (up/fore)', 'wrist err cm', 'free frames',
@@ -199,7 +163,7 @@ def metrics_table(records: Sequence[Record]) -> str:
         contacts = [r.get('self_contact_frames') for r in group]
         rows.append([
             robot,
-            _label(setting, several),
+            column_label(setting, several),
             str(sum(r['frames'] for r in group)),
             _number(_pooled(group, 'pacc_paper')),
             _number(_pooled(group, 'pacc_task')),
@@ -226,7 +190,7 @@ def metrics_table(records: Sequence[Record]) -> str:
         'workspace avoidance moved the answer, and the elbow error there; min dist: the closest '
         'two links came; self-contact frames: MuJoCo contacts on the URDF shapes; solve time: '
         'CPU time per arm solve, avoidance included, pooled over every solve)\n'
-        + _table(header, rows)
+        + text_table(header, rows)
     )
 
 
@@ -253,7 +217,7 @@ def reference_table(records: Sequence[Record]) -> str:
     :param records: ``evaluate`` records (records without the smoothed figures show ``–``).
     :return: The table.
     """
-    several = _several(records)
+    several = several_correspondences(records)
     header = [
         'robot', 'setting', 'Pacc', 'Pacc task', 'elbow MAE rad', 'elbow MAE free rad',
         'dir err up deg', 'dir err fore deg', 'wrist err cm',
@@ -265,7 +229,7 @@ def reference_table(records: Sequence[Record]) -> str:
     )
     rows = []
     for robot, setting, group in _groups(records):
-        cells = [robot, _label(setting, several)]
+        cells = [robot, column_label(setting, several)]
         for key, index, digits in fields:
             smoothed = SMOOTHED_PREFIX + key
             pooled = (
@@ -279,7 +243,7 @@ def reference_table(records: Sequence[Record]) -> str:
     return (
         'Reference person: as tracked (unsmoothed; every other table) / as smoothed (what the '
         f'solver was given), pooled over recordings; smoothing: {_smoothings(records)}\n'
-        + _table(header, rows)
+        + text_table(header, rows)
     )
 
 
@@ -291,7 +255,7 @@ def limit_table(records: Sequence[Record], threshold: float = 0.005) -> str:
     :param threshold: Joints below this share are left out.
     :return: The table (one row per robot x setting; "none" when no joint reaches a limit).
     """
-    several = _several(records)
+    several = several_correspondences(records)
     rows = []
     for robot, setting, group in _groups(records):
         weights: dict[str, list[tuple[float, int]]] = {}
@@ -304,10 +268,10 @@ def limit_table(records: Sequence[Record], threshold: float = 0.005) -> str:
         }
         listed = [f'{joint} {100 * share:.0f} %' for joint, share in shares.items()
                   if share >= threshold]
-        rows.append([robot, _label(setting, several), ', '.join(listed) or 'none'])
+        rows.append([robot, column_label(setting, several), ', '.join(listed) or 'none'])
     return (
         'Share of solved frames with a joint at a position limit (per joint)\n'
-        + _table(['robot', 'setting', 'joints at a limit'], rows)
+        + text_table(['robot', 'setting', 'joints at a limit'], rows)
     )
 
 
@@ -318,7 +282,7 @@ def suite_table(records: Sequence[Record]) -> str:
     :param records: ``evaluate`` records, one per take.
     :return: The table.
     """
-    several = _several(records)
+    several = several_correspondences(records)
     header = [
         'robot', 'setting', 'takes', 'Pacc mean / min', 'elbow MAE rad mean / max',
         'free mean / max', 'dir err deg mean / max', 'wrist err cm', 'limit viol.',
@@ -338,7 +302,7 @@ def suite_table(records: Sequence[Record]) -> str:
         direction = np.fmax(values('dir_err_deg', 0), values('dir_err_deg', 1))
         rows.append([
             robot,
-            _label(setting, several),
+            column_label(setting, several),
             str(len(group)),
             f'{_number(np.nanmean(pacc))} / {_number(np.nanmin(pacc))}',
             f'{_number(np.nanmean(mae), 3)} / {_number(np.nanmax(mae), 3)}',
@@ -352,7 +316,7 @@ def suite_table(records: Sequence[Record]) -> str:
         ])
     return (
         'Synthetic robustness suite: per take, then the mean and the worst take (direction '
-        'error: the larger of upper arm and forearm)\n' + _table(header, rows)
+        'error: the larger of upper arm and forearm)\n' + text_table(header, rows)
     )
 
 
@@ -409,7 +373,7 @@ def skeleton_table(rows: Sequence[Record]) -> str:
     return (
         'Skeleton processing per Azure Kinect MarkerArray (CDR bytes -> body-frame skeleton, '
         'CPU time)\n'
-        + _table(['recording', 'messages', 'skeletons', 'p50 ms', 'p99 ms', 'max ms'], body)
+        + text_table(['recording', 'messages', 'skeletons', 'p50 ms', 'p99 ms', 'max ms'], body)
     )
 
 
@@ -443,7 +407,7 @@ def latency_table(rows: Sequence[Record]) -> str:
     ]
     return (
         'End-to-end latency across processes: tracker message sent -> JointTrajectory received\n'
-        + _table(header, body)
+        + text_table(header, body)
     )
 
 
@@ -481,7 +445,7 @@ def stress_table(rows: Sequence[Record]) -> str:
     return (
         'Real-time replay into teleop beside a CPU hog: sent = frames_in + lost_upstream, '
         'frames_in = skeletons + dropped, skeletons = solved + solver dropped\n'
-        + _table(header, body)
+        + text_table(header, body)
     )
 
 
@@ -510,12 +474,12 @@ def _solver_tables(result: Mapping[str, Any]) -> str:
             peer,
             ratio,
         ])
-    solve = _table(
+    solve = text_table(
         ['robot', 'solver', 'arm solves', 'p50 ms', 'p99 ms', 'max ms', 'ikpy p50 / p99 ms',
          'ikpy / PIC p50'],
         rows,
     )
-    throughput = _table(
+    throughput = text_table(
         ['robot', 'solver', 'frames', 'frames/s', 'arms'],
         [
             [r['robot'], setting_label(r['solver'], r['eta']), str(r['frames']),
