@@ -506,15 +506,15 @@ class SelfCollisionAvoidance:
         model = self.model
         if compiled.slide is not None:
             rotations, positions = check.anchors
-            current, iterations, *arrays = compiled.slide(
+            current, iterations, *arrays, pairs, bounds, lowest, slack = compiled.slide(
                 goal, start, free, low, high, check.distances, check.points, rotations,
                 positions, check.axes, check.origins, check.ends, model.compiled_arguments,
                 *self._slide_arguments, self.config.max_iterations, active_set.LIMIT_ROUNDS,
             )
             distances, points, rotations, positions, axes, origins, ends = arrays
-            return current, iterations, CollisionCheck(
-                distances, points, (rotations, positions), axes, origins, ends
-            )
+            check = CollisionCheck(distances, points, (rotations, positions), axes, origins, ends)
+            self._memo = (check, (pairs, bounds, lowest, slack))  # the slide measured them
+            return current, iterations, check
         current = start
         iteration = 0
         while iteration < self.config.max_iterations:

@@ -697,7 +697,7 @@ def _slide_loops(
     limit_rounds: int,
 ) -> tuple[
     FloatArray, int, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray,
-    FloatArray,
+    FloatArray, FloatArray, FloatArray, float, float,
 ]:
     """
     Slide a configuration toward a goal along the linearized constraints (compiled only).
@@ -715,8 +715,9 @@ def _slide_loops(
     the largest step and the settled step [rad] or [m], the active set's damping [m], its
     at-limit distance [rad] or [m], and the margin [m].
 
-    :return: The configuration, the steps taken, and its check (distances, points, anchor
-        rotations and positions, axes, origins, ends).
+    :return: The configuration, the steps taken, its check (distances, points, anchor
+        rotations and positions, axes, origins, ends) and the check's excesses
+        (:func:`_excess`: pairs, bounds, the lowest, the slack) [m].
     """
     prismatic, pair_first, pair_second = model[1], model[12], model[13]
     reach, floor, lookahead, aim = settings[0], settings[1], settings[2], settings[3]
@@ -726,7 +727,7 @@ def _slide_loops(
     current = start.copy()
     towards = np.empty(count)
     step = np.empty(count)
-    pair_excess, bound_excess, _, _ = excess_over(
+    pair_excess, bound_excess, lowest, slack = excess_over(
         distances, target, required, origins, landmark_joints, normals, offsets, floor, margin
     )
     iteration = 0
@@ -764,13 +765,16 @@ def _slide_loops(
         distances, points, rotations, positions, axes, origins, ends = collision_check(
             current, *model, reach
         )
-        pair_excess, bound_excess, lowest, _ = excess_over(
+        pair_excess, bound_excess, lowest, slack = excess_over(
             distances, target, required, origins, landmark_joints, normals, offsets, floor,
             margin,
         )
         if lowest >= settled_excess and largest < settled_step:
             break
-    return current, iteration, distances, points, rotations, positions, axes, origins, ends
+    return (
+        current, iteration, distances, points, rotations, positions, axes, origins, ends,
+        pair_excess, bound_excess, lowest, slack,
+    )
 
 
 def _first_reaching(
