@@ -10,12 +10,14 @@ from pic_ros.imitation import RobotImitator
 from pic_ros.resources import shipped_robots
 from pic_ros.robot import load_robot
 from pic_ros.robot.kinematics import compiled
-from pic_ros.solvers import SolverConfig
+from pic_ros.solvers import OctantConstraints, SolverConfig
 from pic_ros.solvers.avoidance import (
     AvoidanceConfig,
     AvoidanceTermination,
     SelfCollisionAvoidance,
 )
+from pic_ros.solvers.octants import antipode
+from pic_ros.solvers.point_imitation import human_octants
 import pytest
 
 ROBOTS = shipped_robots()
@@ -193,6 +195,45 @@ def test_an_arm_swept_through_the_other_slides_around_it_without_jumping(robot_n
         if previous is not None:
             assert np.abs(q - previous).max() < 0.35  # the jump rule of evaluate
         previous = q
+
+
+HANDS_MEETING_FLAT = [
+    two_arms(arm((0.12, -0.25, -0.25), (0.35, -s, -0.25 + d)),
+             arm((0.12, 0.25, -0.25), (0.35, s, -0.25 - d)), 0.05 * k)
+    for k, (s, d) in enumerate(zip(np.linspace(0.25, 0.0, 16), 0.01 * (-1.0) ** np.arange(16)))
+]
+"""Hands brought together with forearms level: their vertical component within the octant band."""
+
+
+@pytest.mark.parametrize('robot_name', ('yumi', 'baxter'))
+def test_a_pushed_answer_keeps_the_octants_of_the_session(robot_name):
+    """
+    Where the avoidance moved the answers, the next frame still reads its octants with hysteresis.
+
+    The forearms stay level, their vertical component flipping sign inside the band every frame:
+    each frame keeps the previous frame's octants, pushed or not (a push moves the warm start
+    only; it does not start a new session).
+    """
+    config = SolverConfig()
+    imitator = RobotImitator(load_robot(robot_name), config)
+    before: dict[str, tuple[int, ...]] = {}
+    pushed = compared = 0
+    for frame in HANDS_MEETING_FLAT:
+        step = imitator.step(frame)
+        for name, arm_step in step.arms.items():
+            targets, octants = arm_step.targets, arm_step.result.octants
+            if name in before:
+                shoulder, elbow = before[name][0], before[name][2]
+                previous = OctantConstraints(shoulder, antipode(shoulder), elbow, antipode(elbow))
+                read = human_octants(
+                    targets.elbow - targets.shoulder, targets.wrist - targets.elbow,
+                    previous=previous, hysteresis=config.octant_hysteresis,
+                )
+                assert octants == read.octants, f'{name} at {frame.stamp:.2f} s'
+                compared += 1
+            before[name] = octants
+        pushed += step.avoidance.termination is AvoidanceTermination.PUSHED
+    assert pushed >= 3 and compared >= 2 * (len(HANDS_MEETING_FLAT) - 1)
 
 
 def test_the_avoidance_is_deterministic():

@@ -395,3 +395,26 @@ def test_the_pic_solver_keeps_its_octants_while_a_bone_wobbles_inside_the_band(r
             assert solver.solve(first).octants[0] == octant_of(first.upper_arm)
     assert counts[BAND] == 0
     assert counts[0.0] > 5
+
+
+@pytest.mark.parametrize('robot_name', shipped_robots())
+def test_continuing_from_another_answer_keeps_the_octants_and_a_reset_forgets_them(robot_name):
+    """
+    ``continue_from`` (the avoidance moved the answer) moves the warm start only; ``reset`` too.
+
+    After either, the solver starts from the configuration given; only ``reset`` reads the next
+    octants afresh.
+    """
+    arm = next(iter(load_robot(robot_name).arms.values()))
+    solver = make_solver(arm, SolverConfig(name='pic', octant_hysteresis=BAND))
+    kept = solver.solve(next(wobbling_targets(arm, [0.05], 1))).octants
+    across = next(wobbling_targets(arm, [-0.05], 1))  # across y = 0, inside the band
+    assert octant_of(across.upper_arm) != kept[0]
+    moved = arm.clamp(arm.neutral + 0.1)
+    solver.continue_from(moved)
+    np.testing.assert_array_equal(solver.q, moved)
+    assert solver.solve(across).octants[0] == kept[0]
+    solver.continue_from(moved)
+    solver.reset(moved)
+    np.testing.assert_array_equal(solver.q, moved)
+    assert solver.solve(across).octants[0] == octant_of(across.upper_arm)

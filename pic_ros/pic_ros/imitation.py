@@ -393,9 +393,9 @@ class RobotImitator:
             self._commanded[name] = q.copy()
             if not np.array_equal(q, step.result.q):
                 # the solver goes on from the answer kept: its next one starts near the
-                # constraint, not deep inside it
+                # constraint, not deep inside it (the session's octants stay)
                 if name in self._solvers:
-                    self._solvers[name].reset(q)
+                    self._solvers[name].continue_from(q)
                 else:
                     whole = self._whole_body[name]
                     whole.reset(q, whole.torso_value)

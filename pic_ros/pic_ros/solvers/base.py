@@ -144,6 +144,21 @@ class ArmSolver(abc.ABC):
             raise SkeletonError(f'warm start must be {self.arm.dof} finite values')
         self._q = self.arm.clamp(values)
 
+    def continue_from(self, q: npt.ArrayLike) -> None:
+        """
+        Go on from another configuration than the last answer, in the same session.
+
+        What the self-collision avoidance calls when it moved the answer: the next frame
+        starts from ``q``, and what a solver keeps between the frames of a session stays (PIC's
+        octants, whose hysteresis keeps a bone lying near a coordinate plane from flipping its
+        constraint with the tracker's noise). :meth:`reset` starts a new session instead. A
+        solver that keeps nothing but the warm start does the same in both.
+
+        :param q: Arm joint values, arm order [rad] or [m]; clamped into the limits.
+        :raises SkeletonError: If ``q`` has the wrong shape or is not finite.
+        """
+        self.reset(q)
+
     def solve(self, targets: ArmTargets) -> ArmSolveResult:
         """
         Solve one frame and keep the answer as the next warm start.

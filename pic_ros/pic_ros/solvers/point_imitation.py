@@ -202,6 +202,16 @@ class PicSolver(PointChainSolver):
         super().reset(q)
         self._previous = None
 
+    def continue_from(self, q: npt.ArrayLike) -> None:
+        """
+        Set the warm start and keep the previous octants (see :meth:`ArmSolver.continue_from`).
+
+        :param q: Arm joint values, arm order [rad] or [m]; clamped into the limits.
+        """
+        previous = self._previous
+        super().continue_from(q)
+        self._previous = previous
+
     def constraints(self, upper: Vector, fore: Vector) -> OctantConstraints:
         """
         Return the human's octants (with hysteresis), softened by η for PICs.
