@@ -20,6 +20,7 @@ from pic_ros_tools.demo_report import DemoRecording, person_overlay
 from pic_ros_tools.evaluation import run_imitation, score
 from pic_ros_tools.live_evaluation import (
     avoided_skeletons,
+    guard_rows,
     live_occlusion,
     live_record,
     live_tables,
@@ -128,6 +129,24 @@ def test_a_late_robot_shows_its_delay_as_lag_and_scores_lower(offline):
     assert 'PO robot live' not in tables
     assert 'Pacc / elbow MAE bound' in tables
     assert 'delay p50' not in tables  # no controller figures in a made-up run
+    assert 'collision guard' not in tables
+    record['run'] = {**record['run'], 'guard_steps_checked': 10, 'guard_chunks_refused': 0}
+    assert 'steps checked by the collision guard' in live_tables([record])
+
+
+def test_the_guard_table_has_a_row_per_run_that_reported_its_guard():
+    """The guard's counts from the notes, as they are; nothing for a run without them."""
+    runs = [
+        {'live': {'robot': 'baxter', 'recording': 'demo'},
+         'run': {'guard_steps_checked': 2890, 'guard_chunks_refused': 12}},
+        {'live': {'robot': 'yumi', 'recording': 'demo'}, 'run': {'clock': 'sim'}},
+        {'live': {'robot': 'tiago', 'recording': 'demo'}, 'run': {'guard_steps_checked': 40}},
+    ]
+    assert guard_rows(runs).splitlines()[2:] == [
+        '| baxter | demo | 2890 | 12 |',
+        '| tiago | demo | 40 | - |',
+    ]
+    assert guard_rows(runs[1:2]) == ''
 
 
 def test_the_stream_table_has_a_row_per_controller_with_its_delays():

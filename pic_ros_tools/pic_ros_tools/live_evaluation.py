@@ -750,6 +750,8 @@ def live_tables(records: Sequence[Mapping[str, Any]]) -> str:
     lines = lines + ['', occlusion] if occlusion else lines
     stream = stream_table(records)
     lines = lines + ['', stream] if stream else lines
+    guard = guard_rows(records)
+    lines = lines + ['', guard] if guard else lines
     invalid = [
         f"- **{record['live']['robot']}, {record['live']['recording']}: invalid run**: {line}"
         for record in records for line in record.get('warnings', [])
@@ -765,11 +767,7 @@ def occlusion_rows(records: Sequence[Mapping[str, Any]]) -> str:
     :return: The Markdown table in percent, mean (population std) over segments; an empty
         string when no run has a PO.
     """
-    lines = [
-        '| robot | recording | solver | PO frames | PO person [%] | PO robot offline [%] '
-        '| PO robot live [%] |',
-        '|---|---|---|---|---|---|---|',
-    ]
+    lines = []
     for record in records:
         figures = record.get('occlusion')
         if not figures:
@@ -782,7 +780,10 @@ def occlusion_rows(records: Sequence[Mapping[str, Any]]) -> str:
             f"| {record['live']['robot']} | {record['live']['recording']} "
             f"| {record['live']['solver']} | {figures['po_frames']} | {cells} |"
         )
-    return '\n'.join(lines) if len(lines) > 2 else ''
+    return _table(
+        '| robot | recording | solver | PO frames | PO person [%] | PO robot offline [%] '
+        '| PO robot live [%] |', lines,
+    )
 
 
 def stream_table(records: Sequence[Mapping[str, Any]]) -> str:
@@ -800,11 +801,7 @@ def stream_table(records: Sequence[Mapping[str, Any]]) -> str:
     :param records: Live records (:func:`live_record`).
     :return: The Markdown table, or an empty string when no run has the figures.
     """
-    lines = [
-        '| robot | controller | accepted | rejected | late | joined | delay p50 / p99 / max [ms] '
-        '| beyond a limit |',
-        '|---|---|---|---|---|---|---|---|',
-    ]
+    lines = []
     suffix = '_accepted'
     for record in records:
         run = record.get('run', {})
@@ -820,7 +817,41 @@ def stream_table(records: Sequence[Mapping[str, Any]]) -> str:
                 f"| {run.get(controller + '_late', '-')} | {run.get(controller + '_joined', '-')} "
                 f"| {delays} | {run.get(controller + '_segment_violations', '-')} |"
             )
-    return '\n'.join(lines) if len(lines) > 2 else ''
+    return _table(
+        '| robot | controller | accepted | rejected | late | joined | delay p50 / p99 / max [ms] '
+        '| beyond a limit |', lines,
+    )
+
+
+def guard_rows(records: Sequence[Mapping[str, Any]]) -> str:
+    """
+    Format what the trajectory publisher's collision guard did in each run, one row per run.
+
+    From the run's notes (the guard's ``/diagnostics``: ``guard_steps_checked``,
+    ``guard_chunks_refused``): the steps whose arm chunks it checked, and the chunks it refused,
+    each arm braking along its path instead. A refusal is the guard at work, not a fault of the
+    run: the robot's commands would have come within the self-collision margin.
+
+    :param records: Live records (:func:`live_record`).
+    :return: The Markdown table, or an empty string when no run has the figures.
+    """
+    rows = [
+        f"| {record['live']['robot']} | {record['live'].get('recording', '-')} "
+        f"| {record['run']['guard_steps_checked']} "
+        f"| {record['run'].get('guard_chunks_refused', '-')} |"
+        for record in records if 'guard_steps_checked' in record.get('run', {})
+    ]
+    return _table(
+        '| robot | recording | steps checked by the collision guard '
+        '| chunks refused (arm braked) |', rows,
+    )
+
+
+def _table(header: str, rows: Sequence[str]) -> str:
+    """Return a Markdown table of a header row and rows; an empty string without rows."""
+    if not rows:
+        return ''
+    return '\n'.join([header, '|' + '---|' * (header.count('|') - 1), *rows])
 
 
 def _po_percent(value: Any) -> str:
@@ -849,6 +880,7 @@ __all__ = [
     'command_limits',
     'elbow_traces',
     'frame_times',
+    'guard_rows',
     'live_record',
     'live_occlusion',
     'live_tables',

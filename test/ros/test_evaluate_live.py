@@ -40,6 +40,8 @@ def test_live_evaluation_of_a_few_seconds_gives_every_figure_beside_the_offline_
     run = record['run']
     assert run['clock'] == 'sim'
     assert run['engaged'] == 'engaged by service'
+    assert run['guard_steps_checked'] > 0  # the collision guard's counts, from /diagnostics
+    assert 0 <= run['guard_chunks_refused'] <= 2 * run['guard_steps_checked']
     for controller in ('left_arm_controller', 'right_arm_controller'):
         assert run[f'{controller}_accepted'] > 0
         delays = [run[f'{controller}_delay_{which}_ms'] for which in ('p50', 'p99', 'max')]
