@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from human_poses import BODY, body
 import numpy as np
 from pic_ros.correspondence import MappingConfig
 from pic_ros.exceptions import SkeletonError
@@ -160,3 +161,35 @@ def test_the_learnt_scale_converges_to_the_true_bone_lengths_after_a_bad_first_s
         assert lengths is not None
         true = spec.body.upper_arm + spec.body.forearm
         assert float(lengths.sum()) == pytest.approx(true, rel=0.06), spec
+
+
+def test_a_parameter_change_keeps_the_standing_height_of_a_crouching_person():
+    """
+    The solver node's new imitator adopts the torso target: a crouch stays a crouch.
+
+    A person stands 10 s, then crouches 30 cm; at 12 s a new imitator takes over (what the solver
+    node does on any parameter change). Its torso targets are those of the imitator that went
+    on, not a lift back to neutral while the crouch is learnt as the standing height.
+    """
+    robot = load_robot('tiago')
+
+    def make() -> RobotImitator:
+        return RobotImitator(robot, SolverConfig(), whole_body=True,
+                             avoidance=AvoidanceConfig(margin=0.0))
+
+    kept, replaced = make(), make()
+    for k in range(20 * 30):
+        stamp = k / 30
+        if k == 12 * 30:
+            new = make()
+            new.reset({name: replaced.q(name) for name in robot.arms},
+                      torso=replaced.torso_value)
+            new.adopt(replaced)
+            replaced = new
+        targets = []
+        for imitator in (kept, replaced):
+            imitator.set_chest_height(1.40 if stamp < 10.0 else 1.10)
+            step = imitator.step(body(BODY, stamp))
+            targets.append(step.torso.target)
+        assert targets[1] == targets[0], f'{stamp:.2f} s'
+    assert targets[0] < robot.torso.neutral - 0.1  # crouched, well below the neutral lift

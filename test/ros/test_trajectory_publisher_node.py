@@ -833,6 +833,16 @@ def test_the_guard_brakes_arms_sent_into_each_other_and_says_so(streamer, diagno
             for name in node.robot.arms
         }
         assert model.check(model.vector(arms)).minimum > -5e-3  # the capsules never overlap
+    # another margin: a new guard, the counts on /diagnostics still since the node started
+    assert node.set_parameters([Parameter('self_collision_margin', value=0.05)])[0].successful
+    after = next(
+        status for status in diagnostics(node) if status.get('steps_checked') is not None
+    )
+    assert (after['steps_checked'], after['chunks_refused']) == (
+        values['steps_checked'], values['chunks_refused']
+    )
+    assert after['self_collision_margin_m'] == '0.05'
+    assert after['closest_last_step_m'] == 'n/a'
 
 
 def test_a_stall_shows_on_the_diagnostics_and_the_stream_stays_within_the_limits(streamer):

@@ -383,7 +383,11 @@ class TrajectoryPublisherNode(Node):
             for commander, _ in self._groups.values():
                 commander.config = config  # keeps the state, the command and any blend
             if values['self_collision_margin'] != self._values['self_collision_margin']:
-                self._guard = CollisionGuard(self.robot, float(values['self_collision_margin']))
+                guard = CollisionGuard(self.robot, float(values['self_collision_margin']))
+                # /diagnostics counts since the node started, whatever the margin
+                guard.checks, guard.refusals = self._guard.checks, self._guard.refusals
+                self._guard = guard
+                self._guard_last = GuardVerdict(frozenset(), float('inf'))
         if values['rate'] != self._values['rate']:
             self.destroy_timer(self._timer)
             self._timer = self.create_timer(config.period, self._on_timer)
