@@ -14,6 +14,7 @@ from pic_ros.human.hands import (
     HandState,
     HandStateTracker,
     MAX_APERTURE,
+    MAX_PAUSE,
 )
 from pic_ros.skeleton import HAND_JOINTS, HumanJoint, make_frame, Side, SkeletonFrame
 import pytest
@@ -111,6 +112,31 @@ def test_a_contrary_frame_restarts_the_wait_and_a_gap_does_not():
     closed = [index for index, estimate in enumerate(gaps) if estimate.state is CLOSED]
     assert closed and (closed[0] - 20) / 30.0 >= CONFIG.dwell
     assert gaps[closed[0]].seen  # taken at a frame that indicates it
+
+
+def test_a_pause_in_the_frames_restarts_the_wait():
+    """
+    A wait never runs through a pause longer than MAX_PAUSE; a pause up to it is run through.
+
+    One closed frame, 12 s without frames, one more closed frame (the next person's first) keep
+    the hand open; the dwell counts again from the frame after the pause.
+    """
+    tracker = HandStateTracker(CONFIG)
+    for index in range(60):
+        tracker.update(_frame(index / 30.0, 0.7))
+    start = 59 / 30.0
+    assert tracker.update(_frame(start + 1 / 30.0, 0.2))[Side.LEFT].state is OPEN
+    later = start + 12.0
+    assert tracker.update(_frame(later, 0.2))[Side.LEFT].state is OPEN
+    states = [tracker.update(_frame(later + k / 30.0, 0.2))[Side.LEFT].state for k in range(1, 12)]
+    first = states.index(CLOSED) + 1  # frames after the one that followed the pause
+    assert abs(first / 30.0 - CONFIG.dwell) <= 1 / 30.0 + 1e-9
+    through = HandStateTracker(CONFIG)
+    for index in range(30):
+        through.update(_frame(index / 30.0, 0.7))
+    through.update(_frame(1.0, 0.2))
+    assert through.update(_frame(1.0 + MAX_PAUSE, 0.2))[Side.LEFT].state is OPEN
+    assert through.update(_frame(1.0 + CONFIG.dwell, 0.2))[Side.LEFT].state is CLOSED
 
 
 def test_the_state_changes_at_most_once_per_dwell():

@@ -23,9 +23,11 @@ hysteresis band) or when the hand is unseen (a point invalid, or the aperture be
 indicated since at least ``hand_dwell`` seconds earlier (stamps of the frames) with no frame
 indicating the current state in between: a contrary frame restarts the wait, frames indicating
 nothing neither restart nor complete it (a noisy aperture dips into the band now and then;
-restarting at every dip would delay a real change by seconds). So values in the band never
-change the state, a flicker shorter than the dwell never does, and the state changes at most
-once per dwell. While a hand is unseen it keeps its last state; it is UNKNOWN only before its
+restarting at every dip would delay a real change by seconds). A pause in the frames longer
+than :data:`MAX_PAUSE` restarts the wait too: the frames before it (perhaps of the person the
+tracker lost) do not count toward a state the frames after it indicate. So values in the band
+never change the state, a flicker shorter than the dwell never does, and the state changes at
+most once per dwell. While a hand is unseen it keeps its last state; it is UNKNOWN only before its
 first state. A stamp going back resets the tracker (a new session). This follows UBRI's rule of
 confirming a hand state only after it was detected several times (Zhang et al., UBRI), in seconds
 instead of frames so that it holds at any rate.
@@ -78,6 +80,16 @@ Largest believable aperture (dimensionless); above it the hand is unseen.
 
 The longest hands (about 0.21 m) fully spread on the narrowest shoulders (about 0.28 m between
 the joint centres) give about 1.1; more means a finger point belongs to something else.
+"""
+
+
+MAX_PAUSE: Final = 0.25
+"""
+Longest pause in the frames that a hand's wait for a new state runs through [s].
+
+As the engage gesture's ``max_gap``: trackers send 30 frames per second or more, and a skeleton
+node drops a few frames now and then; a longer pause is a hand out of sight, a person lost, or a
+stalled process, after which a single frame must not complete a wait that started before it.
 """
 
 
@@ -223,6 +235,9 @@ class HandStateTracker:
             raise SkeletonError(f'hand state needs a finite stamp, got {frame.stamp!r}')
         if self._last_stamp is not None and stamp < self._last_stamp:
             self.reset()
+        elif self._last_stamp is not None and stamp - self._last_stamp > MAX_PAUSE:
+            for memory in self._hands.values():
+                memory.candidate = None  # the wait starts again at this frame
         self._last_stamp = stamp
         return MappingProxyType(
             {side: self._update_hand(self._hands[side], frame, side, stamp) for side in Side}
