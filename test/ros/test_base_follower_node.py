@@ -16,6 +16,7 @@ from pic_ros.ros.base_follower_node import BaseFollowerNode
 from pic_ros.ros.conversions import footprint_to_msg
 import pytest
 from rclpy.parameter import Parameter
+from std_msgs.msg import UInt32
 
 START = 50.0
 """Sim time at which every test starts [s]."""
@@ -85,6 +86,33 @@ def test_following_drives_forward_within_limits_then_stops_and_goes_quiet(
     values = diagnostics(node)[0]
     assert values['state'] == 'lost'
     assert float(values['odometry_x_m']) > 0.5
+
+
+def test_another_person_gets_a_reference_of_their_own(follower):
+    """
+    A new person is taken up 1.5 m to the side of where the last one stood: the base stays.
+
+    Without the ``person`` change the follower would drive to the new person's offset from the
+    last person's reference; the same count again changes nothing.
+    """
+    node, clock, published = follower(follow_base=True)
+    node.on_person(UInt32(data=1))
+    now = START
+    for _ in range(20):  # the first person stands still, 3 m in front
+        now = round(now + PERIOD, 9)
+        clock.advance_to(now)
+        node.on_body_pose(footprint_to_msg(Footprint(now, 3.0, 0.0, math.pi), 'tr'))
+    assert node.follower.sessions == 1
+    node.on_person(UInt32(data=1))
+    node.on_person(UInt32(data=2))
+    for _ in range(40):  # the next person stands still, 1.5 m to the side
+        now = round(now + PERIOD, 9)
+        clock.advance_to(now)
+        node.on_body_pose(footprint_to_msg(Footprint(now, 3.0, 1.5, math.pi), 'tr'))
+    assert node.follower.sessions == 2
+    assert all(
+        (item.message.linear.x, item.message.angular.z) == (0.0, 0.0) for item in published
+    )
 
 
 def test_turning_following_off_stops_the_base(follower):

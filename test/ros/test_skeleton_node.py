@@ -228,6 +228,30 @@ def test_stamp_far_back_starts_a_new_session(skeleton_node, diagnostics):
     assert values['skeletons_out'] == '3'
 
 
+def test_another_person_is_announced_before_their_first_skeleton(skeleton_node, capture):
+    """
+    ``person`` counts the people taken up: 1 with the first body, 2 when somebody else is taken.
+
+    switch_after and reacquire_after 0: a body 4 m to the side of the person's place is taken
+    as a new person at once. In the process, the person handlers hear the count before the
+    skeleton handlers get that person's first skeleton; the same person again says nothing.
+    """
+    node, _, handed = skeleton_node(switch_after=0.0, reacquire_after=0.0)
+    people = capture(node, node._person_pub)
+    heard: list[object] = []
+    node.add_person_handler(heard.append)
+    node.add_handler(lambda frame: heard.append(frame.stamp))
+    other = facing_sensor(PERSON)
+    other[:, 1] += 4.0
+    node._on_markers(marker_bytes('azure_kinect', 10.0))
+    node._on_markers(marker_bytes('azure_kinect', 10.1))
+    node._on_markers(marker_bytes('azure_kinect', 10.2, {7: other}))
+    node._on_markers(marker_bytes('azure_kinect', 10.3, {7: other}))
+    assert heard == [1, 10.0, 10.1, 2, 10.2, 10.3]
+    assert [item.message.data for item in people] == [1, 2]
+    assert len(handed) == 4
+
+
 def test_unreadable_bytes_are_counted_and_never_raise(skeleton_node, diagnostics):
     """Bytes that are no MarkerArray are a counted drop; the next good array goes through."""
     node, published, handed = skeleton_node()

@@ -224,6 +224,32 @@ def test_position_correspondence_with_a_fixed_scale_is_accepted(solver_node, bod
     assert len(published) == 1
 
 
+def test_another_person_starts_the_learnt_scale_over(solver_node, body_frames, diagnostics):
+    """
+    ``person`` changing forgets what was learnt of the person; the same count keeps it.
+
+    The position correspondence learns the person's scale from every frame: after another
+    person is taken up it counts the frames from that person's first one.
+    """
+    node, _, _ = solver_node(robot='baxter', correspondence='position')
+
+    def learnt():
+        return {c.status()['scale_source'] for c in node._imitator.correspondences.values()}
+
+    node.set_person(1)
+    for frame in body_frames[:10]:
+        node.handle_skeleton(frame)
+    node.set_person(1)
+    for frame in body_frames[10:15]:
+        node.handle_skeleton(frame)
+    assert learnt() == {'learnt from 15 frames'}
+    node.set_person(2)
+    for frame in body_frames[15:]:
+        node.handle_skeleton(frame)
+    assert learnt() == {'learnt from 5 frames'}
+    assert diagnostics(node)[0]['person_changes'] == '1'
+
+
 def t_pose(frame: SkeletonFrame, stamp: float) -> SkeletonFrame:
     """Return a body-frame skeleton holding the calibration pose, arms 0.28 / 0.25 m."""
     positions = frame.positions.copy()

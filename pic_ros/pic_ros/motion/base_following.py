@@ -50,7 +50,9 @@ zero within the acceleration limits and stays there. Footprints again: following
 the person's displacement since the same reference (like the arms, which blend back to the new
 target), within the limits. A footprint older than the last by more than
 :data:`RESTART_AFTER` starts a new session (a looping replay): a new reference, paired with the
-base where it is.
+base where it is. Another person (:meth:`BaseFollower.reset`, which base_follower calls when
+skeleton_node's ``person`` count changes) gets a reference of their own the same way: the same
+person found again resumes, somebody else does not drive the base by where they stand.
 
 **Off** (``follow_base`` false): the command goes to zero within the acceleration limits and the
 follower reports :attr:`FollowState.OFF`; nothing is followed.

@@ -7,7 +7,11 @@ on the tracker's floor plane and heading, tracker frame) and publishes ``cmd_vel
 decided by :class:`~pic_ros.motion.base_following.BaseFollower` (the TIAGo paper's
 differential-drive algorithm within velocity and acceleration limits, dead zones, stop on
 tracking loss); this node only wires it: footprints are timed on the node's clock when they
-arrive (``use_sim_time`` for replays), and the follower is stepped from a timer.
+arrive (``use_sim_time`` for replays), and the follower is stepped from a timer. It also reads
+``person`` (``std_msgs/UInt32``, latched, from skeleton_node: the number of people taken up): when
+another person is taken up, the follower drops the last one's reference and takes the new
+person's first footprint as the new one (the base does not drive toward where the last person
+would now be).
 
 With ``stamped`` true ``cmd_vel`` is a ``geometry_msgs/TwistStamped`` (stamp: the node's clock,
 ``frame_id``: the parameter), as diff_drive_controller reads it on ``~/cmd_vel`` from ROS 2
@@ -37,10 +41,12 @@ from pic_ros.ros.parameters import (
     validation_callback,
     Values,
 )
+from pic_ros.ros.qos import LATCHED
 from pic_ros.ros.runner import run_node
 from pic_ros.ros.schema import BASE_FOLLOWER
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from std_msgs.msg import UInt32
 
 PARAMETERS = BASE_FOLLOWER
 """The node's parameters (:data:`pic_ros.ros.schema.BASE_FOLLOWER`)."""
@@ -67,6 +73,8 @@ class BaseFollowerNode(Node):
             TwistStamped if self._stamped else Twist, 'cmd_vel', reliable
         )
         self.create_subscription(PoseStamped, 'body_pose', self.on_body_pose, reliable)
+        self._person: int | None = None
+        self.create_subscription(UInt32, 'person', self.on_person, LATCHED)
         self._timer = self.create_timer(1.0 / float(self._values['rate']), self.on_timer)
         self.add_on_set_parameters_callback(
             validation_callback(self, PARAMETERS, self._values, self._apply)
@@ -103,6 +111,21 @@ class BaseFollowerNode(Node):
         """
         with self._lock:
             self.follower.observe(self._now(), footprint_from_msg(message))
+
+    def on_person(self, message: UInt32) -> None:
+        """
+        Take the number of people taken up: another person gets a reference of their own.
+
+        :param message: ``person`` from skeleton_node.
+        """
+        with self._lock:
+            people, self._person = self._person, int(message.data)
+            if people is None or people == self._person:
+                return
+            self.follower.reset()
+        self.get_logger().info(
+            f'another person (number {message.data} taken up): a new reference'
+        )
 
     def on_timer(self) -> None:
         """Step the follower and publish its command while it drives the base (and one zero)."""

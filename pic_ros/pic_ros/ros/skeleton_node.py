@@ -19,7 +19,10 @@ body selection, checks with counted drop reasons, smoothing, body frame). Publis
 (``geometry_msgs/PoseStamped`` in ``tracker_frame_id``: the person's footprint, pelvis on the
 tracker's x-y plane turned to the chest's heading, which the body frame removes; for
 ``base_follower``) and ``chest`` (``geometry_msgs/PointStamped`` in ``tracker_frame_id``: z is
-the chest's height, which the body frame removes too; for the solver node's whole-body torso).
+the chest's height, which the body frame removes too; for the solver node's whole-body torso)
+and ``person`` (``std_msgs/UInt32``, latched: how many people were taken up so far, published
+before the first skeleton of each, so that solver_node and base_follower forget what they learnt
+about the previous one; a person lost and found again near their place is the same person).
 Empty arrays and lost bodies publish nothing: downstream, the trajectory publisher holds and the
 base follower stops.
 """
@@ -49,6 +52,7 @@ from pic_ros.ros.parameters import (
     validation_callback,
     Values,
 )
+from pic_ros.ros.qos import LATCHED
 from pic_ros.ros.runner import run_node
 from pic_ros.ros.schema import SKELETON_NODE
 from pic_ros.skeleton import SkeletonFrame
@@ -59,12 +63,14 @@ from pic_ros.trackers.udp import UdpReceiver
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.subscription import Subscription
+from std_msgs.msg import UInt32
 from visualization_msgs.msg import MarkerArray
 
 PARAMETERS = SKELETON_NODE
 """The node's parameters (:data:`pic_ros.ros.schema.SKELETON_NODE`)."""
 
 SkeletonHandler = Callable[[SkeletonFrame], None]
+PersonHandler = Callable[[int], None]
 
 TRACKER_QOS = QoSProfile(
     depth=100, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST
@@ -100,6 +106,8 @@ class SkeletonNode(Node):
         self.scheduling = apply_realtime_priority(self, self._values)
         self._lock = threading.Lock()
         self._handlers: list[SkeletonHandler] = []
+        self._person_handlers: list[PersonHandler] = []
+        self._people = 0  # people taken up when the last skeleton was delivered
         self._tracker = make_tracker(str(self._values['source']), self._values)
         self._front = SkeletonFrontEnd(FrontEndConfig.from_parameters(self._values))
         self._input = RateMeter()
@@ -113,6 +121,7 @@ class SkeletonNode(Node):
         self._markers_pub = self.create_publisher(MarkerArray, 'skeleton_markers', reliable)
         self._footprint_pub = self.create_publisher(PoseStamped, 'body_pose', reliable)
         self._chest_pub = self.create_publisher(PointStamped, 'chest', reliable)
+        self._person_pub = self.create_publisher(UInt32, 'person', LATCHED)
         if self._tracker.transport is Transport.UDP:
             self._bind_udp()  # bound now: what comes before start_input waits in the socket
         if start_input:
@@ -159,6 +168,15 @@ class SkeletonNode(Node):
         :param handler: Called with each body-frame skeleton, in the thread that produced it.
         """
         self._handlers.append(handler)
+
+    def add_person_handler(self, handler: PersonHandler) -> None:
+        """
+        Tell a function in this process of each person taken up (the one-process teleop).
+
+        :param handler: Called with the number of people taken up so far (1 for the first),
+            before the first skeleton of that person reaches the skeleton handlers.
+        """
+        self._person_handlers.append(handler)
 
     def _apply(self, values: Values) -> None:
         config = FrontEndConfig.from_parameters(values)
@@ -298,6 +316,11 @@ class SkeletonNode(Node):
                 self._log_drop(result.value)
             return
         self._published.tick()
+        people = self._front.selector.acquisitions
+        if people != self._people:  # a person taken up: before their first skeleton
+            self._people = people
+            self._person_pub.publish(UInt32(data=people))
+            self._call(self._person_handlers, people)
         frame_id = str(self._values['body_frame_id'])
         # Published as serialized bytes: the messages of skeleton_to_msg, footprint_to_msg and
         # chest_to_msg without building and converting message objects.
@@ -315,9 +338,13 @@ class SkeletonNode(Node):
             if now - self._last_markers >= 1.0 / rate:
                 self._last_markers = now
                 self._markers_pub.publish(skeleton_markers_to_msg(result, frame_id))
-        for handler in self._handlers:
+        self._call(self._handlers, result)
+
+    def _call(self, handlers: Sequence[Callable[[Any], None]], value: object) -> None:
+        """Call the in-process consumers with a value; a failure is counted, never raised."""
+        for handler in handlers:
             try:
-                handler(result)
+                handler(value)
             except Exception as err:  # noqa: BLE001 (a consumer's failure must not stop the input)
                 if not self.context.ok():
                     return  # shut down by a signal meanwhile: the consumer could not publish

@@ -11,6 +11,10 @@ inside the URDF limits, stamp copied from the skeleton). The robot, its arms, he
 landmarks and neutral pose come from ``config/<robot>.yaml`` and ``urdf/<robot>.urdf``; the solver
 (FABRIK, PIC, PICs(η)), the mapping, the correspondence and the stopping rules are parameters,
 changeable at run time (a change keeps each arm's warm start and what was learnt of the person).
+What was learnt of the person (the correspondences' bone lengths, the torso's standing height) is
+forgotten when skeleton_node takes up another person: the node reads ``person``
+(``std_msgs/UInt32``, latched: the number of people taken up) and, when it changes, starts over
+from the arms' last answers (counted as ``person_changes`` on ``/diagnostics``).
 
 Freshest frame: the subscription (and the one-process teleop) only leaves each skeleton in a
 :class:`~pic_ros.freshness.NewestMailbox`; the node's solver thread takes the newest one whenever
@@ -110,7 +114,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Bool, Empty
+from std_msgs.msg import Bool, Empty, UInt32
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
@@ -165,6 +169,9 @@ class SolverNode(Node):
         self._lock = threading.Lock()
         self._chest_lock = threading.Lock()
         self._chest: tuple[float | None] | None = None  # a chest height not yet applied
+        self._person_heard: int | None = None  # a person count not yet applied (chest lock)
+        self._person: int | None = None  # the person count the imitation is of (lock held)
+        self._people = 0  # person changes: people taken up after the first (lock held)
         self._handlers: list[TargetsHandler] = []
         self._gesture_handlers: list[GestureHandler] = []
         chosen = dict.fromkeys(str(name) for name in self._values['arms'] if str(name))
@@ -215,6 +222,7 @@ class SolverNode(Node):
                 PoseArray, 'skeleton', self._on_skeleton, qos_profile_sensor_data
             )
             self.create_subscription(PointStamped, 'chest', self._on_chest, reliable)
+            self.create_subscription(UInt32, 'person', self._on_person, LATCHED)
         self.add_on_set_parameters_callback(
             validation_callback(self, PARAMETERS, self._values, self._apply)
         )
@@ -286,6 +294,40 @@ class SolverNode(Node):
         """
         with self._chest_lock:
             self._chest = (height,)
+
+    def set_person(self, people: int) -> None:
+        """
+        Say how many people skeleton_node has taken up so far (the in-process teleop).
+
+        From the next solve on: when the count differs from the one the imitation is of, what
+        was learnt of the person is forgotten (the arms go on from their last answers).
+
+        :param people: The count (``person``; 1 for the first).
+        """
+        with self._chest_lock:
+            self._person_heard = int(people)
+
+    def _on_person(self, message: UInt32) -> None:
+        self.set_person(int(message.data))
+
+    def _take_person(self) -> None:
+        """Apply the person count heard last: another person starts over (lock held)."""
+        with self._chest_lock:
+            heard, self._person_heard = self._person_heard, None
+        if heard is None or heard == self._person:
+            return
+        if self._person is not None:
+            imitator = self._imitator
+            imitator.reset(
+                {name: imitator.q(name) for name in self._arms}, person=True,
+                torso=imitator.torso_value,
+            )
+            self._people += 1
+            self.get_logger().info(
+                f'another person (number {heard} taken up): what was learnt of the last one is '
+                'forgotten'
+            )
+        self._person = heard
 
     def _on_engaged(self, message: Bool) -> None:
         self._follow = FollowState.ENGAGED if message.data else FollowState.STOPPED
@@ -511,6 +553,7 @@ class SolverNode(Node):
         :return: The targets, None when the frame was refused; the person over the robot when
             something subscribes to ``placed_skeleton_markers`` and an arm was placed.
         """
+        self._take_person()
         with self._chest_lock:
             chest, self._chest = self._chest, None
         if chest is not None:
@@ -609,6 +652,7 @@ class SolverNode(Node):
                 for key, value in correspondence.status().items():
                     values[f'{key}_{name}'] = value
             values['calibration_pose_held_s'] = round(self._teleoperation.calibrator.held(), 2)
+            values['person_changes'] = self._people
             values['whole_body'] = self._imitator.whole_body
             values['torso_targets'] = self._torso_targets
             values['head_targets'] = self._head_targets

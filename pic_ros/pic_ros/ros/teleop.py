@@ -151,6 +151,7 @@ def build_pipeline(
                     {**extra.get('base_follower', {}), 'follow_base': True}, BASE_FOLLOWER
                 ),
             ))
+        skeleton.add_person_handler(solver.set_person)  # before that person's first skeleton
         skeleton.add_handler(lambda _frame: solver.set_chest_height(skeleton.chest_height))
         skeleton.add_handler(solver.offer)  # the newest frame only: never waits for a solve
         solver.add_handler(trajectory.hand_over_targets)  # on sim time: via the executor
