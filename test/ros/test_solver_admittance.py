@@ -21,6 +21,7 @@ from pic_ros.skeleton import make_frame, SkeletonFrame
 from pic_ros_tools.recordings.kinect_v2_text import kinect_v2_to_human
 from pic_ros_tools.synthetic import generate_recording
 import pytest
+from rclpy.parameter import Parameter
 
 RATE = 30.0
 """Skeleton rate of the test [Hz]."""
@@ -102,6 +103,11 @@ def test_a_wrench_on_the_loopback_moves_the_hand_along_the_push_and_it_returns(
     received = node._compliance.received['arm']
     pushed = run(4.0, PUSH)
     assert node._compliance.received['arm'] > received  # they came over DDS
+    # another parameter changes: the compliance's own settings did not, the hand stays pushed
+    yielded = np.linalg.norm(node._compliance.last['arm'].deviation)
+    assert node.set_parameters([Parameter('max_frame_age', value=0.6)])[0].successful
+    run(1.0 / RATE, PUSH)
+    assert np.linalg.norm(node._compliance.last['arm'].deviation) > 0.9 * yielded > 0.05
     moved = pushed - rest
     assert moved[0] > 0.05, moved
     assert abs(moved[0]) > 2.0 * np.linalg.norm(moved[1:]), moved

@@ -273,9 +273,10 @@ class HandCompliance:
 
     def adopt(self, other: HandCompliance) -> None:
         """
-        Keep another instance's latest forces and counters (after a parameter change).
+        Keep another instance's latest forces and counters (after a change of its settings).
 
-        The admittance state restarts (a new parameter set starts stiff, at the target).
+        The admittance state restarts (a new parameter set starts stiff, at the target); a
+        change of other parameters keeps the instance itself (solver_node).
 
         :param other: The instance being replaced.
         """

@@ -372,8 +372,12 @@ class SolverNode(Node):
             teleoperation = self._teleoperation
             if gesture != teleoperation.gesture.config:
                 teleoperation.gesture.config = gesture
-            if compliance is not None and self._compliance is not None:
-                compliance.adopt(self._compliance)
+            old = self._compliance
+            if compliance is not None and old is not None:
+                if (compliance.config, compliance.arms) == (old.config, old.arms):
+                    compliance = old  # its settings unchanged: a pushed hand stays compliant
+                else:
+                    compliance.adopt(old)  # new settings start stiff, at the target
             self._compliance = compliance
             imitator.reset(
                 {name: self._imitator.q(name) for name in self._arms},
