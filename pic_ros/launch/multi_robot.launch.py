@@ -14,7 +14,8 @@ What it starts:
 - one ``skeleton_node`` in the root namespace: tracker input (``body_tracking_data`` remapped to
   ``input_topic``, or the Xsens UDP stream) -> the shared ``/skeleton`` topic;
 - for each robot of ``robots`` (default ``baxter,yumi,tiago``; any robot of ``config/``), in its
-  namespace ``/<ns>``: a ``solver_node`` whose ``skeleton`` is remapped to ``/skeleton`` and
+  namespace ``/<ns>``: a ``solver_node`` whose ``skeleton`` (``chest``, ``person``) is
+  remapped to ``/skeleton`` (``/chest``, ``/person``) and
   that publishes ``/<ns>/joint_targets``, and a ``trajectory_publisher`` that reads
   ``/<ns>/joint_states`` and streams ``/<ns>/<controller>/joint_trajectory`` (so each
   robot's controller manager runs in its namespace, e.g. ``/baxter/left_arm_controller``).
@@ -72,6 +73,7 @@ TOOLS_PACKAGE = 'pic_ros_tools'
 DEFAULT_ROBOTS = ('baxter', 'yumi', 'tiago')
 SHARED_SKELETON = '/skeleton'
 SHARED_CHEST = '/chest'
+SHARED_PERSON = '/person'
 
 
 def declare_arguments():
@@ -146,7 +148,8 @@ def launch_setup(context):
         package=PACKAGE, executable='skeleton_node', name='skeleton_node', namespace='/',
         parameters=[parameter_file, skeleton_values],
         remappings=[('body_tracking_data', LaunchConfiguration('input_topic')),
-                    ('skeleton', SHARED_SKELETON), ('chest', SHARED_CHEST)],
+                    ('skeleton', SHARED_SKELETON), ('chest', SHARED_CHEST),
+                    ('person', SHARED_PERSON)],
         output='screen',
     )
     actions = [skeleton, _essential(skeleton, 'skeleton_node')]
@@ -162,7 +165,8 @@ def launch_setup(context):
             'solver_node': Node(
                 package=PACKAGE, executable='solver_node', name='solver_node',
                 parameters=[parameter_file, overrides[robot]['solver_node']],
-                remappings=[('skeleton', SHARED_SKELETON), ('chest', SHARED_CHEST)],
+                remappings=[('skeleton', SHARED_SKELETON), ('chest', SHARED_CHEST),
+                            ('person', SHARED_PERSON)],
                 output='screen',
             ),
             'trajectory_publisher': Node(

@@ -705,6 +705,30 @@ def test_multi_robot_launch_gives_each_robot_its_state_publisher_or_says_once_it
         assert remappings == [('/tf', 'tf'), ('/tf_static', 'tf_static')]
 
 
+def test_multi_robot_launch_shares_the_person_topics_with_every_solver(ros_tools):
+    """The skeleton node and each robot's solver meet on /skeleton, /chest and /person."""
+    del ros_tools
+    from launch.actions import GroupAction
+
+    actions, context = _launch_actions('multi_robot.launch.py', {'robots': 'baxter,tiago'})
+    grouped = [
+        entity for action in actions if isinstance(action, GroupAction)
+        for entity in action.get_sub_entities()
+    ]
+    nodes = [
+        action for action in _nodes(actions + grouped, 'pic_ros')
+        if getattr(action, 'node_executable', None) in ('skeleton_node', 'solver_node')
+    ]
+    assert len(nodes) == 3
+    for node in nodes:
+        remappings = dict(
+            tuple(_performed(side, context) for side in pair) for pair in node._Node__remappings
+        )
+        assert [remappings[topic] for topic in ('skeleton', 'chest', 'person')] == [
+            '/skeleton', '/chest', '/person'
+        ]
+
+
 @pytest.mark.parametrize('distro', ['humble', 'jazzy'])
 def test_gazebo_follow_base_feeds_the_base_controller_of_the_distro(distro, ros_tools):
     """
