@@ -193,3 +193,30 @@ def test_a_parameter_change_keeps_the_standing_height_of_a_crouching_person():
             targets.append(step.torso.target)
         assert targets[1] == targets[0], f'{stamp:.2f} s'
     assert targets[0] < robot.torso.neutral - 0.1  # crouched, well below the neutral lift
+
+
+def test_an_imitator_replaced_every_few_frames_reads_the_same_octants(robots):
+    """
+    The solver node's new imitator (any parameter change) adopts the solvers' octants.
+
+    The slow sweep through every octant plane, once with one imitator and once with a new one
+    every 10 frames (reset to the last answers, then adopting): the same octants every frame,
+    band crossings included.
+    """
+    robot = robots['baxter']
+    frames = sweep_frames(8.0)
+
+    def octants(every: int | None) -> list[tuple]:
+        imitator = RobotImitator(robot, SolverConfig())
+        read = []
+        for index, frame in enumerate(frames):
+            if every and index and index % every == 0:
+                new = RobotImitator(robot, SolverConfig())
+                new.reset({name: imitator.q(name) for name in robot.arms})
+                new.adopt(imitator)
+                imitator = new
+            step = imitator.step(frame)
+            read.append(tuple(step.arms[name].result.octants for name in sorted(step.arms)))
+        return read
+
+    assert octants(10) == octants(None)

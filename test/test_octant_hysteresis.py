@@ -418,3 +418,24 @@ def test_continuing_from_another_answer_keeps_the_octants_and_a_reset_forgets_th
     solver.reset(moved)
     np.testing.assert_array_equal(solver.q, moved)
     assert solver.solve(across).octants[0] == octant_of(across.upper_arm)
+
+
+@pytest.mark.parametrize('robot_name', shipped_robots())
+def test_a_solver_that_replaces_another_keeps_its_octants(robot_name):
+    """
+    ``adopt`` (a parameter change builds new solvers) carries the previous octants over.
+
+    A PICs solver replacing a PIC one reads a bone just across a plane, inside the band, in the
+    octant the replaced solver had; a fresh one reads the plain sign octant.
+    """
+    arm = next(iter(load_robot(robot_name).arms.values()))
+    old = make_solver(arm, SolverConfig(name='pic', octant_hysteresis=BAND))
+    kept = old.solve(next(wobbling_targets(arm, [0.05], 1))).octants
+    across = next(wobbling_targets(arm, [-0.05], 1))
+    new = make_solver(arm, SolverConfig(name='pics', eta=1, octant_hysteresis=BAND))
+    new.reset(old.q)
+    new.adopt(old)
+    assert new.solve(across).octants[0] == kept[0] != octant_of(across.upper_arm)
+    fresh = make_solver(arm, SolverConfig(name='pics', eta=1, octant_hysteresis=BAND))
+    fresh.reset(old.q)
+    assert fresh.solve(across).octants[0] == octant_of(across.upper_arm)

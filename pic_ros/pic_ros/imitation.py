@@ -274,16 +274,19 @@ class RobotImitator:
         """
         Continue what another imitator of the same robot learnt about the person.
 
-        The correspondences' estimates, the chest height and, with whole-body imitation in
-        both, the torso target's standing reference and window (its settings are the robot's,
-        the same in both): a parameter change does not make a crouching person the new
-        standing height.
+        The correspondences' estimates, the arm solvers' session state (PIC's octants), the
+        chest height and, with whole-body imitation in both, the torso target's standing
+        reference and window (its settings are the robot's, the same in both): a parameter
+        change does not make a crouching person the new standing height.
 
         :param other: The imitator being replaced (after a parameter change).
         """
         for name, correspondence in self._correspondences.items():
             if name in other._correspondences:
                 correspondence.adopt(other._correspondences[name])
+        for name, solver in self._solvers.items():
+            if name in other._solvers:
+                solver.adopt(other._solvers[name])
         self._chest_height = other._chest_height
         if self._torso_target is not None and other._torso_target is not None:
             self._torso_target = other._torso_target

@@ -159,6 +159,17 @@ class ArmSolver(abc.ABC):
         """
         self.reset(q)
 
+    def adopt(self, other: ArmSolver) -> None:
+        """
+        Go on with what another solver of the same arm kept of the session (a parameter change).
+
+        The warm start is not taken (the caller sets it); a solver that keeps nothing else
+        takes nothing.
+
+        :param other: The solver being replaced.
+        """
+        del other
+
     def solve(self, targets: ArmTargets) -> ArmSolveResult:
         """
         Solve one frame and keep the answer as the next warm start.

@@ -212,6 +212,15 @@ class PicSolver(PointChainSolver):
         super().continue_from(q)
         self._previous = previous
 
+    def adopt(self, other: ArmSolver) -> None:
+        """
+        Keep another PIC/PICs solver's previous octants (see :meth:`ArmSolver.adopt`).
+
+        :param other: The solver being replaced.
+        """
+        if isinstance(other, PicSolver):
+            self._previous = other._previous
+
     def constraints(self, upper: Vector, fore: Vector) -> OctantConstraints:
         """
         Return the human's octants (with hysteresis), softened by η for PICs.
