@@ -62,6 +62,24 @@ def test_prediction_is_bounded_off_at_zero_and_restarts_after_a_gap() -> None:
         TargetPredictor([1.0], 0.5)
 
 
+def test_a_retuned_prediction_goes_on_from_the_filtered_velocity() -> None:
+    """Other settings (a parameter change) keep the last target and the velocity, clipped."""
+    predictor = TargetPredictor([2.0], 0.03)
+    for index in range(30):
+        predictor.update(index / 30, [0.5 * index / 30])
+    last, now = 0.5 * 29 / 30, 29 / 30 + 0.01
+    longer = predictor.retuned([2.0], 0.1)
+    assert longer.velocity[0] == predictor.velocity[0]
+    assert longer.predict(now, [last])[0] == pytest.approx(
+        last + predictor.velocity[0] * 0.11, rel=1e-9
+    )
+    slower = predictor.retuned([0.2], 0.03)
+    assert slower.velocity[0] == 0.2
+    assert predictor.predict(now, [last])[0] == pytest.approx(last + 0.5 * 0.04, rel=1e-3)
+    fresh = TargetPredictor([2.0], 0.03).retuned([2.0], 0.1)
+    assert fresh.predict(1.0, [last])[0] == last  # nothing to go on from
+
+
 def test_a_planned_chunk_has_increasing_points_at_breakpoints_and_the_lead() -> None:
     """Points at the breakpoints, every 10 ms and at the lead, never closer than the gap."""
     def plan(when: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -81,6 +81,25 @@ class TargetPredictor:
         """Return the filtered target velocity, shape (n,), [rad/s] or [m/s] (a copy)."""
         return self._velocity.copy()
 
+    def retuned(self, velocity_limit: npt.ArrayLike, horizon: float) -> TargetPredictor:
+        """
+        Return a predictor with other settings that goes on from this one's targets.
+
+        A parameter change: the last target, its stamp and the filtered velocity (clipped into
+        the new limits) carry over, so that the prediction does not drop back to the last
+        target for a step.
+
+        :param velocity_limit: As for the constructor, shape (n,) [rad/s] or [m/s].
+        :param horizon: As for the constructor [s].
+        :return: The new predictor (this one, unchanged, is left to the caller).
+        :raises ConfigError: As the constructor.
+        """
+        new = TargetPredictor(velocity_limit, horizon)
+        if new._limit.shape == self._limit.shape and self._target is not None:
+            new._stamp, new._target = self._stamp, self._target.copy()
+            new._velocity = np.clip(self._velocity, -new._limit, new._limit)
+        return new
+
     def reset(self) -> None:
         """Forget the targets (e.g. after the clock went back or the person was lost)."""
         self._stamp = -math.inf
