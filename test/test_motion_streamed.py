@@ -62,21 +62,28 @@ def test_prediction_is_bounded_off_at_zero_and_restarts_after_a_gap() -> None:
         TargetPredictor([1.0], 0.5)
 
 
+def retuned(predictor: TargetPredictor, limit: list[float], horizon: float) -> TargetPredictor:
+    """Return a predictor of other settings that adopted ``predictor`` (a parameter change)."""
+    new = TargetPredictor(limit, horizon)
+    new.adopt(predictor)
+    return new
+
+
 def test_a_retuned_prediction_goes_on_from_the_filtered_velocity() -> None:
     """Other settings (a parameter change) keep the last target and the velocity, clipped."""
     predictor = TargetPredictor([2.0], 0.03)
     for index in range(30):
         predictor.update(index / 30, [0.5 * index / 30])
     last, now = 0.5 * 29 / 30, 29 / 30 + 0.01
-    longer = predictor.retuned([2.0], 0.1)
+    longer = retuned(predictor, [2.0], 0.1)
     assert longer.velocity[0] == predictor.velocity[0]
     assert longer.predict(now, [last])[0] == pytest.approx(
         last + predictor.velocity[0] * 0.11, rel=1e-9
     )
-    slower = predictor.retuned([0.2], 0.03)
+    slower = retuned(predictor, [0.2], 0.03)
     assert slower.velocity[0] == 0.2
     assert predictor.predict(now, [last])[0] == pytest.approx(last + 0.5 * 0.04, rel=1e-3)
-    fresh = TargetPredictor([2.0], 0.03).retuned([2.0], 0.1)
+    fresh = retuned(TargetPredictor([2.0], 0.03), [2.0], 0.1)
     assert fresh.predict(1.0, [last])[0] == last  # nothing to go on from
 
 

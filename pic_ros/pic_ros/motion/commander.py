@@ -481,9 +481,9 @@ class ArmCommander:
             config.velocity_scale != old.velocity_scale
             or config.limit_headroom != old.limit_headroom
         ):
-            self._predictor = self._predictor.retuned(  # the filtered velocity goes on
-                planned_limits(self._arm, config).velocity, config.prediction_horizon
-            )
+            predictor = self._make_predictor(config)
+            predictor.adopt(self._predictor)  # the filtered velocity goes on
+            self._predictor = predictor
         self._supervisor.config = config.tracking
         self._motion = motion
         self._config = config

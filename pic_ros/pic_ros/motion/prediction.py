@@ -81,24 +81,18 @@ class TargetPredictor:
         """Return the filtered target velocity, shape (n,), [rad/s] or [m/s] (a copy)."""
         return self._velocity.copy()
 
-    def retuned(self, velocity_limit: npt.ArrayLike, horizon: float) -> TargetPredictor:
+    def adopt(self, other: TargetPredictor) -> None:
         """
-        Return a predictor with other settings that goes on from this one's targets.
+        Go on from another predictor's targets (a parameter change built this one).
 
-        A parameter change: the last target, its stamp and the filtered velocity (clipped into
-        the new limits) carry over, so that the prediction does not drop back to the last
-        target for a step.
+        The last target, its stamp and the filtered velocity (clipped into this one's limits)
+        carry over, so that the prediction does not drop back to the last target for a step.
 
-        :param velocity_limit: As for the constructor, shape (n,) [rad/s] or [m/s].
-        :param horizon: As for the constructor [s].
-        :return: The new predictor (this one, unchanged, is left to the caller).
-        :raises ConfigError: As the constructor.
+        :param other: The predictor being replaced (of the same joints; another is ignored).
         """
-        new = TargetPredictor(velocity_limit, horizon)
-        if new._limit.shape == self._limit.shape and self._target is not None:
-            new._stamp, new._target = self._stamp, self._target.copy()
-            new._velocity = np.clip(self._velocity, -new._limit, new._limit)
-        return new
+        if other._limit.shape == self._limit.shape and other._target is not None:
+            self._stamp, self._target = other._stamp, other._target.copy()
+            self._velocity = np.clip(other._velocity, -self._limit, self._limit)
 
     def reset(self) -> None:
         """Forget the targets (e.g. after the clock went back or the person was lost)."""
