@@ -3,7 +3,8 @@ Engagement: the operator's clutch and the latched emergency stop, without ROS.
 
 Every transition and every refusal, with its reason, source and time; the emergency stop latched
 on its first true input whatever follows (a 1 kHz flapping input included), its reset refused
-while the input is still set and never re-engaging by itself.
+while the input is still set and never re-engaging by itself; an engagement for one person,
+another person taken up disengaging the robot.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pic_ros.exceptions import ConfigError
 from pic_ros.motion.engagement import (
+    ENGAGE_EACH_PERSON,
     Engagement,
     EngagementRequest,
     EngagementSource,
@@ -26,6 +28,7 @@ import pytest
 SERVICE = EngagementSource.SERVICE
 TOPIC = EngagementSource.TOPIC
 GESTURE = EngagementSource.GESTURE
+TRACKER = EngagementSource.TRACKER
 DISENGAGED = EngagementState.DISENGAGED
 ENGAGED = EngagementState.ENGAGED
 ESTOPPED = EngagementState.ESTOPPED
@@ -287,3 +290,117 @@ def test_any_sequence_keeps_the_stop_latched_until_a_reset_with_the_input_releas
                 assert transition.state is DISENGAGED
         assert engagement.estopped is latched
         assert not (latched and engagement.engaged)
+
+
+def test_another_person_taken_up_while_engaged_disengages_with_the_reason() -> None:
+    """Engaged for person 1, person 2 taken up: DISENGAGED, by the tracker, saying why."""
+    engagement = Engagement()
+    engagement.take_person(1.0, 1)
+    engagement.engage(2.0, SERVICE)
+
+    transition = engagement.take_person(3.0, 2)
+
+    assert transition.request is EngagementRequest.PERSON and transition.source is TRACKER
+    assert (transition.previous, transition.state) == (ENGAGED, DISENGAGED)
+    assert transition.reason == (
+        'disengaged: another person (number 2) was taken up; engage again to follow them'
+    )
+    assert engagement.last_transition == transition and ENGAGE_EACH_PERSON.default is True
+
+
+def test_started_engaged_follows_the_first_person_and_the_same_one_found_again() -> None:
+    """start_engaged is for whoever comes first; their count heard again changes nothing."""
+    engagement = Engagement(engaged=True)
+
+    first = engagement.take_person(1.0, 1)
+    again = engagement.take_person(5.0, 1)  # the latched count, heard by a late subscription
+
+    assert not first.changed and not again.changed and engagement.engaged
+    assert engagement.person == 1
+    assert engagement.take_person(6.0, 2).state is DISENGAGED
+
+
+def test_engaging_is_for_the_person_taken_up_last() -> None:
+    """Two people came and went while disengaged: the operator engages for the second."""
+    engagement = Engagement()
+    for time, person in ((1.0, 1), (2.0, 2)):
+        assert not engagement.take_person(time, person).changed
+
+    engagement.engage(3.0, GESTURE)
+
+    assert engagement.person == 2
+    assert not engagement.take_person(4.0, 2).changed and engagement.engaged
+    assert engagement.take_person(5.0, 3).state is DISENGAGED
+    engagement.engage(6.0, SERVICE)  # engaged again: for person 3
+    assert engagement.person == 3 and engagement.engaged
+
+
+def test_a_restarted_skeleton_node_counting_from_one_is_another_person() -> None:
+    """Any other count disengages, a lower one too: after a restart anyone may be taken up."""
+    engagement = Engagement()
+    engagement.take_person(1.0, 4)
+    engagement.engage(2.0, SERVICE)
+
+    assert engagement.take_person(3.0, 1).state is DISENGAGED
+
+
+def test_with_each_person_off_another_person_is_followed() -> None:
+    """engage_each_person false: the robot stays engaged and follows the new person."""
+    engagement = Engagement(engaged=True, each_person=False)
+    engagement.take_person(1.0, 1)
+
+    transition = engagement.take_person(2.0, 2)
+
+    assert not transition.changed and transition.accepted and engagement.engaged
+    assert engagement.person == 2 and 'engage_each_person off' in transition.reason
+    engagement.each_person = True  # changed at run time
+    assert engagement.take_person(3.0, 3).state is DISENGAGED
+
+
+def test_a_person_taken_up_while_stopped_never_engages_or_releases_the_stop() -> None:
+    """While DISENGAGED or ESTOPPED a count is only recorded."""
+    stopped = estopped()
+    assert not stopped.take_person(2.0, 1).changed and stopped.estopped
+    idle = Engagement()
+    assert not idle.take_person(2.0, 1).changed and idle.state is DISENGAGED
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(
+    st.one_of(
+        st.tuples(st.just('person'), st.integers(1, 4)),
+        st.tuples(st.sampled_from(['engage', 'disengage', 'estop', 'reset']), st.none()),
+    ),
+    max_size=100,
+))
+def test_the_robot_is_never_engaged_for_anyone_but_the_person_taken_up_last(
+    requests: list[tuple[str, int | None]],
+) -> None:
+    """
+    Whatever the order of counts and requests.
+
+    While engaged the engagement is for the count heard last (or for the next one, before any);
+    a count other than the one it was for never leaves the robot engaged.
+    """
+    engagement = Engagement(engaged=True)
+    latest = None
+    for tick, (kind, value) in enumerate(requests):
+        now = tick * 1e-3
+        if kind == 'person':
+            assert value is not None
+            before = engagement.person if engagement.engaged else None
+            engagement.take_person(now, value)
+            if before is not None and before != value:
+                assert not engagement.engaged
+            latest = value
+        elif kind == 'engage':
+            engagement.engage(now, SERVICE)
+        elif kind == 'disengage':
+            engagement.disengage(now, SERVICE)
+        elif kind == 'estop':
+            engagement.set_estop(now, True)
+            engagement.set_estop(now, False)
+        else:
+            engagement.reset_estop(now, SERVICE)
+        if engagement.engaged:
+            assert engagement.person == latest

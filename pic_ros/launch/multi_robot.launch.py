@@ -17,8 +17,9 @@ What it starts:
   namespace ``/<ns>``: a ``solver_node`` whose ``skeleton`` (``chest``, ``person``) is
   remapped to ``/skeleton`` (``/chest``, ``/person``) and
   that publishes ``/<ns>/joint_targets``, and a ``trajectory_publisher`` that reads
-  ``/<ns>/joint_states`` and streams ``/<ns>/<controller>/joint_trajectory`` (so each
-  robot's controller manager runs in its namespace, e.g. ``/baxter/left_arm_controller``).
+  ``/<ns>/joint_states`` (and ``/person``: another person disengages) and streams
+  ``/<ns>/<controller>/joint_trajectory`` (so each robot's controller manager runs in its
+  namespace, e.g. ``/baxter/left_arm_controller``).
 
 Each item of ``robots`` is ``ROBOT`` (namespace ``/<robot>``) or ``ROBOT:NAMESPACE``, so that two
 robots of one type run side by side (``baxter:left_cell,baxter:right_cell``); two robots given
@@ -173,6 +174,7 @@ def launch_setup(context):
                 package=PACKAGE, executable='trajectory_publisher',
                 name='trajectory_publisher',
                 parameters=[parameter_file, overrides[robot]['trajectory_publisher']],
+                remappings=[('person', SHARED_PERSON)],
                 output='screen',
             ),
         }

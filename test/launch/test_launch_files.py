@@ -706,7 +706,11 @@ def test_multi_robot_launch_gives_each_robot_its_state_publisher_or_says_once_it
 
 
 def test_multi_robot_launch_shares_the_person_topics_with_every_solver(ros_tools):
-    """The skeleton node and each robot's solver meet on /skeleton, /chest and /person."""
+    """
+    The skeleton node and each robot's solver meet on /skeleton, /chest and /person.
+
+    Each trajectory publisher reads /person too (another person disengages its robot).
+    """
     del ros_tools
     from launch.actions import GroupAction
 
@@ -715,18 +719,22 @@ def test_multi_robot_launch_shares_the_person_topics_with_every_solver(ros_tools
         entity for action in actions if isinstance(action, GroupAction)
         for entity in action.get_sub_entities()
     ]
+    shared = {'skeleton': '/skeleton', 'chest': '/chest', 'person': '/person'}
+    expected = {
+        'skeleton_node': shared, 'solver_node': shared,
+        'trajectory_publisher': {'person': '/person'},
+    }
     nodes = [
         action for action in _nodes(actions + grouped, 'pic_ros')
-        if getattr(action, 'node_executable', None) in ('skeleton_node', 'solver_node')
+        if getattr(action, 'node_executable', None) in expected
     ]
-    assert len(nodes) == 3
+    assert len(nodes) == 5
     for node in nodes:
         remappings = dict(
             tuple(_performed(side, context) for side in pair) for pair in node._Node__remappings
         )
-        assert [remappings[topic] for topic in ('skeleton', 'chest', 'person')] == [
-            '/skeleton', '/chest', '/person'
-        ]
+        wanted = expected[node.node_executable]
+        assert {topic: remappings[topic] for topic in wanted} == wanted
 
 
 @pytest.mark.parametrize('distro', ['humble', 'jazzy'])

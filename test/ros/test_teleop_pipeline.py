@@ -251,11 +251,12 @@ def test_the_engage_gesture_engages_the_trajectory_publisher_in_process(ros_cont
 
 def test_another_person_reaches_the_solver_in_one_process(ros_context, diagnostics):
     """
-    In teleop the skeleton node tells the solver of another person directly.
+    In teleop the skeleton node tells the solver and the trajectory publisher of another person.
 
     Real arrays of the shared bag, then the same body 4 m to the side under another id, with
     switch_after and reacquire_after 0 (taken up at once): the solver forgets what it learnt of
-    the first person once, before solving the second one's first skeleton.
+    the first person once, before solving the second one's first skeleton; the robot, engaged
+    from the start, is disengaged by the second person.
     """
     from builtin_interfaces.msg import Time
     from pic_ros_tools.ros.latency_bench import bag_marker_arrays, default_bag
@@ -264,10 +265,11 @@ def test_another_person_reaches_the_solver_in_one_process(ros_context, diagnosti
     arrays = bag_marker_arrays(default_bag(), limit=10)
     nodes = build_pipeline(
         'baxter', 'azure_kinect',
-        {'skeleton_node': {'switch_after': 0.0, 'reacquire_after': 0.0}},
+        {'skeleton_node': {'switch_after': 0.0, 'reacquire_after': 0.0},
+         'trajectory_publisher': {'start_engaged': True}},
         context=ros_context, solve_thread=False,
     )
-    skeleton, solver, _ = nodes
+    skeleton, solver, trajectory = nodes
     try:
         for index, array in enumerate(arrays):
             stamp = Time(sec=100, nanosec=int(index * 1e9 / 30))
@@ -278,11 +280,16 @@ def test_another_person_reaches_the_solver_in_one_process(ros_context, diagnosti
                     marker.pose.position.x += 4.0
             skeleton._on_markers(serialize_message(array))
         skeleton_values, solver_values = diagnostics(skeleton)[0], diagnostics(solver)[0]
+        engaged = trajectory.engagement, trajectory._engagement.last_transition.reason
     finally:
         destroy_pipeline(nodes)
     assert skeleton_values['people_taken_up'] == '2'
     assert solver_values['person_changes'] == '1'
     assert solver_values['skeletons_solved'] == skeleton_values['skeletons_out']
+    assert engaged == (
+        EngagementState.DISENGAGED,
+        'disengaged: another person (number 2) was taken up; engage again to follow them',
+    )
 
 
 def test_a_stalled_solver_in_one_process_is_handed_the_newest_skeleton_only(

@@ -33,7 +33,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Bool, Empty
+from std_msgs.msg import Bool, Empty, UInt32
 from std_srvs.srv import Trigger
 
 START = 100.0
@@ -786,6 +786,50 @@ def test_estop_flapping_at_1_khz_over_dds_latches_on_the_first_true(streamer, di
     reset = dds.call(clock, node, 'reset_estop', START)
     assert (reset.success, node.engagement) == (True, EngagementState.DISENGAGED)
     assert published == {'left': [], 'right': [], 'head': []}
+
+
+def test_another_person_on_the_person_topic_disengages_and_the_arms_brake_and_hold(
+    streamer, diagnostics, dds
+):
+    """
+    Engaged from the start, following person 1 (latched ``person``); person 2 comes.
+
+    The robot is disengaged at once, says why (a warning and the engagement status), brakes
+    within the limits and holds while the new person's targets keep coming; ~/engage follows
+    person 2.
+    """
+    node, clock, published = streamer(start_engaged=True)
+    person = dds.publisher(node, 'person', UInt32, qos=LATCHED)
+    person.publish(UInt32(data=1))
+    dds.spin_until(clock, START, lambda: node._engagement.person == 1, 'person 1')
+    period = 0.02
+
+    def moving(now):
+        return pose(node, lambda arm: arm.neutral + 0.5 * math.sin(2.0 * (now - START)))
+
+    last = stream(node, clock, START, START + 1.5, period, moving)
+    sent = {name: len(items) for name, items in published.items()}
+
+    person.publish(UInt32(data=2))
+    dds.spin_until(
+        clock, last, lambda: node.engagement is EngagementState.DISENGAGED, 'the other person'
+    )
+    stream(node, clock, last + period, last + 4.0, period, moving)
+
+    assert_safe(node, published)
+    for name in node.robot.arms:
+        times, positions, velocities = commands(published[name][sent[name]:])
+        still = np.all(velocities == 0.0, axis=1)
+        assert still[-1] and np.all(positions[times >= times[np.argmax(still)]] == positions[-1])
+    status = engagement_status(diagnostics, node)
+    assert (status['state'], status['source'], status['person']) == (
+        'disengaged', 'tracker', '1'
+    )
+    assert status['reason'] == (
+        'disengaged: another person (number 2) was taken up; engage again to follow them'
+    )
+    assert dds.call(clock, node, 'engage', last + 4.0).success
+    assert node._engagement.person == 2
 
 
 def test_the_engage_gesture_topic_engages_unless_estopped(streamer, dds):

@@ -8,11 +8,20 @@ and holds (:class:`~pic_ros.motion.commander.ArmCommander`), while the targets k
 - DISENGAGED: the state at start (unless ``start_engaged``) and after a disengage or a reset of
   the emergency stop. :meth:`Engagement.engage` leaves it.
 - ENGAGED: the robot follows the person (the tracking-loss behaviour of
-  :mod:`pic_ros.motion.tracking_loss` applies). :meth:`Engagement.disengage` leaves it.
+  :mod:`pic_ros.motion.tracking_loss` applies). :meth:`Engagement.disengage` leaves it, and so
+  does another person (below).
 - ESTOPPED: the emergency-stop input was set. The stop is *latched*: whatever the input does
   afterwards the state stays ESTOPPED until :meth:`Engagement.reset_estop`, which is refused while
   the input is still set and leaves the robot DISENGAGED -- it never re-engages by itself. An
   engage while ESTOPPED is refused.
+
+An engagement is for one person. The skeleton node counts the people it takes up (``person``:
+1 for the first; a person lost and found again near their place keeps their number), and
+:meth:`Engagement.take_person` is told each count. Engaging is for the person taken up last, or,
+before anyone was taken up (``start_engaged``), for the first one. When another person is taken
+up while ENGAGED, the robot is DISENGAGED: whoever walks in after the operator's person left is
+not followed until the operator engages again. ``engage_each_person`` false (:attr:`each_person`)
+follows whoever is taken up instead.
 
 Every request returns a :class:`Transition`: whether it was accepted, the state before and after,
 and why, with its source (a service, a topic, the gesture, a parameter) and its time. Times are
@@ -37,6 +46,13 @@ START_ENGAGED: Final = ParameterDef(
 )
 """The trajectory publisher's ``start_engaged``."""
 
+ENGAGE_EACH_PERSON: Final = ParameterDef(
+    'engage_each_person', True,
+    'Another person taken up by the skeleton node (person) while engaged disengages the robot: '
+    'it brakes and holds until the operator engages again; false follows whoever is taken up',
+)
+"""The trajectory publisher's ``engage_each_person``."""
+
 
 class EngagementState(enum.Enum):
     """Whether the robot follows the person."""
@@ -58,6 +74,8 @@ class EngagementSource(enum.Enum):
     TOPIC = 'topic'
     GESTURE = 'gesture'
     PARAMETER = 'parameter'
+    TRACKER = 'tracker'
+    """The skeleton node's person count."""
 
 
 class EngagementRequest(enum.Enum):
@@ -69,6 +87,7 @@ class EngagementRequest(enum.Enum):
     ESTOP_SET = 'estop_set'
     ESTOP_CLEARED = 'estop_cleared'
     ESTOP_RESET = 'estop_reset'
+    PERSON = 'person'
 
 
 @dataclass(frozen=True)
@@ -110,6 +129,8 @@ class Engagement:
     :param engaged: Start ENGAGED (``start_engaged``) instead of DISENGAGED.
     :param time: The start time, on the caller's clock [s].
     :param source: What decided the starting state.
+    :param each_person: Another person disengages (``engage_each_person``); changeable later
+        through :attr:`each_person`.
     :raises ConfigError: If ``time`` is not a finite number.
     """
 
@@ -118,6 +139,7 @@ class Engagement:
         engaged: bool = False,
         time: float = 0.0,
         source: EngagementSource = EngagementSource.PARAMETER,
+        each_person: bool = True,
     ) -> None:
         now = _check_time(time)
         state = EngagementState.ENGAGED if engaged else EngagementState.DISENGAGED
@@ -132,6 +154,14 @@ class Engagement:
         )
         self.refused = 0
         self.estop_inputs = 0
+        self.each_person = bool(each_person)
+        self._latest: int | None = None  # the person count heard last
+        self._person: int | None = None  # whom the engagement is for (None: the next one)
+
+    @property
+    def person(self) -> int | None:
+        """Return the person count the engagement is for (None while nobody was taken up)."""
+        return self._person
 
     @property
     def state(self) -> EngagementState:
@@ -177,6 +207,7 @@ class Engagement:
             )
         if self._state is EngagementState.ENGAGED:
             return self._keep(EngagementRequest.ENGAGE, source, now, 'already engaged')
+        self._person = self._latest
         return self._move(
             EngagementRequest.ENGAGE, source, now, EngagementState.ENGAGED,
             _with_detail(f'engaged by {source.value}', detail),
@@ -261,6 +292,39 @@ class Engagement:
         return self._move(
             EngagementRequest.ESTOP_RESET, source, now, EngagementState.DISENGAGED,
             f'emergency stop reset by {source.value}; disengaged until engaged again',
+        )
+
+    def take_person(
+        self, now: float, person: int, source: EngagementSource = EngagementSource.TRACKER
+    ) -> Transition:
+        """
+        Take the skeleton node's person count (``person``); another person disengages.
+
+        :param now: Time the count was heard [s].
+        :param person: How many people were taken up so far (1 for the first).
+        :param source: Where the count comes from.
+        :return: DISENGAGED when ENGAGED for another person and :attr:`each_person`; no change
+            otherwise (the first person taken up after engaging is the engaged one).
+        :raises ConfigError: If ``now`` is not a finite number.
+        """
+        person = int(person)
+        self._latest = person
+        request = EngagementRequest.PERSON
+        if self._state is not EngagementState.ENGAGED:
+            return self._keep(request, source, now, f'person {person} taken up')
+        if self._person is None or self._person == person:
+            self._person = person
+            return self._keep(request, source, now, f'following person {person}')
+        if not self.each_person:
+            self._person = person
+            return self._keep(
+                request, source, now,
+                f'following person {person}, taken up after another (engage_each_person off)',
+            )
+        return self._move(
+            request, source, now, EngagementState.DISENGAGED,
+            f'disengaged: another person (number {person}) was taken up; engage again to '
+            'follow them',
         )
 
     def _move(

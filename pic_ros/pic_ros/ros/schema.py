@@ -26,7 +26,7 @@ from pic_ros.human.processing import SMOOTHING, TIME_CONSTANT
 from pic_ros.imitation import WHOLE_BODY
 from pic_ros.motion.base_following import BASE_FOLLOWING_PARAMETERS
 from pic_ros.motion.commander import COMMANDER_PARAMETERS
-from pic_ros.motion.engagement import START_ENGAGED
+from pic_ros.motion.engagement import ENGAGE_EACH_PERSON, START_ENGAGED
 from pic_ros.motion.gripper_goals import GRIPPER_INTERFACE
 from pic_ros.motion.hand_compliance import HAND_COMPLIANCE_PARAMETERS
 from pic_ros.realtime import REALTIME_PRIORITY
@@ -116,8 +116,8 @@ SOLVER_NODE: Final = ParameterTable('solver_node', (
 """``solver_node``: skeleton in, joint targets out."""
 
 TRAJECTORY_PUBLISHER: Final = ParameterTable('trajectory_publisher', (
-    ROBOT, START_ENGAGED, COMMANDER_PARAMETERS, SELF_COLLISION_MARGIN, GRIPPER_INTERFACE,
-    DIAGNOSTICS_PERIOD, REALTIME_PRIORITY,
+    ROBOT, START_ENGAGED, ENGAGE_EACH_PERSON, COMMANDER_PARAMETERS, SELF_COLLISION_MARGIN,
+    GRIPPER_INTERFACE, DIAGNOSTICS_PERIOD, REALTIME_PRIORITY,
 ))
 """``trajectory_publisher``: joint targets in, trajectory chunks out."""
 

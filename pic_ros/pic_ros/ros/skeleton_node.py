@@ -22,7 +22,8 @@ tracker's x-y plane turned to the chest's heading, which the body frame removes;
 the chest's height, which the body frame removes too; for the solver node's whole-body torso)
 and ``person`` (``std_msgs/UInt32``, latched: how many people were taken up so far, published
 before the first skeleton of each, so that solver_node and base_follower forget what they learnt
-about the previous one; a person lost and found again near their place is the same person).
+about the previous one and trajectory_publisher disengages the robot; a person lost and found
+again near their place is the same person).
 Empty arrays and lost bodies publish nothing: downstream, the trajectory publisher holds and the
 base follower stops.
 """

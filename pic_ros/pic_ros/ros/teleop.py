@@ -152,6 +152,7 @@ def build_pipeline(
                 ),
             ))
         skeleton.add_person_handler(solver.set_person)  # before that person's first skeleton
+        skeleton.add_person_handler(trajectory.set_person)  # another person disengages
         skeleton.add_handler(lambda _frame: solver.set_chest_height(skeleton.chest_height))
         skeleton.add_handler(solver.offer)  # the newest frame only: never waits for a solve
         solver.add_handler(trajectory.hand_over_targets)  # on sim time: via the executor

@@ -36,7 +36,10 @@ rest within its limits and holds. The services ``~/engage``, ``~/disengage`` and
 ``estop`` (``std_msgs/Bool``, reliable, every value kept) latches a stop on a true value until
 ``~/reset_estop``, which is refused while the last value is still true and leaves the robot
 disengaged; ``engage_gesture`` (``std_msgs/Empty``, from solver_node's engage gesture) engages
-like ``~/engage``. ``engaged`` (``std_msgs/Bool``, reliable, transient local, depth 1: a late
+like ``~/engage``. ``person`` (``std_msgs/UInt32``, latched, skeleton_node's count of the
+people taken up): an engagement is for one person; another person taken up while engaged
+disengages the robot until an operator engages again (``engage_each_person``; false follows
+whoever is taken up). ``engaged`` (``std_msgs/Bool``, reliable, transient local, depth 1: a late
 subscriber gets the current value) is published at start and on every change. The state and the
 reason of the last transition are a status of ``/diagnostics`` of their own
 (``<node> engagement``).
@@ -76,6 +79,7 @@ from pic_ros.motion.commander import ArmCommander, CommanderConfig
 from pic_ros.motion.delay import DelayAllowance
 from pic_ros.motion.engagement import (
     Engagement,
+    EngagementRequest,
     EngagementSource,
     EngagementState,
     Transition,
@@ -120,7 +124,7 @@ from rclpy.qos import (
     ReliabilityPolicy,
 )
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Bool, Empty
+from std_msgs.msg import Bool, Empty, UInt32
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
@@ -213,7 +217,8 @@ class TrajectoryPublisherNode(Node):
         self.robot = load_robot(str(self._values['robot']))
         config = CommanderConfig.from_parameters(self._values)
         self._engagement = Engagement(
-            bool(self._values['start_engaged']), self._now(), EngagementSource.PARAMETER
+            bool(self._values['start_engaged']), self._now(), EngagementSource.PARAMETER,
+            bool(self._values['engage_each_person']),
         )
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self._groups: dict[str, tuple[ArmCommander, Publisher | None]] = {}
@@ -251,6 +256,9 @@ class TrajectoryPublisherNode(Node):
             self.create_subscription(JointState, 'joint_targets', self._on_targets, reliable)
             self.create_subscription(
                 Empty, 'engage_gesture', lambda _message: self.engage_by_gesture(), reliable
+            )
+            self.create_subscription(
+                UInt32, 'person', lambda message: self.set_person(int(message.data)), LATCHED
             )
         engagement = self._engagement
         for name, action in (
@@ -325,6 +333,17 @@ class TrajectoryPublisherNode(Node):
         """
         return self._request(lambda now: self._engagement.engage(now, EngagementSource.GESTURE))
 
+    def set_person(self, people: int) -> Transition:
+        """
+        Take skeleton_node's person count (``person``; the in-process teleop calls this).
+
+        Another person than the one engaged for disengages the robot (``engage_each_person``).
+
+        :param people: How many people were taken up so far (1 for the first).
+        :return: What happened.
+        """
+        return self._request(lambda now: self._engagement.take_person(now, people))
+
     def _trigger(
         self, action: Callable[[float, EngagementSource], Transition]
     ) -> Callable[[Trigger.Request, Trigger.Response], Trigger.Response]:
@@ -366,7 +385,10 @@ class TrajectoryPublisherNode(Node):
             if engaged != was_engaged:
                 self._engaged_publisher.publish(Bool(data=engaged))
         logger = self.get_logger()
-        if transition.changed and transition.state is EngagementState.ESTOPPED:
+        if transition.changed and (
+            transition.state is EngagementState.ESTOPPED
+            or transition.request is EngagementRequest.PERSON
+        ):
             logger.warning(transition.reason)
         elif transition.changed:
             logger.info(transition.reason)
@@ -380,6 +402,7 @@ class TrajectoryPublisherNode(Node):
     def _apply(self, values: Values) -> None:
         config = CommanderConfig.from_parameters(values)  # refuses before anything changes
         with self._lock:
+            self._engagement.each_person = bool(values['engage_each_person'])
             for commander, _ in self._groups.values():
                 commander.config = config  # keeps the state, the command and any blend
             if values['self_collision_margin'] != self._values['self_collision_margin']:
@@ -800,6 +823,8 @@ class TrajectoryPublisherNode(Node):
             'estop_input': engagement.estop_input,
             'estop_messages': engagement.estop_inputs,
             'requests_refused': engagement.refused,
+            'person': '-' if engagement.person is None else engagement.person,
+            'engage_each_person': engagement.each_person,
         }
         level = DiagnosticStatus.WARN if engagement.estopped else DiagnosticStatus.OK
         title = f'pic_ros: {self.get_fully_qualified_name()} engagement'
