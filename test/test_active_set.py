@@ -71,3 +71,49 @@ def test_the_smallest_step_is_the_least_norm_step_of_one_constraint():
     row = np.array([[3.0, 4.0]])
     step = smallest_step(row, np.array([5.0]), damping=0.0)
     np.testing.assert_allclose(step, [0.6, 0.8])
+
+
+def test_hundreds_of_conflicting_constraints_take_a_bounded_number_of_solves(monkeypatch, rng):
+    """
+    Deep in contact: 1,600 constraints on 8 joints that no step meets together.
+
+    At most ACTIVE_PER_JOINT constraints per joint are active, so no equality system is
+    larger than that (without the bound some 550 joined the active set of such a case from
+    TIAGo, a solve of 550 equations per round: tens of seconds per frame).
+    """
+    from pic_ros.robot.kinematics import compiled
+
+    joints = 8
+    rows = rng.normal(size=(1600, joints))
+    needed = np.abs(rng.normal(size=1600)) * 0.05  # every one asks for more of the same
+    rows[800:] = -rows[:800] * rng.uniform(0.5, 2.0, (800, 1))  # ... and its opposite too
+    sizes = []
+    solved = active_set._solved
+
+    def counted(matrix, values):
+        sizes.append(len(values))
+        return solved(matrix, values)
+
+    monkeypatch.setattr(active_set, '_solved', counted)
+    step = smallest_step(rows, needed)
+
+    assert np.all(np.isfinite(step)) and step.shape == (joints,)
+    assert max(sizes) == compiled.ACTIVE_PER_JOINT * joints  # full: the solve ended there
+
+
+@pytest.mark.skipif(
+    not active_set.load(), reason='numba is not installed (or PIC_ROS_JIT=0)'
+)
+def test_the_compiled_step_is_the_numpy_step_with_hundreds_of_constraints(rng):
+    """The bounded active set is the same in both: same step on conflicting constraints."""
+    joints = 8
+    rows = rng.normal(size=(600, joints))
+    needed = np.abs(rng.normal(size=600)) * 0.05
+    rows[300:] = -rows[:300]
+    x = np.zeros(joints)
+    free = np.ones(joints, dtype=bool)
+    np.testing.assert_allclose(
+        bounded_step(rows, needed, x, free, x - 1.0, x + 1.0),
+        bounded_step_numpy(rows, needed, x, free, x - 1.0, x + 1.0),
+        rtol=0.0, atol=1e-6,
+    )

@@ -60,7 +60,10 @@ def smallest_step(rows: FloatArray, needed: FloatArray, damping: float = DAMPING
     An active-set solve of the dual (non-negative multipliers ``lam``, ``d = rows.T @ lam``):
     the most violated constraint joins the active set, the active ones are met as equalities
     (damped, for the nearly parallel rows of neighbouring links), and a constraint whose
-    multiplier turns negative leaves it; at most ``2 m`` rounds.
+    multiplier turns negative leaves it; at most ``2 m`` rounds. At most
+    :data:`~pic_ros.robot.kinematics.compiled.ACTIVE_PER_JOINT` constraints per joint are
+    active: a full set ends the solve with the step meeting them (a configuration deep in
+    contact has hundreds that no step meets together).
 
     :param rows: Constraint gradients, shape (m, k).
     :param needed: Required change of each constraint, shape (m,) (negative: already met by
@@ -74,12 +77,13 @@ def smallest_step(rows: FloatArray, needed: FloatArray, damping: float = DAMPING
     active: list[int] = []
     # the first round's step is zero: its slack is -needed (the product with it adds zeros)
     slack = -needed
+    most = compiled.ACTIVE_PER_JOINT * rows.shape[1]
     for _ in range(2 * len(needed) + 1):
         if active:
             slack = rows @ step - needed
             slack[active] = np.inf
         worst = int(slack.argmin())
-        if slack[worst] >= -1e-9:
+        if slack[worst] >= -1e-9 or len(active) == most:
             break
         active.append(worst)
         multipliers: FloatArray | None = None  # of the active set as it stands, when solved
