@@ -335,3 +335,38 @@ def test_the_compiled_look_and_slide_are_the_numpy_ones(robot_name, monkeypatch,
         for mine, theirs in zip(fast_look[1:], slow_look[1:]):
             np.testing.assert_array_equal(mine, theirs)
     assert slid  # some slides met constraints on the way
+
+
+def test_a_held_whole_body_answer_keeps_the_torso_it_was_checked_with(rng):
+    """
+    The avoidance holds its last answer (arms and torso) when no safe way is found from it.
+
+    TIAGo whole-body, its last answer put deep in contact with the torso raised (0.35 m) while
+    the person stands (lift target 0.15 m): when the avoidance holds, the step's torso is the
+    held lift, not the solver's, and the solver goes on from the held arms and lift.
+    """
+    robot = load_robot('tiago')
+    model = robot.collision
+    frames = ADVERSARIAL['hand on the chest']
+    held = None
+    imitator = RobotImitator(robot, SolverConfig(), whole_body=True)
+    for _ in range(300):
+        x = rng.uniform(model.lower, model.upper)
+        x[model.torso_index] = model.upper[model.torso_index]
+        if model.check(x, 0.2).minimum > -0.03:
+            continue
+        imitator.reset()
+        for frame in frames[:3]:
+            imitator.set_chest_height(1.3)
+            imitator.step(frame)
+        imitator.avoidance._safe, imitator.avoidance._safe_check = x.copy(), None
+        step = imitator.step(frames[3])
+        if step.avoidance.termination is AvoidanceTermination.HELD:
+            held = step, x
+            break
+    assert held is not None, 'no held answer in 300 configurations in contact'
+    step, x = held
+    assert step.torso.target == pytest.approx(0.15)
+    assert step.torso.value == x[model.torso_index] == step.avoidance.x[model.torso_index]
+    np.testing.assert_array_equal(step.arms['arm'].result.q, x[model.arm_slices['arm']])
+    assert imitator._whole_body['arm'].torso_value == x[model.torso_index]

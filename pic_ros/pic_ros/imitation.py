@@ -25,7 +25,7 @@ commanded to its neutral lift, which the arm solvers assume.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 import time
 from types import MappingProxyType
 from typing import Final
@@ -377,15 +377,25 @@ class RobotImitator:
                 torso_solved = TorsoStep(torso.joint, torso.neutral, torso.neutral)
         avoided = None
         if arms and self.avoidance.enabled:
-            arms, avoided = self._avoid(arms, torso_solved)
+            arms, torso_solved, avoided = self._avoid(arms, torso_solved)
         return ImitationStep(
             stamp=frame.stamp, arms=MappingProxyType(arms), torso=torso_solved, avoidance=avoided
         )
 
     def _avoid(
         self, arms: dict[str, ArmStep], torso: TorsoStep | None
-    ) -> tuple[dict[str, ArmStep], AvoidanceResult]:
-        """Keep the solved arms clear of self-contact and inside the workspace, together."""
+    ) -> tuple[dict[str, ArmStep], TorsoStep | None, AvoidanceResult]:
+        """
+        Keep the solved arms clear of self-contact and inside the workspace, together.
+
+        The arms and the torso returned are the configuration the avoidance answered: when it
+        keeps its last answer (``held``) or catches up to the solvers' by a step, the torso's
+        lift is its answer's too, not the solvers' (the arms were checked with that one).
+
+        :param arms: The solved arms.
+        :param torso: The torso the arms were solved on, or None.
+        :return: The arms, the torso and what the avoidance did.
+        """
         start = time.thread_time()
         model = self.robot.collision
         current = {name: step.result.q for name, step in arms.items()}
@@ -397,18 +407,23 @@ class RobotImitator:
             movable[model.arm_slices[name]] = True
         outcome = self.avoidance.resolve(x, movable)
         share = (time.thread_time() - start) / len(arms)
+        moved_torso = False
+        if torso is not None and model.torso_index is not None:
+            lift = float(outcome.x[model.torso_index])
+            if lift != torso.value:
+                torso, moved_torso = replace(torso, value=lift), True
         moved = {}
         for name, step in arms.items():
             q = outcome.x[model.arm_slices[name]]
             self._commanded[name] = q.copy()
-            if not np.array_equal(q, step.result.q):
+            whole = self._whole_body.get(name)
+            if not np.array_equal(q, step.result.q) or (whole is not None and moved_torso):
                 # the solver goes on from the answer kept: its next one starts near the
                 # constraint, not deep inside it (the session's octants stay)
-                if name in self._solvers:
+                if whole is None:
                     self._solvers[name].continue_from(q)
                 else:
-                    whole = self._whole_body[name]
-                    whole.reset(q, whole.torso_value)
+                    whole.reset(q, whole.torso_value if torso is None else torso.value)
                 step = ArmStep(step.targets, step.result._replace(q=q), step.solve_time)
             moved[name] = ArmStep(step.targets, step.result, step.solve_time + share)
-        return moved, outcome
+        return moved, torso, outcome
