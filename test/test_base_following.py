@@ -200,6 +200,39 @@ def test_tracking_loss_stops_the_base_within_the_deceleration_bound() -> None:
     assert any(command.state is FollowState.STOPPING for _, command in walk.commands)
 
 
+def test_disengaged_the_base_stops_within_the_deceleration_bound_and_follows_nothing() -> None:
+    """
+    Disengaged while driving: zero within |v| / a (plus one step), DISENGAGED.
+
+    The person walks on meanwhile; engaged again, the base resumes toward the same reference,
+    within the limits.
+    """
+    walk = Walk()
+    walk.move(forward=3.0, seconds=3.0)
+    moving = walk.follower.command
+    assert moving.linear > 0.3
+    walk.follower.engaged = False
+    stopped_at = walk.time
+    walk.move(forward=1.0, seconds=4.0)  # the person walks on: nothing follows
+    bound = stopped_at + abs(moving.linear) / ON.base_max_linear_acceleration + 2 * DT
+    for time, command in walk.commands:
+        if time > bound:
+            assert (command.linear, command.angular, command.state) == (
+                0.0, 0.0, FollowState.DISENGAGED
+            )
+    held = walk.follower.odometry
+    walk.stand(1.0)
+    assert walk.follower.odometry == held
+    assert walk.follower.footprints == len(walk.commands)  # still taken
+
+    walk.follower.engaged = True
+    walk.stand(12.0)
+
+    check_limits(walk.commands, ON)
+    error = walk.error()
+    assert math.hypot(error.x, error.y) < 0.1  # the same reference: the whole walk made up
+
+
 def test_same_input_same_output() -> None:
     """Two followers fed the same footprints at the same times give the same commands."""
 

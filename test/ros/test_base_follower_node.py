@@ -16,7 +16,7 @@ from pic_ros.ros.base_follower_node import BaseFollowerNode
 from pic_ros.ros.conversions import footprint_to_msg
 import pytest
 from rclpy.parameter import Parameter
-from std_msgs.msg import UInt32
+from std_msgs.msg import Bool, UInt32
 
 START = 50.0
 """Sim time at which every test starts [s]."""
@@ -27,13 +27,19 @@ PERIOD = 0.05
 
 @pytest.fixture
 def follower(make_node, capture, sim_clock):
-    """Return a factory: ``(node, clock, published)`` on sim time, cmd_vel captured."""
+    """
+    Return a factory: ``(node, clock, published)`` on sim time, cmd_vel captured.
 
-    def make(**parameters):
+    ``engaged`` (default true) hands the node trajectory_publisher's ``engaged`` true first.
+    """
+
+    def make(engaged: bool = True, **parameters):
         node = make_node(BaseFollowerNode, {'use_sim_time': True, **parameters})
         clock = sim_clock(node)
         published = capture(node, node.cmd_vel)
         clock.advance_to(START)
+        if engaged:
+            node.on_engaged(Bool(data=True))
         return node, clock, published
 
     return make
@@ -150,3 +156,70 @@ def test_stamped_publishes_twist_stamped_in_the_given_frame_on_the_node_clock(fo
         stamp = message.header.stamp.sec + message.header.stamp.nanosec * 1e-9
         assert stamp == pytest.approx(item.time, abs=1e-6)
     assert max(item.message.twist.linear.x for item in published) > 0.0
+
+
+def test_the_base_waits_for_engaged_and_stops_when_disengaged(follower, diagnostics):
+    """
+    Until trajectory_publisher says engaged, a walking person moves nothing (``disengaged``).
+
+    Engaged, the base drives; disengaged while driving, the commands come down to zero within
+    the acceleration limit, then nothing. The node reads ``engaged`` latched and ``estop``.
+    """
+    node, clock, published = follower(engaged=False, follow_base=True)
+    topics = {sub.topic_name: sub.qos_profile for sub in node.subscriptions}
+    assert topics['/engaged'].durability.name == 'TRANSIENT_LOCAL'
+    assert topics['/estop'].history.name == 'KEEP_ALL'
+    walk(node, clock, START, START + 2.0)
+    assert published == []
+    values = diagnostics(node)[0]
+    assert (values['state'], values['engaged_input']) == ('disengaged', 'False')
+
+    node.on_engaged(Bool(data=True))
+    walk(node, clock, START + 2.0, START + 4.0)
+    assert published[-1].message.linear.x > 0.2
+    node.on_engaged(Bool(data=False))
+    walk(node, clock, START + 4.0, START + 6.0)
+
+    linear = [item.message.linear.x for item in published]
+    limit = node.follower.config.base_max_linear_acceleration * PERIOD
+    assert all(abs(b - a) <= limit + 1e-9 for a, b in zip(linear, linear[1:]))
+    assert linear[-1] == 0.0
+    count = len(published)
+    walk(node, clock, START + 6.0, START + 7.0)
+    assert len(published) == count
+    assert diagnostics(node)[0]['state'] == 'disengaged'
+
+
+def test_an_estop_stops_the_base_until_the_robot_is_engaged_again(follower, diagnostics):
+    """
+    A true estop stops the base at once, on its own (whatever engaged last said).
+
+    Released, the base stays stopped; only engaged true again (the stop reset, an engage)
+    lets it follow, from the same reference.
+    """
+    node, clock, published = follower(follow_base=True)
+    walk(node, clock, START, START + 2.0)
+    assert published[-1].message.linear.x > 0.2
+
+    node.on_estop(Bool(data=True))
+    node.on_estop(Bool(data=False))
+    walk(node, clock, START + 2.0, START + 5.0)
+    assert published[-1].message.linear.x == 0.0
+    values = diagnostics(node)[0]
+    assert (values['state'], values['estop_latched']) == ('disengaged', 'True')
+
+    node.on_engaged(Bool(data=False))  # reset_estop: disengaged
+    node.on_engaged(Bool(data=True))  # engaged again
+    walk(node, clock, START + 5.0, START + 6.0)
+    assert published[-1].message.linear.x > 0.0
+    assert diagnostics(node)[0]['estop_latched'] == 'False'
+
+
+def test_engaged_only_false_follows_without_an_engagement(follower):
+    """A base without arms to engage: engaged_only false follows whenever follow_base."""
+    node, clock, published = follower(engaged=False, follow_base=True, engaged_only=False)
+    walk(node, clock, START, START + 2.0)
+    assert published[-1].message.linear.x > 0.2
+    assert node.set_parameters([Parameter('engaged_only', value=True)])[0].successful
+    walk(node, clock, START + 2.0, START + 4.0)
+    assert published[-1].message.linear.x == 0.0

@@ -4,9 +4,10 @@ base_follower drives the simulated TIAGo's base over DDS; the wrist sensor reads
 Two processes on the run's domain, discovery on loopback, in a namespace of their own:
 ``sim_robot`` (TIAGo: its base listens on ``mobile_base_controller/cmd_vel_unstamped`` like PAL's
 controller) and ``base_follower`` (``follow_base`` on, its ``cmd_vel`` remapped to that topic). The
-test process publishes the person's ``body_pose`` walking 1 m forward and reads the base's
-odometry; then it pushes the hand on ``sim/push`` and reads the wrist wrench. The wall clock only
-bounds the waits; the processes are stopped by their process group.
+test process publishes ``engaged`` true (latched, as trajectory_publisher does once the robot
+is engaged) and the person's ``body_pose`` walking 1 m forward, and reads the base's odometry;
+then it pushes the hand on ``sim/push`` and reads the wrist wrench. The wall clock only bounds
+the waits; the processes are stopped by their process group.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ if importlib.util.find_spec('mujoco') is None:
     pytest.skip('sim_robot needs mujoco', allow_module_level=True)
 geometry_msgs = pytest.importorskip('geometry_msgs.msg')
 Odometry = pytest.importorskip('nav_msgs.msg').Odometry
+std_msgs = pytest.importorskip('std_msgs.msg')
 SingleThreadedExecutor = pytest.importorskip('rclpy.executors').SingleThreadedExecutor
 _qos = pytest.importorskip('rclpy.qos')
 QoSProfile, ReliabilityPolicy = _qos.QoSProfile, _qos.ReliabilityPolicy
@@ -81,6 +83,12 @@ class Probe:
             geometry_msgs.PoseStamped, 'body_pose', reliable
         )
         self.push = self.node.create_publisher(geometry_msgs.WrenchStamped, 'sim/push', reliable)
+        latched = QoSProfile(
+            depth=1, reliability=ReliabilityPolicy.RELIABLE,
+            durability=_qos.DurabilityPolicy.TRANSIENT_LOCAL,
+        )
+        self.engaged = self.node.create_publisher(std_msgs.Bool, 'engaged', latched)
+        self.engaged.publish(std_msgs.Bool(data=True))  # the base follows only while engaged
         self.odometry: list = []
         self.wrenches: list = []
         self.node.create_subscription(
@@ -123,6 +131,7 @@ def probe(processes):
                     len(probe.odometry) > 5 and len(probe.wrenches) > 5
                     and probe.body_pose.get_subscription_count() > 0
                     and probe.push.get_subscription_count() > 0
+                    and probe.engaged.get_subscription_count() > 0
                 ) or not (sim.alive() and follower.alive()),
             )
             logs = ''.join(

@@ -57,6 +57,12 @@ person found again resumes, somebody else does not drive the base by where they 
 **Off** (``follow_base`` false): the command goes to zero within the acceleration limits and the
 follower reports :attr:`FollowState.OFF`; nothing is followed.
 
+**Disengaged** (:attr:`BaseFollower.engaged` false: base_follower sets it from the trajectory
+publisher's ``engaged`` and the emergency stop): the command goes to zero within the acceleration
+limits and stays there (:attr:`FollowState.DISENGAGED`); footprints are still taken. Engaged
+again, following resumes toward the person's displacement since the same reference, within the
+limits, as after a tracking loss.
+
 The same inputs at the same times give the same commands: the follower keeps no wall-clock time
 and draws no random numbers.
 """
@@ -221,9 +227,11 @@ class FollowState(enum.Enum):
     AT_GOAL = 'at_goal'
     """Inside both dead zones: the law asks for nothing."""
     STOPPING = 'stopping'
-    """Tracking lost or following turned off: slowing down to a stop."""
+    """Tracking lost, following turned off or disengaged: slowing down to a stop."""
     LOST = 'lost'
     """Tracking lost and stopped."""
+    DISENGAGED = 'disengaged'
+    """The robot is disengaged or emergency-stopped: stopped, following nothing."""
 
     @property
     def active(self) -> bool:
@@ -357,10 +365,13 @@ class BaseFollower:
     of order), :attr:`sessions` (references taken) and :attr:`steps`.
 
     :param config: Settings; default :class:`BaseFollowingConfig()` (following off).
+    :param engaged: Whether the robot is engaged (:attr:`engaged`, changeable later): disengaged,
+        the base stops and follows nothing.
     """
 
-    def __init__(self, config: BaseFollowingConfig | None = None) -> None:
+    def __init__(self, config: BaseFollowingConfig | None = None, engaged: bool = True) -> None:
         self.config = config if config is not None else BaseFollowingConfig()
+        self.engaged = bool(engaged)
         self._odometry = Pose2D()
         self._anchor = Pose2D()
         self._reference: Pose2D | None = None
@@ -449,11 +460,13 @@ class BaseFollower:
         tracked = (
             self._last_seen is not None and now - self._last_seen <= config.base_timeout
         )
-        if not config.follow_base or goal is None or not tracked:
+        if not config.follow_base or not self.engaged or goal is None or not tracked:
             linear, angular = self._limit(0.0, 0.0, dt)
             if linear == 0.0 and angular == 0.0:
                 if not config.follow_base:
                     state = FollowState.OFF
+                elif not self.engaged:
+                    state = FollowState.DISENGAGED
                 else:
                     state = FollowState.WAITING if goal is None else FollowState.LOST
             else:

@@ -13,6 +13,16 @@ another person is taken up, the follower drops the last one's reference and take
 person's first footprint as the new one (the base does not drive toward where the last person
 would now be).
 
+The base moves only while the robot is engaged (``engaged_only``, default true): the node reads
+``engaged`` (``std_msgs/Bool``, latched, from trajectory_publisher) and ``estop``
+(``std_msgs/Bool``, every value kept, the same topic trajectory_publisher reads). Until
+``engaged`` says true, and from a true ``estop`` until ``engaged`` says true again (after the
+stop's reset and an engage), the base comes to a stop within its acceleration limits and stays
+there (state ``disengaged``); engaged again, it resumes toward the person's displacement since the
+same reference. The stop does not wait for trajectory_publisher: a base follower whose
+trajectory publisher is gone stops on ``estop`` alone. ``engaged_only`` false follows whenever
+``follow_base`` is true (a base without arms to engage).
+
 With ``stamped`` true ``cmd_vel`` is a ``geometry_msgs/TwistStamped`` (stamp: the node's clock,
 ``frame_id``: the parameter), as diff_drive_controller reads it on ``~/cmd_vel`` from ROS 2
 Jazzy on; the default Twist suits a Humble controller with ``use_stamped_vel: false`` (PAL's
@@ -41,12 +51,12 @@ from pic_ros.ros.parameters import (
     validation_callback,
     Values,
 )
-from pic_ros.ros.qos import LATCHED
+from pic_ros.ros.qos import EVERY_VALUE, LATCHED
 from pic_ros.ros.runner import run_node
 from pic_ros.ros.schema import BASE_FOLLOWER
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from std_msgs.msg import UInt32
+from std_msgs.msg import Bool, UInt32
 
 PARAMETERS = BASE_FOLLOWER
 """The node's parameters (:data:`pic_ros.ros.schema.BASE_FOLLOWER`)."""
@@ -64,7 +74,11 @@ class BaseFollowerNode(Node):
         self._values: Values = declare_parameters(self, PARAMETERS)
         self.scheduling = apply_realtime_priority(self, self._values)
         self._lock = threading.Lock()
-        self.follower = BaseFollower(BaseFollowingConfig.from_parameters(self._values))
+        self._engaged_input = False  # the last engaged value (false before any)
+        self._estop_latched = False  # a true estop came after the last true engaged
+        self.follower = BaseFollower(
+            BaseFollowingConfig.from_parameters(self._values), self._gate(self._values)
+        )
         self._was_active = False
         self.published = 0
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -75,6 +89,8 @@ class BaseFollowerNode(Node):
         self.create_subscription(PoseStamped, 'body_pose', self.on_body_pose, reliable)
         self._person: int | None = None
         self.create_subscription(UInt32, 'person', self.on_person, LATCHED)
+        self.create_subscription(Bool, 'engaged', self.on_engaged, LATCHED)
+        self.create_subscription(Bool, 'estop', self.on_estop, EVERY_VALUE)
         self._timer = self.create_timer(1.0 / float(self._values['rate']), self.on_timer)
         self.add_on_set_parameters_callback(
             validation_callback(self, PARAMETERS, self._values, self._apply)
@@ -83,14 +99,24 @@ class BaseFollowerNode(Node):
             self, float(self._values['diagnostics_period']), self._statuses
         )
         if self.follower.config.follow_base:
-            self.get_logger().info(f'following the person on {self.cmd_vel.topic_name}')
+            engaged = ' while the robot is engaged' if self._values['engaged_only'] else ''
+            self.get_logger().info(
+                f'following the person on {self.cmd_vel.topic_name}{engaged}'
+            )
         else:
             self.get_logger().info('follow_base is false: publishing nothing')
+
+    def _gate(self, values: Values) -> bool:
+        """Return whether the base may follow: engaged and no stop since, or not asked (lock)."""
+        if not values['engaged_only']:
+            return True
+        return self._engaged_input and not self._estop_latched
 
     def _apply(self, values: Values) -> None:
         config = BaseFollowingConfig.from_parameters(values)  # refuses before anything changes
         with self._lock:
             self.follower.config = config  # keeps the reference, the odometry and the command
+            self.follower.engaged = self._gate(values)
         if values['rate'] != self._values['rate']:
             self.destroy_timer(self._timer)
             self._timer = self.create_timer(1.0 / float(values['rate']), self.on_timer)
@@ -127,6 +153,41 @@ class BaseFollowerNode(Node):
             f'another person (number {message.data} taken up): a new reference'
         )
 
+    def on_engaged(self, message: Bool) -> None:
+        """
+        Take trajectory_publisher's engagement: the base follows only while it is true.
+
+        :param message: ``engaged`` (latched): true while the robot follows the person.
+        """
+        with self._lock:
+            self._engaged_input = bool(message.data)
+            if message.data:
+                self._estop_latched = False  # engaged after the stop: it was reset
+            was, self.follower.engaged = self.follower.engaged, self._gate(self._values)
+            changed = was != self.follower.engaged
+        if changed:
+            self.get_logger().info(
+                'engaged: following the person' if message.data
+                else 'disengaged: the base stops'
+            )
+
+    def on_estop(self, message: Bool) -> None:
+        """
+        Take a value of the emergency-stop input: true stops the base until engaged again.
+
+        :param message: ``estop``.
+        """
+        if not message.data:
+            return
+        with self._lock:
+            was = self._estop_latched
+            self._estop_latched = True
+            self.follower.engaged = self._gate(self._values)
+        if not was:
+            self.get_logger().warning(
+                'emergency stop: the base stops until the robot is engaged again'
+            )
+
     def on_timer(self) -> None:
         """Step the follower and publish its command while it drives the base (and one zero)."""
         with self._lock:
@@ -155,6 +216,9 @@ class BaseFollowerNode(Node):
             odometry = follower.odometry
             values: dict[str, object] = {
                 'follow_base': follower.config.follow_base,
+                'engaged_only': self._values['engaged_only'],
+                'engaged_input': self._engaged_input,
+                'estop_latched': self._estop_latched,
                 'state': command.state.value,
                 'linear_mps': round(command.linear, 3),
                 'angular_radps': round(command.angular, 3),
@@ -168,7 +232,7 @@ class BaseFollowerNode(Node):
             }
         if not follower.config.follow_base:
             level, summary = DiagnosticStatus.OK, 'off (follow_base is false): publishing nothing'
-        elif command.state.value in ('waiting_for_person', 'lost'):
+        elif command.state.value in ('waiting_for_person', 'lost', 'disengaged'):
             level, summary = DiagnosticStatus.WARN, command.state.value
         else:
             level, summary = DiagnosticStatus.OK, command.state.value

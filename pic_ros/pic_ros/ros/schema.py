@@ -133,6 +133,13 @@ STAMPED: Final = ParameterDef(
 )
 """``base_follower``'s ``stamped``: the message type of ``cmd_vel``."""
 
+ENGAGED_ONLY: Final = ParameterDef(
+    'engaged_only', True,
+    'Drive the base only while trajectory_publisher says engaged (engaged, latched) and no '
+    'emergency stop (estop) came since; false: follow whenever follow_base is true, engaged or '
+    'not',
+)
+
 BASE_FRAME_ID: Final = ParameterDef(
     'frame_id', 'base_footprint',
     "frame_id of a stamped cmd_vel (the base controller's base frame; not empty, no leading '/')",
@@ -141,8 +148,8 @@ BASE_FRAME_ID: Final = ParameterDef(
 """``base_follower``'s ``frame_id``: only used with ``stamped``."""
 
 BASE_FOLLOWER: Final = ParameterTable('base_follower', (
-    BASE_FOLLOWING_PARAMETERS, BASE_RATE, STAMPED, BASE_FRAME_ID, DIAGNOSTICS_PERIOD,
-    REALTIME_PRIORITY,
+    BASE_FOLLOWING_PARAMETERS, ENGAGED_ONLY, BASE_RATE, STAMPED, BASE_FRAME_ID,
+    DIAGNOSTICS_PERIOD, REALTIME_PRIORITY,
 ))
 """``base_follower``: the person's footprint in, the mobile base's cmd_vel out."""
 

@@ -109,7 +109,7 @@ from pic_ros.ros.parameters import (
     validation_callback,
     Values,
 )
-from pic_ros.ros.qos import LATCHED  # engaged: the last value kept for later subscribers
+from pic_ros.ros.qos import EVERY_VALUE, LATCHED  # estop: every value; engaged: the last one
 from pic_ros.ros.runner import run_node
 from pic_ros.ros.schema import TRAJECTORY_PUBLISHER
 from pic_ros.ros.sim_clock import take_newest_clock
@@ -117,12 +117,7 @@ from pic_ros.teleoperation import RobotTargets
 from rclpy.exceptions import InvalidHandle
 from rclpy.node import Node
 from rclpy.publisher import Publisher
-from rclpy.qos import (
-    HistoryPolicy,
-    qos_profile_sensor_data,
-    QoSProfile,
-    ReliabilityPolicy,
-)
+from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Empty, UInt32
 from std_srvs.srv import Trigger
@@ -130,11 +125,6 @@ from trajectory_msgs.msg import JointTrajectory
 
 PARAMETERS = TRAJECTORY_PUBLISHER
 """The node's parameters (:data:`pic_ros.ros.schema.TRAJECTORY_PUBLISHER`)."""
-
-EVERY_VALUE = QoSProfile(
-    depth=1, history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE
-)
-"""QoS of ``estop``: no value is overwritten before it is read (a stop is never missed)."""
 
 
 class _Timing:
