@@ -63,6 +63,8 @@ def test_a_value_out_of_range_is_refused_with_the_field_name() -> None:
         AdmittanceConfig(damping_ratio=0.0)
     with pytest.raises(ConfigError, match='at least stiffness_compliant'):
         AdmittanceConfig(stiffness_compliant=100.0, stiffness_stiff=50.0)
+    with pytest.raises(ConfigError, match=r'^period must be in \[0.001, 1.0\]'):
+        AdmittanceConfig(period=1e-5)  # every frame split into thousands of steps
 
 
 def test_a_set_outside_the_papers_closed_form_bound_is_refused_with_both_sides() -> None:
