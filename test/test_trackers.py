@@ -27,6 +27,7 @@ from pic_ros.trackers.markers import (
     decode_markers,
     KINECT_V2,
     MarkerCounts,
+    MAX_BODIES,
     TRACKER_FORMATS,
     TrackerFormat,
 )
@@ -296,6 +297,37 @@ def test_duplicate_ids_keep_the_last_marker_and_are_counted() -> None:
     frame = decode_markers(AZURE_KINECT, ids, points, 1.0, counts)[1]
     np.testing.assert_array_equal(frame.positions[HumanJoint.WRIST_LEFT], [1.5, -0.3, 0.1])
     assert counts.duplicates == 3 and counts.ignored == 0  # four markers for one id
+
+
+def test_an_array_with_more_bodies_than_a_camera_sees_keeps_the_lowest_ids_and_counts_the_rest(
+) -> None:
+    """
+    40 bodies in one array (shuffled): the 32 lowest ids come out, as they would alone.
+
+    The 8 others are counted; an array of 100,000 markers, each its own body (a stray
+    publisher), gives 32 bodies too, the rest counted.
+    """
+    rng = np.random.default_rng(7)
+    people = [_azure_markers(_facing_person(1.0 + 0.1 * body), body) for body in range(1, 41)]
+    ids = np.concatenate([item[0] for item in people])
+    points = np.concatenate([item[1] for item in people])
+    shuffle = rng.permutation(ids.shape[0])
+    counts = MarkerCounts()
+
+    frames = decode_markers(AZURE_KINECT, ids[shuffle], points[shuffle], 1.0, counts)
+
+    assert list(frames) == list(range(1, MAX_BODIES + 1)) and counts.bodies == 40 - MAX_BODIES
+    alone = decode_markers(
+        AZURE_KINECT, ids[: MAX_BODIES * 32], points[: MAX_BODIES * 32], 1.0
+    )
+    for body, frame in alone.items():
+        np.testing.assert_array_equal(frames[body].positions, frame.positions)
+        np.testing.assert_array_equal(frames[body].valid, frame.valid)
+    stray = np.arange(100_000) * 100
+    counts = MarkerCounts()
+    frames = decode_markers(AZURE_KINECT, stray, rng.normal(size=(100_000, 3)), 1.0, counts)
+    assert len(frames) == MAX_BODIES and counts.bodies == 100_000 - MAX_BODIES
+    assert make_tracker('azure_kinect').status()['bodies_ignored'] == 0
 
 
 def test_missing_joints_are_invalid_nan_rows() -> None:

@@ -48,6 +48,11 @@ IntArray = npt.NDArray[np.int64]
 MARKER_ID_STRIDE: Final = 100
 """Marker ``id = body_id * MARKER_ID_STRIDE + joint_index`` (Azure Kinect ROS driver)."""
 
+MAX_BODIES: Final = 32
+"""Bodies decoded from one array: the lowest ids; the others are skipped and counted
+(``bodies_ignored``). A depth camera sees a handful of people; an array with thousands of
+bodies (a stray or malformed publisher) cost up to 0.9 s to decode and select from."""
+
 AZURE_KINECT_JOINTS: Final[tuple[str, ...]] = (
     'PELVIS',
     'SPINE_NAVEL',
@@ -253,10 +258,12 @@ class MarkerCounts:
         format; they are skipped.
     :param duplicates: Markers whose id repeats an earlier marker of the same array; the last
         one wins, each earlier one counts here.
+    :param bodies: Bodies of an array beyond its first :data:`MAX_BODIES` (by id), skipped.
     """
 
     ignored: int = 0
     duplicates: int = 0
+    bodies: int = 0
 
 
 class BodyJoints(NamedTuple):
@@ -302,9 +309,10 @@ def decode_joints(
     :param ids: Marker ids, shape (N,), integers, ``body_id * 100 + joint_index``.
     :param positions: Marker positions, shape (N, 3), [m], the format's camera frame.
     :param counts: Optional running counts, incremented with the markers ignored (negative id,
-        joint index outside the format) and the duplicate ids (the last marker wins).
-    :return: ``{body_id: joints}``, bodies in increasing id order; empty when no marker is
-        usable (an empty array means "no body").
+        joint index outside the format), the duplicate ids (the last marker wins) and the
+        bodies beyond :data:`MAX_BODIES`.
+    :return: ``{body_id: joints}``, at most :data:`MAX_BODIES` bodies (the lowest ids) in
+        increasing id order; empty when no marker is usable (an empty array means "no body").
     :raises SkeletonError: If the arrays have wrong shapes or the ids are not integers (a
         caller bug, never tracker data).
     """
@@ -323,15 +331,22 @@ def decode_joints(
     if sorted_ids.shape[0] == 0:
         return {}
     unique_ids = sorted_ids[last_of_run]
+    chosen = order[last_of_run]
     bodies = unique_ids // MARKER_ID_STRIDE
     new_body = np.ones(bodies.shape[0], dtype=bool)
     new_body[1:] = bodies[1:] != bodies[:-1]
     body_ids = bodies[new_body]
+    if body_ids.shape[0] > MAX_BODIES:
+        kept = bodies <= body_ids[MAX_BODIES - 1]
+        if counts is not None:
+            counts.bodies += int(body_ids.shape[0] - MAX_BODIES)
+        unique_ids, chosen, bodies = unique_ids[kept], chosen[kept], bodies[kept]
+        new_body, body_ids = new_body[kept], body_ids[:MAX_BODIES]
     body_index = np.cumsum(new_body) - 1
     joint_index = unique_ids % MARKER_ID_STRIDE
     table = np.full((body_ids.shape[0], tracker.joint_count, 3), np.nan)
     present = np.zeros((body_ids.shape[0], tracker.joint_count), dtype=bool)
-    table[body_index, joint_index] = tracker.to_tracker(points[order[last_of_run]])
+    table[body_index, joint_index] = tracker.to_tracker(points[chosen])
     present[body_index, joint_index] = True
     return {
         int(body): BodyJoints(table[index], present[index])
@@ -456,7 +471,8 @@ class MarkerArrayTracker(TrackerSource):
         :return: ``lost_upstream`` (arrays missing from the stamps' sequence, see
             :class:`~pic_ros.trackers.gaps.GapCounter`), ``sequence_restarts`` and
             ``sequence_pauses`` (the stamps started over after a jump or a pause: nothing
-            counted lost across), ``markers_ignored`` and ``markers_duplicate``.
+            counted lost across), ``markers_ignored``, ``markers_duplicate`` and
+            ``bodies_ignored`` (beyond :data:`MAX_BODIES` in an array).
         """
         return {
             'lost_upstream': self.gaps.lost,
@@ -464,6 +480,7 @@ class MarkerArrayTracker(TrackerSource):
             'sequence_pauses': self.gaps.pauses,
             'markers_ignored': self.counts.ignored,
             'markers_duplicate': self.counts.duplicates,
+            'bodies_ignored': self.counts.bodies,
         }
 
 
