@@ -83,11 +83,9 @@ class Probe:
             geometry_msgs.PoseStamped, 'body_pose', reliable
         )
         self.push = self.node.create_publisher(geometry_msgs.WrenchStamped, 'sim/push', reliable)
-        latched = QoSProfile(
-            depth=1, reliability=ReliabilityPolicy.RELIABLE,
-            durability=_qos.DurabilityPolicy.TRANSIENT_LOCAL,
-        )
-        self.engaged = self.node.create_publisher(std_msgs.Bool, 'engaged', latched)
+        from pic_ros.ros.qos import LATCHED  # needs rclpy: imported once it is there
+
+        self.engaged = self.node.create_publisher(std_msgs.Bool, 'engaged', LATCHED)
         self.engaged.publish(std_msgs.Bool(data=True))  # the base follows only while engaged
         self.odometry: list = []
         self.wrenches: list = []

@@ -139,6 +139,7 @@ ENGAGED_ONLY: Final = ParameterDef(
     'emergency stop (estop) came since; false: follow whenever follow_base is true, engaged or '
     'not',
 )
+"""``base_follower``'s ``engaged_only``: the base moves only while the robot is engaged."""
 
 BASE_FRAME_ID: Final = ParameterDef(
     'frame_id', 'base_footprint',

@@ -63,9 +63,9 @@ The active-set solve of the avoidance's step holds at most this many constraints
 
 On the shipped recordings, the adversarial takes and random goals it holds at most 9 (of up to
 321 constraints, 8 to 14 joints). From a configuration deep in contact, the hundreds of
-constraints that no step of a few joints meets together would otherwise each join the set: a
-solve of several hundred equations per round: one TIAGo frame took 39 s, 0.22 s with this
-bound. A full set ends the solve with the step that meets the constraints taken so far; that
+constraints that no step of a few joints meets together would otherwise each join the set, a
+solve of several hundred equations per round (one TIAGo frame took 39 s; 0.22 s with this
+bound). A full set ends the solve with the step that meets the constraints taken so far; that
 step depends on the order the constraints joined in, which rounding decides between nearly
 equal ones, so a bound that binds more often (4 per joint) parted the compiled and numpy steps
 on random starts in contact.
