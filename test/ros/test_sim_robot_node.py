@@ -533,3 +533,60 @@ def test_on_the_wall_clock_a_stamp_and_the_simulated_time_map_one_to_one(make_no
         assert abs(node._to_sim_time(stamp) - node.sim.time) < 2e-9
         later = Time(sec=stamp.sec + 1, nanosec=stamp.nanosec)
         assert abs(node._to_sim_time(later) - (node.sim.time + 1.0)) < 2e-9
+
+
+def _hold_message(node, controller: str, stamp, offset: float = 0.0) -> JointTrajectory:
+    """
+    A trajectory to the controller's command plus ``offset`` [rad]: points 10 ms, 0.2 s after stamp.
+    """
+    from builtin_interfaces.msg import Duration
+
+    message = JointTrajectory()
+    message.header.stamp = stamp
+    follower = node.sim.follower(controller)
+    message.joint_names = list(follower.joint_names)
+    positions = [float(value) + offset for value in node.sim.commanded(controller).positions]
+    for nanoseconds in (10_000_000, 200_000_000):
+        point = JointTrajectoryPoint()
+        point.positions = positions
+        point.velocities = [0.0] * len(positions)
+        point.time_from_start = Duration(sec=0, nanosec=nanoseconds)
+        message.points.append(point)
+    return message
+
+
+def test_on_its_own_clock_the_simulations_hold_up_is_not_counted_as_a_late_arrival(make_node):
+    """
+    While sim_robot's thread is held up, a trajectory stamped with its last clock is not late.
+
+    The graph's clock stands still while the node publishes no ``/clock``: a trajectory stamped
+    with the time last published and received 0.15 s later (the node busy meanwhile) arrives one
+    ``rate`` period after that time, and is continued, not joined. One stamped 0.2 s before that
+    time (a publisher late on its own) is still late and joined. The steady clock is the test's.
+    """
+    from pic_ros.ros.conversions import time_to_msg
+    from pic_ros_tools.ros.sim_robot_node import SimRobotNode
+
+    node = make_node(SimRobotNode, {'robot': 'yumi', 'publish_clock': True, 'rate': 200.0})
+    steady = [node._wall_now()]
+    node._wall_now = lambda: steady[0]
+    node._on_tick()
+    for _ in range(20):  # a second of simulation, published
+        steady[0] += 0.05
+        node._on_tick()
+    published = node._published_time
+    assert published == node.sim.time
+    controller = 'right_arm_controller'
+    stats = node.sim.follower(controller).stats
+    steady[0] += 0.15  # held up: no tick, no /clock
+    received = node._system.now().nanoseconds
+    node._on_trajectory(controller, _hold_message(node, controller, node._stamp()), received)
+    assert stats.accepted == 1 and stats.late == 0 and stats.joined == 0
+    assert published < node.sim.time <= published + 1.0 / 200.0
+    node._on_tick()  # the simulation catches up
+    assert node.sim.time > published + 0.05
+    stale = time_to_msg(node.sim.time - 0.1)
+    steady[0] += 0.005
+    node._on_trajectory(controller, _hold_message(node, controller, stale, 0.05),
+                        node._system.now().nanoseconds)
+    assert stats.accepted == 2 and stats.late == 1 and stats.joined == 1

@@ -46,7 +46,10 @@ physics update (whose timer the executor runs before the subscriptions) the traj
 waiting in the subscriptions' queues are taken, in the order of their reception. The longest
 wait in this process since the previous report is on ``/diagnostics`` (``queued_max``); a
 reception time the middleware does not give, or more than :data:`MAX_QUEUED` back, is not used
-(the trajectory arrives when its callback runs).
+(the trajectory arrives when its callback runs). On its own ``/clock`` (``publish_clock``) a
+trajectory arrives no later than one ``rate`` period after the time last published
+(:meth:`SimRobotNode._step_to_arrival`): while this node is held up the other nodes' clocks stand
+still, so its own hold-up is not counted as the publisher's delay.
 
 A robot file with ``mobile_base`` (:mod:`pic_ros.robot.mobile_base`) adds the base's interface of
 the real robot: the node subscribes its velocity command topic (``geometry_msgs/Twist``, a relative
@@ -128,6 +131,10 @@ PARAMETERS = SIM_ROBOT
 
 MAX_CATCH_UP = 0.1
 """Most simulated time one update may step [s]; a longer stall is dropped (time slips)."""
+
+ARRIVAL_TICKS = 1.0
+"""On the simulation's clock a trajectory arrives at most this many ``rate`` periods after the
+time last published on ``/clock`` (:meth:`SimRobotNode._step_to_arrival`)."""
 
 PUSH_HOLD = 0.1
 """How long one ``sim/push`` message pushes [s] (simulation time)."""
@@ -345,6 +352,29 @@ class SimRobotNode(Node):
             target = self.sim.time + MAX_CATCH_UP
         self.sim.step_to(target)
 
+    def _step_to_arrival(self, reception: float) -> None:
+        """
+        Step the simulation to a trajectory's arrival, from its reception on the steady clock.
+
+        On its own ``/clock`` the graph's time is the simulation's as last published: while this
+        node's thread is held up (its own physics catching up, a starved process), the other
+        nodes' clocks stand still, and what they stamp meanwhile is stamped with that time. A
+        trajectory received then arrives, on that clock, no later than one ``rate`` period after
+        the time last published (:data:`ARRIVAL_TICKS`), not at the steady time of its reception,
+        which would count this node's own hold-up as the publisher's delay and join the
+        trajectory (a stand-in for ros2_control, whose controller manager is not held up by the
+        simulation). On the wall clock the reception is the arrival.
+
+        :param reception: When the trajectory was received (or taken), steady clock [s].
+        """
+        published = self._published_time
+        if self._publish_clock and published is not None and self._wall_start is not None:
+            ceiling = published + ARRIVAL_TICKS / float(self._values['rate'])
+            if self._sim_origin + reception - self._wall_start - self._slipped > ceiling:
+                self.sim.step_to(ceiling)
+                return
+        self._step_wall(reception)
+
     def _stamp(self) -> Time:
         """
         Return the stamp of the simulation's present.
@@ -435,7 +465,7 @@ class SimRobotNode(Node):
         if reception is not None:  # taken when received, as JTC's own executor thread does
             queued = now - reception
             report.queued_max = max(report.queued_max, queued)
-        self._step_wall(now if reception is None else reception)
+        self._step_to_arrival(now if reception is None else reception)
         trajectory = trajectory_from_msg(message, self._to_sim_time(message.header.stamp))
         stats = self.sim.follower(controller).stats
         joined, violations = stats.joined, stats.segment_violations
