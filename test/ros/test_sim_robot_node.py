@@ -536,9 +536,7 @@ def test_on_the_wall_clock_a_stamp_and_the_simulated_time_map_one_to_one(make_no
 
 
 def _hold_message(node, controller: str, stamp, offset: float = 0.0) -> JointTrajectory:
-    """
-    A trajectory to the controller's command plus ``offset`` [rad]: points 10 ms, 0.2 s after stamp.
-    """
+    """Build a trajectory to the command plus ``offset`` [rad], points 10 ms and 0.2 s in."""
     from builtin_interfaces.msg import Duration
 
     message = JointTrajectory()
