@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 import shlex
 import subprocess
+import sys
 
 from pic_ros.robot.robot import load_robot
 from pic_ros.solvers import register_solver, SolverConfig, unregister_solver
@@ -205,3 +206,54 @@ def test_make_demo_passes_a_given_recording_and_no_empty_one(recording):
         assert arguments[arguments.index('--recording') + 1] == recording
     else:
         assert '--recording' not in arguments
+
+
+def test_the_recorder_spins_rclpys_events_executor_where_there_is_one(monkeypatch):
+    """Kilted's rclpy has ``rclpy.experimental.EventsExecutor``; without it, the usual one."""
+    import importlib
+
+    from pic_ros_tools.ros import live_run
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+
+    try:
+        available = hasattr(importlib.import_module('rclpy.experimental'), 'EventsExecutor')
+    except ImportError:
+        available = False
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        executor = live_run.recorder_executor(context)
+        assert isinstance(executor, SingleThreadedExecutor) is not available
+        executor.shutdown(timeout_sec=1.0)
+
+        def missing(name: str) -> None:
+            raise ImportError(name)
+
+        monkeypatch.setattr(live_run.importlib, 'import_module', missing)
+        executor = live_run.recorder_executor(context)
+        assert isinstance(executor, SingleThreadedExecutor)
+        executor.shutdown(timeout_sec=1.0)
+    finally:
+        rclpy.try_shutdown(context=context)
+
+
+def test_the_recorder_falls_back_to_the_usual_executor_when_stderr_has_no_descriptor(
+    monkeypatch,
+):
+    """The events executor turns faulthandler on, which refuses a stderr without a descriptor."""
+    import io
+
+    from pic_ros_tools.ros import live_run
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+
+    monkeypatch.setattr(sys, 'stderr', io.StringIO())
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        executor = live_run.recorder_executor(context)
+        assert isinstance(executor, SingleThreadedExecutor)
+        executor.shutdown(timeout_sec=1.0)
+    finally:
+        rclpy.try_shutdown(context=context)

@@ -6,7 +6,8 @@ What ``python -m pic_ros_tools demo`` and ``python -m pic_ros_tools evaluate --l
 ``/body_tracking_data``) -> skeleton_node (``source`` from the markers) -> solver_node ->
 trajectory_publisher -> sim_robot (MuJoCo), each its own process, talking DDS on loopback in the
 exported ``ROS_DOMAIN_ID`` (else a domain id of this run's own). A :class:`Recorder` node in this
-process records the topics into a :class:`~pic_ros_tools.demo_report.DemoRecording`; every
+process records the topics into a :class:`~pic_ros_tools.demo_report.DemoRecording` (spinning
+rclpy's events executor where there is one: :func:`recorder_executor`); every
 process is stopped at the end, also on failure. The trajectory publisher starts disengaged, as
 on a real robot: once the pipeline is up the recorder engages it as an operator would, with
 ``/trajectory_publisher/engage`` (:meth:`Recorder.engage`), before the replay starts.
@@ -34,10 +35,11 @@ run that slipped is invalid (flagged).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+import importlib
 from pathlib import Path
 import threading
 import time
-from typing import Any
+from typing import Any, cast
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseArray
@@ -61,7 +63,7 @@ from pic_ros_tools.ros.processes import (
 from pic_ros_tools.ros.service_call import ask
 import rclpy
 from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
+from rclpy.executors import Executor, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -103,6 +105,35 @@ DISCOVERED = DiscoveryRule(
     suffixes=('/robot_description',),
 )
 """Topics of the graph the MCAP also records when they appear (``/tf`` needs ``tf2_msgs``)."""
+
+
+def recorder_executor(context: Context) -> Executor:
+    """
+    Return the executor the recorder spins: rclpy's events executor where rclpy has one.
+
+    The recorder takes every message of a run (the joint states at 200 Hz, the trajectories
+    twice: decoded and as CDR for the MCAP). rclpy's ``SingleThreadedExecutor`` rebuilds its wait
+    set in Python for each one: about 0.6 of a core of this 2-core host during a demo, against
+    about 0.25 with the events executor (Kilted's ``rclpy.experimental.EventsExecutor``, in C++;
+    py-spy samples of the recorder's thread), CPU that the measured pipeline beside it then lacks.
+    Jazzy's rclpy has none: the single-threaded one there, and also where the events executor
+    cannot start (it turns ``faulthandler`` on, which needs a standard error with a file
+    descriptor: not so under a captured stderr).
+
+    :param context: The recorder's context.
+    :return: The executor, without nodes.
+    """
+    try:
+        experimental = importlib.import_module('rclpy.experimental')
+    except ImportError:
+        experimental = None
+    events = getattr(experimental, 'EventsExecutor', None)
+    if events is not None:
+        try:
+            return cast(Executor, events(context=context))
+        except OSError:  # io.UnsupportedOperation: no file descriptor behind sys.stderr
+            pass
+    return SingleThreadedExecutor(context=context)
 
 
 def run_topics(robot: Robot) -> list[RecordedTopic]:
@@ -174,7 +205,7 @@ class Recorder:
         self.mcap = None if mcap is None else McapRecorder(
             node, mcap, run_topics(robot), DISCOVERED
         )
-        executor = SingleThreadedExecutor(context=context)
+        executor = recorder_executor(context)
         executor.add_node(node)
         self._spin = BackgroundSpin(executor)
 
