@@ -447,3 +447,54 @@ def test_a_point_due_after_the_stall_is_on_the_braking_tail(arm: ArmModel) -> No
     after = run.step(stalled, target(stalled))
     assert after is not None and after.command is not None
     np.testing.assert_allclose(after.points[0].positions, tail.positions, atol=1e-12)
+
+
+@pytest.mark.parametrize('sag', [0.0, 1e-4, 1e-3])
+def test_the_first_chunks_continue_a_controller_that_holds_a_command_other_than_the_measurement(
+    sag: float,
+) -> None:
+    """
+    joint_states are not the command the controller holds: the stream still starts without a seam.
+
+    The controller holds Baxter's neutral pose; joint_states report it sagged by ``sag`` on three
+    joints (the servo's error under gravity). Every chunk reaches the controller 6.8 ms after
+    its step (within ``plan_ahead``) and is taken as joint_trajectory_controller takes it
+    (``pic_ros_tools.sim.trajectory``): none is joined, none breaks a limit. Before, with any
+    sag of 0.1 mrad or more, the first moving chunks were made for an arm at rest at the
+    measurement while the controller was still on its way there, and were joined.
+    """
+    from pic_ros_tools.sim.trajectory import Trajectory, TrajectoryFollower, Waypoint
+
+    right = load_robot('baxter').arms['right']
+    held = np.array(right.neutral, dtype=float)
+    measured = held + sag * (np.arange(right.dof) % 2)
+    commander = ArmCommander(right, CommanderConfig(), engaged=True)
+    assert commander.start_from(measured)
+    follower = TrajectoryFollower(
+        right.joint_names, right.lower, right.upper, held, limits=MotionLimits.from_arm(right)
+    )
+    events = sorted(
+        [(START + k / 30.0, True) for k in range(30)]
+        + [(START + 0.007 + k * 0.02, False) for k in range(50)]
+    )
+    sent = 0
+    for now, has_target in events:
+        if has_target:
+            target = held + 0.3 * math.sin(2.0 * (now - START) + 0.5)
+            commander.on_target(now, dict(zip(right.joint_names, target)))
+        chunk = commander.step(now)
+        if chunk is None:
+            continue
+        sent += 1
+        points = [
+            Waypoint(
+                point.time_from_start, point.positions.tolist(), point.velocities.tolist(),
+                [] if point.accelerations is None else point.accelerations.tolist(),
+            )
+            for point in chunk.points
+        ]
+        follower.set_trajectory(Trajectory(chunk.joint_names, points, chunk.stamp), now + 0.0068)
+    stats = follower.stats
+    assert sent > 20 and stats.accepted == sent
+    assert stats.joined == 0 and stats.segment_violations == 0
+    assert np.max(np.abs(follower.sample(START + 1.0).positions - held)) > 0.01  # it followed

@@ -5,9 +5,10 @@ One arm's command stream: joint targets in, safe trajectory chunks for its contr
 
 - **start**: nothing is sent before the arm's starting position is known -- the measured one
   (:meth:`ArmCommander.start_from`, from ``joint_states``) or, with ``wait_for_joint_states``
-  false, the neutral pose -- nor before the first valid target; an arm measured outside the
-  range the commands keep (at a URDF limit) is first moved inside it, rest to rest within its
-  limits (:meth:`ArmCommander._enter`);
+  false, the neutral pose -- nor before the first valid target; the first command takes the
+  controller from the command it holds to that position (kept inside the range the commands
+  keep: an arm at a URDF limit is moved inside it), rest to rest within its limits, and the plans
+  wait for it (:meth:`ArmCommander._enter`);
 - **limits**: every command stays inside the URDF position limits narrowed by a few mrad
   (:func:`~pic_ros.motion.limiter.position_margin`: clear of a drive's limit stop), the velocity
   limits (times ``velocity_scale``) and the robot file's acceleration limits (times
@@ -426,7 +427,7 @@ class ArmCommander:
         self._undo_target: tuple[float | None, bool] = (None, False)
         self._target_times = NO_TARGET_TIMES  # arrivals of the last two targets taken [s]
         self._undo_state: tuple[FloatArray, FloatArray] | None = None
-        self._entry_from: FloatArray | None = None  # a measured start outside the margins
+        self._entry_from: FloatArray | None = None  # a measured start, not commanded yet
         # while the entry may still run: its start and target, when it would end had it
         # arrived at once, and whether joint_states came since (None) or showed it done (bool)
         self._entry: tuple[FloatArray, FloatArray, float, bool | None] | None = None
@@ -559,9 +560,9 @@ class ArmCommander:
         if self._motion is not None:
             return False
         self._motion = self._make_motion(position, self._config)
-        measured = np.asarray(position, dtype=float)
-        if np.any(np.abs(self._motion.position - measured) > 1e-9):
-            self._entry_from = measured  # the first command moves it inside (:meth:`_enter`)
+        # the first command takes the controller from the command it holds, which is not the
+        # measured position (the servo's error, a sag), to the start (:meth:`_enter`)
+        self._entry_from = np.asarray(position, dtype=float)
         return True
 
     def observe(self, position: npt.ArrayLike) -> None:
@@ -709,18 +710,23 @@ class ArmCommander:
 
     def _enter(self, now: float) -> TrajectoryChunk:
         """
-        Return the first chunk of an arm measured outside the commanded range: the move inside.
+        Return the first chunk after a measured start: the move to where the commands start.
 
-        The commands keep a few mrad inside the URDF limits (:func:`position_margin`), so an arm
-        that starts at a limit (NAO's hands at 1.0, open) is commanded from just inside it. The
-        first chunk moves it there from rest to rest, stamped 0 ("start on arrival", whatever
-        the delay), one point at rest: the controller's quintic from where the arm is, over the
+        The commands start at the measured position, kept a few mrad inside the URDF limits
+        (:func:`position_margin`): an arm that starts at a limit (NAO's hands at 1.0, open) is
+        commanded from just inside it. The controller holds a command of its own, which is not
+        the measurement either (the servo's error; an arm sagging under gravity since the
+        controller took its position). The first chunk therefore moves the controller to the
+        start from rest to rest, stamped 0 ("start on arrival", whatever the delay), one point
+        at rest: the controller's quintic from the command it holds, over the
         time the velocity, acceleration and jerk limits need (:func:`entry_time`, at least
         ``lead_time``). It starts when it arrives, so the steps send nothing more until it has
         ended (:meth:`_entry_running`); the plans then start there. Before, the first plan came
         when an entry on time would have ended: one delivered 45-140 ms late (NAO's hands and
         arms, at start-up) was still moving when the next chunks, made for a group at rest,
-        replaced it at up to 3x an acceleration limit.
+        replaced it at up to 3x an acceleration limit; and a start inside the range began with
+        a resting chunk whose arrival the plans did not wait for, so the first chunks, made for
+        an arm at rest at the measurement, were joined to the controller's move to it.
         """
         measured = self._entry_from
         motion = self._motion
@@ -732,7 +738,9 @@ class ArmCommander:
         zero = np.zeros_like(target)
         self._sent = [(now, measured, zero, zero), (now + duration, target, zero, zero)]
         self._plan_start = self._plan_end = now + duration
-        self._entry = (measured, target, now + duration, None)
+        # a start inside the range has nothing for joint_states to show: only the delay to wait
+        inside = not np.any(np.abs(target - measured) > 1e-9)
+        self._entry = (measured, target, now + duration, True if inside else None)
         self._last_step = now
         self._undo = None  # the guard cannot redo it: it ends at rest inside the range
         self.published += 1
