@@ -7,6 +7,7 @@ from pathlib import Path
 import shlex
 import subprocess
 import sys
+import types
 
 from pic_ros.robot.robot import load_robot
 from pic_ros.solvers import register_solver, SolverConfig, unregister_solver
@@ -230,7 +231,7 @@ def test_the_recorder_spins_rclpys_events_executor_where_there_is_one(monkeypatc
         def missing(name: str) -> None:
             raise ImportError(name)
 
-        monkeypatch.setattr(live_run.importlib, 'import_module', missing)
+        monkeypatch.setattr(live_run, 'importlib', types.SimpleNamespace(import_module=missing))
         executor = live_run.recorder_executor(context)
         assert isinstance(executor, SingleThreadedExecutor)
         executor.shutdown(timeout_sec=1.0)

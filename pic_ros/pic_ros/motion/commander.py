@@ -5,10 +5,10 @@ One arm's command stream: joint targets in, safe trajectory chunks for its contr
 
 - **start**: nothing is sent before the arm's starting position is known -- the measured one
   (:meth:`ArmCommander.start_from`, from ``joint_states``) or, with ``wait_for_joint_states``
-  false, the neutral pose -- nor before the first valid target; the first command takes the
-  controller from the command it holds to that position (kept inside the range the commands
-  keep: an arm at a URDF limit is moved inside it), rest to rest within its limits, and the plans
-  wait for it (:meth:`ArmCommander._enter`);
+  false, the neutral pose -- nor before the first valid target; after a measured start the
+  first command takes the controller from the command it holds to that position (kept inside
+  the range the commands keep: an arm at a URDF limit is moved inside it), rest to rest within
+  its limits, and the plans wait for it (:meth:`ArmCommander._enter`);
 - **limits**: every command stays inside the URDF position limits narrowed by a few mrad
   (:func:`~pic_ros.motion.limiter.position_margin`: clear of a drive's limit stop), the velocity
   limits (times ``velocity_scale``) and the robot file's acceleration limits (times
@@ -645,9 +645,11 @@ class ArmCommander:
 
         :param now: Current time on the caller's clock [s].
         :return: The chunk for the controller, or None (not started, no target yet, a skipped
-            tick, or not engaged before anything was sent). Once a chunk was sent, every other
-            step sends one, holding, disengaged and at neutral too, so a controller with a
-            command timeout never sees the stream stop.
+            tick, not engaged before anything was sent, or the move to the start still running:
+            ``lead_time`` plus ``max_plan_ahead`` after it was sent, longer for a move into the
+            range, :meth:`_entry_running`). Once the plans have begun, every other step sends
+            one, holding, disengaged and at neutral too, so a controller with a command timeout
+            never sees the stream stop.
         """
         self._check_clock(now)
         motion = self._motion
@@ -718,15 +720,16 @@ class ArmCommander:
         the measurement either (the servo's error; an arm sagging under gravity since the
         controller took its position). The first chunk therefore moves the controller to the
         start from rest to rest, stamped 0 ("start on arrival", whatever the delay), one point
-        at rest: the controller's quintic from the command it holds, over the
-        time the velocity, acceleration and jerk limits need (:func:`entry_time`, at least
-        ``lead_time``). It starts when it arrives, so the steps send nothing more until it has
-        ended (:meth:`_entry_running`); the plans then start there. Before, the first plan came
-        when an entry on time would have ended: one delivered 45-140 ms late (NAO's hands and
-        arms, at start-up) was still moving when the next chunks, made for a group at rest,
-        replaced it at up to 3x an acceleration limit; and a start inside the range began with
-        a resting chunk whose arrival the plans did not wait for, so the first chunks, made for
-        an arm at rest at the measurement, were joined to the controller's move to it.
+        at rest: the controller's quintic from the command it holds (a gap taken as small), over
+        the time the move from the measurement needs within the velocity, acceleration and jerk
+        limits (:func:`entry_time`, at least ``lead_time``). It starts when it arrives, so the
+        steps send nothing more until it has ended (:meth:`_entry_running`); the plans then
+        start there. Before, the first plan came when an entry on time would have ended: one
+        delivered 45-140 ms late (NAO's hands and arms, at start-up) was still moving when the
+        next chunks, made for a group at rest, replaced it at up to 3x an acceleration limit;
+        and a start inside the range began with a resting chunk whose arrival the plans did not
+        wait for, so the first chunks, made for an arm at rest at the measurement, were joined
+        to the controller's move to it.
         """
         measured = self._entry_from
         motion = self._motion

@@ -565,8 +565,10 @@ class TrajectoryPublisherNode(Node):
         after its plan's start (the process was starved since the step read the clock), every
         chunk of the phase is withdrawn and the phase made again at the present, from what the
         controllers were last sent (:meth:`~pic_ros.motion.commander.ArmCommander.withdraw`;
-        counted on ``/diagnostics``). Once: a second late step is published as it is. The chunks
-        are serialized before that reading, so that only the publish calls come after it.
+        counted on ``/diagnostics``), but for a group's move to its start, which is stamped 0
+        and cannot be late: it is sent as made. Once: a second late step is published as it is.
+        The chunks are serialized before that reading, so that only the publish calls come after
+        it.
 
         :param now: The step's time [s].
         :param names: The groups to step.
@@ -578,15 +580,22 @@ class TrajectoryPublisherNode(Node):
         payloads = self._serialized(chunks)  # before the second reading: nothing slow after it
         later = self._overtaken(now, chunks, poll)
         if later is not None:
-            for name in chunks:
-                self._groups[name][0].withdraw(now)
+            # a chunk that cannot be withdrawn (a group's move to its start: stamped 0, it is
+            # never late) is sent as it was made; the others are made again
+            kept = {
+                name: chunk for name, chunk in chunks.items()
+                if not self._groups[name][0].withdraw(now)
+            }
             self.get_logger().warning(
-                f'{", ".join(sorted(chunks))}: the chunks made {1e3 * (later - now):.0f} ms '
-                'before they could be published would have come after the start of their plans '
-                '(this node was starved): made again at the present', throttle_duration_sec=1.0,
+                f'{", ".join(sorted(set(chunks) - set(kept)))}: the chunks made '
+                f'{1e3 * (later - now):.0f} ms before they could be published would have come '
+                'after the start of their plans (this node was starved): made again at the '
+                'present', throttle_duration_sec=1.0,
             )
             now = later
-            chunks = self._guarded_chunks(now, names)
+            chunks = {
+                **kept, **self._guarded_chunks(now, [name for name in names if name not in kept])
+            }
             payloads = self._serialized(chunks)
         for publisher, payload in payloads.values():
             publisher.publish(payload)  # serialized

@@ -117,8 +117,8 @@ def recorder_executor(context: Context) -> Executor:
     about 0.25 with the events executor (Kilted's ``rclpy.experimental.EventsExecutor``, in C++;
     py-spy samples of the recorder's thread), CPU that the measured pipeline beside it then lacks.
     Jazzy's rclpy has none: the single-threaded one there, and also where the events executor
-    cannot start (it turns ``faulthandler`` on, which needs a standard error with a file
-    descriptor: not so under a captured stderr).
+    cannot start (it turns ``faulthandler`` on, which needs an open standard error with a file
+    descriptor: not so under a captured or closed stderr).
 
     :param context: The recorder's context.
     :return: The executor, without nodes.
@@ -131,8 +131,8 @@ def recorder_executor(context: Context) -> Executor:
     if events is not None:
         try:
             return cast(Executor, events(context=context))
-        except OSError:  # io.UnsupportedOperation: no file descriptor behind sys.stderr
-            pass
+        except (OSError, ValueError, RuntimeError):  # faulthandler: stderr without a file
+            pass  # descriptor (io.UnsupportedOperation), closed (ValueError) or None
     return SingleThreadedExecutor(context=context)
 
 
