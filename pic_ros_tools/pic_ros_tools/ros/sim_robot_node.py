@@ -345,7 +345,7 @@ class SimRobotNode(Node):
         """
         if self._wall_start is None:
             self._wall_start = now
-        target = self._sim_origin + now - self._wall_start - self._slipped
+        target = self._sim_time_of(now, self._wall_start)
         behind = target - self.sim.time
         if behind > MAX_CATCH_UP:
             self._slipped += behind - MAX_CATCH_UP
@@ -370,10 +370,20 @@ class SimRobotNode(Node):
         published = self._published_time
         if self._publish_clock and published is not None and self._wall_start is not None:
             ceiling = published + ARRIVAL_TICKS / float(self._values['rate'])
-            if self._sim_origin + reception - self._wall_start - self._slipped > ceiling:
+            if self._sim_time_of(reception, self._wall_start) > ceiling:
                 self.sim.step_to(ceiling)
                 return
         self._step_wall(reception)
+
+    def _sim_time_of(self, steady: float, start: float) -> float:
+        """
+        Return the simulation time a steady-clock time stands for (slips taken out).
+
+        :param steady: The steady clock's time [s].
+        :param start: The steady time of the first update (or, before it, ``steady`` itself).
+        :return: The simulation time [s].
+        """
+        return self._sim_origin + steady - start - self._slipped
 
     def _stamp(self) -> Time:
         """
@@ -429,8 +439,7 @@ class SimRobotNode(Node):
             return seconds
         nanoseconds = stamp.sec * 1_000_000_000 + stamp.nanosec
         steady = (nanoseconds - self._clock_offset_ns()) / 1e9
-        start = steady if self._wall_start is None else self._wall_start
-        return self._sim_origin + steady - start - self._slipped
+        return self._sim_time_of(steady, steady if self._wall_start is None else self._wall_start)
 
     def _trajectory_callback(self, controller: str) -> Any:
         """Return the subscription callback of a controller's trajectories (with message info)."""
