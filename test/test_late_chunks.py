@@ -312,3 +312,39 @@ def test_a_late_entry_is_finished_before_the_first_plan_starts(
         assert item.stats.accepted > 40, group.name
         assert item.stats.joined == 0, (group.name, item.stats.join_peaks)
         assert item.stats.segment_violations == 0, (group.name, item.stats.segment_peak)
+
+
+def test_joints_the_entry_leaves_where_they_were_do_not_hold_the_plans_back(arm: ArmModel) -> None:
+    """
+    A controller holding the joints the move into the range did not move a little off.
+
+    One joint starts beyond its upper limit and enters the range; the others stay where they
+    were measured, and ``joint_states`` shows one of them 0.05 mrad from there, as a servo's
+    error or a sag does. The plans start once the move is over, as with exact measurements.
+    Before, each joint had a tolerance of its share of its own move: none for a joint that did
+    not move, so the plans waited the whole ``ENTRY_WAIT`` (1 s) with the person moving.
+    """
+    config = CommanderConfig()
+    start = arm.neutral.copy()
+    start[0] = arm.upper[0]
+    offset = np.zeros(arm.dof)
+    offset[1] = 5e-5
+    commander = ArmCommander(arm, config, engaged=True)
+    assert commander.start_from(start)
+    item = TrajectoryFollower(
+        arm.joint_names, arm.lower, arm.upper, start, limits=MotionLimits.from_arm(arm),
+    )
+    sent: list[tuple[float, TrajectoryChunk]] = []
+    for now in np.arange(START, START + 2.0, 0.02):
+        now = float(now)
+        commander.observe(item.sample(now).positions + offset)
+        commander.on_target(now, dict(zip(arm.joint_names, arm.neutral)))
+        chunk = commander.step(now)
+        if chunk is not None:
+            sent.append((now, chunk))
+            assert item.set_trajectory(trajectory(chunk), now).accepted
+    (entered, entry), (planned, _) = sent[:2]
+    assert entry.stamp == 0.0 and len(entry.points) == 1
+    ended = entered + entry.points[0].time_from_start
+    assert planned <= ended + config.max_plan_ahead + 0.04, planned - ended
+    assert item.stats.joined == 0 and item.stats.segment_violations == 0

@@ -249,7 +249,13 @@ for it. A robot whose joint never gets that close (held off by a load) starts af
 """
 
 ENTRY_REACHED: Final = 0.1
-"""The share of the move into the range still left when ``joint_states`` counts it done."""
+"""The share of the move into the range (its largest joint move) still left, on every joint, when
+``joint_states`` counts it done."""
+
+ENTRY_CLOSE: Final = 1e-4
+"""Distance to the end of the move into the range at which ``joint_states`` always counts it
+done [rad] or [m]: a controller holds its joints within about this of their command (a servo's
+error, a sag), also those the move left where they were."""
 
 NO_TARGET_TIMES: Final = (-math.inf, -math.inf)
 """Arrivals of the last two targets before any (:meth:`ArmCommander._tick_can_wait`)."""
@@ -569,6 +575,9 @@ class ArmCommander:
         """
         Take a measured position (``joint_states``): it tells when the move into the range ended.
 
+        The move counts as ended when every joint is within :data:`ENTRY_REACHED` of the
+        group's largest move, or :data:`ENTRY_CLOSE`, of where the move ends.
+
         :param position: Joint positions in :attr:`joint_names` order, shape (n,).
         """
         entry = self._entry
@@ -576,9 +585,11 @@ class ArmCommander:
             return
         start, target, end, _ = entry
         measured = np.asarray(position, dtype=float)
-        reached = bool(
-            np.all(np.abs(measured - target) <= ENTRY_REACHED * np.abs(start - target) + 1e-9)
-        )
+        # one tolerance for the group, from its largest move: a joint the move left where it
+        # was is measured off its command by the controller's own error, and a tolerance of
+        # its own (none) kept the plans waiting the whole ENTRY_WAIT
+        tolerance = max(ENTRY_REACHED * float(np.max(np.abs(start - target))), ENTRY_CLOSE)
+        reached = bool(np.all(np.abs(measured - target) <= tolerance))
         self._entry = (start, target, end, reached)
 
     def _entry_running(self, now: float) -> bool:
