@@ -24,6 +24,7 @@ import sys
 from typing import Any
 
 from pic_ros.motion.commander import CommanderConfig
+from pic_ros.motion.guard import CollisionGuard
 from pic_ros.robot import load_robot
 from pic_ros.solvers import SolverConfig
 from pic_ros_tools.catalog import load_demonstration
@@ -35,7 +36,7 @@ COLUMNS = (
     'robot', 'recording', 'setting', 'Pacc off', 'Pacc live', 'MAE off', 'MAE live',
     'lag p50 [ms]', 'lag p90 [ms]', 'v peak', 'v rms', 'a peak', 'a rms', 'j peak', 'j rms',
     'at v limit', 'violations p/v/a/j', 'chunks', 'us per chunk p50', 'Pacc bound', 'MAE bound',
-    'Pacc live / bound', 'MAE live / bound',
+    'Pacc live / bound', 'MAE live / bound', 'guard refused',
 )
 
 
@@ -69,6 +70,7 @@ def row(
         f"{worst('step_us_p50'):.0f}",
         f"{bound['bound_pacc']:.3f}", f"{bound['bound_elbow_mae_rad']:.3f}",
         f"{ratios['pacc_live_over_bound']:.2f}", f"{ratios['elbow_mae_live_over_bound']:.2f}",
+        str(total('guard_refused')),
     ]
 
 
@@ -83,6 +85,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument('--robot', nargs='+', default=['baxter', 'yumi', 'tiago'])
     parser.add_argument('--recording', nargs='+', default=['demo'])
     parser.add_argument('--setting', nargs='+', default=['limiter:0', 'ruckig:0.03'])
+    parser.add_argument(
+        '--no-guard', action='store_true',
+        help="stream without the trajectory publisher's collision guard",
+    )
     parser.add_argument('--json', action='store_true', help='print every figure as JSON')
     args = parser.parse_args(argv)
     solver = SolverConfig()
@@ -102,7 +108,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     'motion_generator': generator, 'prediction_horizon': float(horizon),
                     'wait_for_joint_states': False,
                 })
-                runs = stream_trace(robot, trace, config)
+                guard = None if args.no_guard else CollisionGuard(robot, -1.0)
+                runs = stream_trace(robot, trace, config, guard=guard)
                 figures = streamed_metrics(robot, demonstration, solver, trace, runs)
                 line = row(name, recording, setting, figures, bound)
                 print('| ' + ' | '.join(line) + ' |', flush=True)

@@ -138,13 +138,14 @@ def test_the_guard_table_has_a_row_per_run_that_reported_its_guard():
     """The guard's counts from the notes, as they are; nothing for a run without them."""
     runs = [
         {'live': {'robot': 'baxter', 'recording': 'demo'},
-         'run': {'guard_steps_checked': 2890, 'guard_chunks_refused': 12}},
+         'run': {'guard_steps_checked': 2890, 'guard_chunks_straightened': 30,
+                 'guard_chunks_refused': 12}},
         {'live': {'robot': 'yumi', 'recording': 'demo'}, 'run': {'clock': 'sim'}},
         {'live': {'robot': 'tiago', 'recording': 'demo'}, 'run': {'guard_steps_checked': 40}},
     ]
     assert guard_rows(runs).splitlines()[2:] == [
-        '| baxter | demo | 2890 | 12 |',
-        '| tiago | demo | 40 | - |',
+        '| baxter | demo | 2890 | 30 | 12 |',
+        '| tiago | demo | 40 | - | - |',
     ]
     assert guard_rows(runs[1:2]) == ''
 

@@ -190,6 +190,32 @@ def test_a_far_target_is_reached_in_about_the_minimum_time() -> None:
     assert abs((arrival + 1) * 0.005 - optimal) <= 0.01
 
 
+def arrivals(generator: JerkLimitedGenerator, target: list[float]) -> FloatArray:
+    """Return when each joint of the generator's plan first reaches its target [s]."""
+    times = np.arange(0.0, 5.0, 0.001)
+    positions = np.array([generator.sample(float(t))[0] for t in times])
+    return np.array([
+        times[np.argmax(np.abs(positions[:, joint] - value) < 1e-9)]
+        for joint, value in enumerate(target)
+    ])
+
+
+def test_a_step_asked_to_synchronize_brings_every_joint_to_the_target_at_once() -> None:
+    """One plan with the joints together; the next step plans each in its own time again."""
+    target = [1.5, 0.3]
+    alone = JerkLimitedGenerator(limits_of(2), [0.0, 0.0])
+    alone.step(target, 0.0)
+    apart = arrivals(alone, target)
+    assert apart[0] - apart[1] > 0.5  # the short way is done long before the long one
+    generator = JerkLimitedGenerator(limits_of(2), [0.0, 0.0])
+    generator.step(target, 0.0, synchronize=True)
+    together = arrivals(generator, target)
+    assert abs(together[0] - together[1]) <= 0.002
+    assert abs(together[0] - apart[0]) <= 0.002  # no slower than the slowest joint alone
+    generator.step(target, 0.0)  # planned again from the same state, as configured
+    np.testing.assert_allclose(arrivals(generator, target), apart, atol=0.002)
+
+
 def test_a_jump_of_the_target_is_answered_without_an_acceleration_step() -> None:
     """When the target jumps behind a moving joint, acceleration changes by at most j dt."""
     limits = limits_of(1)

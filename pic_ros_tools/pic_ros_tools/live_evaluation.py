@@ -828,9 +828,10 @@ def guard_rows(records: Sequence[Mapping[str, Any]]) -> str:
     Format what the trajectory publisher's collision guard did in each run, one row per run.
 
     From the run's notes (the guard's ``/diagnostics``: ``guard_steps_checked``,
-    ``guard_chunks_refused``): the steps whose arm chunks it checked, and the chunks it refused,
-    each arm braking along its path instead. A refusal is the guard at work, not a fault of the
-    run: the robot's commands would have come within the self-collision margin.
+    ``guard_chunks_straightened``, ``guard_chunks_refused``): the steps whose arm chunks it
+    checked, the chunks it had made again with the arm's joints moving together, and the chunks
+    it refused, each arm braking along its path instead. A refusal is the guard at work, not a
+    fault of the run: the robot's commands would have come within the self-collision margin.
 
     :param records: Live records (:func:`live_record`).
     :return: The Markdown table, or an empty string when no run has the figures.
@@ -838,12 +839,13 @@ def guard_rows(records: Sequence[Mapping[str, Any]]) -> str:
     rows = [
         f"| {record['live']['robot']} | {record['live'].get('recording', '-')} "
         f"| {record['run']['guard_steps_checked']} "
+        f"| {record['run'].get('guard_chunks_straightened', '-')} "
         f"| {record['run'].get('guard_chunks_refused', '-')} |"
         for record in records if 'guard_steps_checked' in record.get('run', {})
     ]
     return _table(
         '| robot | recording | steps checked by the collision guard '
-        '| chunks refused (arm braked) |', rows,
+        '| chunks made again, joints together | chunks refused (arm braked) |', rows,
     )
 
 

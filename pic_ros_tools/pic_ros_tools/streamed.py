@@ -56,6 +56,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 from pic_ros.motion.commander import ArmCommander, CommanderConfig, planned_limits
+from pic_ros.motion.guard import CollisionGuard, GuardVerdict
 from pic_ros.motion.limiter import MotionLimits
 from pic_ros.motion.streaming import TrajectoryChunk
 from pic_ros.robot.robot import Robot
@@ -114,6 +115,7 @@ class ArmRun:
         (:func:`~pic_ros.motion.commander.planned_limits`).
     :param step_cpu_s: CPU time of each commander step that made a chunk, shape (C,), [s].
     :param chunks: Chunks sent.
+    :param refused: Chunks the collision guard refused (the arm braked instead).
     """
 
     times: FloatArray
@@ -126,6 +128,7 @@ class ArmRun:
     planned: FloatArray
     step_cpu_s: FloatArray
     chunks: int
+    refused: int = 0
 
 
 def _chunk_trajectory(chunk: TrajectoryChunk) -> Trajectory:
@@ -157,79 +160,127 @@ def stream_trace(
     trace: Trace,
     config: CommanderConfig,
     sample_rate: float = SAMPLE_RATE,
+    guard: CollisionGuard | None = None,
 ) -> dict[str, ArmRun]:
     """
     Stream an offline imitation's targets through the commanders to simulated controllers.
 
     Every arm starts at its neutral pose (as the offline imitation does), told by
     ``start_from`` as ``joint_states`` would, engaged (as after an operator's engage); timer
-    steps come at ``rate``, half a period off the first frame.
+    steps come at ``rate``, half a period off the first frame. The arms are stepped together,
+    as the trajectory publisher steps them: at a frame, every arm solved there takes its target
+    and is stepped; at a timer step, every arm is. With a collision guard, each such step's
+    chunks are checked together and a refused arm sends what the guard makes instead (its
+    step with the joints moving together, else a brake), as the trajectory publisher does (the
+    torso at its neutral lift).
 
     :param robot: The robot.
     :param trace: The offline imitation of the recording (:func:`run_imitation`).
     :param config: The trajectory publisher's settings.
     :param sample_rate: Update rate of the simulated controllers [Hz], > 0.
+    :param guard: The trajectory publisher's collision guard for the robot, or None (none).
     :return: What each arm's controller did, by arm name.
     """
     stamps = np.asarray(trace.stamps, dtype=float)
     start, stop = float(stamps[0]), float(stamps[-1]) + TAIL
     grid = start + np.arange(0.0, stop - start, 1.0 / sample_rate)
     ticks = start + config.period * (0.5 + np.arange(0.0, (stop - start) / config.period))
-    runs = {}
-    for name, arm_trace in trace.arms.items():
+    names = list(trace.arms)
+    commanders, followers = {}, {}
+    for name in names:
         arm = robot.arms[name]
-        commander = ArmCommander(arm, config, engaged=True)
-        commander.start_from(arm.neutral)
-        follower = TrajectoryFollower(arm.joint_names, arm.lower, arm.upper, arm.neutral)
-        # Events: (time, order, index); at one time the samples come first (the state before a
-        # new chunk, which starts from that state anyway), then targets, then timer ticks.
-        events: list[tuple[float, int, int]] = []
-        events += [(float(t), 0, k) for k, t in enumerate(grid)]
-        events += [(float(t), 1, k) for k, t in enumerate(stamps)]
-        events += [(float(stamps[k]), 2, int(k)) for k in np.flatnonzero(arm_trace.solved)]
-        events += [(float(t), 3, k) for k, t in enumerate(ticks)]
-        heapq.heapify(events)
-        samples = []
-        frame_q = np.empty((len(stamps), arm.dof))
-        cpu: list[float] = []
-        chunks = 0
-        while events:
-            now, kind, index = heapq.heappop(events)
-            if kind < 2:
-                command = follower.sample(now)
+        commanders[name] = ArmCommander(arm, config, engaged=True)
+        commanders[name].start_from(arm.neutral)
+        followers[name] = TrajectoryFollower(arm.joint_names, arm.lower, arm.upper, arm.neutral)
+    solved_at = [
+        [name for name in names if trace.arms[name].solved[k]] for k in range(len(stamps))
+    ]
+    # Events: (time, order, index); at one time the samples come first (the state before a
+    # new chunk, which starts from that state anyway), then targets, then timer steps.
+    events: list[tuple[float, int, int]] = []
+    events += [(float(t), 0, k) for k, t in enumerate(grid)]
+    events += [(float(t), 1, k) for k, t in enumerate(stamps)]
+    events += [(float(stamps[k]), 2, k) for k in range(len(stamps)) if solved_at[k]]
+    events += [(float(t), 3, k) for k, t in enumerate(ticks)]
+    heapq.heapify(events)
+    samples: dict[str, list[tuple[FloatArray, FloatArray, FloatArray]]] = {n: [] for n in names}
+    frame_q = {name: np.empty((len(stamps), robot.arms[name].dof)) for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
+    chunks = dict.fromkeys(names, 0)
+    refused = dict.fromkeys(names, 0)
+    while events:
+        now, kind, index = heapq.heappop(events)
+        if kind < 2:
+            for name in names:
+                command = followers[name].sample(now)
                 if kind == 0:
-                    samples.append((command.positions, command.velocities, command.accelerations))
+                    samples[name].append(
+                        (command.positions, command.velocities, command.accelerations)
+                    )
                 else:
-                    frame_q[index] = command.positions
-                continue
+                    frame_q[name][index] = command.positions
+            continue
+        stepped = dict.fromkeys(names, 0.0)  # the arms stepped, and their CPU time so far [s]
+        if kind == 2:
+            stepped = {}
+            for name in solved_at[index]:
+                begin = time.thread_time()
+                arm = robot.arms[name]
+                target = dict(zip(arm.joint_names, trace.arms[name].q[index].tolist()))
+                if not commanders[name].on_target(now, target).rejected:
+                    stepped[name] = time.thread_time() - begin
+        made: dict[str, TrajectoryChunk] = {}
+        for name, spent in stepped.items():
             begin = time.thread_time()
-            if kind == 2:
-                target = dict(zip(arm.joint_names, arm_trace.q[index].tolist()))
-                chunk = None
-                if not commander.on_target(now, target).rejected:
-                    chunk = commander.step(now)
-            else:
-                chunk = commander.step(now)
-            if chunk is not None:
-                cpu.append(time.thread_time() - begin)  # a skipped step costs next to nothing
-                follower.set_trajectory(_chunk_trajectory(chunk), now)
-                chunks += 1
-        solved = np.flatnonzero(arm_trace.solved)
+            chunk = commanders[name].step(now)
+            if chunk is not None:  # a skipped step costs next to nothing
+                cpu[name].append(spent + time.thread_time() - begin)
+                made[name] = chunk
+        if guard is not None and made and guard.enabled:
+            verdict = _guarded(guard, commanders, made, now)
+            made = verdict.to_send(made)
+            for name in verdict.refused:
+                refused[name] += 1
+        for name, chunk in made.items():
+            followers[name].set_trajectory(_chunk_trajectory(chunk), now)
+            chunks[name] += 1
+    runs = {}
+    for name in names:
+        arm = robot.arms[name]
+        solved = np.flatnonzero(trace.arms[name].solved)
         runs[name] = ArmRun(
             times=grid,
-            position=np.array([s[0] for s in samples]),
-            velocity=np.array([s[1] for s in samples]),
-            acceleration=np.array([s[2] for s in samples]),
-            frame_q=frame_q,
+            position=np.array([s[0] for s in samples[name]]),
+            velocity=np.array([s[1] for s in samples[name]]),
+            acceleration=np.array([s[2] for s in samples[name]]),
+            frame_q=frame_q[name],
             start=float(stamps[solved[0]]) if solved.size else math.nan,
             limits=MotionLimits.from_arm(
                 arm, config.acceleration_scale, velocity_scale=config.velocity_scale
             ),
             planned=planned_limits(arm, config).velocity,
-            step_cpu_s=np.array(cpu),
-            chunks=chunks,
+            step_cpu_s=np.array(cpu[name]),
+            chunks=chunks[name],
+            refused=refused[name],
         )
     return runs
+
+
+def _guarded(
+    guard: CollisionGuard,
+    commanders: Mapping[str, ArmCommander],
+    chunks: Mapping[str, TrajectoryChunk],
+    now: float,
+) -> GuardVerdict:
+    """Check a step's chunks as the trajectory publisher does (torso neutral); the verdict."""
+    commands = {
+        name: commander.position for name, commander in commanders.items()
+        if commander.position is not None
+    }
+    return guard.check(
+        chunks, commands, None, now, brake=lambda name: commanders[name].brake(now),
+        straighten=lambda name: commanders[name].straighten(now),
+    )
 
 
 def followed_trace(robot: Robot, trace: Trace, runs: Mapping[str, ArmRun]) -> Trace:
@@ -327,6 +378,7 @@ def controller_figures(run: ArmRun) -> dict[str, Any]:
         'step_us_p50': _percentile(cpu.tolist(), 50.0),
         'step_us_p99': _percentile(cpu.tolist(), 99.0),
         'chunks': run.chunks,
+        'guard_refused': run.refused,
     }
 
 

@@ -426,6 +426,7 @@ class ArmCommander:
         self._plan_end = math.nan
         self._forgotten_end = math.nan  # the plan's end when a step was forgotten
         self._begin: _Begin | None = None
+        self._straightenable = False  # the step just made may be straightened (straighten)
         self._guidance: Guidance | None = None
         self._undo: tuple[Any, ...] | None = None
         self._target_waiting = False  # a target came since the last step
@@ -449,6 +450,9 @@ class ArmCommander:
         self.withdrawn = 0
         """Chunks made and not sent, as they would have come after their plan's start
         (:meth:`withdraw`)."""
+        self.straightened = 0
+        """Steps planned again with the joints moving together, for the collision guard
+        (:meth:`straighten`)."""
         self.last_breach = ''
         self.delay_allowance = 0.0
         """Delay measured on the way to the controller, added to ``plan_ahead`` [s]
@@ -663,6 +667,7 @@ class ArmCommander:
             never sees the stream stop.
         """
         self._check_clock(now)
+        self._straightenable = False
         motion = self._motion
         if motion is None:
             return None
@@ -695,7 +700,10 @@ class ArmCommander:
         if self._target_waiting:
             self._last_target_step, self._target_waiting = now, False
         self.published += 1
-        return self._within_limits(now, chunk, braking=False)
+        sent = self._within_limits(now, chunk, braking=False)
+        # a step that follows the person, as planned, may be straightened (once)
+        self._straightenable = sent is chunk and self._following(guidance, False)
+        return sent
 
     def _tick_can_wait(self, now: float) -> bool:
         """
@@ -784,10 +792,64 @@ class ArmCommander:
         ) = self._undo  # the step's start (its stall, its gap) stays: only its plan is redone
         guidance = self._guidance
         assert guidance is not None  # set with _undo
+        self._straightenable = False
         chunk = self._chunk(now, guidance, braking=True)
         self._last_step = now
         self.published += 1
         return self._within_limits(now, chunk, braking=True)
+
+    def straighten(self, now: float) -> TrajectoryChunk | None:
+        """
+        Replace the chunk of the step just made at ``now`` by one whose joints move together.
+
+        For the trajectory publisher's collision guard (:mod:`pic_ros.motion.guard`), before it
+        brakes an arm: the step is planned again from the same start to the same target, with
+        every joint reaching it at the same time (Ruckig's time synchronization), so the arm
+        keeps near the straight way in joint space between its command and its target, the way
+        the solvers' self-collision avoidance checked between their answers. With each joint
+        in its own minimum time the fast joints arrive first, the arm's path bends off that
+        way, and two arms lagging behind their targets can pass through each other (Baxter's
+        forearms and hands, in the shipped demo). The next steps plan as before.
+
+        :param now: The time of the step just made [s].
+        :return: The chunk, or None (the step is left as it was made) when no chunk was made
+            at ``now``, the generator is not ruckig, the step does not follow the person (it
+            holds or brakes), it was straightened already, or the straightened chunk would
+            break a joint limit.
+        """
+        motion = self._motion
+        begin = self._begin
+        undo = self._undo
+        if (
+            not isinstance(motion, JerkLimitedGenerator) or self._last_step != now
+            or undo is None or begin is None or begin.now != now or begin.settling
+            or not self._straightenable
+        ):
+            return None
+        self._straightenable = False
+        guidance = self._guidance
+        assert guidance is not None  # set with _undo
+        # as for a brake: only the step's plan is made again
+        (
+            self._last_step, self._sent, self._plan_start, self._plan_end, self.published,
+            self.at_rest,
+        ) = undo
+        chunk = self._planned(begin, guidance, braking=False, synchronize=True)
+        arm = self._arm
+        straight = limit_breach(chunk, arm.lower, arm.upper, arm.velocity) is None
+        if not straight:  # the step as it was made (the same start and inputs: the same plan)
+            (
+                self._last_step, self._sent, self._plan_start, self._plan_end, self.published,
+                self.at_rest,
+            ) = undo
+            begin.generator.continue_from(*begin.state)
+            self._planned(begin, guidance, braking=False)
+        self._last_step = now
+        self.published += 1
+        if not straight:
+            return None
+        self.straightened += 1
+        return chunk
 
     def _within_limits(
         self, now: float, chunk: TrajectoryChunk, braking: bool
@@ -979,17 +1041,21 @@ class ArmCommander:
         generator.continue_from(*state)
         return generator, False
 
-    def _planned(self, begin: _Begin, guidance: Guidance, braking: bool) -> TrajectoryChunk:
+    def _planned(
+        self, begin: _Begin, guidance: Guidance, braking: bool, synchronize: bool = False
+    ) -> TrajectoryChunk:
         """
         Plan a ruckig step from where it begins and return its chunk (see the module doc).
 
         :param begin: Where the plan starts (:meth:`_begin_plan`).
         :param guidance: What to follow.
         :param braking: Brake to rest instead of following (also while lowered limits wait).
+        :param synchronize: Plan again with the joints reaching the target together
+            (:meth:`straighten`).
         :return: The chunk: the plan streamed, or one point holding still.
         """
         motion = begin.generator
-        if braking:  # a brake plans again from where its step began (_begin_plan's state)
+        if braking or synchronize:  # planned again from where its step began (its state)
             motion.continue_from(*begin.state)
         braking = braking or begin.settling  # lower limits: brake to rest within the old ones
         following = self._following(guidance, braking)
@@ -997,6 +1063,7 @@ class ArmCommander:
             self._reference(begin.start, guidance, following), 0.0, guidance.speed_scale,
             self._predictor.velocity if following else None,
             hold=braking or guidance.state in (TrackingState.HOLDING, TrackingState.DISENGAGED),
+            synchronize=True if synchronize else None,
         )
         lead = self._config.lead_time
         if self._holds_still(begin, motion, lead):

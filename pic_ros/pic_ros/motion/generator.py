@@ -482,6 +482,7 @@ class JerkLimitedGenerator:
         target_velocity: npt.ArrayLike | None = None,
         *,
         hold: bool = False,
+        synchronize: bool | None = None,
     ) -> GeneratorStep:
         """
         Advance the command along the current plan by ``dt``, then plan anew from there.
@@ -500,8 +501,14 @@ class JerkLimitedGenerator:
             the capped velocity limits and to what can brake inside the position limits); None:
             at rest.
         :param hold: Brake to a stop and hold, whatever the target.
+        :param synchronize: Make all joints reach the target together for this plan (True) or
+            each in its own minimum time (False); None: as :attr:`GeneratorConfig.synchronize`.
         :return: The new command and what happened to the inputs.
         """
+        together = self._config.synchronize if synchronize is None else synchronize
+        self._plan_input.synchronization = (
+            ruckig.Synchronization.Time if together else ruckig.Synchronization.No
+        )
         status, self._target = accept_target(self._limits, target, self._target)
         step_dt, dt_clamped = clamp_dt(dt, self._config.max_dt)
         limits = self._limits
@@ -669,7 +676,7 @@ class JerkLimitedGenerator:
         plan = self._plan
         durations = (
             [plan.duration] * self._limits.dof
-            if self._config.synchronize
+            if item.synchronization != ruckig.Synchronization.No
             else plan.independent_min_durations
         )
         self._durations = np.array(durations, dtype=float)

@@ -11,9 +11,14 @@ torso at their current commands, and every sample must keep each checked pair at
 distance (a :data:`GUARD_SHARE` of
 :meth:`~pic_ros.robot.collision.CollisionModel.required`) and the elbow and wrist landmarks
 inside the bounds by that share of the margin, unless it is no closer than the arms are now
-(an arm already inside that band moving off is let go). An arm whose chunk fails is made to
-brake along its path within its acceleration and jerk limits instead, and the guard counts it
-(:class:`GuardVerdict`; the trajectory publisher reports the counts on ``/diagnostics``). Only
+(an arm already inside that band moving off is let go). An arm whose chunk fails is first
+planned again to the same target with its joints reaching it together (near the straight way
+in joint space that the solvers' avoidance checked between their answers; with each joint in
+its own minimum time, two arms lagging behind their targets can cut through each other,
+:meth:`~pic_ros.motion.commander.ArmCommander.straighten`); if that fails
+too, it is made to brake along its path within its acceleration and jerk limits instead, and
+the guard counts it (:class:`GuardVerdict`; the trajectory publisher reports the counts on
+``/diagnostics``). Only
 the arms whose own motion breaks the floor are braked: an arm at rest beside another at rest
 may move off while the other waits (:meth:`CollisionGuard.check`), so two arms braked close
 together are not held there for as long as the person keeps their arms crossed.
@@ -80,12 +85,31 @@ class GuardVerdict:
     :param where: What was closest to breaking: a link pair or a workspace bound, else ``''``.
     :param braking: The braking chunks made for the refused arms, to send instead of theirs
         (when :meth:`CollisionGuard.check` was given a way to brake).
+    :param straightened: The chunks made again with the joints moving together that passed,
+        to send instead of the arms' first ones (when it was given a way to straighten).
+
+    A refused arm without a braking chunk (none asked, or its brake would break a joint limit)
+    must send nothing at this step: its controller brakes on the tail of what it has.
     """
 
     refused: frozenset[str]
     min_distance: float
     where: str = ''
     braking: Mapping[str, TrajectoryChunk] = field(default_factory=dict)
+    straightened: Mapping[str, TrajectoryChunk] = field(default_factory=dict)
+
+    def to_send(self, chunks: Mapping[str, TrajectoryChunk]) -> dict[str, TrajectoryChunk]:
+        """
+        Return what to send of a step's chunks, by arm, after this verdict on them.
+
+        :param chunks: The step's chunks, by group (arms and any other).
+        :return: Each chunk, an arm's straightened or braking chunk instead of its own, and
+            nothing for a refused arm without a braking chunk.
+        """
+        sent = {**chunks, **self.straightened, **self.braking}
+        for name in self.refused - self.braking.keys():
+            sent.pop(name, None)
+        return sent
 
     @property
     def safe(self) -> bool:
@@ -144,6 +168,9 @@ class CollisionGuard:
         self._passed: tuple[tuple[object, ...], GuardVerdict] | None = None
         self.refusals = 0
         """Chunks refused (each made to brake instead)."""
+        self.straightened = 0
+        """Chunks made again with the joints moving together after a refusal (those that
+        still failed are among :attr:`refusals`)."""
         self._warm_up()
 
     def _warm_up(self) -> None:
@@ -176,6 +203,7 @@ class CollisionGuard:
         torso: float | None = None,
         now: float = 0.0,
         brake: Callable[[str], TrajectoryChunk | None] | None = None,
+        straighten: Callable[[str], TrajectoryChunk | None] | None = None,
     ) -> GuardVerdict:
         """
         Check the chunks of one step along their paths; brake the arms that must.
@@ -200,6 +228,9 @@ class CollisionGuard:
         :param brake: Make an arm's braking chunk instead of its chunk (the commander's
             :meth:`~pic_ros.motion.commander.ArmCommander.brake` at ``now``); None: the caller
             brakes the refused arms (checked against a straight stop from their chunk's start).
+        :param straighten: Make an arm's chunk again with its joints moving together (the
+            commander's :meth:`~pic_ros.motion.commander.ArmCommander.straighten` at ``now``),
+            tried for the refused arms before any brakes; None: not tried.
         :return: The verdict; :attr:`GuardVerdict.refused` names the arms to brake,
             :attr:`GuardVerdict.braking` their braking chunks (with ``brake``).
         """
@@ -221,16 +252,55 @@ class CollisionGuard:
         )
         now_state = (held, torso, start, start_depth)
         refused, lowest, where = self._refusals(paths, *now_state)
+        straightened: dict[str, TrajectoryChunk] = {}
+        tried: set[str] = set()
+        # each refused arm made again once, with its joints together; an arm that passed can
+        # be refused against another's new path: it is tried too
+        while straighten is not None and refused - tried:
+            trying = refused - tried
+            tried |= trying
+            self._remade(trying, straighten, now, straightened, paths)
+            if not straightened:
+                break
+            refused, lowest, where = self._refusals(paths, *now_state)
+        self.straightened += len(straightened)
+        chunks = {**chunks, **straightened}
         braking: dict[str, TrajectoryChunk] = {}
         if refused:
             refused = self._settle(chunks, paths, refused, now, now_state, brake, braking)
-        verdict = GuardVerdict(frozenset(refused), float(lowest), where, braking)
+        verdict = GuardVerdict(
+            frozenset(refused), float(lowest), where, braking,
+            {name: chunk for name, chunk in straightened.items() if name not in refused},
+        )
         self._passed = None
         if refused:
             self.refusals += len(refused)
-        else:
+        elif not straightened:  # a straightened step is made again, not sent as it came
             self._passed = (key, verdict)
         return verdict
+
+    def _remade(
+        self,
+        names: set[str],
+        make: Callable[[str], TrajectoryChunk | None],
+        now: float,
+        made: dict[str, TrajectoryChunk],
+        paths: dict[str, tuple[list[float], FloatArray]],
+    ) -> None:
+        """
+        Have some arms' chunks made again (in name order); keep each made and its path.
+
+        :param names: The arms.
+        :param make: Makes an arm's new chunk, or None (the commander's straighten or brake).
+        :param now: The step's time [s].
+        :param made: Filled with the new chunks.
+        :param paths: Each new chunk's path (:meth:`_stopping`) replaces the arm's.
+        """
+        for name in sorted(names):
+            chunk = make(name)
+            if chunk is not None:
+                made[name] = chunk
+                paths[name] = self._stopping(name, *_path(chunk, now), chunk)
 
     def _settle(
         self,
@@ -268,12 +338,9 @@ class CollisionGuard:
         refused = set(paths) - set(kept)
         asked: set[str] = set()
         while brake is not None and refused - asked:
-            for name in sorted(refused - asked):
-                asked.add(name)
-                chunk = brake(name)
-                if chunk is not None:
-                    braking[name] = chunk
-                    stops[name] = self._stopping(name, *_path(chunk, now), chunk)
+            asking = refused - asked
+            asked |= asking
+            self._remade(asking, brake, now, braking, stops)
             moving = {**{n: stops[n] for n in refused}, **kept}
             late = self._refusals(moving, *now_state)[0] & set(kept)
             refused |= late  # an arm let go that meets another's real braking brakes too

@@ -399,6 +399,7 @@ class TrajectoryPublisherNode(Node):
                 guard = CollisionGuard(self.robot, float(values['self_collision_margin']))
                 # /diagnostics counts since the node started, whatever the margin
                 guard.checks, guard.refusals = self._guard.checks, self._guard.refusals
+                guard.straightened = self._guard.straightened
                 self._guard = guard
                 self._guard_last = GuardVerdict(frozenset(), float('inf'))
         if values['rate'] != self._values['rate']:
@@ -675,16 +676,19 @@ class TrajectoryPublisherNode(Node):
         self.get_logger().warning('the clock went back: tracking starts over')
 
     def _guard_arms(self, now: float, chunks: dict[str, TrajectoryChunk]) -> None:
-        """Check the arms' chunks with the collision guard; put in the braking ones (lock held)."""
+        """Guard the arms' chunks; put in what the guard made instead of any (lock held)."""
         arms = {name: chunk for name, chunk in chunks.items() if name in self.robot.arms}
         if not (arms and self._guard.enabled):
             return
         verdict = self._guard.check(
             arms, self._commands(), self._torso_command(), now,
             brake=lambda name: self._groups[name][0].brake(now),
+            straighten=lambda name: self._groups[name][0].straighten(now),
         )
         self._guard_last = verdict
-        chunks.update(verdict.braking)
+        sent = verdict.to_send(chunks)
+        chunks.clear()
+        chunks.update(sent)
         if verdict.refused:
             self.get_logger().warning(
                 f'collision guard: {", ".join(sorted(verdict.refused))} braking, '
@@ -799,6 +803,7 @@ class TrajectoryPublisherNode(Node):
             'self_collision_margin_m': guard.margin,
             'steps_checked': guard.checks,
             'chunks_refused': guard.refusals,
+            'chunks_straightened': guard.straightened,
             'closest_last_step_m': round(last.min_distance, 4)
             if last.min_distance != float('inf') else 'n/a',
             'closest_where': last.where or 'n/a',

@@ -197,10 +197,12 @@ def _write_outputs(
     print(f"demo: the run's topics: {out / MCAP_NAME} ({recording.notes.get('mcap_messages', 0)} "
           'messages; open it in Foxglove or play it with ros2 bag play)')
     refused = live['run'].get('guard_chunks_refused')
-    if refused:  # the guard at work, not a fault of the run (metrics.md has the table)
+    straightened = live['run'].get('guard_chunks_straightened')
+    if refused or straightened:  # the guard at work, not a fault of the run (see metrics.md)
         checked = live['run'].get('guard_steps_checked', '?')
-        print(f'demo: the collision guard refused {refused} chunks (those arms braked instead) '
-              f'in {checked} steps')
+        print(f'demo: in {checked} steps the collision guard had {straightened or 0} chunks made '
+              f'again with the joints moving together, and refused {refused or 0} (those arms '
+              'braked instead)')
     for line in live['warnings']:  # also in metrics.json ("valid": false) and metrics.md
         print(f'demo: WARNING: invalid run: {line}')
     return 0

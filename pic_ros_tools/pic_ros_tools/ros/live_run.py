@@ -296,8 +296,8 @@ class Recorder:
                         controller = status.name.rsplit(' ', 1)[-1]
                         self.recording.notes[f'{controller}_segment_peak'] = float(item.value)
                     elif 'collision guard' in status.name and item.key in (
-                        'steps_checked', 'chunks_refused'
-                    ):  # the trajectory publisher's guard: chunks it braked instead of sending
+                        'steps_checked', 'chunks_refused', 'chunks_straightened'
+                    ):  # the trajectory publisher's guard: chunks it made again or braked
                         self.recording.notes[f'guard_{item.key}'] = int(item.value)
                     elif 'trajectory_publisher' in status.name and item.key in (
                         'stalls', 'segment_violations', 'chunks_withdrawn_late'
