@@ -61,6 +61,16 @@ BAG = Path('azure_kinect') / 'body_tracking_ergonomics'
 START_TIMEOUT = 60.0
 """Longest wait for a launch's nodes to appear in the graph [s] (two cores, up to 10 processes)."""
 
+FIRST_REPORT_TIMEOUT = 300.0
+"""
+Longest wait for a solver node's first report on /diagnostics [s].
+
+In the first start after an install, each node process compiles the numba kernels it uses
+(numba's cache, beside the installed modules, is empty in a fresh colcon workspace): the solver
+node alone takes about 25 s of CPU, while the other nodes compile theirs on the same two cores;
+on a busy machine that is minutes. Later starts load the cache.
+"""
+
 RUN_TIMEOUT = 60.0
 """Longest wait for the replay to end and the trajectories to arrive [s]."""
 
@@ -123,7 +133,8 @@ def wait_for_nodes(launch: RosProcess, probe: Probe, names: Sequence[str]) -> No
     solvers = {f'pic_ros: {name}' for name in names if name.endswith('/solver_node')}
     wait_for(
         lambda: solvers <= set(probe.diagnostic_statuses()) or not launch.alive(),
-        f'the first report of {sorted(solvers)} on /diagnostics', START_TIMEOUT, launch.output(),
+        f'the first report of {sorted(solvers)} on /diagnostics', FIRST_REPORT_TIMEOUT,
+        launch.output(),
     )
     assert launch.alive(), launch.output()
 
