@@ -786,10 +786,8 @@ class ArmCommander:
         motion = self._motion
         if motion is None or self._last_step != now or self._undo is None:
             return None
-        (
-            self._last_step, self._sent, self._plan_start, self._plan_end, self.published,
-            self.at_rest,
-        ) = self._undo  # the step's start (its stall, its gap) stays: only its plan is redone
+        # the step's start (its stall, its gap) stays: only its plan is made again
+        self._restore(self._undo)
         guidance = self._guidance
         assert guidance is not None  # set with _undo
         self._straightenable = False
@@ -829,19 +827,12 @@ class ArmCommander:
         self._straightenable = False
         guidance = self._guidance
         assert guidance is not None  # set with _undo
-        # as for a brake: only the step's plan is made again
-        (
-            self._last_step, self._sent, self._plan_start, self._plan_end, self.published,
-            self.at_rest,
-        ) = undo
+        self._restore(undo)  # as for a brake: only the step's plan is made again
         chunk = self._planned(begin, guidance, braking=False, synchronize=True)
         arm = self._arm
         straight = limit_breach(chunk, arm.lower, arm.upper, arm.velocity) is None
         if not straight:  # the step as it was made (the same start and inputs: the same plan)
-            (
-                self._last_step, self._sent, self._plan_start, self._plan_end, self.published,
-                self.at_rest,
-            ) = undo
+            self._restore(undo)
             begin.generator.continue_from(*begin.state)
             self._planned(begin, guidance, braking=False)
         self._last_step = now
@@ -917,14 +908,18 @@ class ArmCommander:
             and begin.now == now and begin.start > now and later >= begin.start
         )
 
-    def _forget_step(self) -> None:
-        """Undo the step just made: its chunk was not sent (a brake beyond a limit, withdrawn)."""
-        undo, motion = self._undo, self._motion
-        assert undo is not None and motion is not None  # a step was made
+    def _restore(self, undo: tuple[Any, ...]) -> None:
+        """Put back what a step changed of what was sent (``_undo``, kept when it was made)."""
         (
             self._last_step, self._sent, self._plan_start, self._plan_end, self.published,
             self.at_rest,
         ) = undo
+
+    def _forget_step(self) -> None:
+        """Undo the step just made: its chunk was not sent (a brake beyond a limit, withdrawn)."""
+        undo, motion = self._undo, self._motion
+        assert undo is not None and motion is not None  # a step was made
+        self._restore(undo)
         self._last_target_step, self._target_waiting = self._undo_target
         self._undo = None  # nothing to brake again at this step
         # the generator's plan is no longer what was sent: the next step starts on the points

@@ -629,7 +629,7 @@ class TrajectoryPublisherNode(Node):
         """Step the named groups, then guard the arms' chunks; return the chunks (lock held)."""
         chunks = self._step_chunks(now, names)
         self._after_clock_restarts()
-        self._guard_arms(now, chunks)
+        chunks = self._guard_arms(now, chunks)
         self._report_limit_refusals()
         return chunks
 
@@ -675,25 +675,25 @@ class TrajectoryPublisherNode(Node):
             timing.last_step = None
         self.get_logger().warning('the clock went back: tracking starts over')
 
-    def _guard_arms(self, now: float, chunks: dict[str, TrajectoryChunk]) -> None:
-        """Guard the arms' chunks; put in what the guard made instead of any (lock held)."""
+    def _guard_arms(
+        self, now: float, chunks: dict[str, TrajectoryChunk]
+    ) -> dict[str, TrajectoryChunk]:
+        """Guard the arms' chunks; return the step's chunks to send (lock held)."""
         arms = {name: chunk for name, chunk in chunks.items() if name in self.robot.arms}
         if not (arms and self._guard.enabled):
-            return
+            return chunks
         verdict = self._guard.check(
             arms, self._commands(), self._torso_command(), now,
             brake=lambda name: self._groups[name][0].brake(now),
             straighten=lambda name: self._groups[name][0].straighten(now),
         )
         self._guard_last = verdict
-        sent = verdict.to_send(chunks)
-        chunks.clear()
-        chunks.update(sent)
         if verdict.refused:
             self.get_logger().warning(
                 f'collision guard: {", ".join(sorted(verdict.refused))} braking, '
                 f'{verdict.where} within the margin', throttle_duration_sec=1.0,
             )
+        return verdict.to_send(chunks)
 
     def _report_limit_refusals(self) -> None:
         """Log the chunks beyond a joint limit made and not sent since the last log (lock held)."""
