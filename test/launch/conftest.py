@@ -53,9 +53,10 @@ def ros_tools() -> Path:
 
 @pytest.fixture(scope='session')
 def workspace(ros_tools: Path, tmp_path_factory: pytest.TempPathFactory) -> Workspace:
-    """Build the package once with ``colcon build`` (plain install) for the launch tests."""
+    """Build the packages once with ``colcon build`` (plain install) for the launch tests."""
     built = Workspace(tmp_path_factory.mktemp('colcon_ws'))
     built.build()
+    built.warm_up()
     return built
 
 

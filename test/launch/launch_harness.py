@@ -46,6 +46,10 @@ DOMAIN_ID = int(_EXPORTED_DOMAIN) if _EXPORTED_DOMAIN.isdigit() else 215 + os.ge
 COMMAND_TIMEOUT = 60.0
 """Longest run of one short command (colcon build, ros2 param, --show-args) [s]."""
 
+WARM_UP_TIMEOUT = 600.0
+"""Longest compile of the package's numba kernels in a fresh workspace (:meth:`Workspace.warm_up`)
+[s]: a bound for a busy host (about 30 s of CPU), never a figure."""
+
 STOP_TIMEOUT = 60.0
 """
 Longest wait for a launch to stop after SIGINT (launch escalates to SIGTERM after 5 s) [s].
@@ -173,6 +177,34 @@ class Workspace:
         assert result.returncode == 0, result.stdout
         self.environment = sourced_environment(self.install / 'setup.bash', base_environment())
         return result
+
+    def warm_up(self) -> None:
+        """
+        Compile the installed package's numba kernels into its cache, once for the workspace.
+
+        Each node compiles them on its first start (the solver node about 25 s of CPU) unless
+        numba's cache beside the installed modules has them: done here once, the launches the
+        tests make start as a user's second launch does, rather than several nodes compiling
+        the same kernels side by side on a busy host. Builds every shipped robot's solvers and
+        collision guard in the workspace's environment (which compiles, or finds nothing to do
+        without numba).
+        """
+        script = (
+            'from pic_ros.imitation import RobotImitator\n'
+            'from pic_ros.motion.guard import CollisionGuard\n'
+            'from pic_ros.resources import shipped_robots\n'
+            'from pic_ros.robot import load_robot\n'
+            'from pic_ros.solvers import SolverConfig\n'
+            'for name in shipped_robots():\n'
+            '    robot = load_robot(name)\n'
+            '    RobotImitator(robot, SolverConfig())\n'
+            '    CollisionGuard(robot, -1.0)\n'
+        )
+        result = run_command(
+            [str(VENV_BIN / 'python'), '-c', script], self.environment, self.root,
+            timeout=WARM_UP_TIMEOUT,
+        )
+        assert result.returncode == 0, result.stdout
 
     def ros_environment(self, home: Path, domain_id: int = DOMAIN_ID) -> dict[str, str]:
         """

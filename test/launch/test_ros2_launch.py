@@ -728,6 +728,7 @@ def runtime_workspace(ros_tools, tmp_path_factory: pytest.TempPathFactory) -> Wo
     built = Workspace(tmp_path_factory.mktemp('runtime_ws'), packages=('pic_ros',))
     built.build()
     assert not (built.install / 'pic_ros_tools').exists()
+    built.warm_up()
     return built
 
 
