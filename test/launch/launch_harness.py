@@ -195,10 +195,11 @@ class Workspace:
             'from pic_ros.resources import shipped_robots\n'
             'from pic_ros.robot import load_robot\n'
             'from pic_ros.solvers import SolverConfig\n'
+            'from pic_ros.solvers.avoidance import SELF_COLLISION_MARGIN\n'
             'for name in shipped_robots():\n'
             '    robot = load_robot(name)\n'
             '    RobotImitator(robot, SolverConfig())\n'
-            '    CollisionGuard(robot, -1.0)\n'
+            '    CollisionGuard(robot, SELF_COLLISION_MARGIN.default)\n'
         )
         result = run_command(
             [str(VENV_BIN / 'python'), '-c', script], self.environment, self.root,
