@@ -311,6 +311,10 @@ def _live(args: argparse.Namespace) -> int:
         logs=args.logs,
         user_profile=args.user_profile,
         realtime_priority=check_priority(args.realtime_priority),
+        sim_realtime_priority=(
+            None if args.sim_realtime_priority is None
+            else check_priority(args.sim_realtime_priority)
+        ),
     )
     records = live_records(settings)
     if args.json:
@@ -610,6 +614,11 @@ def build_parser() -> argparse.ArgumentParser:
         '--realtime-priority', type=int, default=0,
         help="--live: the pipeline's and sim_robot's realtime_priority (SCHED_FIFO, 1-98; 0: "
         'default scheduling), as on a robot PC that grants it',
+    )
+    evaluate.add_argument(
+        '--sim-realtime-priority', type=int,
+        help="--live: sim_robot's own realtime_priority (default: --realtime-priority's), e.g. "
+        "50, ros2_control's controller manager's default, with the pipeline's at 0",
     )
     evaluate.set_defaults(run=run_evaluate)
     bench = commands.add_parser('bench', help='solver timing against ikpy; pipeline throughput')

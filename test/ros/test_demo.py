@@ -258,3 +258,28 @@ def test_the_recorder_falls_back_to_the_usual_executor_when_stderr_has_no_descri
         executor.shutdown(timeout_sec=1.0)
     finally:
         rclpy.try_shutdown(context=context)
+
+
+def test_the_simulated_controller_manager_may_run_at_its_own_realtime_priority():
+    """
+    ``sim_realtime_priority`` goes to sim_robot alone; the pipeline keeps ``realtime_priority``.
+
+    As on a robot PC whose ros2_control runs under ``SCHED_FIFO`` (its default, 50) beside a
+    teleoperation left to the default scheduling; without it sim_robot shares the pipeline's.
+    """
+    from pic_ros_tools.ros.live_run import _commands
+
+    def priorities(**kwargs):
+        commands = _commands('yumi', 'azure_kinect', {}, {}, True, **kwargs)
+        return {
+            name: [item for item in argv if item.startswith('realtime_priority:=')]
+            for name, argv in commands.items()
+        }
+
+    assert priorities(realtime_priority=0, sim_realtime_priority=50) == {
+        'sim_robot': ['realtime_priority:=50'], 'skeleton_node': ['realtime_priority:=0'],
+        'solver_node': ['realtime_priority:=0'], 'trajectory_publisher': ['realtime_priority:=0'],
+    }
+    assert set(map(tuple, priorities(realtime_priority=40).values())) == {
+        ('realtime_priority:=40',)
+    }

@@ -588,3 +588,28 @@ def test_on_its_own_clock_the_simulations_hold_up_is_not_counted_as_a_late_arriv
     node._on_trajectory(controller, _hold_message(node, controller, stale, 0.05),
                         node._system.now().nanoseconds)
     assert stats.accepted == 2 and stats.late == 1 and stats.joined == 1
+
+
+def test_a_late_trajectory_says_how_long_after_its_stamp_it_was_published(make_node):
+    """
+    The publisher's ``source_timestamp`` tells a late publisher from a late delivery.
+
+    A trajectory stamped 0.1 s before the simulation's present and published 0.03 s ago was
+    published 0.07 s after its stamp, on the simulation's clock; without a source timestamp, or
+    for a trajectory stamped 0 (start on arrival), nothing is said (NaN).
+    """
+    from pic_ros_tools.ros.sim_robot_node import SimRobotNode
+
+    node = make_node(SimRobotNode, {'robot': 'yumi', 'publish_clock': True, 'rate': 200.0})
+    steady = [node._wall_now()]
+    node._wall_now = lambda: steady[0]
+    node._on_tick()
+    for _ in range(10):
+        steady[0] += 0.05
+        node._on_tick()
+    present = node._sim_time_of(steady[0], node._wall_start)
+    source = node._system.now().nanoseconds - 30_000_000
+    sent = node._sent_after_stamp(source, present - 0.1)
+    assert sent == pytest.approx(0.07, abs=2e-3)  # the system clock read twice: a ms between
+    assert math.isnan(node._sent_after_stamp(0, present - 0.1))
+    assert math.isnan(node._sent_after_stamp(source, 0.0))

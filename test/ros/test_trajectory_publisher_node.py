@@ -150,6 +150,45 @@ def state(diagnostics, node, arm_index=0) -> str:
     return groups(diagnostics, node)[arm_index]['state']
 
 
+def clock_setter(node, helper_node, wait_for):
+    """
+    Return ``reach(ns)``: make the node's clock read that time, as its executor would.
+
+    A ``/clock`` message is published and applied (:func:`take_newest_clock`) until the node's
+    clock reads it (bounded wait).
+    """
+    publisher = helper_node.create_publisher(Clock, '/clock', 10)
+
+    def reach(nanoseconds_now: int) -> None:
+        message = Clock(clock=Time(
+            sec=nanoseconds_now // 1_000_000_000, nanosec=nanoseconds_now % 1_000_000_000
+        ))
+
+        def applied() -> bool:
+            publisher.publish(message)
+            take_newest_clock(node)
+            return node.get_clock().now().nanoseconds == nanoseconds_now
+
+        wait_for(applied, f'the node reading /clock = {nanoseconds_now} ns')
+
+    return reach
+
+
+def waving(streamer, helper_node, wait_for):
+    """
+    Return a node streaming arms that wave (engaged, sim time) and what drives it.
+
+    :return: ``(node, clock, published, moving, reach)``: ``moving(t)`` the targets at ``t``,
+        ``reach(ns)`` from :func:`clock_setter`.
+    """
+    node, clock, published = streamer(diagnostics_period=60.0)
+
+    def moving(now):
+        return pose(node, lambda arm: arm.neutral + 0.3 * math.sin(2.0 * (now - START)))
+
+    return node, clock, published, moving, clock_setter(node, helper_node, wait_for)
+
+
 def holding_still(message) -> bool:
     """Return whether a message holds still: stamp 0 (on arrival), one point at rest."""
     return (
@@ -1022,6 +1061,45 @@ def test_targets_handed_over_on_the_system_clock_are_stepped_in_the_callers_thre
     assert commander.published == 1 and node._waiting is None  # nothing spun the node
 
 
+def test_chunks_whose_publishing_ended_after_their_plans_start_are_counted(
+    streamer, helper_node, wait_for
+):
+    """
+    The node made its chunks in time, then waited 0.2 s for the CPU inside a publish call.
+
+    The check before publishing could not see it; the clock read again once the publish calls
+    returned does: every stamped chunk of the step reached the middleware after its plan's
+    start (its controller joins it), counted per controller (``chunks_sent_late``, WARN on
+    ``/diagnostics``). Nothing is made again: the chunks are out.
+    """
+    node, clock, published, moving, reach = waving(streamer, helper_node, wait_for)
+    last = round(stream(node, clock, START, START + 1.0, 0.02, moving) * 1e9)
+    step, later = last + 30_000_000, last + 230_000_000
+    left = node._groups['left'][1]
+    capturing = left.publish
+    calls = []
+
+    def waited(message) -> None:
+        capturing(message)
+        calls.append(message)
+        if len(calls) == 1:
+            reach(later)  # the scheduler gave the thread no CPU for 0.2 s inside the call
+
+    left.publish = waited
+    sent = {name: len(items) for name, items in published.items()}
+    reach(step)
+    node._on_targets(joint_state_to_msg(step * 1e-9, joint_names(node), moving(step * 1e-9)))
+    left.publish = capturing
+    for name in ('left', 'right'):  # the arms the targets cover: sent once, as made
+        new = published[name][sent[name]:]
+        assert len(new) == 1 and nanoseconds(new[0].message.header.stamp) <= step
+    reports = {item.name.rsplit(' ', 1)[-1]: item for item in node._statuses()}
+    for name in ('left', 'right'):
+        values = {value.key: value.value for value in reports[name].values}
+        assert values['chunks_sent_late'] == '1' and values['chunks_withdrawn_late'] == '0'
+        assert 'waited for the CPU while publishing' in reports[name].message
+
+
 def test_a_step_starved_before_it_could_publish_is_made_again_at_the_present(
     streamer, helper_node, wait_for, diagnostics
 ):
@@ -1034,25 +1112,7 @@ def test_a_step_starved_before_it_could_publish_is_made_again_at_the_present(
     controllers were last sent; counted on ``/diagnostics`` (WARN). Every message sent is
     stamped for the time it is published and the stream keeps the limits.
     """
-    node, clock, published = streamer(diagnostics_period=60.0)
-
-    def moving(now):
-        return pose(node, lambda arm: arm.neutral + 0.3 * math.sin(2.0 * (now - START)))
-
-    publisher = helper_node.create_publisher(Clock, '/clock', 10)
-
-    def reach(nanoseconds_now: int) -> None:  # what the executor would do: apply a /clock
-        message = Clock(clock=Time(
-            sec=nanoseconds_now // 1_000_000_000, nanosec=nanoseconds_now % 1_000_000_000
-        ))
-
-        def applied() -> bool:
-            publisher.publish(message)
-            take_newest_clock(node)
-            return node.get_clock().now().nanoseconds == nanoseconds_now
-
-        wait_for(applied, f'the node reading /clock = {nanoseconds_now} ns')
-
+    node, clock, published, moving, reach = waving(streamer, helper_node, wait_for)
     last = round(stream(node, clock, START, START + 1.0, 0.02, moving) * 1e9)
     step, later = last + 30_000_000, last + 230_000_000
     made = node._step_chunks

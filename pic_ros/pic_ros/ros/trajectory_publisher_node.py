@@ -134,6 +134,9 @@ class _Timing:
         self.monitor = ContinuityMonitor(limits)
         self.reported_stalls = 0
         self.reported_withdrawn = 0
+        self.sent_late = 0
+        """Chunks whose publishing ended after their plan's start (:meth:`_check_sent`)."""
+        self.reported_sent_late = 0
         self.last_step: float | None = None
         self.gap = 0.0
 
@@ -600,6 +603,7 @@ class TrajectoryPublisherNode(Node):
             payloads = self._serialized(chunks)
         for publisher, payload in payloads.values():
             publisher.publish(payload)  # serialized
+        self._check_sent(now, chunks, poll)
         for name in chunks:
             link = self._grippers.get(name)
             if link is not None:
@@ -613,6 +617,31 @@ class TrajectoryPublisherNode(Node):
                 timing.gap = max(timing.gap, now - timing.last_step)
             timing.last_step = now
         return now
+
+    def _check_sent(self, now: float, chunks: dict[str, TrajectoryChunk], poll: bool) -> None:
+        """
+        Count the chunks whose publishing ended after their plan's start (lock held).
+
+        The clock is read a third time, once the publish calls returned: a process that waited
+        for the CPU while publishing (a busy neighbour took it; the check before publishing
+        could not see it) sent chunks that its controllers join rather than continue. Counted
+        per controller (``chunks_sent_late`` on ``/diagnostics``) and logged, throttled.
+        """
+        stamped = [name for name, chunk in chunks.items() if chunk.stamp > 0.0]
+        if not stamped:
+            return
+        after = self._fresh_now(poll)
+        late = [name for name in stamped if self._groups[name][0].overtaken(now, after)]
+        for name in late:
+            self._timing[name].sent_late += 1
+        if late:
+            self.get_logger().warning(
+                f'{", ".join(sorted(late))}: publishing ended {1e3 * (after - now):.0f} ms after '
+                'the step, after the start of the plans (this node waited for the CPU while '
+                'publishing): the controllers join these chunks rather than continue them; '
+                'realtime_priority gives this node the CPU before its busy neighbours',
+                throttle_duration_sec=1.0,
+            )
 
     def _serialized(
         self, chunks: dict[str, TrajectoryChunk]
@@ -755,6 +784,7 @@ class TrajectoryPublisherNode(Node):
                     'segment_violations': checked.violations + checked.ran_out,
                     'chunks_beyond_limits_not_sent': commander.limit_refusals,
                     'chunks_withdrawn_late': commander.withdrawn,
+                    'chunks_sent_late': timing.sent_late,
                     'last_beyond_limits': commander.last_breach or '-',
                     'segment_peak': f'{checked.peak:.3f}',
                 }
@@ -766,6 +796,8 @@ class TrajectoryPublisherNode(Node):
                 timing.reported_stalls = commander.stalls
                 withdrawn = commander.withdrawn - timing.reported_withdrawn
                 timing.reported_withdrawn = commander.withdrawn
+                sent_late = timing.sent_late - timing.reported_sent_late
+                timing.reported_sent_late = timing.sent_late
                 level = DiagnosticStatus.OK if started else DiagnosticStatus.WARN
                 summary = str(values['state'])
                 if stalled:
@@ -779,6 +811,12 @@ class TrajectoryPublisherNode(Node):
                     summary += (
                         f', {withdrawn} chunks since the last report made again before publishing '
                         '(this node was starved after the step read its clock)'
+                    )
+                if sent_late:
+                    level = DiagnosticStatus.WARN
+                    summary += (
+                        f', {sent_late} chunks since the last report published after their '
+                        "plan's start (this node waited for the CPU while publishing)"
                     )
                 if commander.limit_refusals:
                     level = DiagnosticStatus.ERROR

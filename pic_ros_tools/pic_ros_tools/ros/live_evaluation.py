@@ -49,6 +49,7 @@ class LiveSettings:
         ``run_scene.mcap``; None: a temporary one (and no MCAP).
     :param user_profile: solver_node's ``user_profile`` (``position`` correspondence).
     :param realtime_priority: Every process's ``realtime_priority`` (0: default scheduling).
+    :param sim_realtime_priority: sim_robot's, when it differs (None: ``realtime_priority``).
     """
 
     robots: Sequence[Robot]
@@ -60,6 +61,7 @@ class LiveSettings:
     logs: Path | None = None
     user_profile: str | None = None
     realtime_priority: int = 0
+    sim_realtime_priority: int | None = None
 
 
 def _solver_values(
@@ -117,6 +119,7 @@ def live_records(settings: LiveSettings) -> list[dict[str, Any]]:
                         'time_constant': settings.processing.time_constant,
                     },
                     realtime_priority=settings.realtime_priority,
+                    sim_realtime_priority=settings.sim_realtime_priority,
                 )
                 asked = run_imitation(
                     robot, played, solver,

@@ -300,9 +300,11 @@ class Recorder:
                     ):  # the trajectory publisher's guard: chunks it made again or braked
                         self.recording.notes[f'guard_{item.key}'] = int(item.value)
                     elif 'trajectory_publisher' in status.name and item.key in (
-                        'stalls', 'segment_violations', 'chunks_withdrawn_late'
+                        'stalls', 'segment_violations', 'chunks_withdrawn_late',
+                        'chunks_sent_late',
                     ):  # the publisher's own view: steps after the plan ran out, its check,
-                        # chunks made again as they would have come after their plan's start
+                        # chunks made again as they would have come after their plan's start,
+                        # chunks whose publishing ended after it
                         group = status.name.rsplit(' ', 1)[-1]
                         self.recording.notes[f'publisher_{group}_{item.key}'] = int(item.value)
                     elif 'controller' in status.name and item.key in _DELAYS:
@@ -356,14 +358,16 @@ def _commands(
     skeleton_values: Mapping[str, Any],
     sim_time: bool,
     realtime_priority: int = 0,
+    sim_realtime_priority: int | None = None,
 ) -> dict[str, list[str]]:
     clock = ['-p', 'use_sim_time:=true'] if sim_time else []
-    clock += ['-p', f'realtime_priority:={realtime_priority}']  # every process, sim_robot too
+    clock += ['-p', f'realtime_priority:={realtime_priority}']  # the pipeline's processes
+    sim_priority = realtime_priority if sim_realtime_priority is None else sim_realtime_priority
     return {
         'sim_robot': python_module(
             'pic_ros_tools', 'sim', '--robot', robot, '--ros-args', '-p',
             f'publish_clock:={str(sim_time).lower()}', '-p',
-            f'realtime_priority:={realtime_priority}',
+            f'realtime_priority:={sim_priority}',
         ),
         'skeleton_node': python_module(
             'pic_ros.ros.skeleton_node', '--ros-args', '-p', f'source:={source}',
@@ -392,6 +396,7 @@ def record_pipeline(
     skeleton_values: Mapping[str, Any] | None = None,
     mcap: Path | None = None,
     realtime_priority: int = 0,
+    sim_realtime_priority: int | None = None,
 ) -> DemoRecording:
     """
     Play a recording through the five processes and record what they publish.
@@ -410,6 +415,9 @@ def record_pipeline(
     :param realtime_priority: The pipeline's and sim_robot's ``realtime_priority`` (0: the
         default scheduling; sim_robot stands for ros2_control, whose controller manager runs
         under SCHED_FIFO where it may).
+    :param sim_realtime_priority: sim_robot's own ``realtime_priority``, when it differs from
+        the pipeline's (None: the same): e.g. 50, ros2_control's default, for the simulated
+        controller manager alone, with the pipeline under the default scheduling.
     :return: What was recorded; its ``notes`` hold the clock, the domain, the tracker source, the
         skeleton node's counts and the simulation's slips.
     :raises PicRosError: If the pipeline does not come up, the replay does not end in time or
@@ -427,7 +435,7 @@ def record_pipeline(
         recorder = Recorder(context, robot, sim_time, mcap)
         for name, argv in _commands(
             robot.name, replayed.source, solver_values, skeleton_values or {}, sim_time,
-            realtime_priority,
+            realtime_priority, sim_realtime_priority,
         ).items():
             processes.append(ManagedProcess(argv, environment, logs / f'{name}.log'))
         _wait_for_pipeline(recorder, logs, processes)

@@ -32,8 +32,10 @@ controller's status is WARN after a rejection and in a report with a new join or
 trajectory beyond a limit: a streamed chunk is joined rather than continued when it arrives
 more than the trajectory publisher's
 ``plan_ahead`` after the step that made it (its stamp is up to one point spacing, 10 ms, before
-that step), which the delay tells; each join is logged (throttled) with its delay and the shares
-of the velocity, acceleration and jerk limits it reaches, and ``/diagnostics`` gives the
+that step), which the delay tells; each join is logged (throttled) with its delay, how long after
+its stamp it was published (the message info's ``source_timestamp``: a publisher held up before
+sending, or a delivery held up after) and the shares of the velocity, acceleration and jerk
+limits it reaches, and ``/diagnostics`` gives the
 smallest and largest delay of the joined ones and those peaks (``joined_*``). A trajectory
 continued, not joined, that still breaks a limit as followed is logged (throttled) the same way,
 with the segment where it does.
@@ -300,7 +302,7 @@ class SimRobotNode(Node):
         if values['diagnostics_period'] != self._values['diagnostics_period']:
             self._diagnostics.set_period(float(values['diagnostics_period']))
 
-    def _advance(self, taken: tuple[str, JointTrajectory, int] | None = None) -> None:
+    def _advance(self, taken: tuple[str, JointTrajectory, int, int] | None = None) -> None:
         """
         Step the simulation to now, first taking the trajectories received meanwhile.
 
@@ -309,10 +311,10 @@ class SimRobotNode(Node):
         behind this node's own work (the physics, the publishing: the executor runs the timer
         before the subscriptions) no more than it would in JTC's executor thread.
 
-        :param taken: A trajectory the executor took already, with its controller and its
-            ``received_timestamp`` [ns], or None.
+        :param taken: A trajectory the executor took already, with its controller, its
+            ``received_timestamp`` and its ``source_timestamp`` [ns], or None.
         """
-        pending: list[tuple[float, int, str, JointTrajectory, int]] = []
+        pending: list[tuple[float, int, str, JointTrajectory, int, int]] = []
         if taken is not None:
             reception = self._reception(taken[2])
             pending.append((math.inf if reception is None else reception, 0, *taken))
@@ -331,9 +333,12 @@ class SimRobotNode(Node):
                 received = int(info.get('received_timestamp', 0))
                 reception = self._reception(received)
                 order = math.inf if reception is None else reception
-                pending.append((order, len(pending), controller, message, received))
-        for _, _, controller, message, received in sorted(pending):
-            self._on_trajectory(controller, message, received)
+                pending.append((
+                    order, len(pending), controller, message, received,
+                    int(info.get('source_timestamp', 0)),
+                ))
+        for _, _, controller, message, received, source in sorted(pending):
+            self._on_trajectory(controller, message, received, source)
         self._step_wall(self._wall_now())
 
     def _step_wall(self, now: float) -> None:
@@ -444,10 +449,13 @@ class SimRobotNode(Node):
     def _trajectory_callback(self, controller: str) -> Any:
         """Return the subscription callback of a controller's trajectories (with message info)."""
         def on_message(message: JointTrajectory, info: MessageInfo) -> None:
-            self._advance((controller, message, int(info['received_timestamp'])))
+            self._advance((
+                controller, message, int(info['received_timestamp']),
+                int(info.get('source_timestamp', 0)),
+            ))
 
         def on_message_only(message: JointTrajectory) -> None:
-            self._advance((controller, message, 0))
+            self._advance((controller, message, 0, 0))
 
         return on_message if MESSAGE_INFO else on_message_only
 
@@ -466,7 +474,9 @@ class SimRobotNode(Node):
             return None
         return self._wall_now() - age
 
-    def _on_trajectory(self, controller: str, message: JointTrajectory, received: int = 0) -> None:
+    def _on_trajectory(
+        self, controller: str, message: JointTrajectory, received: int = 0, source: int = 0
+    ) -> None:
         reception = self._reception(received)
         report = self._reports[controller]
         queued = math.nan
@@ -475,12 +485,14 @@ class SimRobotNode(Node):
             queued = now - reception
             report.queued_max = max(report.queued_max, queued)
         self._step_to_arrival(now if reception is None else reception)
-        trajectory = trajectory_from_msg(message, self._to_sim_time(message.header.stamp))
+        stamp = self._to_sim_time(message.header.stamp)
+        trajectory = trajectory_from_msg(message, stamp)
         stats = self.sim.follower(controller).stats
         joined, violations = stats.joined, stats.segment_violations
         verdict = self.sim.command(controller, trajectory)
+        sent = self._sent_after_stamp(source, stamp)
         if verdict.accepted and stats.joined > joined and stats.last_join is not None:
-            self._log_seam(controller, report, now, queued, *stats.last_join,
+            self._log_seam(controller, report, now, queued, sent, *stats.last_join,
                            'joined a trajectory', '; the join reaches ')
         elif (
             verdict.accepted and stats.segment_violations > violations
@@ -488,7 +500,7 @@ class SimRobotNode(Node):
         ):
             delay, peaks, jumped = stats.last_violation
             what = 'jumped onto a trajectory' if jumped else 'took a trajectory beyond a limit'
-            self._log_seam(controller, report, now, queued, delay, peaks, what, ': ')
+            self._log_seam(controller, report, now, queued, sent, delay, peaks, what, ': ')
         if verdict.accepted:
             return
         last = report.last_logged.get(verdict.status)
@@ -502,13 +514,33 @@ class SimRobotNode(Node):
             f'{controller}: rejected trajectory ({verdict.status.value}): {verdict.detail}{more}'
         )
 
+    def _sent_after_stamp(self, source: int, stamp: float) -> float:
+        """
+        Return how long after its stamp a trajectory was published, on the simulation's clock.
+
+        The publisher's ``source_timestamp`` (system time) is placed on the steady clock as the
+        reception is (:meth:`_reception`), then on the simulation's time; with the reception's
+        delay it tells where a late trajectory lost its time: before it was sent (the
+        publisher) or after (the middleware, this process).
+
+        :param source: ``source_timestamp`` of its message info [ns] (0: not given).
+        :param stamp: Its stamp on the simulation's clock [s] (0: start on arrival).
+        :return: The time [s], NaN when unknown or for a trajectory stamped 0.
+        """
+        sent = self._reception(source)
+        if sent is None or stamp == 0.0 or self._wall_start is None:
+            return math.nan
+        return self._sim_time_of(sent, self._wall_start) - stamp
+
     def _log_seam(
         self, controller: str, report: _ControllerReport, now: float, queued: float,
-        delay: float, peaks: SegmentPeaks, what: str, reaches: str,
+        sent: float, delay: float, peaks: SegmentPeaks, what: str, reaches: str,
     ) -> None:
         """
         Log a trajectory taken with a seam or beyond a limit, throttled per controller and kind.
 
+        :param sent: How long after its stamp it was published [s]
+            (:meth:`_sent_after_stamp`; NaN: unknown).
         :param what: What the controller did (``joined a trajectory``, ...): the kind throttled.
         :param reaches: The words before the shares of the limits reached.
         """
@@ -520,7 +552,8 @@ class SimRobotNode(Node):
         report.seam_logged[what] = now
         self.get_logger().warning(
             f'{controller}: {what} {_milliseconds(1e3 * delay)} ms after its stamp '
-            f'(received {_milliseconds(1e3 * queued)} ms before its callback){reaches}'
+            f'(published {_milliseconds(1e3 * sent)} ms after it, received '
+            f'{_milliseconds(1e3 * queued)} ms before its callback){reaches}'
             f'{peaks.velocity:.2f} x the velocity, {peaks.acceleration:.2f} x '
             f'the acceleration and {peaks.jerk:.2f} x the jerk limit'
             f"{f' ({peaks.where})' if peaks.where else ''}{more}"
