@@ -54,7 +54,10 @@ minus the skeleton's capture stamp, the largest since the previous report: the d
 tracker to here, on a shared clock) and the continuity check of every chunk sent
 (:class:`~pic_ros.motion.streaming.ContinuityMonitor` against the joints' velocity, acceleration
 and jerk limits, each chunk taken at its step: ``segment_violations``, ERROR when not 0, and the
-peak share of a limit), the current ``plan_ahead`` and the largest delay this node measured
+peak share of a limit), the chunks made again because the process was starved before publishing
+(``chunks_withdrawn_late``) and those whose publish calls ended after their plans' start
+(``chunks_sent_late``: the process waited for the CPU while publishing; WARN in a report with a
+new one), the current ``plan_ahead`` and the largest delay this node measured
 (:class:`~pic_ros.motion.delay.DelayAllowance`: its timer's lateness, twice, plus its step's
 duration, and the age of ``joint_states``; the plans start that much later after their step,
 up to ``max_plan_ahead``, so that a late chunk still continues the command). A delay shows
