@@ -625,16 +625,13 @@ class TrajectoryPublisherNode(Node):
         """
         Count the chunks whose publishing ended after their plan's start (lock held).
 
-        The clock is read a third time, once the publish calls returned: a process that waited
-        for the CPU while publishing (a busy neighbour took it; the check before publishing
-        could not see it) sent chunks that its controllers join rather than continue. Counted
-        per controller (``chunks_sent_late`` on ``/diagnostics``) and logged, throttled.
+        The clock is read a third time, once the publish calls returned (:meth:`_late_groups`): a
+        process that waited for the CPU while publishing (a busy neighbour took it; the check
+        before publishing could not see it) sent chunks that its controllers join rather than
+        continue. Counted per controller (``chunks_sent_late`` on ``/diagnostics``) and logged,
+        throttled.
         """
-        stamped = [name for name, chunk in chunks.items() if chunk.stamp > 0.0]
-        if not stamped:
-            return
-        after = self._fresh_now(poll)
-        late = [name for name in stamped if self._groups[name][0].overtaken(now, after)]
+        after, late = self._late_groups(now, chunks, poll)
         for name in late:
             self._timing[name].sent_late += 1
         if late:
@@ -668,18 +665,24 @@ class TrajectoryPublisherNode(Node):
     def _overtaken(
         self, now: float, chunks: dict[str, TrajectoryChunk], poll: bool
     ) -> float | None:
-        """
-        Return the clock if a chunk made at ``now`` would come after its plan's start, else None.
+        """Return the clock if a chunk made at ``now`` comes after its plan's start, else None."""
+        later, late = self._late_groups(now, chunks, poll)
+        return later if late else None
 
-        Only stamped chunks count: one stamped 0 (holding still) starts whenever it arrives.
+    def _late_groups(
+        self, now: float, chunks: dict[str, TrajectoryChunk], poll: bool
+    ) -> tuple[float, list[str]]:
+        """
+        Read the clock; return it and the groups whose chunk made at ``now`` comes after its start.
+
+        Only stamped chunks count: one stamped 0 (holding still) starts whenever it arrives;
+        without any, the clock is not read (``now`` is returned).
         """
         stamped = [name for name, chunk in chunks.items() if chunk.stamp > 0.0]
         if not stamped:
-            return None
+            return now, []
         later = self._fresh_now(poll)
-        if any(self._groups[name][0].overtaken(now, later) for name in stamped):
-            return later
-        return None
+        return later, [name for name in stamped if self._groups[name][0].overtaken(now, later)]
 
     def _step_chunks(self, now: float, names: Sequence[str]) -> dict[str, TrajectoryChunk]:
         """Step the named groups' commanders; return the chunks made, by group (lock held)."""
