@@ -9,11 +9,11 @@ from hypothesis import strategies as st
 import numpy as np
 from pic_ros.exceptions import ConfigError
 from pic_ros.motion.limiter import MotionLimits
+from pic_ros.motion.streaming import segment_state
 from pic_ros_tools.sim.trajectory import (
     DELAY_WINDOW,
     FollowerConfig,
     Interpolation,
-    segment_state,
     Trajectory,
     TrajectoryFollower,
     TrajectoryStatus,
@@ -504,3 +504,27 @@ def test_a_continued_trajectory_is_judged_by_its_segments_not_by_where_it_arrive
     away = Trajectory(NAMES, [Waypoint(0.0, [0.9] * 3)], stamp=2.5)  # due now: taken at once
     assert follower.set_trajectory(away, now=2.5).accepted
     assert follower.stats.segment_violations == 2 and follower.stats.last_violation[2]
+
+
+def test_the_compiled_plan_sampling_gives_the_numpy_path_s_states() -> None:
+    """Both paths of plan_state_into agree to rounding: every kind, before, inside, clamped."""
+    from pic_ros_tools.sim import plan_state
+
+    rng = np.random.default_rng(7)
+    lower, upper = np.full(3, -1.2), np.full(3, 1.2)
+    compiled = plan_state._PLAN_STATE.function()
+    for _ in range(300):
+        count = int(rng.integers(2, 7))
+        times = 10.0 + np.cumsum(rng.uniform(0.002, 0.05, count))
+        positions, velocities, accelerations = rng.normal(size=(3, count, 3))
+        codes = rng.integers(0, 3, count - 1)
+        instants = [times[0] - 0.01, times[0], times[-2], *rng.uniform(times[0], times[-1], 4)]
+        for t in instants:
+            arguments = (times, positions, velocities, accelerations, codes, lower, upper, t)
+            expected = [np.empty(3) for _ in range(3)]
+            plan_state._plan_state_numpy(*arguments, *expected)
+            for path in (plan_state._plan_state_loops, compiled):
+                got = [np.empty(3) for _ in range(3)]
+                path(*arguments, *got)
+                for mine, theirs in zip(got, expected):
+                    np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-9)

@@ -21,6 +21,7 @@ from pic_ros.ros.conversions import (
     footprint_to_cdr,
     footprint_to_msg,
     joint_state_from_msg,
+    joint_state_to_cdr,
     joint_state_to_msg,
     marker_positions_from_msg,
     marker_positions_from_raw,
@@ -267,6 +268,25 @@ def test_a_chunk_written_as_bytes_is_the_message_of_trajectory_to_msg(
 
         assert deserialize_message(written, JointTrajectory) == message
         assert _same_but_padding(serialize_message(message)[:len(written)], written)
+
+
+@pytest.mark.parametrize(
+    'names', [(), ('j',), ('a', 'bb', 'ccc'), tuple(f'joint_{index}' for index in range(30))]
+)
+@pytest.mark.parametrize('stamp', [(0, 0), (12, 345_000_000), (1_700_000_000, 123_456_789)])
+def test_joint_states_written_as_bytes_are_what_rclpy_serializes(rng, names, stamp):
+    """The simulated robot's joint_states bytes read back as the message, value for value."""
+    positions, velocities = rng.normal(size=(2, len(names)))
+    message = JointState()
+    message.header.stamp = Time(sec=stamp[0], nanosec=stamp[1])
+    message.name = list(names)
+    message.position = positions.tolist()
+    message.velocity = velocities.tolist()
+
+    written = joint_state_to_cdr(stamp, names, positions, velocities)
+
+    assert deserialize_message(written, JointState) == message
+    assert _same_but_padding(serialize_message(message)[:len(written)], written)
 
 
 def test_time_round_trip_is_exact_to_the_nanosecond(rng):

@@ -449,6 +449,34 @@ def joint_state_to_msg(
     return message
 
 
+def joint_state_to_cdr(
+    stamp: tuple[int, int], names: tuple[str, ...], positions: npt.ArrayLike,
+    velocities: npt.ArrayLike,
+) -> bytes:
+    """
+    Serialize a JointState (positions and velocities, no effort) without a message.
+
+    As :func:`trajectory_to_cdr` does for a chunk: written directly as ROS 2 middlewares
+    serialize it (little-endian CDR, padding as zeros), so that a publisher at a few hundred hertz
+    does not convert the names and values of a message each time.
+
+    :param stamp: ``header.stamp`` as ``(sec, nanosec)``; ``header.frame_id`` is empty.
+    :param names: Joint names.
+    :param positions: Joint positions, one per name [rad] or [m].
+    :param velocities: Joint velocities, one per name [rad/s] or [m/s].
+    :return: The serialized message, with its 4-byte encapsulation header.
+    """
+    parts = [_header_cdr(stamp, '', 4), _names_cdr(names)]
+    size = sum(len(part) for part in parts)
+    for values in (positions, velocities):
+        array = np.asarray(values, dtype='<f8')
+        padding = bytes(-size % 8) if len(array) else b''  # after the length: size + 4 - 4
+        parts += [struct.pack('<I', len(array)), padding, array.tobytes()]
+        size += 4 + len(padding) + array.nbytes
+    parts.append(struct.pack('<I', 0))  # effort: empty
+    return b''.join(parts)
+
+
 def joint_state_from_msg(message: JointState) -> tuple[float, dict[str, float]]:
     """
     Read the named positions of a JointState.

@@ -85,7 +85,12 @@ from geometry_msgs.msg import Twist, WrenchStamped
 from nav_msgs.msg import Odometry
 from pic_ros.exceptions import ConfigError
 from pic_ros.motion.streaming import SegmentPeaks
-from pic_ros.ros.conversions import status_to_msg, time_from_msg, time_to_msg
+from pic_ros.ros.conversions import (
+    joint_state_to_cdr,
+    status_to_msg,
+    time_from_msg,
+    time_to_msg,
+)
 from pic_ros.ros.diagnostics import DiagnosticsReporter, RateMeter
 from pic_ros.ros.parameters import (
     apply_realtime_priority,
@@ -228,7 +233,7 @@ class SimRobotNode(Node):
         self._slipped = 0.0
         self._clock_offset: int | None = None  # system minus steady clock [ns] (_to_sim_time)
         self._publish_clock = bool(self._values['publish_clock'])
-        self._names = list(self.sim.joint_names)
+        self._names = tuple(self.sim.joint_names)
         self._reports = {controller: _ControllerReport() for controller in self.sim.controllers}
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self._trajectory_subscriptions: dict[str, Any] = {}
@@ -629,14 +634,12 @@ class SimRobotNode(Node):
             return  # a late tick caught up within one physics step: nothing new to publish
         self._published_time = self.sim.time
         stamp = self._stamp()
-        positions = self.sim.joint_positions()
-        velocities = self.sim.joint_velocities()
-        message = JointState()
-        message.header.stamp = stamp
-        message.name = self._names
-        message.position = [positions[name] for name in self._names]
-        message.velocity = [velocities[name] for name in self._names]
-        self._joint_states.publish(message)
+        # written as bytes: a JointState of every joint, converted by rclpy at the tick rate,
+        # cost this process more than its physics
+        self._joint_states.publish(joint_state_to_cdr(
+            (stamp.sec, stamp.nanosec), self._names,
+            list(self.sim.joint_positions().values()), list(self.sim.joint_velocities().values()),
+        ))
         self._publish_base_and_wrenches(stamp)
         self._published.tick()
         if self._clock_publisher is not None:

@@ -1,7 +1,8 @@
 """
 Simulation: MuJoCo physics of the project's URDFs, driven like ros2_control's JTC.
 
-:mod:`pic_ros_tools.sim.trajectory` is pure numpy (the joint_trajectory_controller semantics);
+:mod:`pic_ros_tools.sim.trajectory` is numpy (the joint_trajectory_controller semantics; its
+sampling, :mod:`pic_ros_tools.sim.plan_state`, compiled by numba when installed);
 :mod:`pic_ros_tools.sim.mujoco_robot` imports mujoco only when a :class:`SimRobot` is made, so
 importing this package does not need mujoco.
 """

@@ -130,6 +130,55 @@ class _Controller:
     damping: FloatArray
 
 
+@dataclass(frozen=True, eq=False)
+class _Joints:
+    """
+    Every controller's joints side by side, for one servo update of them all per step.
+
+    ``command`` and ``middle`` hold the commands sampled at a step's start and middle (rows:
+    positions, velocities, accelerations); ``spans`` gives each follower its views of both.
+    The other arrays are the controllers' :class:`_Controller` arrays, concatenated.
+    """
+
+    spans: tuple[tuple[TrajectoryFollower, tuple[FloatArray, ...], tuple[FloatArray, ...]], ...]
+    command: FloatArray
+    middle: FloatArray
+    actuators: npt.NDArray[np.int_]
+    qpos: npt.NDArray[np.int_]
+    dofs: npt.NDArray[np.int_]
+    reach: FloatArray
+    low: FloatArray
+    high: FloatArray
+    stiffness: FloatArray
+    damping: FloatArray
+
+    @classmethod
+    def of(cls, controllers: Sequence[_Controller]) -> _Joints:
+        """Return the controllers' joints side by side (controllers in the order given)."""
+        total = sum(len(entry.qpos) for entry in controllers)
+        command = np.zeros((3, total))
+        middle = np.zeros((3, total))
+        spans = []
+        start = 0
+        for entry in controllers:
+            span = slice(start, start + len(entry.qpos))
+            start = span.stop
+            spans.append((
+                entry.follower, tuple(row[span] for row in command),
+                tuple(row[span] for row in middle),
+            ))
+
+        def joined(field: str) -> npt.NDArray[Any]:
+            return np.concatenate([getattr(entry, field) for entry in controllers])
+
+        return cls(
+            spans=tuple(spans), command=command, middle=middle,
+            actuators=joined('actuators'), qpos=joined('qpos'), dofs=joined('dofs'),
+            reach=joined('reach'), low=joined('low'), high=joined('high'),
+            stiffness=joined('stiffness'), damping=joined('damping'),
+        )
+
+
 class SimRobot:
     """
     A robot in MuJoCo whose controllers (arms, head, grippers) follow joint trajectories like JTC.
@@ -190,6 +239,7 @@ class SimRobot:
                 stiffness=np.array([self.gains[name].kp for name in names]),
                 damping=np.array([self.gains[name].kv for name in names]),
             )
+        self._joints = _Joints.of(list(self._controllers.values()))
         self._moving = {  # driven joints and the mimic joints that follow them
             name: (int(model.joint(name).qposadr[0]), int(model.joint(name).dofadr[0]))
             for name in self._joint_names
@@ -574,35 +624,39 @@ class SimRobot:
         lead = config.tracking_lag if dynamics else 0.0
         wanted = np.zeros(model.nv)
         torque = np.zeros(model.nv)
+        joints = self._joints
+        command, middle = joints.command, joints.middle
+        reach = joints.reach
+        back = -reach
+        speed = reach / lead if dynamics else reach
         for _ in range(steps):
             now = float(data.time)
             if base:
                 self._place_base(now)
             if self._pushes:
                 self._apply_pushes(now)
-            commands = [
-                (entry, entry.follower.sample(now)) for entry in self._controllers.values()
-            ]
+            for follower, at_start, _ in joints.spans:
+                follower.sample_into(now, *at_start)
             if dynamics:  # the accelerations over the step: at its middle
+                for follower, _, at_middle in joints.spans:
+                    follower.sample_into(now + 0.5 * dt, *at_middle)
                 wanted[:] = 0.0
-                for entry in self._controllers.values():
-                    wanted[entry.dofs] = entry.follower.sample(now + 0.5 * dt).accelerations
+                wanted[joints.dofs] = middle[2]
                 mujoco.mj_mulM(model, data, torque, wanted)
                 if gravity:  # Coriolis and centrifugal only: the actuators hold the weight
                     torque += data.qfrc_bias - data.qfrc_gravcomp
-            for entry, command in commands:
-                measured = qpos[entry.qpos]
-                error = np.clip(command.positions - measured, -entry.reach, entry.reach)
-                target = np.clip(measured + error, entry.low, entry.high)
-                if dynamics:  # a target far behind (a step) is approached at the limit
-                    free = np.clip(2.0 - 2.0 * np.abs(error) / entry.reach, 0.0, 1.0)
-                    speed = entry.reach / lead
-                    implicit = entry.damping * dt * wanted[entry.dofs]
-                    target += (
-                        lead * free * np.clip(command.velocities, -speed, speed)
-                        + (torque[entry.dofs] + implicit) / entry.stiffness
-                    )
-                ctrl[entry.actuators] = target
+            # every controller's joints at once: the same arithmetic joint by joint
+            measured = qpos[joints.qpos]
+            error = np.clip(command[0] - measured, back, reach)
+            target = np.clip(measured + error, joints.low, joints.high)
+            if dynamics:  # a target far behind (a step) is approached at the limit
+                free = np.clip(2.0 - 2.0 * np.abs(error) / reach, 0.0, 1.0)
+                implicit = joints.damping * dt * middle[2]
+                target += (
+                    lead * free * np.clip(command[1], -speed, speed)
+                    + (torque[joints.dofs] + implicit) / joints.stiffness
+                )
+            ctrl[joints.actuators] = target
             mujoco.mj_step(model, data)
         self._wall_seconds += time.perf_counter() - started
         self._sim_seconds += steps * dt

@@ -77,12 +77,12 @@ from pic_ros.motion.streaming import (
     Interpolation,
     JUMP_TOLERANCE,
     LimitsLike,
-    load_segments,
     segment_peaks,
-    segment_state,
     SegmentPeaks,
 )
 from pic_ros.schema import ParameterDef
+from pic_ros_tools.sim import plan_state
+from pic_ros_tools.sim.plan_state import interpolation, plan_state_into, segment_codes
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -302,6 +302,7 @@ class _Plan:
     accelerations: FloatArray
     has_velocity: tuple[bool, ...]
     has_acceleration: tuple[bool, ...]
+    codes: npt.NDArray[np.int64]  # per segment (plan_state.segment_codes)
 
 
 class _Rejected(Exception):
@@ -345,6 +346,9 @@ def _checked_points(
     points = list(trajectory.points)
     if not points:
         raise _Rejected(TrajectoryStatus.EMPTY_POINTS, 'the trajectory has no point')
+    checked = _checked_at_once(points, size)
+    if checked is not None:
+        return checked
     times: list[float] = []
     rows: list[tuple[FloatArray, FloatArray | None, FloatArray | None]] = []
     for index, point in enumerate(points):
@@ -367,6 +371,53 @@ def _checked_points(
         assert positions is not None
         rows.append((positions, velocities, accelerations))
     return times, rows
+
+
+def _checked_at_once(
+    points: Sequence[Waypoint], size: int
+) -> tuple[list[float], list[tuple[FloatArray, FloatArray | None, FloatArray | None]]] | None:
+    """
+    Return :func:`_checked_points`'s answer for a well-formed trajectory, a field at a time.
+
+    A streamed trajectory is well formed: every point has ``size`` positions, the same fields,
+    no effort, finite values and increasing times. Anything else returns None, and the point
+    by point checks name what is wrong.
+    """
+    if any(len(point.effort) != 0 or len(point.positions) != size for point in points):
+        return None
+    fields: list[FloatArray | None] = []
+    for rows in (
+        [point.velocities for point in points], [point.accelerations for point in points]
+    ):
+        counts = {len(row) for row in rows}
+        if counts == {0}:
+            fields.append(None)
+            continue
+        if counts != {size}:
+            return None
+        try:
+            fields.append(np.array(rows, dtype=float))
+        except (TypeError, ValueError):
+            return None
+    try:
+        positions = np.array([point.positions for point in points], dtype=float)
+        times = np.array([point.time_from_start for point in points], dtype=float)
+    except (TypeError, ValueError):
+        return None
+    arrays = [positions, times, *(field for field in fields if field is not None)]
+    if not all(np.isfinite(array).all() for array in arrays) or times[0] < 0.0 or (
+        len(times) > 1 and not (np.diff(times) > 0.0).all()
+    ):
+        return None
+    velocities, accelerations = fields
+    return times.tolist(), [
+        (
+            positions[index],
+            None if velocities is None else velocities[index],
+            None if accelerations is None else accelerations[index],
+        )
+        for index in range(len(points))
+    ]
 
 
 class TrajectoryFollower:
@@ -413,7 +464,7 @@ class TrajectoryFollower:
         self._upper.setflags(write=False)
         self._config = config or FollowerConfig()
         self._limits = limits
-        load_segments()  # the quintic compiled (or read from numba's cache) now
+        plan_state.load()  # the sampling compiled (or read from numba's cache) now
         if limits is not None:
             peak_shares.load()  # the check compiled (or read from numba's cache) now
         self._plan: _Plan | None = None
@@ -585,9 +636,9 @@ class TrajectoryFollower:
         start = self._checked_start(trajectory, now, times, rows)
         current = self.sample(now)
         late = start + times[0] <= now + _TIME_EPSILON
-        mapped = [positions[order] for positions, _, _ in rows]
-        inside = [np.clip(values, self._lower, self._upper) for values in mapped]
-        clamped = sum(int(np.any(a != b)) for a, b in zip(inside, mapped))
+        mapped = np.array([positions for positions, _, _ in rows])[:, order]
+        inside = np.clip(mapped, self._lower, self._upper)
+        clamped = int(np.count_nonzero((inside != mapped).any(axis=1)))
         if late:
             self.stats.late += 1
         if late and len(times) > 1:
@@ -649,7 +700,7 @@ class TrajectoryFollower:
         times: Sequence[float],
         rows: Sequence[tuple[FloatArray, FloatArray | None, FloatArray | None]],
         order: Sequence[int],
-        inside: Sequence[FloatArray],
+        inside: FloatArray,
         first: int,
         head: tuple[float, JointCommand] | None,
     ) -> _Plan:
@@ -684,6 +735,7 @@ class TrajectoryFollower:
             accelerations=np.array(knot_a),
             has_velocity=tuple(has_v),
             has_acceleration=tuple(has_a),
+            codes=segment_codes(has_v, has_a),
         )
 
     def segment_kind(self, index: int) -> Interpolation:
@@ -714,47 +766,60 @@ class TrajectoryFollower:
         :return: The command, positions inside the limits.
         """
         plan = self._plan
+        if plan is not None and t >= plan.times[-1]:
+            self._drop(plan)
+            plan = None
         if plan is None:
             return self._hold
-        times = plan.times
-        if t >= times[-1]:
-            zero = np.zeros(len(self._names))
-            self._hold = JointCommand(plan.positions[-1].copy(), zero, zero, moving=False)
-            self._plan = None
-            return self._hold
         return _evaluate(plan, t, self._lower, self._upper)
+
+    def sample_into(
+        self, t: float, positions: FloatArray, velocities: FloatArray, accelerations: FloatArray
+    ) -> None:
+        """
+        Write the commanded state at a time into arrays (:meth:`sample` without a new value).
+
+        :param t: Time on the follower's clock [s].
+        :param positions: Written: positions, shape (n,), contiguous, [rad] or [m].
+        :param velocities: Written: velocities, shape (n,), contiguous.
+        :param accelerations: Written: accelerations, shape (n,), contiguous.
+        """
+        plan = self._plan
+        if plan is not None and t >= plan.times[-1]:
+            self._drop(plan)
+            plan = None
+        if plan is None:
+            hold = self._hold
+            positions[:] = hold.positions
+            velocities[:] = hold.velocities
+            accelerations[:] = hold.accelerations
+            return
+        plan_state_into(
+            plan.times, plan.positions, plan.velocities, plan.accelerations, plan.codes,
+            self._lower, self._upper, t, positions, velocities, accelerations,
+        )
+
+    def _drop(self, plan: _Plan) -> None:
+        """Hold the plan's last positions with zero velocity, and drop it (its end passed)."""
+        zero = np.zeros(len(self._names))
+        self._hold = JointCommand(plan.positions[-1].copy(), zero, zero, moving=False)
+        self._plan = None
 
 
 def _kind_of(plan: _Plan, index: int) -> Interpolation:
     """Return how a plan's segment ``index`` (knot index -> index + 1) is interpolated."""
-    if plan.has_acceleration[index] and plan.has_acceleration[index + 1]:
-        return Interpolation.QUINTIC
-    if plan.has_velocity[index] and plan.has_velocity[index + 1]:
-        return Interpolation.CUBIC
-    return Interpolation.LINEAR
+    return interpolation(int(plan.codes[index]))
 
 
 def _evaluate(plan: _Plan, t: float, lower: FloatArray, upper: FloatArray) -> JointCommand:
     """Return a plan's state at a time before its last knot, clamped into the limits."""
-    times = plan.times
-    if t < times[0]:
-        position = plan.positions[0]
-        velocity = plan.velocities[0]
-        acceleration = plan.accelerations[0]
-    else:
-        index = min(int(np.searchsorted(times, t, side='right')) - 1, len(times) - 2)
-        state = (plan.positions[index], plan.velocities[index], plan.accelerations[index])
-        after = index + 1
-        nxt = (plan.positions[after], plan.velocities[after], plan.accelerations[after])
-        position, velocity, acceleration = segment_state(
-            _kind_of(plan, index), float(times[after] - times[index]),
-            float(t - times[index]), state, nxt,
-        )
-    inside = np.clip(position, lower, upper)
-    stopped = inside != position
-    velocity = np.where(stopped, 0.0, velocity)
-    acceleration = np.where(stopped, 0.0, acceleration)
-    return JointCommand(inside, velocity, acceleration, moving=True)
+    count = len(lower)
+    position, velocity, acceleration = np.empty(count), np.empty(count), np.empty(count)
+    plan_state_into(
+        plan.times, plan.positions, plan.velocities, plan.accelerations, plan.codes, lower,
+        upper, t, position, velocity, acceleration,
+    )
+    return JointCommand(position, velocity, acceleration, moving=True)
 
 
 def _continues(current: JointCommand, joined: JointCommand) -> bool:
