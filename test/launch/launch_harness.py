@@ -186,8 +186,8 @@ class Workspace:
         numba's cache beside the installed modules has them: done here once, the launches the
         tests make start as a user's second launch does, rather than several nodes compiling
         the same kernels side by side on a busy host. Builds every shipped robot's solvers and
-        collision guard in the workspace's environment (which compiles, or finds nothing to do
-        without numba).
+        collision guard in the workspace's environment, and the trajectory segments the trajectory
+        publisher and ``sim_robot`` sample (which compiles, or finds nothing to do without numba).
         """
         script = (
             'from pic_ros.imitation import RobotImitator\n'
@@ -196,10 +196,18 @@ class Workspace:
             'from pic_ros.robot import load_robot\n'
             'from pic_ros.solvers import SolverConfig\n'
             'from pic_ros.solvers.avoidance import SELF_COLLISION_MARGIN\n'
+            'from pic_ros.motion.streaming import load_segments\n'
             'for name in shipped_robots():\n'
             '    robot = load_robot(name)\n'
             '    RobotImitator(robot, SolverConfig())\n'
             '    CollisionGuard(robot, SELF_COLLISION_MARGIN.default)\n'
+            'load_segments()\n'
+            'try:\n'
+            '    from pic_ros_tools.sim import plan_state\n'
+            'except ImportError:\n'
+            '    pass\n'
+            'else:\n'
+            '    plan_state.load()\n'
         )
         result = run_command(
             [str(VENV_BIN / 'python'), '-c', script], self.environment, self.root,
