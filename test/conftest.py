@@ -66,3 +66,22 @@ def shared_data() -> Path:
 def rng() -> np.random.Generator:
     """Seeded random generator; each test gets the same stream."""
     return np.random.default_rng(20261122)
+
+
+@pytest.fixture(scope='session')
+def compiled_kernels() -> object:
+    """
+    Compile every numba kernel once, in this process, before tests that start node processes.
+
+    A node process started right after a fresh install would compile them itself before it
+    subscribes (tens of seconds on a busy 2-core machine, close to the tests' bounded waits);
+    compiled here, every process reads them from numba's cache. The simulator's own kernel too.
+
+    :return: The report of :func:`pic_ros.kernels.prepare_kernels`.
+    """
+    from pic_ros.kernels import prepare_kernels
+    from pic_ros_tools.sim import plan_state
+
+    report = prepare_kernels()
+    plan_state.load()
+    return report

@@ -51,3 +51,30 @@ def test_asking_for_a_tool_imports_nothing_of_the_tools() -> None:
     status, modules = json.loads(completed.stdout)
     assert status == 2
     assert not [name for name in modules if name.split('.')[0] == 'pic_ros_tools']
+
+
+def test_compile_prepares_the_kernels_of_the_robots_asked_for(capsys) -> None:
+    """``python -m pic_ros compile --robot nao``: status 0, one line naming the robot."""
+    assert main(['compile', '--robot', 'nao']) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 1 and 'nao' in lines[0]
+
+
+def test_compile_refuses_a_robot_it_cannot_load_with_status_1(capsys) -> None:
+    """An unknown robot: status 1 and the reason on stderr, nothing on stdout."""
+    assert main(['compile', '--robot', 'no_such_robot']) == 1
+    captured = capsys.readouterr()
+    assert captured.out == '' and 'no_such_robot' in captured.err
+
+
+def test_kernels_prepared_once_are_not_compiled_again() -> None:
+    """A second preparation in the same process compiles no kernel signature."""
+    from pic_ros.kernels import prepare_kernels
+
+    first = prepare_kernels(['yumi'])
+    second = prepare_kernels(['yumi'])
+    assert first.robots == second.robots == ('yumi',)
+    assert second.compiled == 0
+    assert second.available == first.available
+    if not second.available:
+        assert first.compiled == 0  # nothing compiled without numba

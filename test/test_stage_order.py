@@ -23,7 +23,9 @@ SHARED = (
 )
 """Modules below every stage."""
 
-ABOVE = ('ros', 'imitation', 'head_and_hands', 'teleoperation', 'cli', '__main__')
+ABOVE = (
+    'ros', 'imitation', 'head_and_hands', 'teleoperation', 'kernels', 'cli', '__main__'
+)
 """The nodes and the composites: above every stage."""
 
 

@@ -1,11 +1,12 @@
 """
 Command line of the run-time package: ``python -m pic_ros <command>``.
 
-What a robot PC needs: ``teleop`` (the three nodes in one ROS 2 process) and ``params`` (the
-nodes' parameters as a parameter file or Markdown tables). The tools (``evaluate``, ``bench``,
-``calibrate``, ``demo``, ``sim``, ``replay``, ``convert``) are ``python -m pic_ros_tools
-<command>`` of the package ``pic_ros_tools``; asked here, they print where they are and exit
-with status 2, without importing it.
+What a robot PC needs: ``teleop`` (the three nodes in one ROS 2 process), ``params`` (the
+nodes' parameters as a parameter file or Markdown tables) and ``compile`` (the numba kernels
+compiled into numba's cache ahead of the first launch, :mod:`pic_ros.kernels`). The tools
+(``evaluate``, ``bench``, ``calibrate``, ``demo``, ``sim``, ``replay``, ``convert``) are
+``python -m pic_ros_tools <command>`` of the package ``pic_ros_tools``; asked here, they print
+where they are and exit with status 2, without importing it.
 """
 
 from __future__ import annotations
@@ -41,9 +42,40 @@ def run_params(argv: Sequence[str]) -> int:
     return int(params_main(list(argv)))
 
 
+def run_compile(argv: Sequence[str]) -> int:
+    """
+    Compile the kernels the nodes run, or find them in numba's cache (no ROS needed).
+
+    :param argv: The compile arguments (``--robot NAME``, repeatable; default every shipped
+        robot).
+    :return: Process exit status (0 done, 1 a robot that cannot be loaded).
+    """
+    from pic_ros.exceptions import PicRosError
+    from pic_ros.kernels import prepare_kernels
+
+    parser = argparse.ArgumentParser(
+        prog='python -m pic_ros compile',
+        description='Compile the collision, avoidance, joint-recovery and motion kernels (numba) '
+        'into its cache, so that the first launch after an install does not wait for them.',
+    )
+    parser.add_argument(
+        '--robot', action='append', default=[], metavar='NAME',
+        help='a robot name or robot file (repeatable); default: every shipped robot',
+    )
+    arguments = parser.parse_args(list(argv))
+    try:
+        report = prepare_kernels(arguments.robot)
+    except PicRosError as error:
+        print(f'python -m pic_ros compile: {error}', file=sys.stderr)
+        return 1
+    print(report.summary())
+    return 0
+
+
 COMMANDS: Final[dict[str, tuple[Callable[[Sequence[str]], int], str]]] = {
     'teleop': (run_teleop, 'tracker -> robot trajectories in one ROS 2 process'),
     'params': (run_params, "the nodes' parameters: config/teleop.yaml or the docs' tables"),
+    'compile': (run_compile, "the numba kernels into numba's cache, ahead of the first launch"),
 }
 """The commands, each parsing its own arguments, with their help."""
 

@@ -60,6 +60,11 @@ def wait_until(condition: Callable[[], bool], what: str, seconds: float = WAIT_S
         time.sleep(0.002)
 
 
+@pytest.fixture(scope='session', autouse=True)
+def _kernels_before_processes(compiled_kernels: object) -> None:
+    """Have the numba kernels in the cache before a node process starts (``compiled_kernels``)."""
+
+
 @pytest.fixture(scope='module')
 def ros_context() -> Iterator[Any]:
     """Make an rclpy context of the test module's own, shut down after the module."""
