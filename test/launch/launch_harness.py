@@ -185,23 +185,17 @@ class Workspace:
         Each node compiles them on its first start (the solver node about 25 s of CPU) unless
         numba's cache beside the installed modules has them: done here once, the launches the
         tests make start as a user's second launch does, rather than several nodes compiling
-        the same kernels side by side on a busy host. Builds every shipped robot's solvers and
-        collision guard in the workspace's environment, and the trajectory segments the trajectory
-        publisher and ``sim_robot`` sample (which compiles, or finds nothing to do without numba).
+        the same kernels side by side on a busy host. Runs the installed ``python -m pic_ros
+        compile`` (every shipped robot's imitation, collision guard, commanders and continuity
+        checks) in the workspace's environment, then compiles the trajectory sampling of
+        ``sim_robot`` (or finds nothing to do without numba).
         """
+        compiled = run_command(
+            [str(VENV_BIN / 'python'), '-m', 'pic_ros', 'compile'], self.environment, self.root,
+            timeout=WARM_UP_TIMEOUT,
+        )
+        assert compiled.returncode == 0, compiled.stdout
         script = (
-            'from pic_ros.imitation import RobotImitator\n'
-            'from pic_ros.motion.guard import CollisionGuard\n'
-            'from pic_ros.resources import shipped_robots\n'
-            'from pic_ros.robot import load_robot\n'
-            'from pic_ros.solvers import SolverConfig\n'
-            'from pic_ros.solvers.avoidance import SELF_COLLISION_MARGIN\n'
-            'from pic_ros.motion.streaming import load_segments\n'
-            'for name in shipped_robots():\n'
-            '    robot = load_robot(name)\n'
-            '    RobotImitator(robot, SolverConfig())\n'
-            '    CollisionGuard(robot, SELF_COLLISION_MARGIN.default)\n'
-            'load_segments()\n'
             'try:\n'
             '    from pic_ros_tools.sim import plan_state\n'
             'except ImportError:\n'
