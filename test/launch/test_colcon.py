@@ -101,6 +101,20 @@ def test_colcon_build_installs_the_executables_launch_files_config_and_urdfs(
         assert set(listed) - {package} == EXECUTABLES[package] - {package}
 
 
+def test_the_installed_compile_command_finds_every_kernel_in_the_cache(
+    workspace: Workspace, tmp_path
+):
+    """
+    ``ros2 run pic_ros pic_ros compile`` runs the installed package's command.
+
+    The workspace's warm-up compiled every kernel into numba's cache beside the installed
+    modules (:meth:`Workspace.warm_up`), so the command, run again, compiles none of them.
+    """
+    output = _ros2(workspace, tmp_path, 'run', 'pic_ros', 'pic_ros', 'compile', '--robot', 'nao')
+    lines = output.strip().splitlines()
+    assert lines and "every kernel for nao was already in numba's cache" in lines[-1], output
+
+
 def test_colcon_symlink_install_links_the_installed_files_to_the_repository(
     ros_tools, tmp_path
 ):

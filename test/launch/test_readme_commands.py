@@ -134,6 +134,11 @@ COMMANDS = (
     Placed(r'python -m pic_ros params .*',
            ('test/launch/test_readme_commands.py::'
             'test_params_prints_the_readme_tables_and_the_parameter_file',)),
+    Placed(r'python -m pic_ros compile.*',
+           ('test/test_runtime_cli.py::'
+            'test_compile_prepares_the_kernels_of_the_robots_asked_for',)),
+    Placed(r'ros2 run pic_ros pic_ros compile',
+           (f'{COLCON}::test_the_installed_compile_command_finds_every_kernel_in_the_cache',)),
     Placed(r'python -m pic_ros_tools bench.*', not_tested='`bench` aside'),
     Placed(r'python -m pic_ros_tools report .*',
            ('test/test_readme_results.py::'
