@@ -21,11 +21,11 @@ from dataclasses import dataclass
 import time
 
 from pic_ros.imitation import RobotImitator
-from pic_ros.motion import peak_shares, plan_phases
+from pic_ros.motion import plan_phases
 from pic_ros.motion.commander import ArmCommander, CommanderConfig
 from pic_ros.motion.guard import CollisionGuard
 from pic_ros.motion.limiter import MotionLimits
-from pic_ros.motion.streaming import ContinuityMonitor, load_segments
+from pic_ros.motion.streaming import ContinuityMonitor
 from pic_ros.resources import shipped_robots
 from pic_ros.robot.kinematics.compiled import compiled_in_process, compiler
 from pic_ros.robot.robot import load_robot
@@ -86,9 +86,7 @@ def prepare_kernels(robots: Sequence[str] = ()) -> KernelReport:
     """
     names = tuple(robots) if robots else shipped_robots()
     began, before = time.monotonic(), compiled_in_process()
-    plan_phases.load()
-    load_segments()
-    peak_shares.load()
+    plan_phases.load()  # the trajectory publisher's own call; the rest load as they are built
     for name in names:
         robot = load_robot(name)
         RobotImitator(robot, SolverConfig())
