@@ -11,7 +11,8 @@ takes tens of seconds, and the node that pays it subscribes only afterwards.
 publisher build at their start -- the imitation with its avoidance and joint recovery, the
 collision guard, a commander and its continuity check per commanded group -- so that every
 kernel is compiled once, in one process, ahead of the launch: after ``colcon build``, in a
-container image, or before tests that start nodes in processes of their own.
+container image, or before tests that start nodes in processes of their own. The analytic
+solver's solve (``solver: analytic``) is compiled too, whichever solver the robot files name.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pic_ros.motion.streaming import ContinuityMonitor
 from pic_ros.resources import shipped_robots
 from pic_ros.robot.kinematics.compiled import compiled_in_process, compiler
 from pic_ros.robot.robot import load_robot
-from pic_ros.solvers import SolverConfig
+from pic_ros.solvers import analytic_kernel, SolverConfig
 from pic_ros.solvers.avoidance import SELF_COLLISION_MARGIN
 
 
@@ -87,6 +88,7 @@ def prepare_kernels(robots: Sequence[str] = ()) -> KernelReport:
     names = tuple(robots) if robots else shipped_robots()
     began, before = time.monotonic(), compiled_in_process()
     plan_phases.load()  # the trajectory publisher's own call; the rest load as they are built
+    analytic_kernel.load()  # built only when the solver parameter names it
     for name in names:
         robot = load_robot(name)
         RobotImitator(robot, SolverConfig())
