@@ -48,7 +48,7 @@ COMMAND_TIMEOUT = 60.0
 
 WARM_UP_TIMEOUT = 600.0
 """Longest compile of the package's numba kernels in a fresh workspace (:meth:`Workspace.warm_up`)
-[s]: a bound for a busy host (about 30 s of CPU), never a figure."""
+[s]: a bound for a busy host (about 90 s of CPU on these machines), never a figure."""
 
 STOP_TIMEOUT = 60.0
 """
