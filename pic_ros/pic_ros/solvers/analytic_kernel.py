@@ -195,7 +195,7 @@ def _cheaper_of(first: float, second: float, previous: float, low: float, high: 
     """Return the cheaper of two solutions of one joint, each at its :func:`nearest` turn."""
     near_first, cost = _nearest(first, previous, low, high)
     near_second, other = _nearest(second, previous, low, high)
-    return near_second if other < cost else near_first
+    return float(near_second if other < cost else near_first)
 
 
 def _take_value(f: FloatArray, slot: int, value: float) -> float:
