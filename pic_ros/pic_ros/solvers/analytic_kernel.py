@@ -27,6 +27,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 from pic_ros.robot.kinematics.compiled import compiler
+from pic_ros.solvers.point_chain import cross, dot
 
 FloatArray = npt.NDArray[np.float64]
 Vector = tuple[float, float, float]
@@ -811,7 +812,7 @@ def pack_geometry(
     g[TO_ROOT:TO_ROOT + 9] = [*to_root[0], *to_root[1], *to_root[2]]
     g[W1:W1 + 3], g[W2:W2 + 3], g[ROLL:ROLL + 3], g[W4:W4 + 3] = w1, w2, w3, w4
     side = (1.0, 0.0, 0.0) if abs(w3[0]) < 0.6 else (0.0, 1.0, 0.0)
-    along = _dot(side, w3)
+    along = dot(side, w3)
     g[ROLL_NORMAL:ROLL_NORMAL + 3] = normalised(
         side[0] - along * w3[0], side[1] - along * w3[1], side[2] - along * w3[2]
     )
@@ -819,22 +820,22 @@ def pack_geometry(
     g[UPPER_ROLLED:UPPER_ROLLED + 3] = upper_rolled
     g[FOREARM:FOREARM + 3] = forearm
     fore = normalised(*forearm)
-    along = _dot(fore, w4)
+    along = dot(fore, w4)
     fore_along = (along * w4[0], along * w4[1], along * w4[2])
     fore_across = (fore[0] - fore_along[0], fore[1] - fore_along[1], fore[2] - fore_along[2])
     g[FORE_ALONG:FORE_ALONG + 3] = fore_along
     g[FORE_ACROSS:FORE_ACROSS + 3] = fore_across
-    g[FORE_TURNED:FORE_TURNED + 3] = _cross(w4, fore_across)
+    g[FORE_TURNED:FORE_TURNED + 3] = cross(w4, fore_across)
     g[UPPER_LENGTH], g[FOREARM_LENGTH] = lengths
     # R(w3, q3) h . fixed = cos(q3) h . fixed + sin(q3) (w3 x h) . fixed (fixed is across w3).
-    g[FIXED_TERMS] = _dot(upper_rolled, upper_fixed)
-    g[FIXED_TERMS + 1] = _dot(_cross(w3, upper_rolled), upper_fixed)
-    g[UPPER_SQUARED] = _dot(upper_rolled, upper_rolled) + _dot(upper_fixed, upper_fixed)
+    g[FIXED_TERMS] = dot(upper_rolled, upper_fixed)
+    g[FIXED_TERMS + 1] = dot(cross(w3, upper_rolled), upper_fixed)
+    g[UPPER_SQUARED] = dot(upper_rolled, upper_rolled) + dot(upper_fixed, upper_fixed)
     # R(w3, q3) h = (w3 . h) w3 + cos(q3) (h - (w3 . h) w3) + sin(q3) w3 x h, and likewise
     # R(w3, -q3) fixed = cos(q3) fixed - sin(q3) w3 x fixed (fixed is across w3).
-    g[ROLLED_ON_ROLL] = _dot(w3, upper_rolled)
-    g[ROLL_CROSS_ROLLED:ROLL_CROSS_ROLLED + 3] = _cross(w3, upper_rolled)
-    g[ROLL_CROSS_FIXED:ROLL_CROSS_FIXED + 3] = _cross(w3, upper_fixed)
+    g[ROLLED_ON_ROLL] = dot(w3, upper_rolled)
+    g[ROLL_CROSS_ROLLED:ROLL_CROSS_ROLLED + 3] = cross(w3, upper_rolled)
+    g[ROLL_CROSS_FIXED:ROLL_CROSS_FIXED + 3] = cross(w3, upper_fixed)
     g[ELBOW_FIRST], g[EXACT] = float(elbow_first), float(exact)
     rolled = turn(w3, math.cos(0.0), math.sin(0.0), upper_rolled)
     upper = normalised(rolled[0] + upper_fixed[0], rolled[1] + upper_fixed[1],
@@ -846,14 +847,6 @@ def pack_geometry(
         g[at:at + TERMS] = terms
     g[ELBOW:ELBOW + 8] = _elbow_seen(np.array(g), 0.0)
     return g
-
-
-def _dot(a: Vector, b: Vector) -> float:
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-def _cross(a: Vector, b: Vector) -> Vector:
-    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
 def _warm_up() -> None:
