@@ -27,6 +27,7 @@ from pic_ros_tools.live_evaluation import (
     live_trace,
     occlusion_rows,
     place_skeletons,
+    publisher_rows,
     run_warnings,
     stream_table,
 )
@@ -150,6 +151,24 @@ def test_the_guard_table_has_a_row_per_run_that_reported_its_guard():
     assert guard_rows(runs[1:2]) == ''
 
 
+def test_the_publisher_table_has_a_row_per_group_with_its_continuity_check():
+    """The publisher's figures from the notes, per group it commands; '-' when unknown."""
+    run = {
+        'publisher_left_commands_published': 1797, 'publisher_left_segment_violations': 0,
+        'publisher_left_segment_peak': 0.98, 'publisher_left_stalls': 2,
+        'publisher_left_chunks_withdrawn_late': 1, 'publisher_left_chunks_sent_late': 0,
+        'publisher_head_commands_published': 1790, 'publisher_head_segment_violations': 3,
+        'publisher_right_stalls': 5,  # no count of chunks published: no row
+        'left_arm_controller_accepted': 1797,
+    }
+    table = publisher_rows([{'live': {'robot': 'baxter'}, 'run': run}])
+    assert table.splitlines()[2:] == [
+        '| baxter | head | 1790 | 3 | - | - | - | - |',
+        '| baxter | left | 1797 | 0 | 0.98 | 2 | 1 | 0 |',
+    ]
+    assert publisher_rows([{'live': {'robot': 'baxter'}, 'run': {'clock': 'sim'}}]) == ''
+
+
 def test_the_stream_table_has_a_row_per_controller_with_its_delays():
     """sim_robot's figures from the notes: counts as they are, delays in ms, '-' when unknown."""
     run = {
@@ -232,6 +251,7 @@ def test_a_run_that_does_not_show_the_pipeline_is_marked_invalid_with_every_caus
         'left_arm_controller_rejected_in_the_past': 1740, 'sim_slipped_s': 2.5,
         'right_arm_controller_segment_violations': 3, 'right_arm_controller_segment_peak': 20.0,
         'publisher_left_stalls': 4, 'publisher_left_segment_violations': 0,
+        'publisher_right_segment_violations': 2, 'publisher_right_segment_peak': 1.4,
     })
     record['arms']['left']['robot']['velocity_peak'] = 1.3
     warnings = run_warnings(record)
@@ -242,6 +262,8 @@ def test_a_run_that_does_not_show_the_pipeline_is_marked_invalid_with_every_caus
         'left: the simulated joints reached 1.30 x their velocity limit',
         'right_arm_controller took 3 trajectories beyond a velocity, acceleration or jerk '
         'limit, or jumped onto them (peak 20 x a limit)',
+        'the trajectory publisher sent chunks whose consecutive points or seam break a '
+        'velocity, acceleration or jerk limit (its continuity check): right 2 (peak 1.4 x)',
         'the trajectory publisher stalled (steps after its last plan had run out, the arm '
         'braking meanwhile): left 4',
     ]

@@ -568,8 +568,10 @@ def run_warnings(record: Mapping[str, Any]) -> list[str]:
     :data:`ROBOT_VELOCITY_SLACK` beyond its velocity limit, or a controller that took a
     trajectory whose reference breaks a velocity, acceleration or jerk limit by more than
     :data:`REFERENCE_SLACK`, or jumps (``<controller>_segment_violations`` and
-    ``_segment_peak``). The trajectory publisher's stalls (steps after its
-    last plan had run out: the arm braked) are told too.
+    ``_segment_peak``), or the trajectory publisher sent a chunk whose consecutive points or
+    seam with the previous chunk break a limit (its continuity check,
+    ``publisher_<group>_segment_violations``). The trajectory publisher's stalls (steps after
+    its last plan had run out: the arm braked) are told too.
 
     :param record: A live record (:func:`live_record`).
     :return: The warnings, empty for a valid run.
@@ -580,6 +582,7 @@ def run_warnings(record: Mapping[str, Any]) -> list[str]:
         *_slip_warnings(run),
         *_robot_warnings(record.get('arms', {})),
         *_reference_warnings(run),
+        *_continuity_warnings(run),
         *_stall_warnings(run),
     ]
 
@@ -654,18 +657,41 @@ def _reference_warnings(run: Mapping[str, Any]) -> list[str]:
     return warnings
 
 
+def _publisher_counts(run: Mapping[str, Any], suffix: str) -> dict[str, int]:
+    """Return the trajectory publisher's count ``publisher_<group><suffix>`` by group."""
+    prefix = 'publisher_'
+    return {
+        key[len(prefix):-len(suffix)]: int(value) for key, value in sorted(run.items())
+        if key.startswith(prefix) and key.endswith(suffix)
+    }
+
+
+def _continuity_warnings(run: Mapping[str, Any]) -> list[str]:
+    """Return the line listing the groups whose sent chunks failed the publisher's check."""
+    failed = {
+        group: count for group, count in _publisher_counts(run, '_segment_violations').items()
+        if count > 0
+    }
+    if not failed:
+        return []
+    listed = ', '.join(
+        f"{group} {count} (peak {run.get(f'publisher_{group}_segment_peak', math.nan):.3g} x)"
+        for group, count in failed.items()
+    )
+    return [
+        'the trajectory publisher sent chunks whose consecutive points or seam break a '
+        f'velocity, acceleration or jerk limit (its continuity check): {listed}'
+    ]
+
+
 def _stall_warnings(run: Mapping[str, Any]) -> list[str]:
     """Return the line listing the trajectory publisher's stalls per arm, if there were any."""
     stalls = {
-        key: int(value) for key, value in run.items()
-        if key.startswith('publisher_') and key.endswith('_stalls') and int(value) > 0
+        group: count for group, count in _publisher_counts(run, '_stalls').items() if count > 0
     }
     if not stalls:
         return []
-    listed = ', '.join(
-        f'{key[len("publisher_"):-len("_stalls")]} {count}'
-        for key, count in sorted(stalls.items())
-    )
+    listed = ', '.join(f'{group} {count}' for group, count in stalls.items())
     return [
         f'the trajectory publisher stalled (steps after its last plan had run out, the arm '
         f'braking meanwhile): {listed}'
@@ -750,6 +776,8 @@ def live_tables(records: Sequence[Mapping[str, Any]]) -> str:
     lines = lines + ['', occlusion] if occlusion else lines
     stream = stream_table(records)
     lines = lines + ['', stream] if stream else lines
+    sent = publisher_rows(records)
+    lines = lines + ['', sent] if sent else lines
     guard = guard_rows(records)
     lines = lines + ['', guard] if guard else lines
     invalid = [
@@ -823,6 +851,38 @@ def stream_table(records: Sequence[Mapping[str, Any]]) -> str:
     )
 
 
+def publisher_rows(records: Sequence[Mapping[str, Any]]) -> str:
+    """
+    Format what the trajectory publisher sent in each run, one row per group it commands.
+
+    From the run's notes (the publisher's ``/diagnostics``): the chunks published, those whose
+    consecutive points or seam with the previous chunk broke a velocity, acceleration or jerk
+    limit (its continuity check of every chunk sent, ``segment_violations``) and the largest
+    share of a limit it saw, the stalls (steps after the last plan had run out), the chunks
+    made again because the process was starved before publishing and those whose publishing
+    ended after their plan's start (which their controller joins rather than continues).
+
+    :param records: Live records (:func:`live_record`).
+    :return: The Markdown table, or an empty string when no run has the figures.
+    """
+    lines = []
+    for record in records:
+        run = record.get('run', {})
+        for group, published in _publisher_counts(run, '_commands_published').items():
+            cells = ' | '.join(
+                _number(run.get(f'publisher_{group}_{key}'), 2)
+                for key in (
+                    'segment_violations', 'segment_peak', 'stalls', 'chunks_withdrawn_late',
+                    'chunks_sent_late',
+                )
+            )
+            lines.append(f"| {record['live']['robot']} | {group} | {published} | {cells} |")
+    return _table(
+        '| robot | group | chunks published | beyond a limit (continuity check) '
+        '| peak share of a limit | stalls | made again late | sent late |', lines,
+    )
+
+
 def guard_rows(records: Sequence[Mapping[str, Any]]) -> str:
     """
     Format what the trajectory publisher's collision guard did in each run, one row per run.
@@ -891,5 +951,6 @@ __all__ = [
     'occlusion_rows',
     'place_skeletons',
     'run_warnings',
+    'publisher_rows',
     'stream_table',
 ]

@@ -22,7 +22,8 @@ def test_live_evaluation_of_a_few_seconds_gives_every_figure_beside_the_offline_
     Figures of evaluate for the live robot and offline, lags, and motion shares of limits.
 
     How many trajectories a few seconds bring depends on how busy the host is: every controller
-    must have taken some, and none of them may break a limit.
+    must have taken some, and none of them may break a limit; every chunk the trajectory
+    publisher sent passed its continuity check (consecutive points and seams within the limits).
     """
     status = main([
         'evaluate', '--live', '--robot', 'baxter', '--duration', '5', '--json',
@@ -42,6 +43,9 @@ def test_live_evaluation_of_a_few_seconds_gives_every_figure_beside_the_offline_
     assert run['engaged'] == 'engaged by service'
     assert run['guard_steps_checked'] > 0  # the collision guard's counts, from /diagnostics
     assert 0 <= run['guard_chunks_refused'] <= 2 * run['guard_steps_checked']
+    for group in ('left', 'right'):  # the publisher's continuity check of every chunk it sent
+        assert run[f'publisher_{group}_commands_published'] > 0
+        assert run[f'publisher_{group}_segment_violations'] == 0, run
     for controller in ('left_arm_controller', 'right_arm_controller'):
         assert run[f'{controller}_accepted'] > 0
         delays = [run[f'{controller}_delay_{which}_ms'] for which in ('p50', 'p99', 'max')]

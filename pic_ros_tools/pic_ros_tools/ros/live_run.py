@@ -300,13 +300,19 @@ class Recorder:
                     ):  # the trajectory publisher's guard: chunks it made again or braked
                         self.recording.notes[f'guard_{item.key}'] = int(item.value)
                     elif 'trajectory_publisher' in status.name and item.key in (
-                        'stalls', 'segment_violations', 'chunks_withdrawn_late',
-                        'chunks_sent_late',
-                    ):  # the publisher's own view: steps after the plan ran out, its check,
-                        # chunks made again as they would have come after their plan's start,
-                        # chunks whose publishing ended after it
+                        'commands_published', 'stalls', 'segment_violations',
+                        'chunks_withdrawn_late', 'chunks_sent_late',
+                    ):  # the publisher's own view: the chunks it sent, steps after the plan
+                        # ran out, its continuity check of every chunk sent, chunks made again
+                        # as they would have come after their plan's start, chunks whose
+                        # publishing ended after it
                         group = status.name.rsplit(' ', 1)[-1]
                         self.recording.notes[f'publisher_{group}_{item.key}'] = int(item.value)
+                    elif 'trajectory_publisher' in status.name and item.key == 'segment_peak':
+                        group = status.name.rsplit(' ', 1)[-1]
+                        self.recording.notes[f'publisher_{group}_segment_peak'] = float(
+                            item.value
+                        )
                     elif 'controller' in status.name and item.key in _DELAYS:
                         controller = status.name.rsplit(' ', 1)[-1]
                         self.recording.notes[f'{controller}_{_DELAYS[item.key]}'] = float(
